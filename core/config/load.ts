@@ -1,0 +1,167 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { hashSecret } from '../auth/secrets.js';
+import { BootError } from '../errors.js';
+import { createAjv, formatAjvErrors } from '../validation/ajv.js';
+import configSchema from '../../schemas/config.schema.json' with { type: 'json' };
+import type { GatewayConfig, Permission, ServiceFamily } from './types.js';
+
+export interface LoadOptions {
+  /** Environment used for `${VAR}` substitution and the port/store overrides; defaults to process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Directory that relative paths resolve against when the config is given as an object. */
+  baseDir?: string;
+}
+
+/** Reads a YAML or JSON config file (YAML is a superset of JSON) and validates it. */
+export function loadConfigFile(path: string, options: LoadOptions = {}): GatewayConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new BootError('CONFIG_INVALID', `cannot read config file ${path}`, [(err as Error).message]);
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (err) {
+    throw new BootError('CONFIG_INVALID', `config file ${path} is not valid YAML or JSON`, [(err as Error).message]);
+  }
+  return buildConfig(raw, { ...options, baseDir: dirname(resolve(path)) });
+}
+
+const validateSchema = createAjv({ useDefaults: true }).compile(configSchema);
+
+/**
+ * Validates a raw config object, applies environment overrides and defaults, hashes plain secrets,
+ * resolves account references and relative paths, and freezes the result. Every problem found is
+ * listed in one CONFIG_INVALID error, so a broken file is fixed in one pass.
+ */
+export function buildConfig(raw: unknown, options: LoadOptions = {}): GatewayConfig {
+  const env = options.env ?? process.env;
+  const baseDir = options.baseDir ?? process.cwd();
+  const input = substituteEnv(structuredClone(raw ?? {}), env) as Record<string, any>;
+  applyEnvOverrides(input, env);
+
+  if (!validateSchema(input)) {
+    throw new BootError('CONFIG_INVALID', 'the configuration does not match schemas/config.schema.json', formatAjvErrors(validateSchema.errors));
+  }
+  const problems: string[] = [];
+  const config = normalise(input, baseDir, problems);
+  if (problems.length) throw new BootError('CONFIG_INVALID', 'the configuration is inconsistent', problems);
+  return deepFreeze(config);
+}
+
+const ENV_PATTERN = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/** `${VAR}` and `${VAR:-default}` in any string value; secrets stay out of the file this way. */
+function substituteEnv(value: unknown, env: NodeJS.ProcessEnv): unknown {
+  if (typeof value === 'string') {
+    return value.replace(ENV_PATTERN, (_m, name: string, fallback: string | undefined) => env[name] ?? fallback ?? '');
+  }
+  if (Array.isArray(value)) return value.map((v) => substituteEnv(v, env));
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) (value as Record<string, unknown>)[k] = substituteEnv(v, env);
+  }
+  return value;
+}
+
+function applyEnvOverrides(input: Record<string, any>, env: NodeJS.ProcessEnv): void {
+  const server = (input.server ??= {});
+  const asPort = (v: string) => (/^\d+$/.test(v) ? Number(v) : v);
+  if (env.HTTP_PORT) server.httpPort = asPort(env.HTTP_PORT);
+  if (env.GRPC_PORT) server.grpcPort = asPort(env.GRPC_PORT);
+  if (env.GATEWAY_HOST) server.host = env.GATEWAY_HOST;
+  if (env.MONGODB_URI) {
+    input.store = { ...(input.store ?? {}), kind: 'mongodb', mongodbUri: env.MONGODB_URI };
+  }
+}
+
+function normalise(input: Record<string, any>, baseDir: string, problems: string[]): GatewayConfig {
+  const accounts = (input.accounts as any[]).map((a) => ({
+    id: a.id as number,
+    name: a.name as string,
+    requestsPerSecond: (a.requestsPerSecond as number | undefined) ?? (input.limits.defaultRequestsPerSecond as number),
+    blocked: a.blocked as boolean,
+  }));
+  reportDuplicates(accounts.map((a) => a.id), 'account id', problems);
+  reportDuplicates(accounts.map((a) => a.name), 'account name', problems);
+
+  const accountId = (ref: string | number, where: string): number => {
+    const found = typeof ref === 'number' || /^\d+$/.test(ref)
+      ? accounts.find((a) => a.id === Number(ref))
+      : accounts.find((a) => a.name === ref);
+    if (!found) problems.push(`${where}: account '${ref}' is not declared in accounts`);
+    return found?.id ?? -1;
+  };
+
+  const apiKeys = (input.apiKeys as any[]).map((k, i) => ({
+    name: k.name as string,
+    accountId: accountId(k.account, `apiKeys[${i}] (${k.name})`),
+    keyHash: (k.keyHash as string | undefined) ?? hashSecret(k.key as string),
+    permissions: k.permissions as Permission[],
+  }));
+  reportDuplicates(apiKeys.map((k) => k.keyHash), 'API key (the same key is declared twice)', problems);
+
+  const services = (input.services as any[]).map((s, i) => ({
+    id: s.id as number,
+    name: s.name as string,
+    accountId: accountId(s.account, `services[${i}] (${s.name})`),
+    public: s.public as boolean,
+    connectionTokenHashes: (s.connectionTokens as any[]).map((t) => (t.tokenHash as string | undefined) ?? hashSecret(t.token as string)),
+    timeoutSec: s.timeoutSec as number | undefined,
+    provider: s.provider as string | undefined,
+    defaultModel: s.defaultModel as string | undefined,
+    family: s.family as ServiceFamily,
+    batch: s.batch as boolean,
+    fittable: s.fittable as boolean,
+    configs: s.configs,
+    fitConfigs: s.fitConfigs,
+  }));
+  reportDuplicates(services.map((s) => s.id), 'service id', problems);
+  reportDuplicates(services.map((s) => `${s.accountId}/${s.name}`), 'service name within an account', problems);
+  reportDuplicates(services.flatMap((s) => s.connectionTokenHashes), 'connection token (shared by two services)', problems);
+  services.forEach((s, i) => reportDuplicates(s.configs.map((c: any) => c.id), `configs id of services[${i}]`, problems));
+
+  if (input.gate.servers.length > 1 && !input.gate.currentServer) {
+    problems.push('gate.currentServer is required when gate.servers lists more than one gateway');
+  }
+  if (input.store.kind === 'mongodb' && !input.store.mongodbUri) {
+    problems.push('store.mongodbUri (or MONGODB_URI) is required when store.kind is mongodb');
+  }
+
+  return {
+    server: input.server,
+    gate: input.gate,
+    store: { ...input.store, dataDir: resolve(baseDir, input.store.dataDir) },
+    limits: input.limits,
+    accounts,
+    apiKeys,
+    services,
+    registry: input.registry,
+    plugins: {
+      enabled: input.plugins.enabled,
+      custom: (input.plugins.custom as any[]).map((c) => ({ path: resolve(baseDir, c.path), enabled: c.enabled })),
+      options: input.plugins.options,
+    },
+    launch: (input.launch as any[]).map((l) => ({ name: l.name, module: resolve(baseDir, l.module), env: l.env, requires: l.requires })),
+    baseDir,
+  };
+}
+
+function reportDuplicates(values: readonly (string | number)[], what: string, problems: string[]): void {
+  const seen = new Set<string | number>();
+  for (const v of values) {
+    if (seen.has(v)) problems.push(`duplicate ${what}: ${what.startsWith('API key') || what.startsWith('connection') ? '(secret)' : v}`);
+    seen.add(v);
+  }
+}
+
+export function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}

@@ -1,0 +1,113 @@
+/** The validated, normalised and frozen gateway configuration (schemas/config.schema.json). */
+
+export type Permission = 'MODEL_REQUESTS' | 'READ_DATA' | 'MODIFY_DATA';
+export const PERMISSIONS: readonly Permission[] = ['MODEL_REQUESTS', 'READ_DATA', 'MODIFY_DATA'];
+
+export interface AccountConfig {
+  readonly id: number;
+  readonly name: string;
+  readonly requestsPerSecond: number;
+  readonly blocked: boolean;
+}
+
+export interface ApiKeyConfig {
+  readonly name: string;
+  readonly accountId: number;
+  /** `sha256:<hex>`; the key itself is never kept. */
+  readonly keyHash: string;
+  readonly permissions: readonly Permission[];
+}
+
+export interface NamedConfig {
+  readonly id: number;
+  readonly name?: string;
+  readonly default: boolean;
+  readonly config: Readonly<Record<string, unknown>>;
+}
+
+export type ServiceFamily = 'openai' | 'anthropic' | 'other';
+
+export interface ServiceConfig {
+  readonly id: number;
+  readonly name: string;
+  readonly accountId: number;
+  readonly public: boolean;
+  /** `sha256:<hex>` of each accepted connection token. */
+  readonly connectionTokenHashes: readonly string[];
+  readonly timeoutSec?: number;
+  readonly provider?: string;
+  readonly defaultModel?: string;
+  readonly family: ServiceFamily;
+  readonly batch: boolean;
+  readonly fittable: boolean;
+  readonly configs: readonly NamedConfig[];
+  readonly fitConfigs: readonly NamedConfig[];
+}
+
+export interface RegistryProviderConfig {
+  readonly name: string;
+  readonly displayName?: string;
+}
+
+export interface RegistryModelConfig {
+  readonly name: string;
+  readonly displayName?: string;
+  readonly providers: readonly string[];
+  readonly parameters?: Readonly<Record<string, unknown>>;
+  readonly createdAt?: string;
+  readonly updatedAt?: string;
+}
+
+export interface LaunchConfig {
+  readonly name: string;
+  /** Absolute path of the entry file. */
+  readonly module: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly requires: readonly string[];
+}
+
+export interface CustomPluginConfig {
+  /** Absolute module path. */
+  readonly path: string;
+  readonly enabled: boolean;
+}
+
+export interface GatewayConfig {
+  readonly server: {
+    readonly host: string;
+    readonly httpPort: number;
+    readonly grpcPort: number;
+    readonly publicUrl?: string;
+    readonly bodyLimitBytes: number;
+    readonly grpcMaxMessageBytes: number;
+  };
+  readonly gate: {
+    readonly heartbeatIntervalMs: number;
+    readonly defaultTimeoutSec: number;
+    readonly drainTimeoutMs: number;
+    readonly servers: readonly string[];
+    readonly currentServer?: string;
+  };
+  readonly store: {
+    readonly kind: 'memory' | 'mongodb';
+    readonly mongodbUri?: string;
+    readonly dataDir: string;
+    readonly resultRetentionDays: number;
+  };
+  readonly limits: { readonly defaultRequestsPerSecond: number };
+  readonly accounts: readonly AccountConfig[];
+  readonly apiKeys: readonly ApiKeyConfig[];
+  readonly services: readonly ServiceConfig[];
+  readonly registry: {
+    readonly providers: readonly RegistryProviderConfig[];
+    readonly models: readonly RegistryModelConfig[];
+  };
+  readonly plugins: {
+    readonly enabled: readonly string[];
+    readonly custom: readonly CustomPluginConfig[];
+    readonly options: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  };
+  readonly launch: readonly LaunchConfig[];
+  /** Directory relative paths in the config were resolved against. */
+  readonly baseDir: string;
+}

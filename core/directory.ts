@@ -1,0 +1,101 @@
+import { SecretIndex } from './auth/secrets.js';
+import type { AccountConfig, ApiKeyConfig, GatewayConfig, Permission, ServiceConfig } from './config/types.js';
+import { gatewayError } from './errors.js';
+
+export interface Caller {
+  readonly account: AccountConfig;
+  readonly keyName: string;
+  readonly permissions: ReadonlySet<Permission>;
+}
+
+/** A service as the pipeline and the Gate see it: from config, or derived at run time (fitting). */
+export interface ServiceEntry extends ServiceConfig {
+  readonly account: AccountConfig;
+  /** For a derived (fitted) service: the service whose instances serve it, and its model directory. */
+  readonly base?: { readonly serviceId: number; readonly modelDir: string; readonly ready: boolean };
+}
+
+const isId = (ref: string | number): boolean => typeof ref === 'number' || /^\d+$/.test(ref);
+
+/**
+ * Accounts, API keys and services, resolvable by ID or by name (a reference made only of digits is an
+ * ID, any other is a name). Built from config at boot; derived services are added at run time.
+ */
+export class Directory {
+  readonly #accountsById = new Map<number, AccountConfig>();
+  readonly #accountsByName = new Map<string, AccountConfig>();
+  readonly #keys = new SecretIndex<ApiKeyConfig>();
+  readonly #servicesById = new Map<number, ServiceEntry>();
+  readonly #servicesByName = new Map<string, ServiceEntry>();
+  readonly #servicesByToken = new SecretIndex<ServiceEntry>();
+
+  constructor(config: GatewayConfig) {
+    for (const account of config.accounts) {
+      this.#accountsById.set(account.id, account);
+      this.#accountsByName.set(account.name, account);
+    }
+    for (const key of config.apiKeys) this.#keys.add(key.keyHash, key);
+    for (const service of config.services) {
+      const account = this.#accountsById.get(service.accountId);
+      if (account) this.addService({ ...service, account });
+    }
+  }
+
+  addService(entry: ServiceEntry): void {
+    this.#servicesById.set(entry.id, entry);
+    this.#servicesByName.set(`${entry.accountId}/${entry.name}`, entry);
+    for (const hash of entry.connectionTokenHashes) this.#servicesByToken.add(hash, entry);
+  }
+
+  removeService(id: number): void {
+    const entry = this.#servicesById.get(id);
+    if (!entry) return;
+    this.#servicesById.delete(id);
+    this.#servicesByName.delete(`${entry.accountId}/${entry.name}`);
+    for (const hash of entry.connectionTokenHashes) this.#servicesByToken.delete(hash);
+  }
+
+  /** The caller an API key belongs to, or undefined for an unknown key. */
+  callerForKey(apiKey: string): Caller | undefined {
+    const key = this.#keys.find(apiKey);
+    const account = key && this.#accountsById.get(key.accountId);
+    if (!key || !account) return undefined;
+    return { account, keyName: key.name, permissions: new Set(key.permissions) };
+  }
+
+  serviceForConnectionToken(token: string): ServiceEntry | undefined {
+    return this.#servicesByToken.find(token);
+  }
+
+  findAccount(ref: string | number): AccountConfig | undefined {
+    return isId(ref) ? this.#accountsById.get(Number(ref)) : this.#accountsByName.get(String(ref));
+  }
+
+  /** The account by ID or name; 400 ACCOUNT_NOT_FOUND otherwise. */
+  account(ref: string | number): AccountConfig {
+    const account = this.findAccount(ref);
+    if (!account) throw gatewayError('ACCOUNT_NOT_FOUND', { args: { account: ref } });
+    return account;
+  }
+
+  serviceById(id: number): ServiceEntry | undefined {
+    return this.#servicesById.get(id);
+  }
+
+  findService(account: AccountConfig, ref: string | number): ServiceEntry | undefined {
+    const found = isId(ref) ? this.#servicesById.get(Number(ref)) : this.#servicesByName.get(`${account.id}/${ref}`);
+    return found && found.accountId === account.id ? found : undefined;
+  }
+
+  /** The service `model` of account `account`, both by ID or name; 400 as the spec says otherwise. */
+  service(accountRef: string | number, modelRef: string | number): ServiceEntry {
+    const account = this.account(accountRef);
+    const service = this.findService(account, modelRef);
+    if (!service) throw gatewayError('SERVICE_NOT_FOUND', { args: { account: accountRef, model: modelRef } });
+    return service;
+  }
+
+  services(): IterableIterator<ServiceEntry> {
+    return this.#servicesById.values();
+  }
+}

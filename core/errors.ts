@@ -1,0 +1,201 @@
+/**
+ * The one catalog of coded errors. Handlers and core throw `GatewayError`s built here; the HTTP error
+ * middleware, the gRPC mapper and the chat adapters only render them. Nothing else writes error bodies.
+ */
+
+/** Error categories; the values are OpenAI's `type` strings so official SDKs pick the right class. */
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'rate_limit_error'
+  | 'api_error';
+
+type Args = Record<string, string | number | boolean | null | undefined>;
+
+interface CatalogEntry {
+  status: number;
+  type: ErrorType;
+  message: (args: Args) => string;
+  /** The code sent in gRPC `ApiErrorProto.code` when it differs (codes SDK clients react to). */
+  grpcCode?: string;
+  /** Whether the message may reach the caller; internal errors show a generic text. */
+  expose?: boolean;
+  /** A retry cannot help: sent as `x-should-retry: false`. */
+  permanent?: boolean;
+}
+
+const str = (v: unknown): string => (v === undefined || v === null ? '' : String(v));
+
+export const ERROR_CATALOG = {
+  // 400
+  MALFORMED_JSON: { status: 400, type: 'invalid_request_error', message: (a) => `Request body is not valid JSON: ${str(a.reason)}` },
+  VALIDATION_FAILED: { status: 400, type: 'invalid_request_error', message: (a) => `Invalid request: ${str(a.reason)}` },
+  PARAMETER_OUT_OF_RANGE: { status: 400, type: 'invalid_request_error', message: (a) => `Parameter '${str(a.param)}' ${str(a.reason)}` },
+  UNKNOWN_CONFIG_ID: { status: 400, type: 'invalid_request_error', message: (a) => `Service has no predict configuration with id ${str(a.configId)}` },
+  ACCOUNT_NOT_FOUND: { status: 400, type: 'invalid_request_error', message: (a) => `Account '${str(a.account)}' does not exist` },
+  SERVICE_NOT_FOUND: { status: 400, type: 'invalid_request_error', message: (a) => `Service '${str(a.model)}' does not exist in account '${str(a.account)}'` },
+  START_SERVING_REQUIRED: { status: 400, type: 'invalid_request_error', grpcCode: 'platform.gate.start_serving_required', message: (a) => `The first message of processAsync must be startServing, got ${str(a.got) || 'nothing'}`, permanent: true },
+  NOT_IMPLEMENTED: { status: 501, type: 'api_error', message: (a) => `${str(a.what)} is not implemented by this gateway`, permanent: true },
+  NO_ACTIVE_INSTANCES: { status: 400, type: 'invalid_request_error', message: (a) => `Service '${str(a.service)}' has no active instances` },
+  // 401
+  API_KEY_MISSING: { status: 401, type: 'authentication_error', message: (a) => `API key missing: send it in the ${str(a.header) || 'PLATFORM-API-KEY'} header`, permanent: true },
+  API_KEY_INVALID: { status: 401, type: 'authentication_error', message: () => 'API key is not valid', permanent: true },
+  INSTANCE_BY_TOKEN_NOT_FOUND: { status: 401, type: 'authentication_error', grpcCode: 'platform.gate.instance_by_token_not_found', message: () => 'No service accepts this connection token', permanent: true },
+  // 402
+  ACCOUNT_BLOCKED: { status: 402, type: 'permission_error', message: (a) => `Account '${str(a.account)}' is blocked by billing`, permanent: true },
+  // 403
+  TOKEN_PERMISSION_REQUIRED: { status: 403, type: 'permission_error', message: (a) => `The API key lacks the ${str(a.permission)} permission`, permanent: true },
+  ACCESS_TO_ANOTHER_ACCOUNT_DENIED: { status: 403, type: 'permission_error', message: (a) => `Access to account '${str(a.account)}' is denied`, permanent: true },
+  ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED: { status: 403, type: 'permission_error', message: (a) => `Service '${str(a.service)}' is not public`, permanent: true },
+  // 404
+  NOT_FOUND: { status: 404, type: 'not_found_error', message: (a) => `No route for ${str(a.method)} ${str(a.path)}`, permanent: true },
+  ENTITY_NOT_FOUND_BY_ID: { status: 404, type: 'not_found_error', message: (a) => `No ${str(a.entity) || 'entity'} with id '${str(a.id)}'`, permanent: true },
+  MODEL_NOT_FOUND: { status: 404, type: 'not_found_error', message: (a) => `Model '${str(a.model)}' does not exist or is not available to this key`, permanent: true },
+  ASYNC_REQUEST_BODY_WAS_LOST: { status: 404, type: 'not_found_error', message: (a) => `The request body of task '${str(a.taskId)}' could not be restored`, permanent: true },
+  ASYNC_RESPONSE_IS_CORRUPTED: { status: 404, type: 'not_found_error', message: (a) => `The stored result of task '${str(a.taskId)}' could not be read`, permanent: true },
+  // 405, 409, 413, 415
+  METHOD_NOT_ALLOWED: { status: 405, type: 'invalid_request_error', message: (a) => `Method ${str(a.method)} is not allowed on ${str(a.path)}`, permanent: true },
+  CONFLICT: { status: 409, type: 'invalid_request_error', message: (a) => str(a.reason) || 'Conflict', permanent: true },
+  REQUEST_TOO_LARGE: { status: 413, type: 'invalid_request_error', message: (a) => `Request body exceeds the limit of ${str(a.limit)} bytes`, permanent: true },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, type: 'invalid_request_error', message: (a) => `Content-Type '${str(a.contentType)}' is not supported here; send ${str(a.expected)}`, permanent: true },
+  // 429
+  RATE_LIMIT_EXCEEDED: { status: 429, type: 'rate_limit_error', grpcCode: 'platform.gate.pps_limit_exceeded', message: (a) => `Account '${str(a.account)}' exceeded its limit of ${str(a.limit)} requests per second` },
+  TOO_MANY_IDLE_ASYNC_TASKS: { status: 429, type: 'rate_limit_error', message: (a) => `Account '${str(a.account)}' already has ${str(a.limit)} tasks waiting for processing` },
+  // 499, 5xx
+  REQUEST_CANCELED: { status: 499, type: 'api_error', message: () => 'The request was canceled by the caller' },
+  INTERNAL_ERROR: { status: 500, type: 'api_error', message: () => 'Internal gateway error', expose: false },
+  SERVICE_BAD_RESPONSE: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}' answered with an invalid message: ${str(a.reason)}` },
+  SERVICE_DISCONNECTED: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}' disconnected before answering` },
+  GATE_IS_SHUT_DOWN: { status: 503, type: 'api_error', grpcCode: 'platform.gate.gate_is_shut_down', message: () => 'The gateway is shutting down' },
+  PREDICT_TIMEOUT: { status: 504, type: 'api_error', message: (a) => `Service '${str(a.service)}' did not answer within ${str(a.timeoutSec)} s` },
+} satisfies Record<string, CatalogEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export interface GatewayErrorOptions {
+  args?: Args;
+  /** The request field the error is about (rendered as `param`). */
+  param?: string | null;
+  message?: string;
+  cause?: unknown;
+}
+
+export class GatewayError extends Error {
+  readonly code: string;
+  readonly status: number;
+  readonly type: ErrorType;
+  readonly param: string | null;
+  readonly args: Record<string, string>;
+  readonly expose: boolean;
+  readonly permanent: boolean;
+  readonly grpcCode: string;
+
+  constructor(fields: {
+    code: string;
+    status: number;
+    type: ErrorType;
+    message: string;
+    param?: string | null;
+    args?: Args;
+    expose?: boolean;
+    permanent?: boolean;
+    grpcCode?: string;
+    cause?: unknown;
+  }) {
+    super(fields.message, fields.cause === undefined ? undefined : { cause: fields.cause });
+    this.name = 'GatewayError';
+    this.code = fields.code;
+    this.status = fields.status;
+    this.type = fields.type;
+    this.param = fields.param ?? null;
+    this.args = stringArgs(fields.args ?? {});
+    this.expose = fields.expose ?? true;
+    this.permanent = fields.permanent ?? false;
+    this.grpcCode = fields.grpcCode ?? fields.code;
+  }
+}
+
+function stringArgs(args: Args): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(args)) if (v !== undefined && v !== null) out[k] = String(v);
+  return out;
+}
+
+/** Builds the catalog error `code`, its message filled from `args`. */
+export function gatewayError(code: ErrorCode, options: GatewayErrorOptions = {}): GatewayError {
+  const entry: CatalogEntry = ERROR_CATALOG[code];
+  const args = options.args ?? {};
+  return new GatewayError({
+    code,
+    status: entry.status,
+    type: entry.type,
+    message: options.message ?? entry.message(args),
+    param: options.param ?? (typeof args.param === 'string' ? args.param : null),
+    args,
+    expose: entry.expose,
+    permanent: entry.permanent,
+    grpcCode: entry.grpcCode,
+    cause: options.cause,
+  });
+}
+
+export function isGatewayError(err: unknown): err is GatewayError {
+  return err instanceof GatewayError;
+}
+
+/** Any thrown value as a GatewayError; unknown failures become a non-exposed INTERNAL_ERROR. */
+export function toGatewayError(err: unknown): GatewayError {
+  if (isGatewayError(err)) return err;
+  return gatewayError('INTERNAL_ERROR', { cause: err });
+}
+
+export function errorTypeForStatus(status: number): ErrorType {
+  if (status === 401) return 'authentication_error';
+  if (status === 402 || status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 429) return 'rate_limit_error';
+  if (status >= 400 && status < 500) return 'invalid_request_error';
+  return 'api_error';
+}
+
+/** The envelope of DESIGN.md section 4, used by the platform API and the adapters alike. */
+export interface ErrorBody {
+  error: { code: string; message: string; type: ErrorType; param: string | null; args: Record<string, string> };
+}
+
+export function renderErrorBody(err: GatewayError): ErrorBody {
+  return {
+    error: {
+      code: err.code,
+      message: err.expose ? err.message : ERROR_CATALOG.INTERNAL_ERROR.message(),
+      type: err.type,
+      param: err.param,
+      args: err.expose ? err.args : {},
+    },
+  };
+}
+
+/** Codes that stop the boot; each names what is wrong (a config path, a plugin, a model). */
+export type BootErrorCode =
+  | 'CONFIG_INVALID'
+  | 'REGISTRY_INVALID'
+  | 'PLUGIN_NOT_FOUND'
+  | 'PLUGIN_INVALID'
+  | 'PLUGIN_DUPLICATE'
+  | 'PLUGIN_OPTIONS_INVALID'
+  | 'PLUGIN_START_FAILED';
+
+export class BootError extends Error {
+  readonly code: BootErrorCode;
+  readonly problems: string[];
+
+  constructor(code: BootErrorCode, summary: string, problems: string[] = [], cause?: unknown) {
+    super(problems.length ? `${code}: ${summary}\n${problems.map((p) => `  - ${p}`).join('\n')}` : `${code}: ${summary}`,
+      cause === undefined ? undefined : { cause });
+    this.name = 'BootError';
+    this.code = code;
+    this.problems = problems;
+  }
+}

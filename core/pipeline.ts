@@ -1,0 +1,100 @@
+import type { Permission } from './config/types.js';
+import type { Caller, Directory, ServiceEntry } from './directory.js';
+import { gatewayError } from './errors.js';
+import type { RateLimiter } from './rate-limiter.js';
+
+export interface AdmitRequest {
+  /** The credential as received; undefined or empty when the caller sent none. */
+  apiKey: string | undefined;
+  /** Where the key was expected, for the 401 message (`PLATFORM-API-KEY`, `Authorization`, `authToken`). */
+  keyHeader: string;
+  permission: Permission;
+  /** The service owner, by ID or name. */
+  account: string | number;
+  /** The service, by ID or name. */
+  model: string | number;
+}
+
+export interface Admitted {
+  caller: Caller;
+  service: ServiceEntry;
+}
+
+/**
+ * Checks a predict config before dispatch (registry validation). `modelName` is the registry model the
+ * request names; when absent the service's default model applies. Throws a 400 GatewayError.
+ */
+export interface ConfigValidator {
+  validate(service: ServiceEntry, config: unknown, modelName?: string): void;
+}
+
+/**
+ * The admission stages shared by every HTTP plugin and the gRPC client calls, in this order:
+ * authenticate (401) → blocked account (402) → key permission (403) → rate limit (429)
+ * → resolve account and service (400) → access to the service (403) → validate the config (400).
+ */
+export class Pipeline {
+  readonly #directory: Directory;
+  readonly #rateLimiter: RateLimiter;
+  readonly #validators: ConfigValidator[] = [];
+
+  constructor(directory: Directory, rateLimiter: RateLimiter) {
+    this.#directory = directory;
+    this.#rateLimiter = rateLimiter;
+  }
+
+  get directory(): Directory {
+    return this.#directory;
+  }
+
+  addValidator(validator: ConfigValidator): void {
+    this.#validators.push(validator);
+  }
+
+  /** The caller behind an API key, after the key, blocked-account and permission checks. */
+  authenticate(apiKey: string | undefined, keyHeader: string, permission: Permission): Caller {
+    if (!apiKey) throw gatewayError('API_KEY_MISSING', { args: { header: keyHeader } });
+    const caller = this.#directory.callerForKey(apiKey);
+    if (!caller) throw gatewayError('API_KEY_INVALID');
+    if (caller.account.blocked) throw gatewayError('ACCOUNT_BLOCKED', { args: { account: caller.account.name } });
+    if (!caller.permissions.has(permission)) throw gatewayError('TOKEN_PERMISSION_REQUIRED', { args: { permission } });
+    return caller;
+  }
+
+  /** Counts one request against the caller's requests-per-second setting. */
+  countRequest(caller: Caller): void {
+    const limit = caller.account.requestsPerSecond;
+    if (!this.#rateLimiter.tryTake(caller.account.id, limit)) {
+      throw gatewayError('RATE_LIMIT_EXCEEDED', { args: { account: caller.account.name, limit } });
+    }
+  }
+
+  /** The owner may call its services; other accounts only public ones. */
+  checkAccess(caller: Caller, service: ServiceEntry): void {
+    if (service.accountId !== caller.account.id && !service.public) {
+      throw gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED', { args: { account: service.account.name, service: service.name } });
+    }
+  }
+
+  /** Every stage up to (not including) validation, for a request addressed to one service. */
+  admit(request: AdmitRequest): Admitted {
+    const caller = this.authenticate(request.apiKey, request.keyHeader, request.permission);
+    this.countRequest(caller);
+    const service = this.#directory.service(request.account, request.model);
+    this.checkAccess(caller, service);
+    return { caller, service };
+  }
+
+  /** Runs the registry validators over a predict config. */
+  validateConfig(service: ServiceEntry, config: unknown, modelName?: string): void {
+    for (const validator of this.#validators) validator.validate(service, config, modelName);
+  }
+
+  /** The ID a caller passes as `configId` resolved to the service's named config (400 when unknown). */
+  namedConfig(service: ServiceEntry, configId: string | number | undefined): Readonly<Record<string, unknown>> | undefined {
+    if (configId === undefined || configId === '') return service.configs.find((c) => c.default)?.config;
+    const found = service.configs.find((c) => String(c.id) === String(configId));
+    if (!found) throw gatewayError('UNKNOWN_CONFIG_ID', { args: { configId }, param: 'configId' });
+    return found.config;
+  }
+}

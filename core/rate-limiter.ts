@@ -1,0 +1,27 @@
+/**
+ * Per-account requests-per-second limit as a token bucket: `rate` tokens a second, bursts up to
+ * `rate`. A bucket costs one small object per account; nothing is allocated per request.
+ */
+export class RateLimiter {
+  readonly #buckets = new Map<number, { tokens: number; updated: number }>();
+  readonly #now: () => number;
+
+  constructor(now: () => number = () => performance.now()) {
+    this.#now = now;
+  }
+
+  /** Takes one token from the account's bucket; false when the account is over its rate. */
+  tryTake(accountId: number, ratePerSecond: number): boolean {
+    const now = this.#now();
+    let bucket = this.#buckets.get(accountId);
+    if (!bucket) {
+      bucket = { tokens: ratePerSecond, updated: now };
+      this.#buckets.set(accountId, bucket);
+    }
+    bucket.tokens = Math.min(ratePerSecond, bucket.tokens + ((now - bucket.updated) / 1000) * ratePerSecond);
+    bucket.updated = now;
+    if (bucket.tokens < 1) return false;
+    bucket.tokens -= 1;
+    return true;
+  }
+}
