@@ -1,8 +1,8 @@
 import { Ajv, type ErrorObject, type Options } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import * as ajvFormats from 'ajv-formats';
 
-// ajv-formats is CommonJS; under NodeNext its default export arrives wrapped.
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule);
+// ajv-formats is CommonJS; under NodeNext its function arrives as `default` of the namespace.
+const addFormats = ajvFormats.default as unknown as (ajv: Ajv) => Ajv;
 
 /**
  * A configured Ajv instance. Schemas are compiled once at boot and the compiled functions are kept;
