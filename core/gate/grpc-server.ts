@@ -1,0 +1,86 @@
+import * as grpc from '@grpc/grpc-js';
+import { gatewayError } from '../errors.js';
+import { toApiErrorProto } from './api-error.js';
+import type { ClientCalls } from './client-calls.js';
+import type { Gate } from './gate.js';
+import type { HeartBeatProto } from './messages.js';
+import { gateServiceDefinition } from './proto.js';
+
+/** Handlers of the speech calls, supplied by whatever implements them (see core/speech). */
+export interface SpeechHandlers {
+  processSynthesis: grpc.handleServerStreamingCall<unknown, unknown>;
+  processRecognition: grpc.handleBidiStreamingCall<unknown, unknown>;
+}
+
+export interface GrpcServerOptions {
+  host: string;
+  port: number;
+  maxMessageBytes: number;
+  heartbeatIntervalMs: number;
+  gate: Gate;
+  clientCalls: ClientCalls;
+  speech?: SpeechHandlers;
+}
+
+export interface RunningGrpcServer {
+  server: grpc.Server;
+  port: number;
+  /** Stops accepting calls and waits for open ones; forces them closed after `graceMs`. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Speech calls answered in-band until a speech implementation is configured. */
+const speechNotImplemented: SpeechHandlers = {
+  processSynthesis: (call) => {
+    call.write({ error: toApiErrorProto(gatewayError('NOT_IMPLEMENTED', { args: { what: 'processSynthesis' } })) });
+    call.end();
+  },
+  processRecognition: (call) => {
+    call.write({ error: toApiErrorProto(gatewayError('NOT_IMPLEMENTED', { args: { what: 'processRecognition' } })) });
+    call.end();
+  },
+};
+
+export async function startGrpcServer(options: GrpcServerOptions): Promise<RunningGrpcServer> {
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': options.maxMessageBytes,
+    'grpc.max_send_message_length': options.maxMessageBytes,
+    // SDK clients ping every 120 s, also without active calls; the grpc-js default (5 min minimum
+    // between pings without data) would answer them with GOAWAY too_many_pings.
+    'grpc.keepalive_permit_without_calls': 1,
+    'grpc.http2.min_ping_interval_without_data_ms': 10_000,
+  });
+  const speech = options.speech ?? speechNotImplemented;
+  server.addService(gateServiceDefinition(), {
+    healthCheck: ((_call, callback) => {
+      callback(null, { status: 'Ok', interval: options.heartbeatIntervalMs } satisfies HeartBeatProto);
+    }) as grpc.handleUnaryCall<HeartBeatProto, HeartBeatProto>,
+    processAsync: ((stream) => options.gate.acceptServiceStream(stream)) as grpc.handleBidiStreamingCall<never, never>,
+    process: options.clientCalls.process,
+    processResponseStream: options.clientCalls.processResponseStream,
+    processStream: options.clientCalls.processStream,
+    processSynthesis: speech.processSynthesis,
+    processRecognition: speech.processRecognition,
+  } as unknown as grpc.UntypedServiceImplementation);
+
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${options.host}:${options.port}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>
+      err ? reject(err) : resolve(bound));
+  });
+
+  return {
+    server,
+    port,
+    close: (graceMs = 2000) =>
+      new Promise<void>((resolve) => {
+        const force = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      }),
+  };
+}

@@ -1,0 +1,112 @@
+import type { GatewayError } from '../errors.js';
+import type { PartialPredictRequestProto, ServiceToGateProto } from './messages.js';
+
+/** An answer frame of one request: a ServiceToGateProto whose body is not `error`. */
+export type ServiceAnswer = ServiceToGateProto;
+
+/** Whether an answer ends its request: predict, ext, batch, fit, or partialPredict with finish. */
+export function isTerminal(answer: ServiceToGateProto): boolean {
+  switch (answer.body) {
+    case 'predict':
+    case 'ext':
+    case 'batch':
+    case 'fit':
+    case 'status':
+    case 'error':
+      return true;
+    case 'partialPredict':
+      return answer.partialPredict?.finish === true;
+    default:
+      return false;
+  }
+}
+
+export interface ServiceCallHooks {
+  /** Sends a further partialPredict for this request (processStream, recognition). */
+  send(message: PartialPredictRequestProto): void;
+  /** Tells the service to stop working on this request (`cancel`); no answer is expected. */
+  cancel(): void;
+  /** Called once when the call settles, whatever the reason, to free its slot. */
+  release(): void;
+}
+
+/**
+ * One request in flight to a model service. Answers are consumed as an async iterable; a service
+ * `error`, a disconnect, a deadline or a caller's abort ends the iteration with a GatewayError.
+ * Answers that arrive while nobody is reading are queued (a reader that stops reading must cancel).
+ */
+export class ServiceCall implements AsyncIterable<ServiceAnswer> {
+  readonly requestId: number;
+  readonly serviceId: number;
+  readonly #hooks: ServiceCallHooks;
+  readonly #queue: ServiceAnswer[] = [];
+  #failure: GatewayError | undefined;
+  #ended = false;
+  #settled = false;
+  #wake: (() => void) | undefined;
+
+  constructor(requestId: number, serviceId: number, hooks: ServiceCallHooks) {
+    this.requestId = requestId;
+    this.serviceId = serviceId;
+    this.#hooks = hooks;
+  }
+
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  /** Delivers a non-error answer frame from the service. */
+  deliver(answer: ServiceAnswer): void {
+    if (this.#settled) return;
+    this.#queue.push(answer);
+    if (isTerminal(answer)) this.#settle();
+    this.#wake?.();
+  }
+
+  /** Ends the call with an error; `notifyService` sends `cancel` first (deadline, caller gone). */
+  fail(error: GatewayError, notifyService = false): void {
+    if (this.#settled) return;
+    if (notifyService) this.#hooks.cancel();
+    this.#failure = error;
+    this.#settle();
+    this.#wake?.();
+  }
+
+  /** Sends a further stream message to the service (for streamed requests). */
+  send(message: PartialPredictRequestProto): void {
+    if (!this.#settled) this.#hooks.send(message);
+  }
+
+  /** Called by a reader that no longer wants answers: tells the service and frees the slot. */
+  cancel(error: GatewayError): void {
+    this.fail(error, true);
+  }
+
+  #settle(): void {
+    this.#settled = true;
+    this.#ended = true;
+    this.#hooks.release();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<ServiceAnswer> {
+    for (;;) {
+      const next = this.#queue.shift();
+      if (next) {
+        yield next;
+        continue;
+      }
+      if (this.#failure) throw this.#failure;
+      if (this.#ended) return;
+      await new Promise<void>((resolve) => (this.#wake = resolve));
+      this.#wake = undefined;
+    }
+  }
+
+  /** The terminal answer, for callers that want one message (a streamed answer yields its last frame). */
+  async final(): Promise<ServiceAnswer> {
+    let last: ServiceAnswer | undefined;
+    for await (const answer of this) last = answer;
+    if (!last) throw new Error('service call ended without an answer');
+    return last;
+  }
+}

@@ -1,0 +1,95 @@
+import type * as grpc from '@grpc/grpc-js';
+import type { ServiceEntry } from '../directory.js';
+import type { Logger } from '../logger.js';
+import type { GateToServiceProto, ServiceToGateProto, StartServingProto } from './messages.js';
+import type { ServiceCall } from './service-call.js';
+
+export type ServiceStream = grpc.ServerDuplexStream<ServiceToGateProto, GateToServiceProto>;
+
+export type SessionState = 'serving' | 'draining' | 'closed';
+
+let nextSessionId = 1;
+
+/**
+ * One `processAsync` stream of one model-service instance, after a valid `startServing`. It owns the
+ * heartbeat timers and the calls routed to it; the pool decides which session gets a request.
+ */
+export class ServiceSession {
+  readonly id = nextSessionId++;
+  readonly service: ServiceEntry;
+  readonly bootUuid: string;
+  readonly start: StartServingProto;
+  readonly connectedAt = Date.now();
+  /** Calls whose answers this session must deliver; moved to the replacing session on reconnect. */
+  readonly calls = new Map<number, ServiceCall>();
+  state: SessionState = 'serving';
+  #lastSeen = Date.now();
+  #heartbeat: NodeJS.Timeout | undefined;
+  readonly #stream: ServiceStream;
+  readonly #log: Logger;
+
+  constructor(stream: ServiceStream, service: ServiceEntry, start: StartServingProto, log: Logger) {
+    this.#stream = stream;
+    this.service = service;
+    this.start = start;
+    // Without a boot UUID every stream is its own instance; a reconnect then cannot replace it.
+    this.bootUuid = start.instanceBootUuid || `stream-${this.id}`;
+    this.#log = log.child({ serviceId: service.id, service: service.name, session: this.id, bootUuid: this.bootUuid });
+  }
+
+  get log(): Logger {
+    return this.#log;
+  }
+
+  get inFlight(): number {
+    return this.calls.size;
+  }
+
+  /** Marks the stream alive; any message from the service counts. */
+  touch(): void {
+    this.#lastSeen = Date.now();
+  }
+
+  send(message: GateToServiceProto): boolean {
+    if (this.state === 'closed') return false;
+    try {
+      this.#stream.write(message);
+      return true;
+    } catch (err) {
+      this.#log.warn({ err }, 'write to service stream failed');
+      return false;
+    }
+  }
+
+  /**
+   * Sends `heartBeat{status:"Ok", interval}` now and every interval, and calls `onSilence` when the
+   * service has been silent for 3 intervals + 1 s (DESIGN.md section 4).
+   */
+  startHeartbeats(intervalMs: number, onSilence: () => void): void {
+    const beat = () => this.send({ heartBeat: { status: 'Ok', interval: intervalMs } });
+    beat();
+    const silenceLimit = 3 * intervalMs + 1000;
+    this.#heartbeat = setInterval(() => {
+      if (Date.now() - this.#lastSeen > silenceLimit) {
+        this.#log.warn({ silentMs: Date.now() - this.#lastSeen }, 'service stream silent too long; dropping it');
+        onSilence();
+        return;
+      }
+      beat();
+    }, intervalMs);
+    this.#heartbeat.unref();
+  }
+
+  /** Ends the gateway's side of the stream and stops the timers. Idempotent. */
+  close(): void {
+    if (this.#heartbeat) clearInterval(this.#heartbeat);
+    this.#heartbeat = undefined;
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    try {
+      this.#stream.end();
+    } catch {
+      // The transport is already gone; nothing to end.
+    }
+  }
+}

@@ -1,0 +1,124 @@
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type Koa from 'koa';
+import type { GatewayConfig } from './config/types.js';
+import { Directory } from './directory.js';
+import { BootError } from './errors.js';
+import { ClientCalls } from './gate/client-calls.js';
+import { Gate } from './gate/gate.js';
+import { startGrpcServer, type RunningGrpcServer, type SpeechHandlers } from './gate/grpc-server.js';
+import { createHttpApp } from './http/app.js';
+import { createHttpHelpers } from './http/helpers.js';
+import { createLogger, type Logger } from './logger.js';
+import { Pipeline } from './pipeline.js';
+import { loadPlugins, type LoadedPlugin } from './plugins/loader.js';
+import { RateLimiter } from './rate-limiter.js';
+
+export interface GatewayOptions {
+  logger?: Logger;
+  speech?: SpeechHandlers;
+}
+
+export interface Gateway {
+  readonly config: GatewayConfig;
+  readonly app: Koa;
+  readonly gate: Gate;
+  readonly pipeline: Pipeline;
+  readonly directory: Directory;
+  readonly logger: Logger;
+  readonly plugins: readonly LoadedPlugin[];
+  /** Listens for HTTP and gRPC (port 0 picks free ports) and starts the plugins' background work. */
+  start(): Promise<{ httpPort: number; grpcPort: number; httpUrl: string; grpcAddress: string }>;
+  /** Stops in order: stop accepting, drain the services, stop plugins, close listeners. */
+  close(): Promise<void>;
+}
+
+/** Builds a gateway from a validated config: the core parts, then the enabled plugins. */
+export async function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
+  const logger = options.logger ?? createLogger();
+  const directory = new Directory(config);
+  const pipeline = new Pipeline(directory, new RateLimiter());
+  const gate = new Gate(directory, config.gate, logger);
+  const clientCalls = new ClientCalls(pipeline, gate, logger);
+  const app = createHttpApp(logger);
+  const http = createHttpHelpers(config.server.bodyLimitBytes);
+  let specsUrl = `${publicUrl(config, config.server.httpPort)}/specs`;
+
+  const plugins = await loadPlugins(app, config.plugins, (name, pluginOptions) => ({
+    name,
+    options: pluginOptions,
+    config,
+    logger: logger.child({ plugin: name }),
+    pipeline,
+    directory,
+    gate,
+    http,
+    get specsUrl() {
+      return specsUrl;
+    },
+  }));
+
+  let httpServer: Server | undefined;
+  let grpcServer: RunningGrpcServer | undefined;
+  let started = false;
+
+  return {
+    config,
+    app,
+    gate,
+    pipeline,
+    directory,
+    logger,
+    plugins,
+    async start() {
+      if (started) throw new Error('gateway already started');
+      started = true;
+      const { host } = config.server;
+      httpServer = app.listen(config.server.httpPort, host);
+      // Long-lived streams (SSE, audio) must not be cut by Node's default request timeout.
+      httpServer.requestTimeout = 0;
+      await once(httpServer, 'listening');
+      const httpPort = (httpServer.address() as AddressInfo).port;
+      specsUrl = `${publicUrl(config, httpPort)}/specs`;
+      grpcServer = await startGrpcServer({
+        host,
+        port: config.server.grpcPort,
+        maxMessageBytes: config.server.grpcMaxMessageBytes,
+        heartbeatIntervalMs: config.gate.heartbeatIntervalMs,
+        gate,
+        clientCalls,
+        speech: options.speech,
+      });
+      for (const plugin of plugins) {
+        try {
+          await plugin.definition.start?.(plugin.context);
+        } catch (err) {
+          throw new BootError('PLUGIN_START_FAILED', `plugin '${plugin.definition.name}' failed to start: ${(err as Error).message}`, [], err);
+        }
+      }
+      const result = { httpPort, grpcPort: grpcServer.port, httpUrl: `http://${host}:${httpPort}`, grpcAddress: `${host}:${grpcServer.port}` };
+      logger.info({ ...result, plugins: plugins.map((p) => p.definition.name) }, 'gateway listening');
+      return result;
+    },
+    async close() {
+      await gate.shutdown();
+      for (const plugin of [...plugins].reverse()) {
+        try {
+          await plugin.definition.close?.();
+        } catch (err) {
+          logger.warn({ err, plugin: plugin.definition.name }, 'plugin close failed');
+        }
+      }
+      await grpcServer?.close();
+      if (httpServer) {
+        httpServer.closeAllConnections();
+        await new Promise<void>((resolve) => httpServer!.close(() => resolve()));
+      }
+    },
+  };
+}
+
+function publicUrl(config: GatewayConfig, httpPort: number): string {
+  return (config.server.publicUrl ?? `http://${config.server.host}:${httpPort}`).replace(/\/$/, '');
+}

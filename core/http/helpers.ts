@@ -1,0 +1,54 @@
+import type { Context } from 'koa';
+import getRawBody from 'raw-body';
+import type { Caller } from '../directory.js';
+import { gatewayError } from '../errors.js';
+import type { StringMap } from '../gate/messages.js';
+
+/** Request-body and header helpers every HTTP plugin uses, bound to the configured body limit. */
+export interface HttpHelpers {
+  /** The body exactly as sent, up to `limit` bytes (413 REQUEST_TOO_LARGE beyond). */
+  readRawBody(ctx: Context, limit?: number): Promise<Buffer>;
+  /** The body parsed as JSON (400 MALFORMED_JSON when it is not). */
+  readJson(ctx: Context, limit?: number): Promise<unknown>;
+  /** Headers to pass to a service for this request (request ID, caller, billing). */
+  serviceHeaders(ctx: Context, caller: Caller): StringMap;
+}
+
+/** Headers a caller may send that services read (reference/service-protocol.md section 3). */
+const PASSED_HEADERS = ['platform-billing-key', 'content-hidden', 'platform-billing-key-name', 'platform-billing-account-id', 'platform-billing-user-id'];
+
+export function createHttpHelpers(bodyLimitBytes: number): HttpHelpers {
+  const readRawBody = async (ctx: Context, limit = bodyLimitBytes): Promise<Buffer> => {
+    try {
+      return await getRawBody(ctx.req, { limit, length: ctx.request.headers['content-length'] });
+    } catch (err) {
+      const e = err as { type?: string; limit?: number; message?: string };
+      if (e.type === 'entity.too.large') throw gatewayError('REQUEST_TOO_LARGE', { args: { limit } });
+      throw gatewayError('VALIDATION_FAILED', { args: { reason: `request body could not be read: ${e.message ?? 'aborted'}` } });
+    }
+  };
+  return {
+    readRawBody,
+    async readJson(ctx, limit) {
+      const raw = await readRawBody(ctx, limit);
+      if (raw.length === 0) throw gatewayError('MALFORMED_JSON', { args: { reason: 'the body is empty' } });
+      try {
+        return JSON.parse(raw.toString('utf8')) as unknown;
+      } catch (err) {
+        throw gatewayError('MALFORMED_JSON', { args: { reason: (err as Error).message } });
+      }
+    },
+    serviceHeaders(ctx, caller) {
+      const headers: StringMap = {
+        'Z-requestId': String(ctx.state.requestId),
+        'Z-callerAccountId': String(caller.account.id),
+        'PLATFORM-API-KEY-NAME': caller.keyName,
+      };
+      for (const name of PASSED_HEADERS) {
+        const value = ctx.get(name);
+        if (value) headers[name.toUpperCase()] = value;
+      }
+      return headers;
+    },
+  };
+}

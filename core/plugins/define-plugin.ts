@@ -1,0 +1,53 @@
+import type Router from '@koa/router';
+import type { GatewayConfig } from '../config/types.js';
+import type { Directory } from '../directory.js';
+import type { Gate } from '../gate/gate.js';
+import type { HttpHelpers } from '../http/helpers.js';
+import type { Logger } from '../logger.js';
+import type { Pipeline } from '../pipeline.js';
+
+/**
+ * What a plugin receives: a narrow view of the gateway, not the app. `options` are the plugin's own
+ * settings from `plugins.options.<name>`, validated against its `configSchema` with defaults applied.
+ */
+export interface PluginContext<Options = Record<string, unknown>> {
+  readonly name: string;
+  readonly options: Options;
+  readonly config: GatewayConfig;
+  readonly logger: Logger;
+  readonly pipeline: Pipeline;
+  readonly directory: Directory;
+  readonly gate: Gate;
+  readonly http: HttpHelpers;
+  /** Base URL of the published data-type schemas (`{specs_url}`). */
+  readonly specsUrl: string;
+}
+
+export interface PluginDefinition<Options = Record<string, unknown>> {
+  /** Unique name; for a built-in plugin, the name of its folder under plugins/. */
+  readonly name: string;
+  readonly description?: string;
+  /** JSON Schema of the plugin's options (`plugins.options.<name>`); defaults are applied. */
+  readonly configSchema?: Record<string, unknown>;
+  /** Mounts the plugin's routes on its own router. */
+  routes?(router: Router, ctx: PluginContext<Options>): void;
+  /** Background work started after the routes are mounted (workers, timers). */
+  start?(ctx: PluginContext<Options>): Promise<void> | void;
+  /** Stops background work; called in reverse load order at shutdown. */
+  close?(): Promise<void> | void;
+}
+
+/**
+ * Declares a plugin. An identity function that exists for typing.
+ *
+ * @example
+ * export default definePlugin({
+ *   name: 'hello',
+ *   routes(router) {
+ *     router.get('/hello', (ctx) => { ctx.body = { hello: 'world' }; });
+ *   },
+ * });
+ */
+export function definePlugin<Options = Record<string, unknown>>(definition: PluginDefinition<Options>): PluginDefinition<Options> {
+  return definition;
+}

@@ -1,0 +1,8 @@
+/** The public surface for plugins: everything a plugin may import from core. */
+export { definePlugin, type PluginContext, type PluginDefinition } from './define-plugin.js';
+export { gatewayError, GatewayError, type ErrorCode } from '../errors.js';
+export type { Caller, ServiceEntry } from '../directory.js';
+export type { Permission } from '../config/types.js';
+export type { GateRequest, OpenOptions } from '../gate/gate.js';
+export type { ServiceAnswer, ServiceCall } from '../gate/service-call.js';
+export type * from '../gate/messages.js';

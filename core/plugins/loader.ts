@@ -1,0 +1,111 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import Router from '@koa/router';
+import type Koa from 'koa';
+import { BootError } from '../errors.js';
+import { createAjv, formatAjvErrors } from '../validation/ajv.js';
+import type { PluginContext, PluginDefinition } from './define-plugin.js';
+
+type AnyPlugin = PluginDefinition<any>;
+
+export interface LoadedPlugin {
+  definition: AnyPlugin;
+  context: PluginContext<any>;
+  source: string;
+}
+
+const PLUGIN_NAME = /^[a-z0-9][a-z0-9-]*$/;
+const BUILTIN_DIR = fileURLToPath(new URL('../../plugins/', import.meta.url));
+
+/** Where built-in plugin `name` lives; plugin folders starting with `_` hold shared helpers only. */
+export function builtinPluginPath(name: string): string {
+  return `${BUILTIN_DIR}${name}/index.ts`;
+}
+
+export interface PluginSources {
+  enabled: readonly string[];
+  custom: readonly { path: string; enabled: boolean }[];
+  options: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+}
+
+/**
+ * Imports the enabled built-in plugins and the custom ones named by path, checks each definition,
+ * validates its options, and mounts its routes on its own router. Any problem stops the boot with a
+ * coded BootError naming the plugin.
+ */
+export async function loadPlugins(
+  app: Koa,
+  sources: PluginSources,
+  makeContext: (name: string, options: Record<string, unknown>) => PluginContext<any>,
+): Promise<LoadedPlugin[]> {
+  const requested = [
+    ...sources.enabled.map((name) => ({ source: builtinPluginPath(name), expectedName: name as string | undefined })),
+    ...sources.custom.filter((c) => c.enabled).map((c) => ({ source: c.path, expectedName: undefined })),
+  ];
+  const ajv = createAjv({ useDefaults: true });
+  const loaded: LoadedPlugin[] = [];
+  const names = new Set<string>();
+
+  for (const { source, expectedName } of requested) {
+    const definition = await importPlugin(source, expectedName);
+    if (names.has(definition.name)) {
+      throw new BootError('PLUGIN_DUPLICATE', `plugin '${definition.name}' is loaded twice (second time from ${source})`);
+    }
+    names.add(definition.name);
+    const options = structuredClone({ ...(sources.options[definition.name] ?? {}) }) as Record<string, unknown>;
+    if (definition.configSchema) {
+      let validate;
+      try {
+        validate = ajv.compile(definition.configSchema);
+      } catch (err) {
+        throw new BootError('PLUGIN_INVALID', `plugin '${definition.name}' has an invalid configSchema`, [(err as Error).message]);
+      }
+      if (!validate(options)) {
+        throw new BootError('PLUGIN_OPTIONS_INVALID', `options of plugin '${definition.name}' are invalid`,
+          formatAjvErrors(validate.errors).map((p) => `plugins.options.${definition.name}${p}`));
+      }
+    }
+    const context = makeContext(definition.name, options);
+    if (definition.routes) {
+      const router = new Router();
+      try {
+        definition.routes(router, context);
+      } catch (err) {
+        throw new BootError('PLUGIN_INVALID', `plugin '${definition.name}' failed to declare its routes: ${(err as Error).message}`, [], err);
+      }
+      app.use(router.routes());
+      app.use(router.allowedMethods({ throw: true }));
+    }
+    loaded.push({ definition, context, source });
+  }
+  for (const name of Object.keys(sources.options)) {
+    if (!names.has(name)) throw new BootError('PLUGIN_OPTIONS_INVALID', `plugins.options names '${name}', which is not an enabled plugin`);
+  }
+  return loaded;
+}
+
+async function importPlugin(source: string, expectedName: string | undefined): Promise<AnyPlugin> {
+  if (expectedName !== undefined && (!PLUGIN_NAME.test(expectedName) || !existsSync(source))) {
+    throw new BootError('PLUGIN_NOT_FOUND', `no built-in plugin named '${expectedName}' (looked for ${source})`);
+  }
+  if (!existsSync(source)) throw new BootError('PLUGIN_NOT_FOUND', `custom plugin module ${source} does not exist`);
+  let module: { default?: unknown };
+  try {
+    module = (await import(pathToFileURL(source).href)) as { default?: unknown };
+  } catch (err) {
+    throw new BootError('PLUGIN_INVALID', `plugin module ${source} failed to load: ${(err as Error).message}`, [], err);
+  }
+  const definition = module.default as Partial<AnyPlugin> | undefined;
+  const problems: string[] = [];
+  if (!definition || typeof definition !== 'object') problems.push('the module has no default export made with definePlugin({...})');
+  else {
+    if (typeof definition.name !== 'string' || !PLUGIN_NAME.test(definition.name)) problems.push(`name must be kebab-case text, got ${JSON.stringify(definition.name)}`);
+    for (const hook of ['routes', 'start', 'close'] as const) {
+      if (definition[hook] !== undefined && typeof definition[hook] !== 'function') problems.push(`${hook} must be a function`);
+    }
+    if (!definition.routes && !definition.start) problems.push('a plugin needs routes() or start()');
+    if (expectedName && definition.name !== expectedName) problems.push(`name '${definition.name}' differs from its folder '${expectedName}'`);
+  }
+  if (problems.length) throw new BootError('PLUGIN_INVALID', `plugin ${expectedName ?? source} is not a valid plugin`, problems);
+  return definition as AnyPlugin;
+}

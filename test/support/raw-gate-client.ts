@@ -1,0 +1,106 @@
+/**
+ * A client of the Gate protocol written straight from proto/gate.proto, without the SDK: it plays a
+ * model service (processAsync) or a caller (process*), so tests see exactly what goes on the wire.
+ */
+import * as grpc from '@grpc/grpc-js';
+import type { ClientRequestProto, ClientResponseProto, GateToServiceProto, ServiceToGateProto } from '../../core/gate/messages.js';
+import { MAX_MESSAGE_BYTES, gateClientConstructor } from '../../core/gate/proto.js';
+
+export type RawClient = grpc.Client & Record<string, any>;
+
+export function rawClient(address: string): RawClient {
+  const Gate = gateClientConstructor();
+  return new Gate(address, grpc.credentials.createInsecure(), {
+    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+  }) as RawClient;
+}
+
+/** One processAsync stream with a queue of what the gateway sent. */
+export class RawServiceStream {
+  readonly received: GateToServiceProto[] = [];
+  readonly call: grpc.ClientDuplexStream<ServiceToGateProto, GateToServiceProto>;
+  ended = false;
+  #waiters: (() => void)[] = [];
+
+  constructor(client: RawClient) {
+    this.call = client.processAsync();
+    this.call.on('data', (m: GateToServiceProto) => {
+      this.received.push(m);
+      this.#notify();
+    });
+    const end = () => {
+      this.ended = true;
+      this.#notify();
+    };
+    this.call.on('end', end);
+    this.call.on('error', end);
+  }
+
+  #notify(): void {
+    for (const w of this.#waiters.splice(0)) w();
+  }
+
+  send(message: ServiceToGateProto): void {
+    this.call.write(message);
+  }
+
+  startServing(token: string, instanceBootUuid?: string): void {
+    this.send({ startServing: { connectionToken: token, serviceDescriptor: { name: 'raw' }, instanceBootUuid, hostname: 'raw-test' } });
+  }
+
+  /** The next message matching `pred` (already received or arriving later). */
+  async next(pred: (m: GateToServiceProto) => boolean, timeoutMs = 5000): Promise<GateToServiceProto> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const index = this.received.findIndex(pred);
+      if (index >= 0) return this.received.splice(index, 1)[0]!;
+      if (this.ended) throw new Error('stream ended before the expected message');
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error('timed out waiting for a gateway message');
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, left);
+        this.#waiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+  }
+
+  async untilEnded(timeoutMs = 5000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.ended) {
+      if (Date.now() > deadline) throw new Error('stream did not end');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  close(): void {
+    try {
+      this.call.end();
+    } catch {
+      // already closed
+    }
+  }
+
+  cancel(): void {
+    this.call.cancel();
+  }
+}
+
+export function processUnary(client: RawClient, request: ClientRequestProto): Promise<ClientResponseProto> {
+  return new Promise((resolve, reject) => client.process(request, (err: Error | null, res: ClientResponseProto) => (err ? reject(err) : resolve(res))));
+}
+
+export function processResponseStream(client: RawClient, request: ClientRequestProto): Promise<ClientResponseProto[]> {
+  return new Promise((resolve, reject) => {
+    const out: ClientResponseProto[] = [];
+    const call = client.processResponseStream(request);
+    call.on('data', (m: ClientResponseProto) => out.push(m));
+    call.on('end', () => resolve(out));
+    call.on('error', reject);
+  });
+}
+
+export const json = (value: unknown) => ({ json: JSON.stringify(value) });
