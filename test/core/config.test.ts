@@ -1,0 +1,87 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { hashSecret } from '../../core/auth/secrets.js';
+import { buildConfig, loadConfigFile } from '../../core/config/load.js';
+import { BootError } from '../../core/errors.js';
+
+const bootError = (fn: () => unknown): BootError => {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof BootError) return err;
+    throw err;
+  }
+  throw new Error('expected a BootError');
+};
+
+describe('config loading', () => {
+  it('stops the boot listing every schema problem at once', () => {
+    const err = bootError(() => buildConfig({
+      server: { httpPort: 'eighty' },
+      accounts: [{ id: 1, name: '123' }],
+      services: [{ id: 1, name: 'x', account: 1, extra: true }],
+      apiKeys: [{ name: 'k', account: 1, key: 'short', permissions: ['EVERYTHING'] }],
+    }, { env: {} }));
+    expect(err.code).toBe('CONFIG_INVALID');
+    const text = err.problems.join('\n');
+    expect(text).toContain('/server/httpPort: must be integer');
+    expect(text).toContain('/accounts/0/name: must match pattern');
+    expect(text).toContain("/services/0: must NOT have additional properties ('extra')");
+    expect(text).toContain('/apiKeys/0/key: must NOT have fewer than 16 characters');
+    expect(text).toContain('/apiKeys/0/permissions/0: must be equal to one of the allowed values');
+    expect(err.message).toContain('CONFIG_INVALID');
+  });
+
+  it('reports inconsistencies: unknown accounts, duplicate IDs and names, shared tokens', () => {
+    const err = bootError(() => buildConfig({
+      accounts: [{ id: 1, name: 'a' }, { id: 1, name: 'a' }],
+      services: [
+        { id: 5, name: 's', account: 'ghost', connectionTokens: [{ token: 'same-token-1' }] },
+        { id: 5, name: 't', account: 'a', connectionTokens: [{ token: 'same-token-1' }] },
+      ],
+      gate: { servers: ['a:1', 'b:2'] },
+      store: { kind: 'mongodb' },
+    }, { env: {} }));
+    expect(err.problems).toEqual(expect.arrayContaining([
+      'duplicate account id: 1',
+      'duplicate account name: a',
+      "services[0] (s): account 'ghost' is not declared in accounts",
+      'duplicate service id: 5',
+      'duplicate connection token (shared by two services): (secret)',
+      'gate.currentServer is required when gate.servers lists more than one gateway',
+      'store.mongodbUri (or MONGODB_URI) is required when store.kind is mongodb',
+    ]));
+  });
+
+  it('applies defaults, environment overrides and ${VAR} substitution, and keeps only key hashes', () => {
+    const config = buildConfig({
+      accounts: [{ id: 1, name: 'demo' }],
+      apiKeys: [{ name: 'k', account: 'demo', key: '${MY_KEY:-fallback-key-0123456789}', permissions: ['READ_DATA'] }],
+    }, { env: { HTTP_PORT: '1234', GRPC_PORT: '4321', MONGODB_URI: 'mongodb://127.0.0.1:1/x', MY_KEY: 'from-the-environment-0001' } });
+    expect(config.server).toMatchObject({ httpPort: 1234, grpcPort: 4321, host: '127.0.0.1' });
+    expect(config.store).toMatchObject({ kind: 'mongodb', mongodbUri: 'mongodb://127.0.0.1:1/x', resultRetentionDays: 7 });
+    expect(config.gate).toMatchObject({ heartbeatIntervalMs: 5000, defaultTimeoutSec: 60 });
+    expect(config.accounts[0]).toMatchObject({ requestsPerSecond: 20, blocked: false });
+    expect(config.apiKeys[0]!.keyHash).toBe(hashSecret('from-the-environment-0001'));
+    expect(JSON.stringify(config)).not.toContain('from-the-environment-0001');
+    expect(Object.isFrozen(config.apiKeys[0])).toBe(true);
+  });
+
+  it('reads YAML files and resolves relative paths against the file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-config-'));
+    const file = join(dir, 'gateway.yaml');
+    writeFileSync(file, 'accounts:\n  - id: 1\n    name: demo\nplugins:\n  custom:\n    - path: ./my-plugin.ts\nstore:\n  dataDir: data\n');
+    const config = loadConfigFile(file, { env: {} });
+    expect(config.plugins.custom[0]!.path).toBe(join(dir, 'my-plugin.ts'));
+    expect(config.store.dataDir).toBe(join(dir, 'data'));
+  });
+
+  it('names the file when it is not YAML', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-config-'));
+    const file = join(dir, 'broken.yaml');
+    writeFileSync(file, 'accounts: [\n');
+    expect(bootError(() => loadConfigFile(file, { env: {} })).message).toContain('broken.yaml');
+  });
+});

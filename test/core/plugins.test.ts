@@ -1,0 +1,79 @@
+import { fileURLToPath } from 'node:url';
+import request from 'supertest';
+import { describe, expect, it } from 'vitest';
+import { buildConfig } from '../../core/config/load.js';
+import { BootError } from '../../core/errors.js';
+import { createGateway } from '../../core/gateway.js';
+import { silentLogger } from '../../core/logger.js';
+import { ECHO_TOKEN, TEST_KEY, startTestGateway, testConfigInput } from '../support/gateway.js';
+import { RawServiceStream, json, rawClient } from '../support/raw-gate-client.js';
+
+const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/plugins/${name}`, import.meta.url));
+const customPluginPath = fileURLToPath(new URL('../../examples/custom-plugin/index.ts', import.meta.url));
+
+async function bootFails(plugins: Record<string, unknown>): Promise<BootError> {
+  const config = buildConfig(testConfigInput({ plugins }), { env: {} });
+  try {
+    await createGateway(config, { logger: silentLogger() });
+  } catch (err) {
+    if (err instanceof BootError) return err;
+    throw err;
+  }
+  throw new Error('the boot was expected to fail');
+}
+
+describe('plugin loader', () => {
+  it('mounts an enabled built-in plugin and leaves a disabled one out', async () => {
+    const on = await createGateway(buildConfig(testConfigInput({ plugins: { enabled: ['health'] } }), { env: {} }), { logger: silentLogger() });
+    const res = await request(on.app.callback()).get('/health');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok', instances: {} });
+
+    const off = await createGateway(buildConfig(testConfigInput({ plugins: { enabled: [] } }), { env: {} }), { logger: silentLogger() });
+    const missing = await request(off.app.callback()).get('/health');
+    expect(missing.status).toBe(404);
+    expect(missing.body.error).toMatchObject({ code: 'NOT_FOUND', type: 'not_found_error' });
+  });
+
+  it('loads a custom plugin from a path, validates its options and serves it through the Gate', async () => {
+    const gw = await startTestGateway(testConfigInput({ plugins: { custom: [{ path: customPluginPath }], options: { shout: { greeting: 'HEY' } } } }));
+    const client = rawClient(gw.grpcAddress);
+    const service = new RawServiceStream(client);
+    try {
+      service.startServing(ECHO_TOKEN, 'shout');
+      await service.next((m) => m.body === 'serviceInfo');
+      const pending = request(gw.httpUrl).post('/api/custom/shout/demo/echo').set('PLATFORM-API-KEY', TEST_KEY).send({ text: 'quiet words' }).then((r) => r);
+      const req = await service.next((m) => m.body === 'predict');
+      service.send({ requestId: req.requestId, predict: { data: json({ got: JSON.parse(req.predict!.data!.json!).text }) } });
+      const res = await pending;
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ greeting: 'HEY', answer: { got: 'QUIET WORDS' } });
+      const unauthorized = await request(gw.httpUrl).post('/api/custom/shout/demo/echo').send({ text: 'x' });
+      expect(unauthorized.status).toBe(401);
+    } finally {
+      service.close();
+      client.close();
+      await gw.close();
+    }
+  });
+
+  it('stops the boot with a coded error naming the plugin', async () => {
+    expect(await bootFails({ enabled: ['no-such-plugin'] })).toMatchObject({ code: 'PLUGIN_NOT_FOUND', message: expect.stringContaining('no-such-plugin') });
+    expect(await bootFails({ enabled: ['../health'] })).toMatchObject({ code: 'PLUGIN_NOT_FOUND' });
+    expect(await bootFails({ custom: [{ path: fixture('no-default.ts') }] })).toMatchObject({ code: 'PLUGIN_INVALID', message: expect.stringContaining('no-default.ts') });
+    const badName = await bootFails({ custom: [{ path: fixture('bad-name.ts') }] });
+    expect(badName.code).toBe('PLUGIN_INVALID');
+    expect(badName.problems).toEqual(expect.arrayContaining([expect.stringContaining('kebab-case'), 'routes must be a function']));
+    expect(await bootFails({ custom: [{ path: fixture('does-not-exist.ts') }] })).toMatchObject({ code: 'PLUGIN_NOT_FOUND' });
+    expect(await bootFails({ enabled: ['health'], custom: [{ path: fixture('health-again.ts') }] })).toMatchObject({ code: 'PLUGIN_DUPLICATE', message: expect.stringContaining("'health'") });
+    const options = await bootFails({ custom: [{ path: customPluginPath }], options: { shout: { greeting: 5 } } });
+    expect(options).toMatchObject({ code: 'PLUGIN_OPTIONS_INVALID' });
+    expect(options.problems).toEqual(['plugins.options.shout/greeting: must be string']);
+    expect(await bootFails({ options: { ghost: {} } })).toMatchObject({ code: 'PLUGIN_OPTIONS_INVALID', message: expect.stringContaining('ghost') });
+  });
+
+  it('a disabled custom plugin is not loaded', async () => {
+    const gw = await createGateway(buildConfig(testConfigInput({ plugins: { custom: [{ path: customPluginPath, enabled: false }] } }), { env: {} }), { logger: silentLogger() });
+    expect(gw.plugins).toHaveLength(0);
+  });
+});
