@@ -126,9 +126,9 @@ export interface TaskStore {
   create(input: CreateTaskInput, limits: CreateLimits): Promise<TaskRecord>;
 
   /**
-   * Takes the oldest claimable task (QUEUED, or PROCESSING whose lease ran out) of a caller below its
-   * running cap: sets PROCESSING, a new random `leaseToken`, `leaseUntil = now + leaseMs` and
-   * `attempt + 1`. Returns null when nothing is claimable. A re-claimed task already counts as running,
+   * Takes the oldest claimable task (by `createdAt`, ties in any order): QUEUED of a caller below its
+   * running cap, or PROCESSING whose lease ran out. Sets PROCESSING, a new random `leaseToken`,
+   * `leaseUntil = now + leaseMs` and `attempt + 1`. Returns null when nothing is claimable. A re-claimed task already counts as running,
    * so it is taken even when its caller is at the cap. Never hands one task to two claimers.
    */
   claim(options: ClaimOptions): Promise<TaskRecord | null>;

@@ -213,8 +213,9 @@ export function taskStoreConformance(name: string, factory: HarnessFactory): voi
           code: 'TOO_MANY_IDLE_ASYNC_TASKS', status: 429, args: { account: '1', limit: '2' },
         });
         expect(await store.countQueued(1)).toBe(2);
+        clock += 1;
         await store.create(input(2), limits); // another account is not affected
-        await claimed(); // a claimed task no longer waits
+        expect((await claimed()).callerId).toBe(1); // a claimed task no longer waits
         await store.create(input(1), limits);
         const queued = await store.create(input(1), limits).catch((e: unknown) => e);
         expect(isGatewayError(queued) && queued.code).toBe('TOO_MANY_IDLE_ASYNC_TASKS');
