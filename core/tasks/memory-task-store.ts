@@ -93,6 +93,8 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   async claim(options: ClaimOptions): Promise<TaskRecord | null> {
+    const services = options.serviceIds && new Set(options.serviceIds);
+    if (services?.size === 0) return null;
     const now = this.now();
     const running = new Map<number, number>();
     for (const { record } of this.active.values()) {
@@ -101,6 +103,7 @@ export class MemoryTaskStore implements TaskStore {
     let best: MemoryTask | undefined;
     for (const task of this.active.values()) {
       const { record } = task;
+      if (services && !services.has(record.serviceId)) continue;
       const stale = record.status === 'PROCESSING' && (record.leaseUntil ?? 0) < now;
       if (record.status === 'QUEUED') {
         if ((running.get(record.callerId) ?? 0) >= runningCapFor(options, record.callerId)) continue;

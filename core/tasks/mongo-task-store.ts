@@ -91,11 +91,13 @@ export class MongoTaskStore implements TaskStore {
   }
 
   async claim(options: ClaimOptions): Promise<TaskRecord | null> {
+    if (options.serviceIds?.length === 0) return null;
     const now = this.now();
+    const services = options.serviceIds ? { serviceId: { $in: [...options.serviceIds] } } : {};
     const full: number[] = [];
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const candidate = await this.model
-        .findOne({ $or: [{ status: 'QUEUED', callerId: { $nin: full } }, { status: 'PROCESSING', leaseUntil: { $lt: now } }] })
+        .findOne({ $or: [{ status: 'QUEUED', callerId: { $nin: full }, ...services }, { status: 'PROCESSING', leaseUntil: { $lt: now }, ...services }] })
         .sort({ createdAt: 1, _id: 1 })
         .select({ _id: 1, callerId: 1, status: 1, leaseToken: 1 })
         .lean<Pick<TaskDoc, '_id' | 'callerId' | 'status' | 'leaseToken'>>();

@@ -105,6 +105,12 @@ export interface ClaimOptions {
   leaseMs: number;
   /** At most this many PROCESSING tasks per caller (spec section 8: the account's rate, capped at 50). */
   maxRunningPerAccount: number | ((accountId: number) => number);
+  /**
+   * Only tasks of these services (a gateway passes those with an instance connected to it, so a task
+   * waits QUEUED for a process that can run it instead of being taken by one that cannot). Absent:
+   * any service; empty: none.
+   */
+  serviceIds?: readonly number[];
 }
 
 export type StoredResult =
@@ -126,8 +132,8 @@ export interface TaskStore {
   create(input: CreateTaskInput, limits: CreateLimits): Promise<TaskRecord>;
 
   /**
-   * Takes the oldest claimable task (by `createdAt`, ties in any order): QUEUED of a caller below its
-   * running cap, or PROCESSING whose lease ran out. Sets PROCESSING, a new random `leaseToken`,
+   * Takes the oldest claimable task (by `createdAt`, ties in any order) of `serviceIds`: QUEUED of a
+   * caller below its running cap, or PROCESSING whose lease ran out. Sets PROCESSING, a new random `leaseToken`,
    * `leaseUntil = now + leaseMs` and `attempt + 1`. Returns null when nothing is claimable (or, rarely,
    * when heavy contention used up its retries: poll again). A re-claimed task already counts as
    * running, so it is taken even when its caller is at the cap. Never hands one task to two claimers.

@@ -194,6 +194,20 @@ export function taskStoreConformance(name: string, factory: HarnessFactory): voi
         expect(stored.kind === 'result' && stored.body.toString()).toBe('ok');
       });
 
+      it('claims only tasks of the given services, re-claims included', async () => {
+        const of10 = await store.create(input(1), CAPS);
+        clock += 1;
+        const of20 = await store.create({ ...input(1), serviceId: 20 }, CAPS);
+        const only = (serviceIds: number[]) => store.claim({ workerId: 'w', leaseMs: LEASE_MS, maxRunningPerAccount: 50, serviceIds });
+        expect(await only([])).toBeNull();
+        expect((await only([20, 30]))?.taskId).toBe(of20.taskId);
+        expect(await only([20])).toBeNull();
+        clock += LEASE_MS + 1;
+        expect(await only([30])).toBeNull(); // of20's lease ran out, but it is not a task of service 30
+        expect((await only([20]))).toMatchObject({ taskId: of20.taskId, attempt: 2 });
+        expect((await claim())?.taskId).toBe(of10.taskId);
+      });
+
       it('never hands one task to two concurrent claimers', async () => {
         for (let i = 0; i < 10; i++) await store.create(input(1 + (i % 3)), CAPS);
         const got = await Promise.all(Array.from({ length: 14 }, (_, i) => claim(`w${i}`)));
