@@ -66,6 +66,7 @@ export const ERROR_CATALOG = {
   // 499, 5xx
   REQUEST_CANCELED: { status: 499, type: 'api_error', message: () => 'The request was canceled by the caller' },
   INTERNAL_ERROR: { status: 500, type: 'api_error', message: () => 'Internal gateway error', expose: false },
+  ASYNC_TASK_ABANDONED: { status: 500, type: 'api_error', message: (a) => `Task '${str(a.taskId)}' was started ${str(a.attempts)} times without finishing (its gateway stopped each time); it is not started again`, permanent: true },
   SERVICE_BAD_RESPONSE: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}' answered with an invalid message: ${str(a.reason)}` },
   SERVICE_DISCONNECTED: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}' disconnected before answering` },
   GATE_IS_SHUT_DOWN: { status: 503, type: 'api_error', grpcCode: 'platform.gate.gate_is_shut_down', message: () => 'The gateway is shutting down' },

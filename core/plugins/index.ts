@@ -1,6 +1,11 @@
 /** The public surface for plugins: everything a plugin may import from core. */
 export { definePlugin, type PluginContext, type PluginDefinition } from './define-plugin.js';
-export { gatewayError, GatewayError, type ErrorCode } from '../errors.js';
+export { gatewayError, GatewayError, toGatewayError, type ErrorCode } from '../errors.js';
+export { startTaskReaper } from '../tasks/create-task-store.js';
+export {
+  gatewayErrorFromTask, taskErrorFrom,
+  type StoredResult, type TaskRecord, type TaskRequestInfo, type TaskRequestInput, type TaskResult, type TaskStore,
+} from '../tasks/task-store.js';
 export type { Caller, ServiceEntry } from '../directory.js';
 export type { Permission } from '../config/types.js';
 export type { GateRequest, OpenOptions } from '../gate/gate.js';

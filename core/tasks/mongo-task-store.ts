@@ -283,11 +283,14 @@ function payloadOf(doc: PayloadDoc): StoredPayload {
 }
 
 function recordOf(doc: Omit<TaskDoc, 'queueSlot' | 'runSlot'>): TaskRecord {
-  const { kind, configId, dataType, config, body } = doc.request;
+  const { kind, configId, dataType, config, contentType, body } = doc.request;
   return {
     taskId: doc._id, callerId: doc.callerId, serviceId: doc.serviceId, serviceAccountId: doc.serviceAccountId,
     status: doc.status, createdAt: doc.createdAt, completedAt: doc.completedAt ?? null,
-    request: { kind, ...(configId != null ? { configId } : {}), ...(dataType != null ? { dataType } : {}), ...(config != null ? { config } : {}), bodyBytes: body.size },
+    request: {
+      kind, ...(configId != null ? { configId } : {}), ...(dataType != null ? { dataType } : {}), ...(config != null ? { config } : {}),
+      ...(contentType != null ? { contentType } : {}), bodyBytes: body.size,
+    },
     leaseToken: doc.leaseToken ?? null, leaseUntil: doc.leaseUntil ?? null, workerId: doc.workerId ?? null, attempt: doc.attempt ?? 0,
     result: doc.result ? { statusCode: doc.result.statusCode, headers: fromPairs(doc.result.headers), bodyBytes: doc.result.body.size } : null,
     error: doc.error ? { status: doc.error.status, code: doc.error.code, message: doc.error.message, args: fromPairs(doc.error.args) } : null,

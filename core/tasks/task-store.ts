@@ -16,7 +16,7 @@
  * processes on one MongoDB; the caps and the claim hold across them). Times are Unix milliseconds
  * from the store's clock (`TaskStoreOptions.now`).
  */
-import { renderErrorBody, type GatewayError } from '../errors.js';
+import { GatewayError, errorTypeForStatus, renderErrorBody } from '../errors.js';
 
 export type TaskStatus = 'QUEUED' | 'PROCESSING' | 'COMPLETED' | 'CANCELED';
 export const FINAL_STATUSES: readonly TaskStatus[] = ['COMPLETED', 'CANCELED'];
@@ -35,6 +35,8 @@ export interface TaskRequestInput {
   dataType?: string;
   /** The predict configuration as text (JSON text for `object`, the given string for `string`). */
   config?: string;
+  /** The Content-Type the raw variant's body came with (it decides how the body reaches the service). */
+  contentType?: string;
 }
 
 /** The request as kept in the record: everything but the body, which `getRequestBody` returns. */
@@ -43,6 +45,7 @@ export interface TaskRequestInfo {
   configId?: number;
   dataType?: string;
   config?: string;
+  contentType?: string;
   bodyBytes: number;
 }
 
@@ -196,6 +199,11 @@ export const DAY_MS = 24 * 60 * 60 * 1000;
 export function taskErrorFrom(err: GatewayError): TaskError {
   const { code, message, args } = renderErrorBody(err).error;
   return { status: err.status, code, message, args: { ...args } };
+}
+
+/** A stored task error as the catalog error it was (for the result endpoint to throw). */
+export function gatewayErrorFromTask(error: TaskError): GatewayError {
+  return new GatewayError({ code: error.code, status: error.status, type: errorTypeForStatus(error.status), message: error.message, args: error.args });
 }
 
 export function runningCapFor(options: ClaimOptions, accountId: number): number {

@@ -79,8 +79,10 @@ export function taskStoreConformance(name: string, factory: HarnessFactory): voi
       it('keeps each creation variant with its config text', async () => {
         const obj = await store.create(input(1, '{"q":1}', { kind: 'object', config: '{"t":0.5}', dataType: 'x' }), CAPS);
         const str = await store.create(input(1, 'plain text', { kind: 'string', config: 'cfg' }), CAPS);
+        const bin = await store.create(input(1, Buffer.from([0, 255]), { contentType: 'application/octet-stream', configId: 2 }), CAPS);
         expect((await store.get(obj.taskId))?.request).toEqual({ kind: 'object', config: '{"t":0.5}', dataType: 'x', bodyBytes: 7 });
         expect((await store.get(str.taskId))?.request).toEqual({ kind: 'string', config: 'cfg', bodyBytes: 10 });
+        expect((await store.get(bin.taskId))?.request).toEqual({ kind: 'raw', contentType: 'application/octet-stream', configId: 2, bodyBytes: 2 });
       });
 
       it('answers null / missing for an unknown task', async () => {
