@@ -123,13 +123,17 @@ export class ScriptedService {
     else if ('stream' in parsed) {
       const n = Number(parsed.stream);
       for (let i = 0; i < n; i++) stream.send({ requestId, partialPredict: { data: json({ chunk: i }), start: i === 0, finish: i === n - 1 } });
-    } else if ('mirror' in parsed) this.#later(() => stream.send({ requestId, predict: { data: { json: text } } }));
-    else this.#later(() => this.#answer(stream, requestId, { echo: parsed.echo ?? parsed, config: m.predict!.config?.json ?? null, dataType: data.dataType ?? null }));
+    } else if ('mirror' in parsed) this.#later(stream, () => stream.send({ requestId, predict: { data: { json: text } } }));
+    else this.#later(stream, () => this.#answer(stream, requestId, { echo: parsed.echo ?? parsed, config: m.predict!.config?.json ?? null, dataType: data.dataType ?? null }));
   }
 
-  #later(send: () => void): void {
-    if (this.#options.answerDelayMs) setTimeout(send, this.#options.answerDelayMs);
-    else send();
+  /** Sends after `answerDelayMs`; an answer for a stream that died meanwhile is dropped, as an SDK's would be. */
+  #later(stream: RawServiceStream, send: () => void): void {
+    const guarded = () => {
+      if (!stream.ended) send();
+    };
+    if (this.#options.answerDelayMs) setTimeout(guarded, this.#options.answerDelayMs);
+    else guarded();
   }
 
   #answer(stream: RawServiceStream, requestId: number, value: unknown): void {
