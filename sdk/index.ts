@@ -34,3 +34,14 @@ export {
   rawJsonPayload,
   readJson,
 } from './payload.js';
+export {
+  GateClient,
+  GateDuplexStream,
+  createGateClient,
+  responsePayload,
+  type CallOptions,
+  type ClientRequestBody,
+  type GateClientOptions,
+  type JsonPredictOptions,
+} from './client/gate-client.js';
+export { GateClientError } from './client/errors.js';

@@ -136,6 +136,34 @@ export interface ClientScript {
   processStream?: (requests: AsyncIterable<ClientRequestProto>, write: (response: ClientResponseProto) => void) => Promise<void>;
 }
 
+/** The messages of a readable call as an async iterable that ends on 'end', without destroying the call. */
+function readAll<T>(call: NodeJS.EventEmitter, onItem: (item: T) => void): AsyncIterable<T> {
+  const items: T[] = [];
+  let ended = false;
+  let wake: (() => void) | undefined;
+  call.on('data', (item: T) => {
+    onItem(item);
+    items.push(item);
+    wake?.();
+  });
+  const finish = (): void => {
+    ended = true;
+    wake?.();
+  };
+  call.on('end', finish);
+  call.on('cancelled', finish);
+  call.on('error', finish);
+  return {
+    async *[Symbol.asyncIterator]() {
+      for (;;) {
+        if (items.length > 0) yield items.shift() as T;
+        else if (ended) return;
+        else await new Promise<void>((resolve) => (wake = resolve));
+      }
+    },
+  };
+}
+
 export interface HarnessOptions {
   /** What healthCheck answers in `status` (default "Ok"). */
   healthStatus?: string;
@@ -203,12 +231,9 @@ export class HarnessGate {
       processStream: (call: grpc.ServerDuplexStream<ClientRequestProto, ClientResponseProto>) => {
         const script = gate!.options.client?.processStream;
         if (!script) return call.destroy(Object.assign(new Error('not scripted'), { code: grpc.status.UNIMPLEMENTED }));
-        const requests = (async function* () {
-          for await (const request of call as AsyncIterable<ClientRequestProto>) {
-            gate!.clientRequests.push(request);
-            yield request;
-          }
-        })();
+        // Read through events: a for-await over the call would destroy it when the client half-closes,
+        // before the script has written its last answers.
+        const requests = readAll<ClientRequestProto>(call, (request) => gate!.clientRequests.push(request));
         void script(requests, (response) => call.write(response)).then(() => call.end());
       },
     };
