@@ -45,6 +45,7 @@ export class StreamSession {
   private silenceTimer: NodeJS.Timeout | undefined;
   private warnedBadInterval = false;
   private idleWaiters: (() => void)[] = [];
+  private drainWaiters: (() => void)[] = [];
 
   constructor(
     private readonly call: grpc.ClientDuplexStream<ServiceToGateProto, GateToServiceProto>,
@@ -102,17 +103,21 @@ export class StreamSession {
       this.log.warn({ gateway: this.gateway, err }, 'model-sdk: write to the gateway failed');
       return false;
     }
-    if (!flushed) {
-      await new Promise<void>((resolve) => {
-        const onDrain = (): void => resolve();
-        this.call.once('drain', onDrain);
-        void this.done.then(() => {
-          this.call.off('drain', onDrain);
-          resolve();
-        });
-      });
-    }
+    if (!flushed) await this.waitDrain();
     return this.isOpen;
+  }
+
+  /** One 'drain' listener for all blocked writers; released on drain or when the stream ends. */
+  private waitDrain(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.drainWaiters.push(resolve) === 1) this.call.once('drain', () => this.releaseDrainWaiters());
+    });
+  }
+
+  private releaseDrainWaiters(): void {
+    const waiters = this.drainWaiters;
+    this.drainWaiters = [];
+    for (const wake of waiters) wake();
   }
 
   /**
@@ -236,6 +241,7 @@ export class StreamSession {
       request.input?.fail(reason);
     }
     this.ignoredStreams.clear();
+    this.releaseDrainWaiters();
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const wake of waiters) wake();

@@ -86,6 +86,20 @@ describe('predict', () => {
     expect(frames.map((f) => f.partialPredict?.data?.json)).toEqual(['{"i":1}', '{"i":2}', '{"i":3}']);
   });
 
+  it('streams large chunks through transport back-pressure without losing any', async () => {
+    const chunk = 'x'.repeat(512 * 1024);
+    const stream = await serve({
+      async *predict() {
+        for (let i = 0; i < 24; i++) yield { i, chunk };
+      },
+    });
+    stream.send({ requestId: 22, predict: { data: { json: '{}' } } });
+    await stream.waitForAnswer(22, 20_000);
+    const frames = stream.messagesFor(22);
+    expect(frames.map((f) => (JSON.parse(f.partialPredict?.data?.json ?? '{}') as { i: number }).i)).toEqual([...Array(24).keys()]);
+    expect(frames.filter((f) => f.partialPredict?.finish)).toHaveLength(1);
+  });
+
   it('a one-chunk stream is a single frame with start and finish; an empty one still ends the request', async () => {
     const stream = await serve({
       async *predict(req) {
