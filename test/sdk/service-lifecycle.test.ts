@@ -61,6 +61,19 @@ describe('model service: connecting', () => {
     expect(firstOfSecond.startServing?.instanceBootUuid).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('reconnects after the stream ends with an error status', async () => {
+    const g = await gate({ heartbeatInterval: 100 });
+    const s = service(g, {});
+    const first = await g.stream(0);
+    await first.waitFor((m) => m.body === 'startServing');
+    const reasons: string[] = [];
+    s.on('disconnected', (_gw, reason) => reasons.push(reason));
+    first.fail();
+    const second = await g.stream(1);
+    expect((await second.waitFor(() => true)).body).toBe('startServing');
+    expect(reasons).toEqual(['error']);
+  });
+
   it('keeps retrying without crashing when the gateway goes away', async () => {
     const g = await gate();
     const s = service(g, {});

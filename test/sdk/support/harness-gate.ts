@@ -89,6 +89,15 @@ export class HarnessStream {
     this.call.end();
   }
 
+  /** Ends the gate's side with an error status (UNAVAILABLE by default). */
+  fail(code: grpc.status = grpc.status.UNAVAILABLE, details = 'harness failure'): void {
+    if (this.serverEnded) return;
+    this.serverEnded = true;
+    this.stopHeartbeats();
+    // grpc-js turns an 'error' event into the call's status and ends it (destroy() would skip the status).
+    this.call.emit('error', Object.assign(new Error(details), { code, details }));
+  }
+
   /** The first message the service sent that matches. */
   waitFor(match: (m: ServiceToGateProto) => boolean, timeoutMs = 5000, what = 'a message'): Promise<ServiceToGateProto> {
     return eventually(() => this.received.find(match), timeoutMs, what);
@@ -222,7 +231,7 @@ export class HarnessGate {
       processResponseStream: (call: grpc.ServerWritableStream<ClientRequestProto, ClientResponseProto>) => {
         gate!.clientRequests.push(call.request);
         const script = gate!.options.client?.processResponseStream;
-        if (!script) return call.destroy(Object.assign(new Error('not scripted'), { code: grpc.status.UNIMPLEMENTED }));
+        if (!script) return void call.emit('error', Object.assign(new Error('not scripted'), { code: grpc.status.UNIMPLEMENTED }));
         void (async () => {
           for await (const response of script(call.request) as AsyncIterable<ClientResponseProto>) call.write(response);
           call.end();
@@ -230,7 +239,7 @@ export class HarnessGate {
       },
       processStream: (call: grpc.ServerDuplexStream<ClientRequestProto, ClientResponseProto>) => {
         const script = gate!.options.client?.processStream;
-        if (!script) return call.destroy(Object.assign(new Error('not scripted'), { code: grpc.status.UNIMPLEMENTED }));
+        if (!script) return void call.emit('error', Object.assign(new Error('not scripted'), { code: grpc.status.UNIMPLEMENTED }));
         // Read through events: a for-await over the call would destroy it when the client half-closes,
         // before the script has written its last answers.
         const requests = readAll<ClientRequestProto>(call, (request) => gate!.clientRequests.push(request));
