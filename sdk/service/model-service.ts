@@ -212,7 +212,10 @@ export class ModelService extends EventEmitter<ModelServiceEvents> implements Co
   }
 
   private closeInBackground(connection: GateConnection, reason: string): void {
-    const closing = connection.close(reason).finally(() => this.closing.delete(closing));
+    const closing = connection
+      .close(reason)
+      .catch((err: unknown) => this.options.logger.warn({ gateway: connection.name, err }, 'model-sdk: closing a connection failed'))
+      .finally(() => this.closing.delete(closing));
     this.closing.add(closing);
   }
 

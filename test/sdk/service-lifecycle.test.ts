@@ -151,9 +151,9 @@ describe('model service: heartbeats', () => {
 
   it('keeps a stream whose gate keeps heartbeating', async () => {
     const g = await gate({ heartbeatInterval: 50 });
-    service(g, {}, { heartbeatGraceMs: 100 });
+    service(g, {});
     const stream = await g.stream(0);
-    await sleep(700);
+    await sleep(1500);
     expect(stream.open).toBe(true);
     expect(g.streams).toHaveLength(1);
   });
@@ -206,8 +206,10 @@ describe('model service: gate errors, stopServing and stop()', () => {
 
   it('stop() sends stopServing, waits for in-flight work, half-closes and does not reconnect', async () => {
     const g = await gate({ heartbeatInterval: 100 });
+    let started = false;
     const s = service(g, {
       async predict(_req, ctx) {
+        started = true;
         await sleep(150);
         return { requestId: ctx.requestId };
       },
@@ -215,7 +217,7 @@ describe('model service: gate errors, stopServing and stop()', () => {
     const stream = await g.stream(0);
     await s.ready();
     stream.send({ requestId: 5, predict: { data: { json: '1' } } });
-    await sleep(20);
+    await eventually(() => started, 5000, 'the handler to start');
     await s.stop();
     const stop = stream.received.findIndex((m) => m.body === 'stopServing');
     const answer = stream.received.findIndex((m) => m.requestId === 5 && m.body === 'predict');
@@ -229,9 +231,11 @@ describe('model service: gate errors, stopServing and stop()', () => {
   it('stop() bounds the wait for in-flight work by drainTimeoutMs', async () => {
     const g = await gate({ heartbeatInterval: 100 });
     let aborted = false;
+    let started = false;
     const s = service(g, {
       predict: (_req, ctx) =>
         new Promise((resolve) => {
+          started = true;
           ctx.signal.addEventListener('abort', () => {
             aborted = true;
             resolve(null);
@@ -241,10 +245,10 @@ describe('model service: gate errors, stopServing and stop()', () => {
     const stream = await g.stream(0);
     await s.ready();
     stream.send({ requestId: 1, predict: { data: { json: '1' } } });
-    await sleep(20);
-    const started = Date.now();
+    await eventually(() => started, 5000, 'the handler to start');
+    const stopping = Date.now();
     await s.stop();
-    expect(Date.now() - started).toBeLessThan(3000);
+    expect(Date.now() - stopping).toBeLessThan(3000);
     expect(aborted).toBe(true);
   });
 });

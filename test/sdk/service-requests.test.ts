@@ -7,7 +7,7 @@ import {
   type ModelService,
   type ModelServiceOptions,
 } from '../../sdk/index.js';
-import { HarnessGate, sleep, type HarnessStream } from './support/harness-gate.js';
+import { HarnessGate, eventually, sleep, type HarnessStream } from './support/harness-gate.js';
 import { startService } from './support/service.js';
 
 let gate: HarnessGate;
@@ -129,8 +129,9 @@ describe('predict', () => {
     stream.send({ requestId: 31, predict: { data: { json: '{}' } } });
     await sleep(50);
     stream.send({ cancel: { requestIdToCancel: 31 } });
-    await sleep(200);
+    await eventually(() => reason, 5000, 'the abort');
     expect((reason as Error).name).toBe('RequestCancelledError');
+    await sleep(100);
     expect(stream.messagesFor(31)).toHaveLength(0);
   });
 
