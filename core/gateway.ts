@@ -14,6 +14,7 @@ import { createLogger, type Logger } from './logger.js';
 import { Pipeline } from './pipeline.js';
 import { loadPlugins, type LoadedPlugin } from './plugins/loader.js';
 import { RateLimiter } from './rate-limiter.js';
+import { createRegistry, type Registry } from './registry/registry.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -26,6 +27,7 @@ export interface Gateway {
   readonly gate: Gate;
   readonly pipeline: Pipeline;
   readonly directory: Directory;
+  readonly registry: Registry;
   readonly logger: Logger;
   readonly plugins: readonly LoadedPlugin[];
   /** Listens for HTTP and gRPC (port 0 picks free ports) and starts the plugins' background work. */
@@ -39,6 +41,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const logger = options.logger ?? createLogger();
   const directory = new Directory(config);
   const pipeline = new Pipeline(directory, new RateLimiter());
+  const registry = createRegistry(config);
+  pipeline.addValidator(registry);
   const gate = new Gate(directory, config.gate, logger);
   const clientCalls = new ClientCalls(pipeline, gate, logger);
   const app = createHttpApp(logger);
@@ -57,6 +61,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     get specsUrl() {
       return specsUrl;
     },
+    registry,
   }));
 
   let httpServer: Server | undefined;
@@ -69,6 +74,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     gate,
     pipeline,
     directory,
+    registry,
     logger,
     plugins,
     async start() {

@@ -5,6 +5,7 @@ import type { Gate } from '../gate/gate.js';
 import type { HttpHelpers } from '../http/helpers.js';
 import type { Logger } from '../logger.js';
 import type { Pipeline } from '../pipeline.js';
+import type { Registry } from '../registry/registry.js';
 
 /**
  * What a plugin receives: a narrow view of the gateway, not the app. `options` are the plugin's own
@@ -21,6 +22,8 @@ export interface PluginContext<Options = Record<string, unknown>> {
   readonly http: HttpHelpers;
   /** Base URL of the published data-type schemas (`{specs_url}`). */
   readonly specsUrl: string;
+  /** The model registry (read-only); config validation against it runs in `pipeline.validateConfig`. */
+  readonly registry: Registry;
 }
 
 export interface PluginDefinition<Options = Record<string, unknown>> {
