@@ -15,6 +15,7 @@ import { Pipeline } from './pipeline.js';
 import { loadPlugins, type LoadedPlugin } from './plugins/loader.js';
 import { RateLimiter } from './rate-limiter.js';
 import { createRegistry, type Registry } from './registry/registry.js';
+import { DataTypes } from './specs/data-types.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -28,6 +29,7 @@ export interface Gateway {
   readonly pipeline: Pipeline;
   readonly directory: Directory;
   readonly registry: Registry;
+  readonly dataTypes: DataTypes;
   readonly logger: Logger;
   readonly plugins: readonly LoadedPlugin[];
   /** Listens for HTTP and gRPC (port 0 picks free ports) and starts the plugins' background work. */
@@ -48,6 +50,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const app = createHttpApp(logger);
   const http = createHttpHelpers(config.server.bodyLimitBytes);
   let specsUrl = `${publicUrl(config, config.server.httpPort)}/specs`;
+  const dataTypes = new DataTypes(() => specsUrl);
 
   const plugins = await loadPlugins(app, config.plugins, (name, pluginOptions) => ({
     name,
@@ -62,6 +65,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       return specsUrl;
     },
     registry,
+    dataTypes,
   }));
 
   let httpServer: Server | undefined;
@@ -75,6 +79,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     pipeline,
     directory,
     registry,
+    dataTypes,
     logger,
     plugins,
     async start() {
