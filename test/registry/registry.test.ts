@@ -272,3 +272,12 @@ describe('validation of configs against the registry', () => {
     expect(errorOf('temperature=1')).toMatchObject({ status: 400, code: 'VALIDATION_FAILED', param: 'config' });
   });
 });
+
+describe('the shipped demo registry file', () => {
+  it('loads and offers echo-chat under both providers', () => {
+    const config = buildConfig(testConfigInput({ registry: { files: ['examples/registry/demo-registry.yaml'] } }), { env: {}, baseDir: process.cwd() });
+    const registry = createRegistry(config, BOOT);
+    expect(registry.models('demo')!.map((m) => m.name)).toEqual(['echo-chat', 'echo-embed']);
+    expect(registry.model('community', 'echo-chat')!.createdAt).toBe('2026-01-01T00:00:00.000Z');
+  });
+});
