@@ -76,7 +76,7 @@ describe('sync-predict plugin', () => {
     const input = testConfigInput({
       server: { httpPort: 0, grpcPort: 0, bodyLimitBytes: BODY_LIMIT },
       registry: registryFixture(),
-      plugins: { enabled: ['sync-predict', 'specs'] },
+      plugins: { enabled: ['sync-predict'] },
     });
     Object.assign(input.services[0], {
       provider: 'acme',
