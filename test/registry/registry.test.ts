@@ -274,10 +274,10 @@ describe('validation of configs against the registry', () => {
 });
 
 describe('the shipped demo registry file', () => {
-  it('loads and offers echo-chat under both providers', () => {
+  it('loads and offers echo-chat under both of its providers', () => {
     const config = buildConfig(testConfigInput({ registry: { files: ['examples/registry/demo-registry.yaml'] } }), { env: {}, baseDir: process.cwd() });
     const registry = createRegistry(config, BOOT);
-    expect(registry.models('demo')!.map((m) => m.name)).toEqual(['echo-chat', 'echo-embed']);
-    expect(registry.model('community', 'echo-chat')!.createdAt).toBe('2026-01-01T00:00:00.000Z');
+    expect(registry.models('example')!.map((m) => m.name)).toEqual(['echo-chat', 'echo-embed']);
+    expect(registry.model('example-mirror', 'echo-chat')!.createdAt).toBe('2026-01-01T00:00:00.000Z');
   });
 });
