@@ -1,18 +1,16 @@
 /**
  * The endpoints of spec section 4.1 under /api/platformgateway. Creation admits the caller like any
- * predict request (MODEL_REQUESTS, the rate limit, access to the service), validates the predict
- * config, stores the task and wakes the local workers. The task endpoints need READ_DATA (status,
- * result) or MODIFY_DATA (cancel), and answer only the account that created the task.
+ * predict request (MODEL_REQUESTS, the rate limit, access to the service), reads and checks the body
+ * and the predict config (requests.ts), stores the task and wakes the local workers. The task
+ * endpoints need READ_DATA (status, result) or MODIFY_DATA (cancel), and answer only the account
+ * that created the task.
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import {
-  gatewayError, gatewayErrorFromTask,
-  type Permission, type PluginContext, type ServiceEntry, type TaskRecord, type TaskRequestInput,
-} from '../../core/plugins/index.js';
+import { gatewayError, gatewayErrorFromTask, type Permission, type PluginContext, type TaskRecord } from '../../core/plugins/index.js';
 import { queuedCap } from './limits.js';
 import type { AsyncPredictOptions } from './options.js';
-import { objectTask, rawTask, stringTask, type NewTask } from './transform.js';
+import { createTaskReaders, type TaskReader } from './requests.js';
 import type { WorkerPool } from './worker-pool.js';
 
 const ACCOUNT = '/api/platformgateway/account/:account';
@@ -20,9 +18,10 @@ const KEY_HEADER = 'PLATFORM-API-KEY';
 const TASK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptions>, pool: WorkerPool): void {
-  const { pipeline, store, http } = ctx;
+  const { pipeline, store } = ctx;
+  const readers = createTaskReaders(ctx);
 
-  const create = (read: (koa: Context) => Promise<NewTask>) => async (koa: Context) => {
+  const create = (read: TaskReader) => async (koa: Context) => {
     const { caller, service } = pipeline.admit({
       apiKey: koa.get(KEY_HEADER) || undefined,
       keyHeader: KEY_HEADER,
@@ -33,7 +32,7 @@ export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptio
     if (!ctx.options.acceptWithoutInstances && !ctx.gate.hasInstances(service.id)) {
       throw gatewayError('NO_ACTIVE_INSTANCES', { args: { service: service.name } });
     }
-    const request = withConfig(ctx, service, await read(koa));
+    const request = await read(koa, service);
     const task = await store.create(
       { callerId: caller.account.id, serviceId: service.id, serviceAccountId: service.accountId, request },
       { maxQueuedPerAccount: queuedCap(caller.account.requestsPerSecond) },
@@ -43,9 +42,9 @@ export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptio
     koa.body = JSON.stringify(task.taskId);
   };
 
-  router.post(`${ACCOUNT}/model/:model/async/predict`, create(async (koa) => rawTask(await http.readRawBody(koa), koa.query, koa.get('content-type') || undefined)));
-  router.post(`${ACCOUNT}/model/:model/async/predict-with-config`, create(async (koa) => objectTask(await http.readJson(koa))));
-  router.post(`${ACCOUNT}/model/:model/async/predict-with-config-v2`, create(async (koa) => stringTask(await http.readJson(koa))));
+  router.post(`${ACCOUNT}/model/:model/async/predict`, create(readers.raw));
+  router.post(`${ACCOUNT}/model/:model/async/predict-with-config`, create(readers.object));
+  router.post(`${ACCOUNT}/model/:model/async/predict-with-config-v2`, create(readers.string));
 
   /** The task named in the path, when the caller's key has `permission` and the caller created it. */
   const ownTask = async (koa: Context, permission: Permission): Promise<TaskRecord> => {
@@ -97,22 +96,4 @@ export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptio
     koa.status = 200;
     koa.body = '';
   });
-}
-
-/**
- * Applies the service's default config when the request gives none (named config `configId` for the
- * raw variant), and validates the config that will be sent, before the task is stored.
- */
-function withConfig(ctx: PluginContext<AsyncPredictOptions>, service: ServiceEntry, made: NewTask): TaskRequestInput {
-  const { request } = made;
-  let config = made.config;
-  if (config === undefined) {
-    const named = ctx.pipeline.namedConfig(service, made.configId);
-    if (named !== undefined) {
-      config = named;
-      request.config = JSON.stringify(named);
-    }
-  }
-  if (config !== undefined) ctx.pipeline.validateConfig(service, config);
-  return request;
 }

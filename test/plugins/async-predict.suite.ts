@@ -338,6 +338,24 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
         expect(service.received.length).toBe(seen);
       });
 
+      it('creation: data is checked against a dataType naming a published type (400 DATA_TYPE_MISMATCH)', async () => {
+        const jsonArray = `${gw.httpUrl}/specs/common.json#/JsonArray`;
+        const seen = service.received.length;
+        expectError(await create('', '{"echo": 1}', { query: `?dataType=${encodeURIComponent(jsonArray)}` }), 400, 'DATA_TYPE_MISMATCH');
+        expectError(await create('-with-config', { data: { echo: 1 }, dataType: jsonArray }), 400, 'DATA_TYPE_MISMATCH');
+        expectError(await create('-with-config-v2', { data: '{"echo": 1}', dataType: jsonArray }), 400, 'DATA_TYPE_MISMATCH');
+        expectError(await create('-with-config', { data: {}, dataType: `${gw.httpUrl}/specs/common.json#/NoSuchType` }), 400, 'UNKNOWN_DATA_TYPE');
+        expect(service.received.length).toBe(seen);
+        const ok = await createdId(await create('-with-config', { data: { echo: 'typed' }, dataType: `${gw.httpUrl}/specs/common.json#/JsonObject` }));
+        expect(await finished(ok)).toMatchObject({ status: 'COMPLETED' });
+      });
+
+      it('creation: an empty v2 config means the service default', async () => {
+        const taskId = await createdId(await create('-with-config-v2', { data: '{"echo": "d"}', config: '' }));
+        await finished(taskId);
+        expect((await result(taskId)).body).toMatchObject({ echo: 'd', config: '{"temperature":0}' });
+      });
+
       it('creation: the predict config is validated (pipeline.validateConfig) before the task is stored', async () => {
         gw.gateway.pipeline.addValidator({
           validate(_service, config) {
