@@ -83,6 +83,10 @@ export class WorkerPool {
     await Promise.allSettled([...this.#jobs.values()].map((job) => job.done));
   }
 
+  /**
+   * One claim at a time: the claims of several processes already contend on one store, and parallel
+   * claims from one process measured slower on the MongoDB test server (bench/async.ts).
+   */
   async #fill(): Promise<void> {
     const { store, options, logger } = this.#ctx;
     try {
