@@ -95,5 +95,6 @@ export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptio
     if (before === 'PROCESSING') pool.cancelLocal(taskId);
     koa.status = 200;
     koa.body = '';
+    koa.remove('Content-Type'); // an empty body, not an empty text
   });
 }

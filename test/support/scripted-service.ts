@@ -41,6 +41,7 @@ export class ScriptedService {
   readonly #held = new Map<string, number>();
   #stopped = false;
   #connections = 0;
+  #registered: RawServiceStream | undefined;
   #waiters: (() => void)[] = [];
 
   constructor(address: string, token: string, options: ScriptedServiceOptions = {}) {
@@ -70,23 +71,16 @@ export class ScriptedService {
     stream.call.on('error', lost);
   }
 
-  /** Resolves once the gateway sent serviceInfo on the current stream. */
+  /** Resolves once the gateway sent serviceInfo on the current stream (at once if it already did). */
   async ready(timeoutMs = 10_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      try {
-        await this.stream.next((m) => m.body === 'serviceInfo', Math.max(1, deadline - Date.now()));
-        return;
-      } catch (err) {
-        if (Date.now() >= deadline) throw err;
-        await new Promise((r) => setTimeout(r, 100)); // the stream ended: a reconnect is on its way
-      }
-    }
+    await this.until(() => this.#registered === this.stream && !this.stream.ended, timeoutMs, 'registration');
   }
 
   #onMessage(stream: RawServiceStream, m: GateToServiceProto): void {
     if (m.body === 'serviceInfo') {
       this.#connections++;
+      this.#registered = stream;
+      this.#notify();
       return;
     }
     if (m.body === 'heartBeat') {
