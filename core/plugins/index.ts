@@ -6,3 +6,9 @@ export type { Permission } from '../config/types.js';
 export type { GateRequest, OpenOptions } from '../gate/gate.js';
 export type { ServiceAnswer, ServiceCall } from '../gate/service-call.js';
 export type * from '../gate/messages.js';
+export { FITTED_MODEL_DIR_HEADER, DERIVED_SERVICE_ID_HEADER, DERIVED_ACCOUNT_ID_HEADER } from '../gate/gate.js';
+export type { AccountConfig, NamedConfig } from '../config/types.js';
+// Persistence building blocks for plugins that keep state of their own, in the task store's patterns.
+export { openMongoConnection, isDuplicateKeyError } from '../tasks/mongo-connection.js';
+export { GridFsBlobStore } from '../tasks/gridfs-blob-store.js';
+export { storePayload, loadPayload, deletePayload, type BlobStore, type StoredPayload } from '../tasks/payload-storage.js';
