@@ -84,7 +84,8 @@ export interface JobError {
   message: string;
 }
 
-export const jobErrorOf = (err: GatewayError): JobError => ({ status: err.status, code: err.code, message: err.message });
+/** A job's error from a thrown GatewayError; an internal one keeps only the generic text, as HTTP does. */
+export const jobErrorOf = (err: GatewayError): JobError => ({ status: err.status, code: err.code, message: err.expose ? err.message : 'Internal gateway error' });
 
 export interface NewJob {
   jobId: string;
