@@ -11,7 +11,6 @@ export type { Registry } from '../registry/registry.js';
 export type { ConfigSchema, ConstantDefinition, Model, ModelParameters, Provider, VariableDefinition } from '../registry/types.js';
 export type { DataCheck, DataTypes } from '../specs/data-types.js';
 export { FITTED_MODEL_DIR_HEADER, DERIVED_SERVICE_ID_HEADER, DERIVED_ACCOUNT_ID_HEADER } from '../gate/gate.js';
-export type { AccountConfig, NamedConfig } from '../config/types.js';
 // Persistence building blocks for plugins that keep state of their own, in the task store's patterns.
 export { openMongoConnection, isDuplicateKeyError } from '../tasks/mongo-connection.js';
 export { GridFsBlobStore } from '../tasks/gridfs-blob-store.js';
