@@ -14,6 +14,8 @@ import { createLogger, type Logger } from './logger.js';
 import { Pipeline } from './pipeline.js';
 import { loadPlugins, type LoadedPlugin } from './plugins/loader.js';
 import { RateLimiter } from './rate-limiter.js';
+import { createTaskStore } from './tasks/create-task-store.js';
+import type { TaskStore } from './tasks/task-store.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -26,11 +28,12 @@ export interface Gateway {
   readonly gate: Gate;
   readonly pipeline: Pipeline;
   readonly directory: Directory;
+  readonly store: TaskStore;
   readonly logger: Logger;
   readonly plugins: readonly LoadedPlugin[];
   /** Listens for HTTP and gRPC (port 0 picks free ports) and starts the plugins' background work. */
   start(): Promise<{ httpPort: number; grpcPort: number; httpUrl: string; grpcAddress: string }>;
-  /** Stops in order: stop accepting, drain the services, stop plugins, close listeners. */
+  /** Stops in order: drain the services, stop plugins, close listeners, close the store. */
   close(): Promise<void>;
 }
 
@@ -43,6 +46,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const clientCalls = new ClientCalls(pipeline, gate, logger);
   const app = createHttpApp(logger);
   const http = createHttpHelpers(config.server.bodyLimitBytes);
+  const store = await createTaskStore(config.store, logger);
   let specsUrl = `${publicUrl(config, config.server.httpPort)}/specs`;
 
   const plugins = await loadPlugins(app, config.plugins, (name, pluginOptions) => ({
@@ -53,6 +57,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     pipeline,
     directory,
     gate,
+    store,
     http,
     get specsUrl() {
       return specsUrl;
@@ -69,6 +74,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     gate,
     pipeline,
     directory,
+    store,
     logger,
     plugins,
     async start() {
@@ -111,6 +117,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         }
       }
       await grpcServer?.close();
+      await store.close();
       if (httpServer) {
         httpServer.closeAllConnections();
         await new Promise<void>((resolve) => httpServer!.close(() => resolve()));

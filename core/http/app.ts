@@ -15,13 +15,14 @@ export function createHttpApp(log: Logger): Koa {
   app.proxy = false;
   // Errors are rendered by the middleware below; Koa's default handler would log them again.
   app.silent = true;
+  const debug = log.isLevelEnabled('debug');
 
   app.use(async function requestContext(ctx, next) {
     const given = ctx.get('x-request-id');
     const requestId = REQUEST_ID.test(given) ? given : randomUUID();
     ctx.state.requestId = requestId;
     ctx.set('x-request-id', requestId);
-    const started = performance.now();
+    const started = debug ? performance.now() : 0;
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw gatewayError('NOT_FOUND', { args: { method: ctx.method, path: ctx.path } });
@@ -33,7 +34,8 @@ export function createHttpApp(log: Logger): Koa {
       if (err.permanent) ctx.set('x-should-retry', 'false');
       ctx.body = renderErrorBody(err);
     } finally {
-      log.debug({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) }, 'http');
+      // Guarded: the access-log object is not built on the hot path unless debug logging is on.
+      if (debug) log.debug({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) }, 'http');
     }
   });
   return app;

@@ -5,6 +5,7 @@ import type { Gate } from '../gate/gate.js';
 import type { HttpHelpers } from '../http/helpers.js';
 import type { Logger } from '../logger.js';
 import type { Pipeline } from '../pipeline.js';
+import type { TaskStore } from '../tasks/task-store.js';
 
 /**
  * What a plugin receives: a narrow view of the gateway, not the app. `options` are the plugin's own
@@ -18,6 +19,8 @@ export interface PluginContext<Options = Record<string, unknown>> {
   readonly pipeline: Pipeline;
   readonly directory: Directory;
   readonly gate: Gate;
+  /** Async tasks and their results (in-memory or MongoDB, per config). */
+  readonly store: TaskStore;
   readonly http: HttpHelpers;
   /** Base URL of the published data-type schemas (`{specs_url}`). */
   readonly specsUrl: string;

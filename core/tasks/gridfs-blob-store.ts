@@ -1,0 +1,53 @@
+/** Large task payloads in GridFS (`<bucketName>.files` / `<bucketName>.chunks`). */
+import mongoose, { type Connection } from 'mongoose';
+import type { BlobRead, BlobStore } from './payload-storage.js';
+import { connectionDb } from './mongo-connection.js';
+
+const { GridFSBucket, ObjectId } = mongoose.mongo;
+
+export class GridFsBlobStore implements BlobStore {
+  readonly bucket: mongoose.mongo.GridFSBucket;
+
+  constructor(connection: Connection, readonly bucketName: string) {
+    this.bucket = new GridFSBucket(connectionDb(connection), { bucketName });
+  }
+
+  async put(name: string, data: Buffer, metadata: Record<string, string>): Promise<string> {
+    const upload = this.bucket.openUploadStream(name, { metadata });
+    await new Promise<void>((resolve, reject) => {
+      upload.once('error', reject);
+      upload.once('finish', () => resolve());
+      upload.end(data);
+    });
+    return upload.id.toHexString();
+  }
+
+  async read(ref: string): Promise<BlobRead> {
+    if (!ObjectId.isValid(ref)) return { kind: 'corrupted' };
+    const id = new ObjectId(ref);
+    const [file] = await this.bucket.find({ _id: id }, { limit: 1 }).toArray();
+    if (!file) return { kind: 'missing' };
+    try {
+      const chunks: Buffer[] = [];
+      for await (const chunk of this.bucket.openDownloadStream(id)) chunks.push(chunk as Buffer);
+      return { kind: 'ok', data: Buffer.concat(chunks) };
+    } catch {
+      return { kind: 'corrupted' }; // missing, extra or wrongly sized chunks
+    }
+  }
+
+  async delete(ref: string): Promise<void> {
+    if (!ObjectId.isValid(ref)) return;
+    try {
+      await this.bucket.delete(new ObjectId(ref));
+    } catch (err) {
+      if (!/not found/i.test((err as Error).message)) throw err;
+    }
+  }
+
+  /** Files uploaded before `date` (the reaper's orphan sweep). */
+  async filesUploadedBefore(date: Date, limit: number): Promise<Array<{ ref: string; taskId: string | undefined }>> {
+    const files = await this.bucket.find({ uploadDate: { $lt: date } }, { limit, projection: { _id: 1, metadata: 1 } }).toArray();
+    return files.map((f) => ({ ref: f._id.toHexString(), taskId: typeof f.metadata?.taskId === 'string' ? f.metadata.taskId : undefined }));
+  }
+}

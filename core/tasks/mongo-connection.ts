@@ -1,0 +1,43 @@
+/**
+ * One mongoose connection of its own (never the global `mongoose.connection`), so several stores and
+ * test "gateway processes" can coexist in one process. Later stores (datasets, fitting jobs, derived
+ * services) are meant to share the same connection: open it once, hand it to each store, close it once.
+ *
+ * No `serverApi`: the MongoDB-wire test server (mongo-java-server) answers only the legacy handshake.
+ * No transactions either: every store transition is a single conditional document update.
+ */
+import mongoose, { type Connection } from 'mongoose';
+import type { Logger } from '../logger.js';
+
+export interface MongoConnectionOptions {
+  serverSelectionTimeoutMS?: number;
+}
+
+export async function openMongoConnection(uri: string, logger?: Logger, options: MongoConnectionOptions = {}): Promise<Connection> {
+  const connection = mongoose.createConnection(uri, {
+    // Indexes are created explicitly, inside try/catch, by each store (see mongo-task-model.ts).
+    autoIndex: false,
+    autoCreate: false,
+    serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 10_000,
+  });
+  try {
+    await connection.asPromise();
+  } catch (err) {
+    await connection.close().catch(() => undefined);
+    throw err;
+  }
+  logger?.info({ host: connection.host, port: connection.port, db: connection.name }, 'MongoDB connection open');
+  return connection;
+}
+
+/** The driver database of an open connection. */
+export function connectionDb(connection: Connection): mongoose.mongo.Db {
+  const db = connection.db;
+  if (!db) throw new Error('MongoDB connection is not open');
+  return db;
+}
+
+/** MongoDB's duplicate-key error (a unique index refused the write). */
+export function isDuplicateKeyError(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
+}

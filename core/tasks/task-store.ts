@@ -1,0 +1,198 @@
+/**
+ * The asynchronous-task store: records of async predict tasks and their explicit transitions
+ * (spec section 3, DESIGN.md sections 4 and 6).
+ *
+ *   create ──► QUEUED ──claim──► PROCESSING ──complete──► COMPLETED
+ *                 │                 │   ▲ └─────fail─────► CANCELED (error kept)
+ *                 │                 │   └ claim again once the lease expired (a crashed gateway's task)
+ *                 └──────cancel─────┴──────cancel────────► CANCELED (no error)
+ *
+ * Delivery is at least once: a task whose worker stops renewing its lease is claimed again, so
+ * processing must tolerate a repeat. Every write by a worker carries the `leaseToken` its claim
+ * returned (a fencing token): once the lease was lost and the task re-claimed, or the task was
+ * canceled, the old worker's `renewLease`/`complete`/`fail` return false and change nothing.
+ *
+ * Implementations: `MemoryTaskStore` (default, one process) and `MongoTaskStore` (several gateway
+ * processes on one MongoDB; the caps and the claim hold across them). Times are Unix milliseconds
+ * from the store's clock (`TaskStoreOptions.now`).
+ */
+import { renderErrorBody, type GatewayError } from '../errors.js';
+
+export type TaskStatus = 'QUEUED' | 'PROCESSING' | 'COMPLETED' | 'CANCELED';
+export const FINAL_STATUSES: readonly TaskStatus[] = ['COMPLETED', 'CANCELED'];
+export const isFinalStatus = (status: TaskStatus): boolean => status === 'COMPLETED' || status === 'CANCELED';
+
+/** The three creation endpoints: `async/predict`, `…/predict-with-config`, `…/predict-with-config-v2`. */
+export type TaskRequestKind = 'raw' | 'object' | 'string';
+
+/** What a task was created with; `body` is kept byte for byte (several MB work). */
+export interface TaskRequestInput {
+  kind: TaskRequestKind;
+  /** The creating plugin decides the content, e.g. raw: the HTTP body; object: JSON of `data`; string: `data`. */
+  body: Buffer;
+  /** `?configId=` of the raw variant. */
+  configId?: number;
+  dataType?: string;
+  /** The predict configuration as text (JSON text for `object`, the given string for `string`). */
+  config?: string;
+}
+
+/** The request as kept in the record: everything but the body, which `getRequestBody` returns. */
+export interface TaskRequestInfo {
+  kind: TaskRequestKind;
+  configId?: number;
+  dataType?: string;
+  config?: string;
+  bodyBytes: number;
+}
+
+/** A successful outcome: the service's answer. */
+export interface TaskResult {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** A failed outcome (the task ends CANCELED); the fields of a catalog `GatewayError`. */
+export interface TaskError {
+  status: number;
+  code: string;
+  message: string;
+  args: Record<string, string>;
+}
+
+export interface TaskRecord {
+  /** UUID text. */
+  taskId: string;
+  /** The account on whose behalf the task was created; the caps count per caller. */
+  callerId: number;
+  serviceId: number;
+  /** The account owning the service. */
+  serviceAccountId: number;
+  status: TaskStatus;
+  createdAt: number;
+  /** Set when the task becomes final (COMPLETED or CANCELED), null before. */
+  completedAt: number | null;
+  request: TaskRequestInfo;
+  /** The current claim's fencing token; null unless PROCESSING. */
+  leaseToken: string | null;
+  /** The claim is the worker's until then; null unless PROCESSING. */
+  leaseUntil: number | null;
+  /** The worker that claimed it last (diagnostics only). */
+  workerId: string | null;
+  /** How many times the task was claimed (a value above 1 means a re-claim after a lost lease). */
+  attempt: number;
+  /** Outcome summaries; the result body is read with `getResult`. */
+  result: { statusCode: number; headers: Record<string, string>; bodyBytes: number } | null;
+  error: TaskError | null;
+}
+
+export interface CreateTaskInput {
+  callerId: number;
+  serviceId: number;
+  serviceAccountId: number;
+  request: TaskRequestInput;
+}
+
+export interface CreateLimits {
+  /** At most this many QUEUED tasks per caller (spec section 8: the account's rate, capped at 250). */
+  maxQueuedPerAccount: number;
+}
+
+export interface ClaimOptions {
+  workerId: string;
+  /** The lease lasts this long from the claim; renew it well before it runs out. */
+  leaseMs: number;
+  /** At most this many PROCESSING tasks per caller (spec section 8: the account's rate, capped at 50). */
+  maxRunningPerAccount: number | ((accountId: number) => number);
+}
+
+export type StoredResult =
+  /** The task is QUEUED or PROCESSING. */
+  | { kind: 'pending' }
+  /** No task, or no outcome kept: canceled by the caller, or its stored result was removed. */
+  | { kind: 'missing' }
+  | ({ kind: 'result' } & TaskResult)
+  /** The task ended with an error (status CANCELED). */
+  | ({ kind: 'error' } & TaskError)
+  /** The stored result exists but cannot be read back intact (ASYNC_RESPONSE_IS_CORRUPTED). */
+  | { kind: 'corrupted' };
+
+export interface TaskStore {
+  /**
+   * Stores a new QUEUED task with a fresh UUID. Throws `TOO_MANY_IDLE_ASYNC_TASKS` (429) when the
+   * caller already has `maxQueuedPerAccount` QUEUED tasks; nothing is stored then.
+   */
+  create(input: CreateTaskInput, limits: CreateLimits): Promise<TaskRecord>;
+
+  /**
+   * Takes the oldest claimable task (by `createdAt`, ties in any order): QUEUED of a caller below its
+   * running cap, or PROCESSING whose lease ran out. Sets PROCESSING, a new random `leaseToken`,
+   * `leaseUntil = now + leaseMs` and `attempt + 1`. Returns null when nothing is claimable (or, rarely,
+   * when heavy contention used up its retries: poll again). A re-claimed task already counts as
+   * running, so it is taken even when its caller is at the cap. Never hands one task to two claimers.
+   * `attempt` tells a worker how often the task was taken; giving up on a repeat is the worker's call.
+   */
+  claim(options: ClaimOptions): Promise<TaskRecord | null>;
+
+  /** Extends a PROCESSING task's lease; false when the token no longer matches (lost or canceled). */
+  renewLease(taskId: string, leaseToken: string, leaseMs: number): Promise<boolean>;
+
+  /** PROCESSING → COMPLETED with the result, when the token still matches; false otherwise. */
+  complete(taskId: string, leaseToken: string, result: TaskResult): Promise<boolean>;
+
+  /** PROCESSING → CANCELED with the error kept, when the token still matches; false otherwise. */
+  fail(taskId: string, leaseToken: string, error: TaskError): Promise<boolean>;
+
+  /**
+   * QUEUED or PROCESSING → CANCELED with `completedAt` and no error; a running worker finds out when
+   * its next `renewLease` returns false. Returns the status before the call, or null when there is no
+   * such task. A final task (COMPLETED or CANCELED) is left unchanged and its status returned.
+   */
+  cancel(taskId: string): Promise<TaskStatus | null>;
+
+  get(taskId: string): Promise<TaskRecord | null>;
+
+  /** The creation body, or null when the task or its stored body is missing or damaged. */
+  getRequestBody(taskId: string): Promise<Buffer | null>;
+
+  getResult(taskId: string): Promise<StoredResult>;
+
+  countQueued(accountId: number): Promise<number>;
+
+  /** PROCESSING tasks of the caller, including those whose lease ran out and wait to be re-claimed. */
+  countRunning(accountId: number): Promise<number>;
+
+  /**
+   * Removes the tasks final for longer than the retention (`completedAt < now - retentionMs`), with
+   * their stored files; returns how many tasks were removed. Call it periodically (the reaper).
+   */
+  purgeExpired(now?: number): Promise<number>;
+
+  close(): Promise<void>;
+}
+
+export interface TaskStoreOptions {
+  /** How long final tasks and their results are kept (spec: 7 days). */
+  retentionMs: number;
+  /** The clock; injected by tests. */
+  now?: () => number;
+}
+
+/** Bodies up to this size stay in the record; longer results go to file storage (spec section 8). */
+export const RESULT_INLINE_MAX_BYTES = 150;
+/** Request bodies above this go to file storage (GridFS / files), far below MongoDB's 16 MB documents. */
+export const REQUEST_INLINE_MAX_BYTES = 256 * 1024;
+
+export const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The stored form of a catalog error: what its rendered body shows (internal details stay out). */
+export function taskErrorFrom(err: GatewayError): TaskError {
+  const { code, message, args } = renderErrorBody(err).error;
+  return { status: err.status, code, message, args: { ...args } };
+}
+
+export function runningCapFor(options: ClaimOptions, accountId: number): number {
+  const cap = options.maxRunningPerAccount;
+  return typeof cap === 'function' ? cap(accountId) : cap;
+}

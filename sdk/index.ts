@@ -1,0 +1,47 @@
+// The TypeScript model-service SDK and a small typed client of the Gate protocol.
+
+export { ModelService, serveModel, type ModelServiceEvents } from './service/model-service.js';
+export {
+  ConfigurationError,
+  type ModelServiceOptions,
+  type ServiceDescriptor,
+} from './service/options.js';
+export { GateConnectionError } from './service/connection.js';
+export { RequestContext, FitContext, REQUEST_ID_HEADER, SERVER_TIME_HEADER } from './service/context.js';
+export { ServiceError, ServiceErrorCodes, RequestCancelledError, toApiErrorProto } from './service/errors.js';
+export { StreamClosedError } from './service/session.js';
+export type {
+  BatchItem,
+  BatchResult,
+  FitRequest,
+  ModelHandlers,
+  ModelOutput,
+  ModelResponse,
+  PartialPredictChunk,
+  PredictRequest,
+  PredictResult,
+} from './service/handlers.js';
+export type { BackoffOptions } from './service/backoff.js';
+export { consoleLogger, silentLogger, type SdkLogger } from './service/logger.js';
+export { PROCESS_INSTANCE_UUID } from './service/instance.js';
+export {
+  Payload,
+  PayloadError,
+  isPayloadProto,
+  jsonPayload,
+  payloadKind,
+  protobufPayload,
+  rawJsonPayload,
+  readJson,
+} from './payload.js';
+export {
+  GateClient,
+  GateDuplexStream,
+  createGateClient,
+  responsePayload,
+  type CallOptions,
+  type ClientRequestBody,
+  type GateClientOptions,
+  type JsonPredictOptions,
+} from './client/gate-client.js';
+export { GateClientError } from './client/errors.js';

@@ -1,0 +1,235 @@
+import * as grpc from '@grpc/grpc-js';
+import type {
+  ClusterUpdateProto,
+  GateToServiceProto,
+  HeartBeatProto,
+  ServiceInfoProto,
+  StartServingProto,
+} from '../../core/gate/messages.js';
+import { createGateStub, type GateStub } from '../grpc.js';
+import { Backoff } from './backoff.js';
+import type { Dispatcher } from './dispatcher.js';
+import { ServiceErrorCodes } from './errors.js';
+import type { ResolvedOptions } from './options.js';
+import { StreamSession, type SessionEnd } from './session.js';
+
+/** A failure that ends one gateway connection for good (e.g. an unknown connection token). */
+export class GateConnectionError extends Error {
+  override readonly name = 'GateConnectionError';
+
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly gateway: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What a connection needs from the service that owns it. */
+export interface ConnectionHost {
+  readonly options: ResolvedOptions;
+  readonly dispatcher: Dispatcher;
+  startServing(): StartServingProto;
+  onGateMessage(connection: GateConnection): void;
+  onSessionOpen(connection: GateConnection): void;
+  onSessionClosed(connection: GateConnection, end: SessionEnd): void;
+  onCluster(connection: GateConnection, update: ClusterUpdateProto): void;
+  onServiceInfo(info: ServiceInfoProto): void;
+  onFatal(connection: GateConnection, error: GateConnectionError): void;
+}
+
+/**
+ * The service's link to one gateway: healthCheck, then a processAsync stream that opens with
+ * startServing; reconnects with exponential backoff whenever the stream ends, errors, falls silent or
+ * the gateway sends stopServing (after draining); stops for good on close() or a fatal gateway error.
+ */
+export class GateConnection {
+  /** The gateway's address as the cluster knows it (a cluster update may rename it); dialAddress stays. */
+  name: string;
+  private session: StreamSession | undefined;
+  private stub: GateStub | undefined;
+  private pendingHealth: grpc.ClientUnaryCall | undefined;
+  private closed = false;
+  private fatal = false;
+  private wake: (() => void) | undefined;
+  private loopDone: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+  private readonly backoff: Backoff;
+
+  constructor(
+    private readonly host: ConnectionHost,
+    readonly dialAddress: string,
+  ) {
+    this.name = dialAddress;
+    this.backoff = new Backoff(host.options.backoff);
+  }
+
+  private get log() {
+    return this.host.options.logger;
+  }
+
+  /** A stream is open and takes requests. */
+  get serving(): boolean {
+    return this.session !== undefined && this.session.canWrite && this.session.accepting;
+  }
+
+  get currentSession(): StreamSession | undefined {
+    return this.session;
+  }
+
+  get failed(): boolean {
+    return this.fatal;
+  }
+
+  rename(name: string): void {
+    this.name = name;
+    if (this.session) this.session.gateway = name;
+  }
+
+  start(): void {
+    this.loopDone ??= this.loop();
+  }
+
+  /**
+   * Graceful close: send stopServing, refuse new requests, wait for in-flight ones (bounded by
+   * drainTimeoutMs), half-close, and do not reconnect.
+   */
+  close(reason = 'service stop'): Promise<void> {
+    this.closing ??= (async () => {
+      this.closed = true;
+      this.wake?.();
+      this.pendingHealth?.cancel();
+      const session = this.session;
+      if (session?.isOpen) {
+        await session.drainAndClose({
+          sendStopServing: reason,
+          drainTimeoutMs: this.host.options.drainTimeoutMs,
+          halfCloseTimeoutMs: this.host.options.halfCloseTimeoutMs,
+        });
+      }
+      await this.loopDone;
+      this.closeStub();
+    })();
+    return this.closing;
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.closed && !this.fatal) {
+      let healthy = false;
+      try {
+        healthy = await this.connectOnce();
+      } catch (err) {
+        if (!this.closed) this.log.warn({ gateway: this.name, err: (err as Error).message }, 'model-sdk: connection attempt failed');
+      }
+      this.closeStub();
+      if (this.closed || this.fatal) break;
+      if (healthy) this.backoff.reset();
+      const delay = this.backoff.next();
+      this.log.debug({ gateway: this.name, delay }, 'model-sdk: reconnecting');
+      await this.sleep(delay);
+    }
+  }
+
+  /** One attempt: healthCheck, stream, serve until the stream ends. True when the gateway spoke on it. */
+  private async connectOnce(): Promise<boolean> {
+    const { options } = this.host;
+    const stub = createGateStub(this.dialAddress, options.credentials, {
+      // A fresh TCP connection per attempt: after heartbeat silence the old one may be dead.
+      'grpc.use_local_subchannel_pool': 1,
+      ...options.channelOptions,
+    });
+    this.stub = stub;
+    const reply = await this.healthCheck(stub, options.healthCheckTimeoutMs);
+    if (reply.status !== 'Ok') throw new Error(`healthCheck answered status '${reply.status ?? ''}', not 'Ok'`);
+    if (this.closed) return false;
+
+    const session = new StreamSession(stub.processAsync(new grpc.Metadata()), this.name, this.log, options.heartbeatGraceMs);
+    session.onMessage = (message) => this.onMessage(session, message);
+    this.session = session;
+    // startServing is always the first message of every stream, reconnects included.
+    session.send({ startServing: this.host.startServing() });
+    this.log.info({ gateway: this.name }, 'model-sdk: stream open, startServing sent');
+    this.host.onSessionOpen(this);
+    const end = await session.done;
+    this.session = undefined;
+    this.log.info({ gateway: this.name, reason: end.reason, err: end.error?.message }, 'model-sdk: stream closed');
+    this.host.onSessionClosed(this, end);
+    return session.receivedAny;
+  }
+
+  private healthCheck(stub: GateStub, timeoutMs: number): Promise<HeartBeatProto> {
+    return new Promise((resolve, reject) => {
+      this.pendingHealth = stub.healthCheck({}, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, response) => {
+        this.pendingHealth = undefined;
+        if (err) reject(err);
+        else resolve(response ?? {});
+      });
+    });
+  }
+
+  private onMessage(session: StreamSession, message: GateToServiceProto): void {
+    switch (message.body) {
+      case 'heartBeat':
+        session.onGateHeartbeat(message.heartBeat ?? {});
+        break;
+      case 'cluster':
+        this.host.onCluster(this, message.cluster ?? {});
+        break;
+      case 'serviceInfo':
+        this.host.onServiceInfo(message.serviceInfo ?? {});
+        break;
+      case 'stopServing':
+        this.log.info({ gateway: this.name, reason: message.stopServing?.reason }, 'model-sdk: gateway sent stopServing; draining, then reconnecting');
+        void session.drainAndClose({
+          drainTimeoutMs: this.host.options.drainTimeoutMs,
+          halfCloseTimeoutMs: this.host.options.halfCloseTimeoutMs,
+        });
+        break;
+      case 'cancel':
+        this.host.dispatcher.cancel(session, message.cancel?.requestIdToCancel ?? 0);
+        break;
+      case 'error':
+        this.onGateError(session, message);
+        return;
+      default:
+        this.host.dispatcher.dispatch(session, message);
+    }
+    this.host.onGateMessage(this);
+  }
+
+  private onGateError(session: StreamSession, message: GateToServiceProto): void {
+    const error = message.error ?? {};
+    if (error.code === ServiceErrorCodes.instanceByTokenNotFound) {
+      this.fatal = true;
+      const failure = new GateConnectionError(
+        error.code,
+        `Gateway ${this.name} does not know this service's connection token: ${error.message ?? ''}`.trim(),
+        this.name,
+      );
+      this.log.error({ gateway: this.name, code: error.code }, 'model-sdk: connection token rejected; not reconnecting to this gateway');
+      session.cancel('cancelled');
+      this.host.onFatal(this, failure);
+      return;
+    }
+    const requestId = message.requestId ?? 0;
+    this.log.warn({ gateway: this.name, requestId, code: error.code, message: error.message }, 'model-sdk: error from the gateway');
+    if (requestId !== 0) this.host.dispatcher.cancel(session, requestId);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  private closeStub(): void {
+    this.stub?.close();
+    this.stub = undefined;
+  }
+}

@@ -1,0 +1,81 @@
+import type { ServiceInfoProto, StringMap } from '../../core/gate/messages.js';
+import type { SdkLogger } from './logger.js';
+
+/** Header the gateway uses to correlate a request; echoed on every answer. */
+export const REQUEST_ID_HEADER = 'Z-requestId';
+/** Processing time in ms, added to every final answer. */
+export const SERVER_TIME_HEADER = 'Z-Server-Time';
+
+export interface RequestContextInit {
+  requestId: number;
+  headers: StringMap;
+  signal: AbortSignal;
+  gateway: string;
+  serviceInfo: () => ServiceInfoProto | undefined;
+  logger: SdkLogger;
+}
+
+/** What a handler knows about the request it serves, and how it sets answer headers. */
+export class RequestContext {
+  /** The gateway's requestId for this request; every answer carries it. */
+  readonly requestId: number;
+  /** Headers of the incoming request (`Z-requestId`, `PLATFORM-BILLING-KEY`, …). */
+  readonly headers: Readonly<StringMap>;
+  /** Aborted when the gateway cancels this request or the stream it came on drops. */
+  readonly signal: AbortSignal;
+  /** The gateway address the request came from. */
+  readonly gateway: string;
+  readonly logger: SdkLogger;
+  /** Headers sent with the answer (on the envelope and on the response message). */
+  readonly responseHeaders: StringMap = {};
+  /** A status code for the answer (response messages carry an optional `statusCode`). */
+  statusCode: number | undefined;
+  readonly startedAt = performance.now();
+  private readonly serviceInfoSource: () => ServiceInfoProto | undefined;
+
+  constructor(init: RequestContextInit) {
+    this.requestId = init.requestId;
+    this.headers = init.headers;
+    this.signal = init.signal;
+    this.gateway = init.gateway;
+    this.logger = init.logger;
+    this.serviceInfoSource = init.serviceInfo;
+    const correlation = init.headers[REQUEST_ID_HEADER];
+    if (correlation !== undefined) this.responseHeaders[REQUEST_ID_HEADER] = correlation;
+  }
+
+  /** The latest `serviceInfo` the gateway sent (account, model, bucket), if any. */
+  get serviceInfo(): ServiceInfoProto | undefined {
+    return this.serviceInfoSource();
+  }
+
+  get cancelled(): boolean {
+    return this.signal.aborted;
+  }
+
+  setHeader(name: string, value: string | number): this {
+    this.responseHeaders[name] = String(value);
+    return this;
+  }
+
+  /** Milliseconds since the request arrived, rounded. */
+  elapsedMs(): number {
+    return Math.round(performance.now() - this.startedAt);
+  }
+}
+
+/** The context of a `fit` request: also reports progress to the gateway. */
+export class FitContext extends RequestContext {
+  constructor(
+    init: RequestContextInit,
+    private readonly report: (percentage: number) => void,
+  ) {
+    super(init);
+  }
+
+  /** Sends `fitStatus{percentage}` (clamped to 0..100, rounded) on the fit's stream. */
+  progress(percentage: number): void {
+    if (this.signal.aborted || !Number.isFinite(percentage)) return;
+    this.report(Math.min(100, Math.max(0, Math.round(percentage))));
+  }
+}

@@ -1,0 +1,45 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { requirePrerequisite } from '../support/prerequisites.js';
+import { generatePythonStubs, pythonPath, pythonPrerequisite, pythonScriptsDir } from '../support/python.js';
+import { ECHO_TOKEN, TEST_KEY, startTestGateway } from '../support/gateway.js';
+import { json, processUnary, rawClient } from '../support/raw-gate-client.js';
+
+const ready = requirePrerequisite('Python grpcio model service', pythonPrerequisite(['grpc', 'grpc_tools']));
+
+describe.skipIf(!ready)('a model service written in Python with grpcio', () => {
+  it('registers over processAsync, heartbeats and answers a predict', async () => {
+    const gw = await startTestGateway();
+    const stubs = mkdtempSync(join(tmpdir(), 'gate-py-'));
+    await generatePythonStubs(stubs);
+    const child = spawn(pythonPath(), [join(pythonScriptsDir, 'gate_service.py'), stubs, gw.grpcAddress, ECHO_TOKEN], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (c) => (stderr += c));
+    const client = rawClient(gw.grpcAddress);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`python service not ready: ${stderr}`)), 20_000);
+        child.stdout.on('data', (chunk: Buffer) => {
+          if (chunk.toString().includes('READY echo')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        child.on('exit', (code) => reject(new Error(`python service exited with ${code}: ${stderr}`)));
+      });
+      const res = await processUnary(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, headers: { 'Z-requestId': 'py-1' }, predict: { data: json({ hello: 'python' }) } });
+      expect(res.error).toBeUndefined();
+      expect(JSON.parse(res.predict!.data!.json!)).toEqual({ python: true, echo: { hello: 'python' }, requestId: 'py-1' });
+      // It keeps the stream alive past the 3 intervals + 1 s silence limit with its own heartbeats.
+      await new Promise((r) => setTimeout(r, 1800));
+      expect(gw.gateway.gate.instances(10)).toHaveLength(1);
+    } finally {
+      child.kill('SIGKILL');
+      client.close();
+      await gw.close();
+    }
+  });
+});
