@@ -10,6 +10,7 @@ import { startEchoService } from '../../examples/echo-service/service.js';
 import { startOpenAiProxy } from '../../examples/openai-proxy/proxy.js';
 import { silentLogger, type ModelService } from '../../sdk/index.js';
 import { CHAT_TOKENS, chatConfigInput } from './chat.js';
+import type { GatewayOptions } from '../../core/gateway.js';
 import { startTestGateway, type TestGateway } from './gateway.js';
 import { RawServiceError, startRawModel, type RawModel } from './raw-model.js';
 import { startAnthropicUpstream, startOpenAiUpstream, type Upstream } from './upstream.js';
@@ -41,8 +42,8 @@ function faultyAnswer(data: any, config: any): unknown {
   return echoAnswer(data, config);
 }
 
-export async function startChatFixture(pluginOptions: Record<string, unknown> = {}): Promise<ChatFixture> {
-  const gw = await startTestGateway(chatConfigInput(pluginOptions));
+export async function startChatFixture(pluginOptions: Record<string, unknown> = {}, options: GatewayOptions = {}): Promise<ChatFixture> {
+  const gw = await startTestGateway(chatConfigInput(pluginOptions), options);
   const openAiUpstream = await startOpenAiUpstream();
   const anthropicUpstream = await startAnthropicUpstream();
   const sdk = { gateways: gw.grpcAddress, logger: silentLogger };
