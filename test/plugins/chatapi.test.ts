@@ -168,6 +168,22 @@ describe('standard chat adapter over raw HTTP', () => {
     expect(typeof res.body.created).toBe('number');
   });
 
+  it('serves models/{id} for ids with raw slashes and with %2F, under both bases', async () => {
+    for (const path of ['/api/adapters/chatapi/models/demo/echo/echo-1', '/api/adapters/chatapi/v1/models/demo%2Fecho%2Fecho-1', '/api/adapters/chatapi/models/demo%2Fecho']) {
+      const res = await request(gw.httpUrl).get(path).set(auth);
+      expect(res.status, path).toBe(200);
+      expect(res.body.object).toBe('model');
+      expect(res.body.id).toBe(decodeURIComponent(path.replace(/^.*\/models\//, '')));
+    }
+    const list = await request(gw.httpUrl).get('/api/adapters/chatapi/v1/models').set(auth);
+    expect(list.body.object).toBe('list');
+    expect(list.body.data).toContainEqual({ id: 'demo/echo/echo-1', object: 'model', created: Date.parse('2026-01-01T00:00:00Z') / 1000, owned_by: 'demo' });
+    expect((await request(gw.httpUrl).get('/api/adapters/chatapi/models')).status).toBe(401);
+    const unknown = await request(gw.httpUrl).get('/api/adapters/chatapi/models/demo/echo/nope').set(auth);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error).toMatchObject({ code: 'MODEL_NOT_FOUND', type: 'not_found_error' });
+  });
+
   describe('streaming', () => {
     it('writes each chunk as one data: line, then data: [DONE], then closes', async () => {
       const res = await rawPost(gw.httpUrl + CHAT, chat({ stream: true }), auth);
