@@ -28,11 +28,28 @@ interface CatalogEntry {
 
 const str = (v: unknown): string => (v === undefined || v === null ? '' : String(v));
 
+/** `at most 2 (max of model 'm')` for the registry bounds min, max, minLength and maxLength. */
+function boundText(a: Args): string {
+  const of = `(${str(a.bound)} of model '${str(a.model)}')`;
+  switch (a.bound) {
+    case 'min': return `at least ${str(a.limit)} ${of}`;
+    case 'max': return `at most ${str(a.limit)} ${of}`;
+    case 'minLength': return `at least ${str(a.limit)} characters long ${of}`;
+    case 'maxLength': return `at most ${str(a.limit)} characters long ${of}`;
+    default: return `within ${str(a.bound)} ${str(a.limit)} ${of}`;
+  }
+}
+
 export const ERROR_CATALOG = {
   // 400
   MALFORMED_JSON: { status: 400, type: 'invalid_request_error', message: (a) => `Request body is not valid JSON: ${str(a.reason)}` },
   VALIDATION_FAILED: { status: 400, type: 'invalid_request_error', message: (a) => `Invalid request: ${str(a.reason)}` },
-  PARAMETER_OUT_OF_RANGE: { status: 400, type: 'invalid_request_error', message: (a) => `Parameter '${str(a.param)}' ${str(a.reason)}` },
+  PARAMETER_OUT_OF_RANGE: { status: 400, type: 'invalid_request_error', message: (a) => (a.reason !== undefined ? `Parameter '${str(a.param)}' ${str(a.reason)}` : `Parameter '${str(a.param)}' must be ${boundText(a)}, got ${str(a.value)}`) },
+  PARAMETER_REQUIRED: { status: 400, type: 'invalid_request_error', message: (a) => `Parameter '${str(a.param)}' is required by model '${str(a.model)}'` },
+  PARAMETER_TYPE_INVALID: { status: 400, type: 'invalid_request_error', message: (a) => `Parameter '${str(a.param)}' must be ${str(a.expected)} (model '${str(a.model)}'), got ${str(a.value)}` },
+  PARAMETER_VALUE_NOT_ALLOWED: { status: 400, type: 'invalid_request_error', message: (a) => `Parameter '${str(a.param)}' must be one of ${str(a.allowed)} (model '${str(a.model)}'), got ${str(a.value)}` },
+  UNKNOWN_DATA_TYPE: { status: 400, type: 'invalid_request_error', message: (a) => `Data type '${str(a.dataType)}' is not published under ${str(a.specsUrl)}` },
+  DATA_TYPE_MISMATCH: { status: 400, type: 'invalid_request_error', message: (a) => `${str(a.param) || 'data'} does not match data type ${str(a.dataType)}: ${str(a.reason)}` },
   UNKNOWN_CONFIG_ID: { status: 400, type: 'invalid_request_error', message: (a) => `Service has no predict configuration with id ${str(a.configId)}` },
   ACCOUNT_NOT_FOUND: { status: 400, type: 'invalid_request_error', message: (a) => `Account '${str(a.account)}' does not exist` },
   SERVICE_NOT_FOUND: { status: 400, type: 'invalid_request_error', message: (a) => `Service '${str(a.model)}' does not exist in account '${str(a.account)}'` },
@@ -52,6 +69,8 @@ export const ERROR_CATALOG = {
   // 404
   NOT_FOUND: { status: 404, type: 'not_found_error', message: (a) => `No route for ${str(a.method)} ${str(a.path)}`, permanent: true },
   ENTITY_NOT_FOUND_BY_ID: { status: 404, type: 'not_found_error', message: (a) => `No ${str(a.entity) || 'entity'} with id '${str(a.id)}'`, permanent: true },
+  PROVIDER_NOT_FOUND: { status: 404, type: 'not_found_error', message: (a) => `Provider '${str(a.provider)}' is not in the registry`, permanent: true },
+  REGISTRY_MODEL_NOT_FOUND: { status: 404, type: 'not_found_error', message: (a) => `Provider '${str(a.provider)}' has no model '${str(a.model)}' in the registry`, permanent: true },
   MODEL_NOT_FOUND: { status: 404, type: 'not_found_error', message: (a) => `Model '${str(a.model)}' does not exist or is not available to this key`, permanent: true },
   ASYNC_REQUEST_BODY_WAS_LOST: { status: 404, type: 'not_found_error', message: (a) => `The request body of task '${str(a.taskId)}' could not be restored`, permanent: true },
   ASYNC_RESPONSE_IS_CORRUPTED: { status: 404, type: 'not_found_error', message: (a) => `The stored result of task '${str(a.taskId)}' could not be read`, permanent: true },

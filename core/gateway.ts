@@ -16,6 +16,8 @@ import { loadPlugins, type LoadedPlugin } from './plugins/loader.js';
 import { RateLimiter } from './rate-limiter.js';
 import { createTaskStore } from './tasks/create-task-store.js';
 import type { TaskStore } from './tasks/task-store.js';
+import { createRegistry, type Registry } from './registry/registry.js';
+import { DataTypes } from './specs/data-types.js';
 
 export interface GatewayOptions {
   logger?: Logger;
@@ -29,6 +31,8 @@ export interface Gateway {
   readonly pipeline: Pipeline;
   readonly directory: Directory;
   readonly store: TaskStore;
+  readonly registry: Registry;
+  readonly dataTypes: DataTypes;
   readonly logger: Logger;
   readonly plugins: readonly LoadedPlugin[];
   /** Listens for HTTP and gRPC (port 0 picks free ports) and starts the plugins' background work. */
@@ -42,12 +46,15 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const logger = options.logger ?? createLogger();
   const directory = new Directory(config);
   const pipeline = new Pipeline(directory, new RateLimiter());
+  const registry = createRegistry(config);
+  pipeline.addValidator(registry);
   const gate = new Gate(directory, config.gate, logger);
   const clientCalls = new ClientCalls(pipeline, gate, logger);
   const app = createHttpApp(logger);
   const http = createHttpHelpers(config.server.bodyLimitBytes);
   const store = await createTaskStore(config.store, logger);
   let specsUrl = `${publicUrl(config, config.server.httpPort)}/specs`;
+  const dataTypes = new DataTypes(() => specsUrl);
 
   const plugins = await loadPlugins(app, config.plugins, (name, pluginOptions) => ({
     name,
@@ -62,6 +69,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     get specsUrl() {
       return specsUrl;
     },
+    registry,
+    dataTypes,
   }));
 
   let httpServer: Server | undefined;
@@ -75,6 +84,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     pipeline,
     directory,
     store,
+    registry,
+    dataTypes,
     logger,
     plugins,
     async start() {

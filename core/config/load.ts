@@ -5,6 +5,7 @@ import { hashSecret } from '../auth/secrets.js';
 import { BootError } from '../errors.js';
 import { createAjv, formatAjvErrors } from '../validation/ajv.js';
 import configSchema from '../../schemas/config.schema.json' with { type: 'json' };
+import registryFileSchema from '../../schemas/registry/registry-file.schema.json' with { type: 'json' };
 import type { GatewayConfig, Permission, ServiceFamily } from './types.js';
 
 export interface LoadOptions {
@@ -31,7 +32,7 @@ export function loadConfigFile(path: string, options: LoadOptions = {}): Gateway
   return buildConfig(raw, { ...options, baseDir: dirname(resolve(path)) });
 }
 
-const validateSchema = createAjv({ useDefaults: true }).compile(configSchema);
+const validateSchema = createAjv({ useDefaults: true }).addSchema(registryFileSchema).compile(configSchema);
 
 /**
  * Validates a raw config object, applies environment overrides and defaults, hashes plain secrets,
@@ -139,7 +140,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     accounts,
     apiKeys,
     services,
-    registry: input.registry,
+    registry: { ...input.registry, files: (input.registry.files as string[]).map((f) => resolve(baseDir, f)) },
     plugins: {
       enabled: input.plugins.enabled,
       custom: (input.plugins.custom as any[]).map((c) => ({ path: resolve(baseDir, c.path), enabled: c.enabled })),

@@ -53,6 +53,7 @@ export interface RegistryModelConfig {
   readonly name: string;
   readonly displayName?: string;
   readonly providers: readonly string[];
+  /** Checked against schemas/registry/parameters.schema.json when the registry is built. */
   readonly parameters?: Readonly<Record<string, unknown>>;
   readonly createdAt?: string;
   readonly updatedAt?: string;
@@ -101,6 +102,8 @@ export interface GatewayConfig {
   readonly registry: {
     readonly providers: readonly RegistryProviderConfig[];
     readonly models: readonly RegistryModelConfig[];
+    /** Absolute paths of registry files (schemas/registry/registry-file.schema.json), read at boot. */
+    readonly files: readonly string[];
   };
   readonly plugins: {
     readonly enabled: readonly string[];

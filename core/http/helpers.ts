@@ -12,6 +12,11 @@ export interface HttpHelpers {
   readJson(ctx: Context, limit?: number): Promise<unknown>;
   /** Headers to pass to a service for this request (request ID, caller, billing). */
   serviceHeaders(ctx: Context, caller: Caller): StringMap;
+  /**
+   * A signal that aborts when the caller goes away before the response is finished; pass it to
+   * `gate.open` so the service gets `cancel` and the call's slot is freed.
+   */
+  closeSignal(ctx: Context): AbortSignal;
 }
 
 /** Headers a caller may send that services read (reference/service-protocol.md section 3). */
@@ -49,6 +54,15 @@ export function createHttpHelpers(bodyLimitBytes: number): HttpHelpers {
         if (value) headers[name.toUpperCase()] = value;
       }
       return headers;
+    },
+    closeSignal(ctx) {
+      // The response's close, not the request's: IncomingMessage emits 'close' once its body is read.
+      const controller = new AbortController();
+      const res = ctx.res;
+      res.once('close', () => {
+        if (!res.writableFinished) controller.abort();
+      });
+      return controller.signal;
     },
   };
 }

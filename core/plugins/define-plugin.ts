@@ -6,6 +6,8 @@ import type { HttpHelpers } from '../http/helpers.js';
 import type { Logger } from '../logger.js';
 import type { Pipeline } from '../pipeline.js';
 import type { TaskStore } from '../tasks/task-store.js';
+import type { Registry } from '../registry/registry.js';
+import type { DataTypes } from '../specs/data-types.js';
 
 /**
  * What a plugin receives: a narrow view of the gateway, not the app. `options` are the plugin's own
@@ -24,6 +26,10 @@ export interface PluginContext<Options = Record<string, unknown>> {
   readonly http: HttpHelpers;
   /** Base URL of the published data-type schemas (`{specs_url}`). */
   readonly specsUrl: string;
+  /** The model registry (read-only); config validation against it runs in `pipeline.validateConfig`. */
+  readonly registry: Registry;
+  /** The published data-type schemas and the check of a request's data against its `dataType`. */
+  readonly dataTypes: DataTypes;
 }
 
 export interface PluginDefinition<Options = Record<string, unknown>> {

@@ -5,6 +5,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { MAX_MESSAGE_BYTES, gateServiceDefinition } from '../../../core/gate/proto.js';
+import { isTerminal } from '../../../core/gate/service-call.js';
 import type {
   ClientRequestProto,
   ClientResponseProto,
@@ -118,22 +119,6 @@ export class HarnessStream {
 
   waitClientEnd(timeoutMs = 5000): Promise<ClientEnd> {
     return eventually(() => this.clientEnd, timeoutMs, 'the service to end its side');
-  }
-}
-
-export function isTerminal(message: ServiceToGateProto): boolean {
-  switch (message.body) {
-    case 'predict':
-    case 'ext':
-    case 'batch':
-    case 'fit':
-    case 'status':
-    case 'error':
-      return true;
-    case 'partialPredict':
-      return message.partialPredict?.finish === true;
-    default:
-      return false;
   }
 }
 

@@ -1,0 +1,27 @@
+import { definePlugin } from '../../core/plugins/index.js';
+import { createHandlers } from './handlers.js';
+
+const SERVICE = '/api/platformgate/account/:account/model/:model';
+
+/**
+ * Synchronous predict (spec 4.2), authenticated by the `PLATFORM-API-KEY` header: the caller waits
+ * for the service's answer, which is returned as the service gave it (body, status, headers). The
+ * caller going away cancels the request at the service.
+ *
+ * - `POST …/predict-with-config`: PredictRequestData (`data` object, `config` object, `dataType`).
+ * - `POST …/predict`: the raw body in the service's format; query `configId` and `dataType`.
+ * - `POST …/predict-with-config-v2`: Predict2RequestData (`data` and `config` as strings).
+ * - `POST …/ext`: `{methodName, params}`, the service's extended method.
+ */
+export default definePlugin({
+  name: 'sync-predict',
+  description: 'POST /api/platformgate/account/{account}/model/{model}/predict[-with-config[-v2]] and /ext',
+  configSchema: { type: 'object', additionalProperties: false, properties: {} },
+  routes(router, ctx) {
+    const handlers = createHandlers(ctx);
+    router.post(`${SERVICE}/predict`, handlers.predict);
+    router.post(`${SERVICE}/predict-with-config`, handlers.predictWithConfig);
+    router.post(`${SERVICE}/predict-with-config-v2`, handlers.predictWithConfigV2);
+    router.post(`${SERVICE}/ext`, handlers.ext);
+  },
+});
