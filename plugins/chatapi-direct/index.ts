@@ -18,7 +18,7 @@ import { mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../_share
 import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
 import { resolveChatTarget } from '../_shared/openai/model-id.js';
-import { cancelOnDisconnect, collectAnswer, relaySse, type SseFormat } from '../_shared/openai/relay.js';
+import { collectAnswer, relaySse, type SseFormat } from '../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
 import { anthropicErrorEvent, anthropicEvent, anthropicMessageAsEvents } from './anthropic.js';
@@ -79,9 +79,8 @@ export default definePlugin<ChatApiDirectOptions>({
       const call = ctx.gate.open(
         service,
         { predict: { data: { json: text, dataType: dataTypeOf(service) } } },
-        { headers: ctx.http.serviceHeaders(koa, caller), timeoutMs: stream ? 0 : undefined },
+        { headers: ctx.http.serviceHeaders(koa, caller), signal: ctx.http.closeSignal(koa), timeoutMs: stream ? 0 : undefined },
       );
-      const stopWatching = cancelOnDisconnect(koa, call);
       const defaults: AnswerDefaults = {
         id: `chatcmpl-${String(koa.state.requestId)}`,
         created: Math.floor(Date.now() / 1000),
@@ -90,22 +89,18 @@ export default definePlugin<ChatApiDirectOptions>({
         includeUsage: body.stream_options?.include_usage === true,
       };
       let usage: Usage | undefined;
-      try {
-        if (stream) {
-          const format = service.family === 'anthropic' ? ANTHROPIC_SSE : OPENAI_SSE;
-          usage = await relaySse(koa, call, format, defaults, {
-            firstChunkMs: ctx.options.firstChunkTimeoutMs ?? (service.timeoutSec ?? ctx.gate.defaultTimeoutSec) * 1000,
-            idleMs: ctx.options.idleTimeoutMs,
-          }, service.name);
-        } else {
-          const answer = await collectAnswer(call, service.name);
-          const json = answer.whole ?? (service.family === 'anthropic' ? answer.parts.at(-1)! : mergeChunks(answer.parts, defaults));
-          usage = findUsage(json);
-          koa.type = 'application/json';
-          koa.body = json;
-        }
-      } finally {
-        stopWatching();
+      if (stream) {
+        const format = service.family === 'anthropic' ? ANTHROPIC_SSE : OPENAI_SSE;
+        usage = await relaySse(koa, call, format, defaults, {
+          firstChunkMs: ctx.options.firstChunkTimeoutMs ?? (service.timeoutSec ?? ctx.gate.defaultTimeoutSec) * 1000,
+          idleMs: ctx.options.idleTimeoutMs,
+        }, service.name);
+      } else {
+        const answer = await collectAnswer(call, service.name);
+        const json = answer.whole ?? (service.family === 'anthropic' ? answer.parts.at(-1)! : mergeChunks(answer.parts, defaults));
+        usage = findUsage(json);
+        koa.type = 'application/json';
+        koa.body = json;
       }
       if (usage && ctx.options.logUsage) {
         ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model: body.model, usage }, 'usage');

@@ -11,7 +11,7 @@ import { completeAnswer, mergeChunks, wholeAnswerAsEvents, type AnswerDefaults }
 import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
 import { resolveChatTarget } from '../_shared/openai/model-id.js';
-import { cancelOnDisconnect, collectAnswer, relaySse, type SseFormat, type StreamTimeouts } from '../_shared/openai/relay.js';
+import { collectAnswer, relaySse, type SseFormat, type StreamTimeouts } from '../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
 import { ModelCatalog } from './models.js';
@@ -82,9 +82,8 @@ export default definePlugin<ChatApiOptions>({
         service,
         { predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } } },
         // A stream has no overall deadline; its first-chunk and idle deadlines apply instead.
-        { headers: ctx.http.serviceHeaders(koa, caller), timeoutMs: stream ? 0 : undefined },
+        { headers: ctx.http.serviceHeaders(koa, caller), signal: ctx.http.closeSignal(koa), timeoutMs: stream ? 0 : undefined },
       );
-      const stopWatching = cancelOnDisconnect(koa, call);
       const defaults: AnswerDefaults = {
         id: `${spec.idPrefix}${String(koa.state.requestId)}`,
         created: Math.floor(Date.now() / 1000),
@@ -93,20 +92,16 @@ export default definePlugin<ChatApiOptions>({
         includeUsage: body.stream_options?.include_usage === true,
       };
       let usage: Usage | undefined;
-      try {
-        if (stream) {
-          usage = await relaySse(koa, call, OPENAI_SSE, defaults, timeouts(service), service.name);
-        } else {
-          const answer = await collectAnswer(call, service.name);
-          const text = endpoint === 'embeddings'
-            ? encodeEmbeddings(answer.whole ?? answer.parts.at(-1)!, body.encoding_format === 'base64' ? 'base64' : 'float', defaults)
-            : answer.whole !== undefined ? completeAnswer(answer.whole, defaults) : mergeChunks(answer.parts, defaults);
-          usage = findUsage(text);
-          koa.type = 'application/json';
-          koa.body = text;
-        }
-      } finally {
-        stopWatching();
+      if (stream) {
+        usage = await relaySse(koa, call, OPENAI_SSE, defaults, timeouts(service), service.name);
+      } else {
+        const answer = await collectAnswer(call, service.name);
+        const text = endpoint === 'embeddings'
+          ? encodeEmbeddings(answer.whole ?? answer.parts.at(-1)!, body.encoding_format === 'base64' ? 'base64' : 'float', defaults)
+          : answer.whole !== undefined ? completeAnswer(answer.whole, defaults) : mergeChunks(answer.parts, defaults);
+        usage = findUsage(text);
+        koa.type = 'application/json';
+        koa.body = text;
       }
       if (usage && ctx.options.logUsage) {
         ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model: body.model, endpoint, usage }, 'usage');

@@ -108,6 +108,7 @@ describe('official openai Node SDK against the standard adapter', () => {
       ['403 private', () => failing(OTHER_ACCOUNT_KEY).chat.completions.create({ model: 'demo/private', messages }), OpenAI.PermissionDeniedError, 403, "Service 'private' is not public"],
       ['404', () => failing().chat.completions.create({ model: 'demo/no-such-service', messages }), OpenAI.NotFoundError, 404, "Model 'demo/no-such-service' does not exist"],
       ['400', () => failing().chat.completions.create({ model: 'demo/echo', messages: [] }), OpenAI.BadRequestError, 400, 'messages'],
+      ['400 registry', () => failing().chat.completions.create({ model: 'demo/echo/echo-1', messages, temperature: 3 }), OpenAI.BadRequestError, 400, "Parameter 'temperature'"],
       ['500', () => failing().chat.completions.create({ model: 'demo/faulty', messages: [{ role: 'user', content: 'fail-500' }] }), OpenAI.InternalServerError, 500, 'the model crashed'],
       ['503', () => failing().chat.completions.create({ model: 'demo/faulty', messages: [{ role: 'user', content: 'fail-503' }], stream: true }), OpenAI.InternalServerError, 503, 'the model is overloaded'],
       ['429 upstream', () => failing().chat.completions.create({ model: 'demo/openai-proxy/gpt-4o', messages: [{ role: 'user', content: 'upstream-error' }] }), OpenAI.RateLimitError, 429, 'upstream quota exhausted'],

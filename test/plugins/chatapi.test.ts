@@ -89,23 +89,37 @@ describe('standard chat adapter over raw HTTP', () => {
     expect(echo.requests[before]!.config).toEqual({});
   });
 
-  it('runs the registry validation on the config before dispatch and names the parameter', async () => {
+  it('refuses a config field outside the registry bounds of the named model with 400 naming it, before dispatch', async () => {
+    const before = echo.requests.length;
+    const hot = await request(gw.httpUrl).post(CHAT).set(auth).send(chat({ model: 'demo/echo/echo-1', temperature: 3 }));
+    expect(hot.status).toBe(400);
+    expect(hot.body.error).toMatchObject({ code: 'PARAMETER_OUT_OF_RANGE', type: 'invalid_request_error', param: 'temperature' });
+    // Without a third part the service's default model (echo-1) applies.
+    const none = await request(gw.httpUrl).post(CHAT).set(auth).send(chat({ max_tokens: 0 }));
+    expect(none.status).toBe(400);
+    expect(none.body.error).toMatchObject({ param: 'max_tokens' });
+    expect(echo.requests.length).toBe(before);
+    // echo-2 sets no bounds: the third part selects the registry model.
+    expect((await request(gw.httpUrl).post(CHAT).set(auth).send(chat({ model: 'demo/echo/echo-2', temperature: 3 }))).status).toBe(200);
+  });
+
+  it('hands pipeline.validateConfig the service, the config and the model of the id', async () => {
     const seen: unknown[] = [];
     gw.gateway.pipeline.addValidator({
       validate(service, config, modelName) {
         seen.push({ service: service.name, config, modelName });
-        const c = config as Record<string, unknown>;
-        if (typeof c.temperature === 'number' && c.temperature > 2) {
-          throw gatewayError('PARAMETER_OUT_OF_RANGE', { param: 'temperature', args: { param: 'temperature', reason: 'must be at most 2' } });
-        }
+        if ((config as Record<string, unknown>).user === 'banned') throw gatewayError('VALIDATION_FAILED', { param: 'user', args: { reason: 'banned user' } });
       },
     });
-    const before = echo.requests.length;
-    const res = await request(gw.httpUrl).post(CHAT).set(auth).send(chat({ model: 'demo/echo/echo-1', temperature: 3 }));
-    expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({ code: 'PARAMETER_OUT_OF_RANGE', type: 'invalid_request_error', param: 'temperature' });
-    expect(echo.requests.length).toBe(before);
-    expect(seen.at(-1)).toEqual({ service: 'echo', config: { temperature: 3 }, modelName: 'echo-1' });
+    await request(gw.httpUrl).post(CHAT).set(auth).send(chat({ model: 'demo/echo/echo-2', top_p: 0.5 })).expect(200);
+    await request(gw.httpUrl).post(CHAT).set(auth).send(chat({ top_p: 0.5 })).expect(200);
+    expect(seen).toEqual([
+      { service: 'echo', config: { top_p: 0.5 }, modelName: 'echo-2' },
+      { service: 'echo', config: { top_p: 0.5 }, modelName: undefined },
+    ]);
+    const banned = await request(gw.httpUrl).post(CHAT).set(auth).send(chat({ user: 'banned' }));
+    expect(banned.status).toBe(400);
+    expect(banned.body.error.param).toBe('user');
   });
 
   it('accepts the key as Bearer (any case), raw, x-api-key and PLATFORM-API-KEY', async () => {

@@ -114,6 +114,9 @@ def errors():
                lambda: client.chat.completions.create(model="demo/echo", messages=[{"content": "x"}]))
     expect(e.param == "messages[0].role", e.param)
     expect(e.code == "VALIDATION_FAILED", e.code)
+    e = raises(openai.BadRequestError, 400, "temperature",
+               lambda: client.chat.completions.create(model="demo/echo/echo-1", messages=MESSAGES, temperature=3))
+    expect(e.param == "temperature", e.param)
     raises(openai.InternalServerError, 500, "the model crashed",
            lambda: client.chat.completions.create(model="demo/faulty", messages=[{"role": "user", "content": "fail-500"}]))
     raises(openai.InternalServerError, 503, "the model is overloaded",

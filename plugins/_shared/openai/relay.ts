@@ -51,21 +51,6 @@ export function oneLine(json: string): string {
 }
 
 /**
- * Sends `cancel` to the service when the caller goes away before the response is complete. Node
- * emits `close` on the request as soon as its body has been read, so the response's `close` without
- * `writableFinished` is the disconnect signal. Returns the function that removes the listener.
- */
-export function cancelOnDisconnect(koa: Context, call: ServiceCall): () => void {
-  const res = koa.res;
-  const onClose = () => {
-    if (!res.writableFinished) call.cancel(gatewayError('REQUEST_CANCELED'));
-  };
-  if (res.destroyed) onClose();
-  else res.once('close', onClose);
-  return () => res.off('close', onClose);
-}
-
-/**
  * Relays a service's streamed answer as Server-Sent Events. Nothing is written until the first event
  * is ready, so an error before it (the service refused, the first-chunk deadline passed) still
  * propagates as a thrown GatewayError and becomes an ordinary JSON error response. After the 200
