@@ -45,8 +45,9 @@ function anthropicError(status: number, body: unknown, fallback: string): Servic
   const error = isObject(body) && isObject(body.error) ? body.error : {};
   const type = typeof error.type === 'string' ? error.type : `http_${status}`;
   const message = typeof error.message === 'string' ? error.message : fallback;
-  // The upstream refusing the proxy's own key is the proxy's fault, not the caller's.
-  return new ServiceError(`upstream.${type}`, message, status === 401 || status === 403 ? 502 : status);
+  // The upstream refusing the proxy's own key is the proxy's fault, not the caller's, and permanent.
+  const refused = status === 401 || status === 403;
+  return new ServiceError(`upstream.${type}`, message, refused ? 502 : status, refused ? { retryable: 'false' } : {});
 }
 
 export function anthropicProxyHandlers(settings: AnthropicProxySettings): ModelHandlers {

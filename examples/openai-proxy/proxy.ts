@@ -44,7 +44,8 @@ function endpointOf(body: Json): string {
 
 /**
  * An upstream error as a service error with the upstream's status and message. The upstream refusing
- * the proxy's own credentials is the proxy's fault, not the caller's: 502, not 401/403.
+ * the proxy's own credentials is the proxy's fault, not the caller's: 502, not 401/403. Errors no
+ * retry can fix carry `retryable: "false"`, which the gateway turns into `x-should-retry: false`.
  */
 async function upstreamError(res: Response): Promise<ServiceError> {
   const text = await res.text().catch(() => '');
@@ -59,7 +60,9 @@ async function upstreamError(res: Response): Promise<ServiceError> {
     // not JSON: keep the text
   }
   const status = res.status === 401 || res.status === 403 ? 502 : res.status;
-  return new ServiceError(`upstream.${type}`, `Upstream answered ${res.status}: ${message}`, status);
+  // OpenAI's exhausted quota is a 429 that no retry fixes; nor do the proxy's refused credentials.
+  const permanent = type === 'insufficient_quota' || status === 502;
+  return new ServiceError(`upstream.${type}`, `Upstream answered ${res.status}: ${message}`, status, permanent ? { retryable: 'false' } : {});
 }
 
 export function openAiProxyHandlers(settings: OpenAiProxySettings): ModelHandlers {

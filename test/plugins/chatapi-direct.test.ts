@@ -161,6 +161,16 @@ describe('direct chat adapter', () => {
     });
   });
 
+  it('answers an upstream error no retry can fix with x-should-retry: false', async () => {
+    const res = await rawPost(url, { model: 'demo/openai-proxy/gpt-4o', messages: [{ role: 'user', content: 'upstream-error' }] }, auth);
+    expect(res.status).toBe(429);
+    expect(res.headers['x-should-retry']).toBe('false');
+    expect(JSON.parse(res.text).error).toMatchObject({ code: 'upstream.insufficient_quota', type: 'rate_limit_error', args: { retryable: 'false' } });
+    const retryable = await rawPost(url, { model: 'demo/claude/c', max_tokens: 5, messages: [{ role: 'user', content: [{ type: 'text', text: 'upstream-error' }] }] }, auth);
+    expect(retryable.status).toBe(529);
+    expect(retryable.headers['x-should-retry']).toBeUndefined();
+  });
+
   it('checks the key, the model id and the body like the standard adapter', async () => {
     expect((await rawPost(url, { model: 'demo/plain', messages: [] }, {})).status).toBe(401);
     expect((await rawPost(url, { model: 'demo/nope', messages: [] }, auth)).status).toBe(404);
