@@ -59,7 +59,7 @@ export default definePlugin<ChatApiDirectOptions>({
     additionalProperties: false,
     properties: {
       firstChunkTimeoutMs: { type: 'integer', minimum: 0 },
-      idleTimeoutMs: { type: 'integer', minimum: 0, default: 30_000 },
+      idleTimeoutMs: { type: 'integer', minimum: 0, default: 60_000 },
       logUsage: { type: 'boolean', default: true },
     },
   },
