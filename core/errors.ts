@@ -92,6 +92,8 @@ export const ERROR_CATALOG = {
   FITTING_INTERRUPTED: { status: 503, type: 'api_error', message: () => 'The gateway running this fitting job stopped before the fit finished; start the fit again' },
   GATE_IS_SHUT_DOWN: { status: 503, type: 'api_error', grpcCode: 'platform.gate.gate_is_shut_down', message: () => 'The gateway is shutting down' },
   PREDICT_TIMEOUT: { status: 504, type: 'api_error', message: (a) => `Service '${str(a.service)}' did not answer within ${str(a.timeoutSec)} s` },
+  STREAM_FIRST_CHUNK_TIMEOUT: { status: 504, type: 'api_error', message: (a) => `Service '${str(a.service)}' sent no first chunk within ${str(a.timeoutSec)} s` },
+  STREAM_IDLE_TIMEOUT: { status: 504, type: 'api_error', message: (a) => `Service '${str(a.service)}' sent nothing for ${str(a.timeoutSec)} s in the middle of a stream` },
 } satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

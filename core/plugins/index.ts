@@ -1,6 +1,6 @@
 /** The public surface for plugins: everything a plugin may import from core. */
 export { definePlugin, type PluginContext, type PluginDefinition } from './define-plugin.js';
-export { gatewayError, GatewayError, type ErrorCode } from '../errors.js';
+export { gatewayError, GatewayError, renderErrorBody, toGatewayError, type ErrorBody, type ErrorCode } from '../errors.js';
 export type { Caller, ServiceEntry } from '../directory.js';
 export type { Permission } from '../config/types.js';
 export type { GateRequest, OpenOptions } from '../gate/gate.js';
