@@ -90,6 +90,21 @@ export class Pipeline {
     for (const validator of this.#validators) validator.validate(service, config, modelName);
   }
 
+  /**
+   * The predict config a request sends, validated: the caller's own (`own`, parsed; `text` is its text
+   * when it came as a string, sent as given), else the named config `configId`, else the service's
+   * default named config. `json` is the text to send; both are undefined when there is no config.
+   */
+  predictConfig(service: ServiceEntry, own: unknown, options: { text?: string; configId?: string } = {}): { value: unknown; json: string | undefined } {
+    if (own !== undefined && own !== null) {
+      this.validateConfig(service, own);
+      return { value: own, json: options.text ?? JSON.stringify(own) };
+    }
+    const named = this.namedConfig(service, options.configId);
+    this.validateConfig(service, named);
+    return { value: named, json: named && namedConfigJson(named) };
+  }
+
   /** The ID a caller passes as `configId` resolved to the service's named config (400 when unknown). */
   namedConfig(service: ServiceEntry, configId: string | number | undefined): Readonly<Record<string, unknown>> | undefined {
     if (configId === undefined || configId === '') return service.configs.find((c) => c.default)?.config;
@@ -97,4 +112,13 @@ export class Pipeline {
     if (!found) throw gatewayError('UNKNOWN_CONFIG_ID', { args: { configId }, param: 'configId' });
     return found.config;
   }
+}
+
+/** Named configs are frozen config objects: each is serialised once. */
+const serialised = new WeakMap<object, string>();
+
+function namedConfigJson(config: Readonly<Record<string, unknown>>): string {
+  let json = serialised.get(config);
+  if (json === undefined) serialised.set(config, (json = JSON.stringify(config)));
+  return json;
 }

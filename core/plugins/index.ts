@@ -12,6 +12,10 @@ export type { GateRequest, OpenOptions } from '../gate/gate.js';
 export type { ServiceAnswer, ServiceCall } from '../gate/service-call.js';
 export type * from '../gate/messages.js';
 export { compileRequestSchema } from '../validation/request.js';
+export {
+  binaryMediaType, parseJsonText, readPredict2RequestData, readPredictQuery, readPredictRequestData,
+  type Predict2RequestData, type PredictQuery, type PredictRequestData,
+} from '../validation/predict-bodies.js';
 export type { Registry } from '../registry/registry.js';
 export type { ConfigSchema, ConstantDefinition, Model, ModelParameters, Provider, VariableDefinition } from '../registry/types.js';
 export type { DataCheck, DataTypes } from '../specs/data-types.js';

@@ -2,20 +2,12 @@
  * A stored task → the predict request the service gets, and the service's answer → the stored
  * result. Pure functions, no HTTP and no store.
  *
- * Raw body → PayloadProto: a body sent with a binary Content-Type (`application/octet-stream`,
- * `application/x-protobuf`, `application/protobuf`, `application/vnd.google.protobuf`) goes to the
- * service as `protobuf` bytes; any other body is UTF-8 JSON text (checked at creation) and goes as
- * `json`, byte for byte. `dataType` is the query's.
+ * Raw body → PayloadProto, as synchronous predict sends it: a body that came with a binary
+ * Content-Type (`binaryMediaType`: octet-stream and the protobuf types) goes as `protobuf` bytes; any
+ * other is UTF-8 JSON text (checked at creation) and goes as `json`, byte for byte. `dataType` is the
+ * query's.
  */
-import type { PayloadProto, PredictRequestProto, ServiceAnswer, TaskRequestInfo, TaskResult } from '../../core/plugins/index.js';
-
-const BINARY_TYPES = new Set(['application/octet-stream', 'application/x-protobuf', 'application/protobuf', 'application/vnd.google.protobuf']);
-
-/** The media type of a Content-Type when it marks a binary body, else undefined. */
-export function binaryMediaType(contentType: string | undefined): string | undefined {
-  const media = contentType?.split(';')[0]?.trim().toLowerCase();
-  return media !== undefined && BINARY_TYPES.has(media) ? media : undefined;
-}
+import { binaryMediaType, type PayloadProto, type PredictRequestProto, type ServiceAnswer, type TaskRequestInfo, type TaskResult } from '../../core/plugins/index.js';
 
 /** The predict request a stored task is dispatched with. */
 export function predictRequestOf(info: TaskRequestInfo, body: Buffer): PredictRequestProto {
