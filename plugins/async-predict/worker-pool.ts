@@ -78,8 +78,8 @@ export class WorkerPool {
   async close(): Promise<void> {
     this.#running = false;
     clearInterval(this.#timer);
-    await this.#filling;
     for (const job of this.#jobs.values()) job.stop.abort();
+    await this.#filling; // a task claimed meanwhile starts stopped (#startJob)
     await Promise.allSettled([...this.#jobs.values()].map((job) => job.done));
   }
 
@@ -117,6 +117,7 @@ export class WorkerPool {
 
   #startJob(task: TaskRecord): void {
     const job: Job = { task, leaseToken: task.leaseToken ?? '', stop: new AbortController(), renewing: false };
+    if (!this.#running) job.stop.abort();
     this.#jobs.set(task.taskId, job);
     job.done = this.#run(job).finally(() => {
       this.#jobs.delete(task.taskId);

@@ -522,6 +522,31 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
         expect(await statusOf(taskId)).toBe('CANCELED');
       });
 
+      it('a gateway shut down mid-task leaves the task to another gateway, which completes it', async () => {
+        const input = suiteConfig(gw.gateway.config.store as unknown as Record<string, unknown>);
+        input.gate.drainTimeoutMs = 100;
+        const leaving = await startTestGateway(input);
+        // Only the leaving gateway has an instance of 'offline', so its worker runs the task.
+        const leavingService = new ScriptedService(leaving.grpcAddress, OFFLINE_TOKEN);
+        await leavingService.ready();
+        const res = await request(leaving.httpUrl).post(`${P}/account/demo/model/offline/async/predict-with-config`).set('PLATFORM-API-KEY', TEST_KEY).send({ data: { hold: 'handover' } });
+        const taskId = await createdId(res);
+        await leavingService.heldRequest('handover');
+        await leaving.close();
+        leavingService.close();
+        expect(await statusOf(taskId)).toBe('PROCESSING'); // not failed: its lease runs out instead
+
+        const staying = new ScriptedService(gw.grpcAddress, OFFLINE_TOKEN);
+        try {
+          await staying.heldRequest('handover'); // claimed again once the lease ran out
+          staying.release('handover', { handedOver: true });
+          expect(await finished(taskId)).toMatchObject({ status: 'COMPLETED' });
+          expect((await result(taskId)).body).toEqual({ handedOver: true });
+        } finally {
+          staying.close();
+        }
+      });
+
       it('the caps hold across both gateways', async () => {
         const createOn = async (g: TestGateway, key: string) => {
           for (;;) {
