@@ -9,6 +9,7 @@ export {
 export type { Caller, ServiceEntry } from '../directory.js';
 export type { Permission } from '../config/types.js';
 export type { GateRequest, OpenOptions } from '../gate/gate.js';
+export { fromServiceError } from '../gate/api-error.js';
 export type { ServiceAnswer, ServiceCall } from '../gate/service-call.js';
 export type * from '../gate/messages.js';
 export { compileRequestSchema } from '../validation/request.js';

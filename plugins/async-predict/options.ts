@@ -18,6 +18,8 @@ export interface AsyncPredictOptions {
   taskTimeoutMs: number;
   /** Accept tasks for a service with no instance connected to this gateway (they wait QUEUED). */
   acceptWithoutInstances: boolean;
+  /** For a service declared `batch: true`: up to this many waiting tasks go as one `batch` request (1: never). */
+  batchSize: number;
 }
 
 export const configSchema = {
@@ -33,5 +35,6 @@ export const configSchema = {
     instanceWaitMs: { type: 'integer', minimum: 0, default: 30_000 },
     taskTimeoutMs: { type: 'integer', minimum: 0, default: 6 * 3_600_000 },
     acceptWithoutInstances: { type: 'boolean', default: false },
+    batchSize: { type: 'integer', minimum: 1, maximum: 1000, default: 16 },
   },
 } as const;

@@ -11,8 +11,8 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import {
-  gatewayError, taskErrorFrom, toGatewayError,
-  type PluginContext, type ServiceAnswer, type ServiceCall, type ServiceEntry, type TaskRecord, type TaskResult,
+  GatewayError, fromServiceError, gatewayError, taskErrorFrom, toGatewayError,
+  type PluginContext, type PredictRequestProto, type ServiceAnswer, type ServiceCall, type ServiceEntry, type TaskRecord, type TaskResult,
 } from '../../core/plugins/index.js';
 import { runningCap } from './limits.js';
 import type { AsyncPredictOptions } from './options.js';
@@ -21,6 +21,12 @@ import { predictRequestOf, resultOf } from './transform.js';
 /** Failures after which the same claim may dispatch again: the instance went away, not the request. */
 const RETRYABLE = new Set(['SERVICE_DISCONNECTED', 'NO_ACTIVE_INSTANCES']);
 const INSTANCE_CHECK_MS = 50;
+
+/** A task ready to be sent: its job and its predict request. */
+interface Item {
+  readonly job: Job;
+  readonly request: PredictRequestProto;
+}
 
 interface Job {
   readonly task: TaskRecord;
@@ -79,7 +85,7 @@ export class WorkerPool {
     this.#running = false;
     clearInterval(this.#timer);
     for (const job of this.#jobs.values()) job.stop.abort();
-    await this.#filling; // a task claimed meanwhile starts stopped (#startJob)
+    await this.#filling; // a task claimed meanwhile starts stopped (#startGroup)
     await Promise.allSettled([...this.#jobs.values()].map((job) => job.done));
   }
 
@@ -97,12 +103,30 @@ export class WorkerPool {
           if (serviceIds.length === 0) break;
           const task = await store.claim({ workerId: this.workerId, leaseMs: options.leaseMs, maxRunningPerAccount: this.#runningCapOf, serviceIds });
           if (!task) break;
-          this.#startJob(task);
+          if (this.#ctx.directory.serviceById(task.serviceId)?.batch && options.batchSize > 1) await this.#startBatches(task);
+          else this.#startGroup([task]);
         }
       } while (this.#refill && this.#running);
     } catch (err) {
       logger.warn({ err }, 'claiming async tasks failed; trying again at the next poll');
     }
+  }
+
+  /**
+   * A service that takes `batch` requests: more of its waiting tasks are claimed at once (up to
+   * `batchSize`), and those with the same config go as one batch (a batch has one config).
+   */
+  async #startBatches(first: TaskRecord): Promise<void> {
+    const { store, options } = this.#ctx;
+    const tasks = [first];
+    while (tasks.length < options.batchSize && this.#running && this.#jobs.size + tasks.length < options.concurrency) {
+      const more = await store.claim({ workerId: this.workerId, leaseMs: options.leaseMs, maxRunningPerAccount: this.#runningCapOf, serviceIds: [first.serviceId] });
+      if (!more) break;
+      tasks.push(more);
+    }
+    const byConfig = new Map<string | undefined, TaskRecord[]>();
+    for (const task of tasks) byConfig.set(task.request.config, [...(byConfig.get(task.request.config) ?? []), task]);
+    for (const group of byConfig.values()) this.#startGroup(group);
   }
 
   /** Services with an instance connected here: only their tasks are claimed (others wait for theirs). */
@@ -115,79 +139,125 @@ export class WorkerPool {
   readonly #runningCapOf = (accountId: number): number =>
     runningCap(this.#ctx.directory.findAccount(accountId)?.requestsPerSecond ?? this.#ctx.config.limits.defaultRequestsPerSecond);
 
-  #startJob(task: TaskRecord): void {
-    const job: Job = { task, leaseToken: task.leaseToken ?? '', stop: new AbortController(), renewing: false };
-    if (!this.#running) job.stop.abort();
-    this.#jobs.set(task.taskId, job);
-    job.done = this.#run(job).finally(() => {
-      this.#jobs.delete(task.taskId);
+  /** Runs tasks of one service as one dispatch: a `predict` for one task, a `batch` for several. */
+  #startGroup(tasks: readonly TaskRecord[]): void {
+    const jobs: Job[] = tasks.map((task) => ({ task, leaseToken: task.leaseToken ?? '', stop: new AbortController(), renewing: false }));
+    for (const job of jobs) {
+      if (!this.#running) job.stop.abort();
+      this.#jobs.set(job.task.taskId, job);
+    }
+    const done = this.#runGroup(jobs).finally(() => {
+      for (const job of jobs) this.#jobs.delete(job.task.taskId);
       this.wake();
     });
+    for (const job of jobs) job.done = done;
   }
 
-  async #run(job: Job): Promise<void> {
-    const { store, logger, options } = this.#ctx;
-    const { taskId } = job.task;
-    const renewal = setInterval(() => void this.#renew(job), Math.max(10, Math.floor(options.leaseMs / 3)));
+  async #runGroup(jobs: readonly Job[]): Promise<void> {
+    const renewal = setInterval(() => {
+      for (const job of jobs) void this.#renew(job);
+    }, Math.max(10, Math.floor(this.#ctx.options.leaseMs / 3)));
     try {
-      const result = await this.#process(job);
-      if (job.stop.signal.aborted) return;
-      if (!(await store.complete(taskId, job.leaseToken, result))) logger.debug({ taskId }, 'async task result refused: cancelled or re-claimed meanwhile');
-    } catch (err) {
-      if (job.stop.signal.aborted) return;
-      const error = toGatewayError(err);
-      if (error.code === 'GATE_IS_SHUT_DOWN') {
-        logger.info({ taskId }, 'gateway shutting down: async task left to be claimed again');
-        return;
-      }
-      if (error.status >= 500) logger.warn({ taskId, code: error.code, err: error.cause ?? error.message }, 'async task failed');
-      try {
-        await store.fail(taskId, job.leaseToken, taskErrorFrom(error));
-      } catch (storeErr) {
-        logger.warn({ taskId, err: storeErr }, 'async task outcome not stored; it will be claimed again');
-      }
+      const outcomes = await this.#processGroup(jobs);
+      await Promise.all(jobs.map((job) => this.#settle(job, outcomes.get(job) ?? gatewayError('INTERNAL_ERROR'))));
     } finally {
       clearInterval(renewal);
     }
   }
 
-  async #process(job: Job): Promise<TaskResult> {
-    const { store, directory, options } = this.#ctx;
-    const { task } = job;
-    if (task.attempt > options.maxAttempts) {
-      throw gatewayError('ASYNC_TASK_ABANDONED', { args: { taskId: task.taskId, attempts: task.attempt - 1 } });
+  /** Stores a task's outcome, unless the task was stopped (cancelled, lease lost, pool closing). */
+  async #settle(job: Job, outcome: TaskResult | GatewayError): Promise<void> {
+    const { store, logger } = this.#ctx;
+    const { taskId } = job.task;
+    if (job.stop.signal.aborted) return;
+    try {
+      if (!(outcome instanceof GatewayError)) {
+        if (!(await store.complete(taskId, job.leaseToken, outcome))) logger.debug({ taskId }, 'async task result refused: cancelled or re-claimed meanwhile');
+        return;
+      }
+      if (outcome.code === 'GATE_IS_SHUT_DOWN') {
+        logger.info({ taskId }, 'gateway shutting down: async task left to be claimed again');
+        return;
+      }
+      if (outcome.status >= 500) logger.warn({ taskId, code: outcome.code, err: outcome.cause ?? outcome.message }, 'async task failed');
+      await store.fail(taskId, job.leaseToken, taskErrorFrom(outcome));
+    } catch (err) {
+      logger.warn({ taskId, err }, 'async task outcome not stored; it will be claimed again');
     }
-    const service = directory.serviceById(task.serviceId);
-    if (!service) throw gatewayError('SERVICE_NOT_FOUND', { args: { account: task.serviceAccountId, model: task.serviceId } });
-    const body = await store.getRequestBody(task.taskId);
-    if (!body) throw gatewayError('ASYNC_REQUEST_BODY_WAS_LOST', { args: { taskId: task.taskId } });
-    const request = predictRequestOf(task.request, body);
+  }
+
+  /** Each task's result or error; tasks that cannot be sent (lost body, …) fail alone. */
+  async #processGroup(jobs: readonly Job[]): Promise<Map<Job, TaskResult | GatewayError>> {
+    const { store, directory, options } = this.#ctx;
+    const outcomes = new Map<Job, TaskResult | GatewayError>();
+    const ready: Item[] = [];
+    const service = directory.serviceById(jobs[0]!.task.serviceId);
+    for (const job of jobs) {
+      const { task } = job;
+      try {
+        if (task.attempt > options.maxAttempts) {
+          throw gatewayError('ASYNC_TASK_ABANDONED', { args: { taskId: task.taskId, attempts: task.attempt - 1 } });
+        }
+        if (!service) throw gatewayError('SERVICE_NOT_FOUND', { args: { account: task.serviceAccountId, model: task.serviceId } });
+        const body = await store.getRequestBody(task.taskId);
+        if (!body) throw gatewayError('ASYNC_REQUEST_BODY_WAS_LOST', { args: { taskId: task.taskId } });
+        ready.push({ job, request: predictRequestOf(task.request, body) });
+      } catch (err) {
+        outcomes.set(job, toGatewayError(err));
+      }
+    }
+    if (!service || ready.length === 0) return outcomes;
+    const stop = ready.length === 1 ? ready[0]!.job.stop.signal : whenAllAborted(ready.map((r) => r.job.stop.signal));
     for (let dispatch = 0; ; dispatch++) {
       try {
-        return await this.#dispatch(job, service, { predict: request });
+        for (const [job, outcome] of await this.#dispatch(service, ready, stop)) outcomes.set(job, outcome);
+        return outcomes;
       } catch (err) {
-        const retry = dispatch < options.retries && RETRYABLE.has(toGatewayError(err).code) && (await this.#instanceBack(service, job.stop.signal));
-        if (!retry) throw err;
+        const error = toGatewayError(err);
+        const retry = dispatch < options.retries && RETRYABLE.has(error.code) && (await this.#instanceBack(service, stop));
+        if (!retry) {
+          for (const { job } of ready) outcomes.set(job, error);
+          return outcomes;
+        }
       }
     }
   }
 
-  async #dispatch(job: Job, service: ServiceEntry, request: { predict: ReturnType<typeof predictRequestOf> }): Promise<TaskResult> {
-    const call: ServiceCall = this.#ctx.gate.open(service, request, {
-      headers: { 'Z-requestId': job.task.taskId, 'Z-callerAccountId': String(job.task.callerId) },
-      signal: job.stop.signal,
-      timeoutMs: this.#ctx.options.taskTimeoutMs,
-    });
+  /**
+   * One request to the service: `predict` for one task; for several, one `batch` whose items carry
+   * their own requestIds (1…n), matched back to their tasks. `stop` cancels the call at the service.
+   */
+  async #dispatch(service: ServiceEntry, items: readonly Item[], stop: AbortSignal): Promise<Map<Job, TaskResult | GatewayError>> {
+    const headersOf = (task: TaskRecord) => ({ 'Z-requestId': task.taskId, 'Z-callerAccountId': String(task.callerId) });
+    const timeoutMs = this.#ctx.options.taskTimeoutMs;
+    const badResponse = (reason: string) => gatewayError('SERVICE_BAD_RESPONSE', { args: { service: service.name, reason } });
+    const single = items.length === 1 ? items[0]! : undefined;
+    const call: ServiceCall = single
+      ? this.#ctx.gate.open(service, { predict: single.request }, { headers: headersOf(single.job.task), signal: stop, timeoutMs })
+      : this.#ctx.gate.open(service, {
+        batch: {
+          data: items.map(({ job, request }, i) => ({ requestId: i + 1, data: request.data, headers: headersOf(job.task) })),
+          ...(items[0]!.request.config ? { config: items[0]!.request.config } : {}),
+        },
+      }, { headers: { 'Z-requestId': randomUUID() }, signal: stop, timeoutMs });
+    const expected = single ? ['predict', 'partialPredict'] : ['batch'];
     const answers: ServiceAnswer[] = [];
     for await (const answer of call) {
-      if (answer.body !== 'predict' && answer.body !== 'partialPredict') {
-        const error = gatewayError('SERVICE_BAD_RESPONSE', { args: { service: service.name, reason: `a ${answer.body ?? 'bodiless'} frame answered a predict request` } });
+      if (!expected.includes(answer.body ?? '')) {
+        const error = badResponse(`a ${answer.body ?? 'bodiless'} frame answered a ${single ? 'predict' : 'batch'} request`);
         call.cancel(error);
         throw error;
       }
       answers.push(answer);
     }
-    return resultOf(answers);
+    if (single) return new Map<Job, TaskResult | GatewayError>([[single.job, resultOf(answers)]]);
+    const byRequestId = new Map((answers[0]?.batch?.data ?? []).map((item) => [Number(item.requestId), item]));
+    return new Map(items.map(({ job }, i): [Job, TaskResult | GatewayError] => {
+      const item = byRequestId.get(i + 1);
+      if (item?.body === 'predict' && item.predict) return [job, resultOf([{ body: 'predict', predict: item.predict }])];
+      if (item?.body === 'error' && item.error) return [job, fromServiceError(item.error, service.name)];
+      return [job, badResponse(`the batch answer has no item ${i + 1}`)];
+    }));
   }
 
   /** Waits up to `instanceWaitMs` for an instance of the service; false when none came (or the job stopped). */
@@ -215,4 +285,15 @@ export class WorkerPool {
       job.renewing = false;
     }
   }
+}
+
+/** A signal that aborts once every one of `signals` has. */
+function whenAllAborted(signals: readonly AbortSignal[]): AbortSignal {
+  const all = new AbortController();
+  const check = () => {
+    if (signals.every((s) => s.aborted)) all.abort();
+  };
+  for (const signal of signals) signal.addEventListener('abort', check, { once: true });
+  check();
+  return all.signal;
 }

@@ -14,6 +14,7 @@ import { ScriptedService } from '../support/scripted-service.js';
 export const REQUESTS_ONLY_KEY = 'test-key-model-requests-only-01';
 export const LIMITED_KEY = 'test-key-limited-account-000001';
 export const OFFLINE_TOKEN = 'offline-service-token-01';
+export const BATCH_TOKEN = 'batching-service-token-1';
 
 export interface StoreHarness {
   /** `store` section of the gateway config (a fresh database for each call). */
@@ -41,7 +42,10 @@ export function suiteConfig(store: Record<string, unknown>, options: Record<stri
     { id: 1, name: 'precise', default: true, config: { temperature: 0 } },
     { id: 2, name: 'creative', config: { temperature: 1.5 } },
   ];
-  input.services.push({ id: 12, name: 'offline', account: 'demo', public: true, connectionTokens: [{ token: OFFLINE_TOKEN }] });
+  input.services.push(
+    { id: 12, name: 'offline', account: 'demo', public: true, connectionTokens: [{ token: OFFLINE_TOKEN }] },
+    { id: 13, name: 'batching', account: 'demo', public: true, batch: true, connectionTokens: [{ token: BATCH_TOKEN }] },
+  );
   return input;
 }
 
@@ -483,6 +487,30 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
         await eventually(async () => (await on('get', `/async/task/${taskId}`)).body.status === 'CANCELED', 5_000, 'the timeout');
         expectError(await on('get', `/async/task/${taskId}/response`), 504, 'PREDICT_TIMEOUT');
         await svc.until(() => svc.cancels.includes(requestId), 5_000, 'cancel');
+      });
+
+      it('a batch service gets waiting tasks with the same config as one batch; each task gets its own item', async () => {
+        const fail = { code: 'platform-action.common.bad-request', message: 'item refused', statusCode: 422 };
+        const send = async (data: unknown, temperature: number) =>
+          createdId(await request(short.httpUrl).post(`${P}/account/demo/model/batching/async/predict-with-config`).set('PLATFORM-API-KEY', TEST_KEY).send({ data, config: { temperature } }));
+        const cool = [await send({ echo: 'c1' }, 0.1), await send({ fail }, 0.1), await send({ echo: 'c3' }, 0.1)];
+        const warm = [await send({ echo: 'w1' }, 0.2), await send({ echo: 'w2' }, 0.2)];
+        const batchService = new ScriptedService(short.grpcAddress, BATCH_TOKEN); // the tasks waited for an instance
+        try {
+          await batchService.until(() => batchService.batches.length === 2, 5_000, 'two batches');
+          const sizes = batchService.batches.map((b) => [b.config, b.items.length]).sort();
+          expect(sizes).toEqual([['{"temperature":0.1}', 3], ['{"temperature":0.2}', 2]]);
+          expect(batchService.received).toHaveLength(0); // no single predict
+          expect(batchService.batches.flatMap((b) => b.items.map((i) => i.headers['Z-requestId'])).sort()).toEqual([...cool, ...warm].sort());
+          for (const [taskId, echo, batchSize] of [[cool[0], 'c1', 3], [cool[2], 'c3', 3], [warm[0], 'w1', 2], [warm[1], 'w2', 2]] as const) {
+            await eventually(async () => (await on('get', `/async/task/${taskId}`)).body.status === 'COMPLETED', 5_000, echo);
+            expect((await on('get', `/async/task/${taskId}/response`)).body).toMatchObject({ echo, batchSize });
+          }
+          await eventually(async () => (await on('get', `/async/task/${cool[1]}`)).body.status === 'CANCELED', 5_000, 'the failed item');
+          expectError(await on('get', `/async/task/${cool[1]}/response`), 422, fail.code);
+        } finally {
+          batchService.close();
+        }
       });
 
       it('the plugin reaper removes final tasks past the retention', async () => {

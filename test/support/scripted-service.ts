@@ -7,12 +7,14 @@
  *   {"big": n}         answers {"text": "a…"} with n characters
  *   {"stream": n}      answers n partialPredict frames {"chunk": i}
  *   {"mirror": …}      answers the request's data text exactly as received
- * Protobuf data is answered with {"bytes": <length>, "sha256": <hex>}.
+ * Protobuf data is answered with {"bytes": <length>, "sha256": <hex>}. A `batch` request is answered
+ * item by item (matched by the items' requestIds): {"fail": …} items with an item error, the others
+ * with {"echo": x, "config": …, "batchSize": n}.
  * Every predict request and every `cancel` is recorded; each gateway heartbeat is answered. With `reconnect`, a lost stream is opened
  * again (same instanceBootUuid), as SDKs do when their gateway restarts.
  */
 import { createHash } from 'node:crypto';
-import type { GateToServiceProto, PredictRequestProto } from '../../core/gate/messages.js';
+import type { BatchRequestProto, GateToServiceProto, PredictRequestProto } from '../../core/gate/messages.js';
 import { RawServiceStream, json, rawClient, type RawClient } from './raw-gate-client.js';
 
 export interface ReceivedPredict {
@@ -21,6 +23,12 @@ export interface ReceivedPredict {
   headers: Record<string, string>;
   /** The data as text (JSON) or undefined (protobuf). */
   text: string | undefined;
+}
+
+export interface ReceivedBatch {
+  requestId: number;
+  config: string | null;
+  items: Array<{ requestId: number; text: string | undefined; headers: Record<string, string> }>;
 }
 
 export interface ScriptedServiceOptions {
@@ -34,6 +42,7 @@ export interface ScriptedServiceOptions {
 export class ScriptedService {
   readonly received: ReceivedPredict[] = [];
   readonly cancels: number[] = [];
+  readonly batches: ReceivedBatch[] = [];
   readonly client: RawClient;
   stream!: RawServiceStream;
   readonly #token: string;
@@ -92,6 +101,10 @@ export class ScriptedService {
       this.#notify();
       return;
     }
+    if (m.body === 'batch' && m.batch) {
+      this.#answerBatch(stream, Number(m.requestId), m.batch);
+      return;
+    }
     if (m.body !== 'predict' || !m.predict) return;
     const requestId = Number(m.requestId);
     const data = m.predict.data ?? {};
@@ -119,6 +132,19 @@ export class ScriptedService {
       for (let i = 0; i < n; i++) stream.send({ requestId, partialPredict: { data: json({ chunk: i }), start: i === 0, finish: i === n - 1 } });
     } else if ('mirror' in parsed) this.#later(stream, () => stream.send({ requestId, predict: { data: { json: text } } }));
     else this.#later(stream, () => this.#answer(stream, requestId, { echo: parsed.echo ?? parsed, config: m.predict!.config?.json ?? null, dataType: data.dataType ?? null }));
+  }
+
+  #answerBatch(stream: RawServiceStream, requestId: number, batch: BatchRequestProto): void {
+    const config = batch.config?.json ?? null;
+    const items = (batch.data ?? []).map((item) => ({ requestId: Number(item.requestId), text: item.data?.json, headers: item.headers ?? {} }));
+    this.batches.push({ requestId, config, items });
+    this.#notify();
+    const data = items.map((item) => {
+      const parsed = JSON.parse(item.text ?? 'null') as Record<string, unknown>;
+      if (parsed && typeof parsed === 'object' && 'fail' in parsed) return { requestId: item.requestId, error: parsed.fail as object };
+      return { requestId: item.requestId, predict: { data: json({ echo: parsed?.echo ?? parsed, config, batchSize: items.length }) } };
+    });
+    stream.send({ requestId, batch: { data } });
   }
 
   /** Sends after `answerDelayMs`; an answer for a stream that died meanwhile is dropped, as an SDK's would be. */
