@@ -50,11 +50,6 @@ export class WorkerPool {
     this.#ctx = ctx;
   }
 
-  /** Tasks this process is working on now. */
-  get activeTasks(): number {
-    return this.#jobs.size;
-  }
-
   start(): void {
     this.#running = true;
     this.#timer = setInterval(() => this.wake(), this.#ctx.options.pollMs);
@@ -119,10 +114,14 @@ export class WorkerPool {
   async #startBatches(first: TaskRecord): Promise<void> {
     const { store, options } = this.#ctx;
     const tasks = [first];
-    while (tasks.length < options.batchSize && this.#running && this.#jobs.size + tasks.length < options.concurrency) {
-      const more = await store.claim({ workerId: this.workerId, leaseMs: options.leaseMs, maxRunningPerAccount: this.#runningCapOf, serviceIds: [first.serviceId] });
-      if (!more) break;
-      tasks.push(more);
+    try {
+      while (tasks.length < options.batchSize && this.#running && this.#jobs.size + tasks.length < options.concurrency) {
+        const more = await store.claim({ workerId: this.workerId, leaseMs: options.leaseMs, maxRunningPerAccount: this.#runningCapOf, serviceIds: [first.serviceId] });
+        if (!more) break;
+        tasks.push(more);
+      }
+    } catch (err) {
+      this.#ctx.logger.warn({ err }, 'claiming more tasks for a batch failed; sending those claimed');
     }
     const byConfig = new Map<string | undefined, TaskRecord[]>();
     for (const task of tasks) byConfig.set(task.request.config, [...(byConfig.get(task.request.config) ?? []), task]);
