@@ -136,11 +136,12 @@ export interface TaskStore {
 
   /**
    * Takes the oldest claimable task (by `createdAt`, ties in any order) of `serviceIds`: QUEUED of a
-   * caller below its running cap, or PROCESSING whose lease ran out. Sets PROCESSING, a new random `leaseToken`,
-   * `leaseUntil = now + leaseMs` and `attempt + 1`. Returns null when nothing is claimable (or, rarely,
-   * when heavy contention used up its retries: poll again). A re-claimed task already counts as
-   * running, so it is taken even when its caller is at the cap. Never hands one task to two claimers.
-   * `attempt` tells a worker how often the task was taken; giving up on a repeat is the worker's call.
+   * caller below its running cap, or PROCESSING whose lease ran out. Sets PROCESSING, a new random
+   * `leaseToken`, `leaseUntil = now + leaseMs` and `attempt + 1`. Returns null when nothing is
+   * claimable (or, rarely, when heavy contention used up its retries: poll again). A re-claimed task
+   * already counts as running, so it is taken even when its caller is at the cap. Never hands one task
+   * to two claimers. `attempt` tells a worker how often the task was taken; giving up on a repeat is
+   * the worker's call.
    */
   claim(options: ClaimOptions): Promise<TaskRecord | null>;
 
