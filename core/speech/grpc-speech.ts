@@ -120,9 +120,13 @@ export function createGrpcSpeechHandlers({ pipeline, bridge, logger }: GrpcSpeec
       }
     });
     call.on('end', () => {
-      if (closed) return;
-      if (!recognition) return fail(gatewayError('SPEECH_CONFIG_REQUIRED', { param: 'asr.config', args: { got: 'the end of the stream' } }));
-      recognition.end();
+      // A caller's cancel also ends the readable side, and grpc-js reports 'cancelled' just after:
+      // wait a turn so that a cancel is not taken for the end of the audio.
+      setImmediate(() => {
+        if (closed || abort.signal.aborted || call.cancelled) return;
+        if (!recognition) return fail(gatewayError('SPEECH_CONFIG_REQUIRED', { param: 'asr.config', args: { got: 'the end of the stream' } }));
+        recognition.end();
+      });
     });
     call.on('error', (err) => fail(err));
   };

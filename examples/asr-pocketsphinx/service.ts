@@ -47,6 +47,8 @@ export function createAsrHandlers(options: AsrServiceOptions = {}): ModelHandler
   const python = options.python ?? '/usr/bin/python3';
   return {
     async *partialPredict(input, ctx) {
+      // Each result leaves when it is known: a final result must not wait for the next utterance.
+      ctx.eagerFrames = true;
       const messages = input[Symbol.asyncIterator]();
       const first = await messages.next();
       if (first.done) throw ServiceError.badRequest('the recognition stream is empty');

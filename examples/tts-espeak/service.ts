@@ -53,6 +53,8 @@ export function createTtsHandlers(options: TtsServiceOptions = {}): ModelHandler
   const defaultVoice = options.defaultVoice ?? 'en-us';
   return {
     async *partialPredict(input, ctx) {
+      // Audio leaves as soon as it is made, not one piece late.
+      ctx.eagerFrames = true;
       let request;
       for await (const chunk of input) {
         request ??= readTtsRequest(chunk.data);
