@@ -150,6 +150,41 @@ describe('gRPC speech calls (processSynthesis, processRecognition)', () => {
       expect(refused).toMatchObject({ code: 'platform-action.common.bad-request', statusCode: 400, args: { voice: 'refuse' } });
     });
 
+    it('answers a request without tts, and cancels the service when the caller goes away', async () => {
+      await start();
+      let aborted = false;
+      await serve(TTS_TOKEN, {
+        async *partialPredict(input, ctx) {
+          ctx.eagerFrames = true;
+          ctx.signal.addEventListener('abort', () => (aborted = true));
+          for await (const _ of input) void _;
+          for (let i = 0; !ctx.signal.aborted && i < 10_000; i++) {
+            yield audioPayload(Buffer.alloc(8192, i));
+            await new Promise((r) => setTimeout(r, 5));
+          }
+        },
+      });
+      const bare: ClientTtsResponseProto[] = await new Promise((resolve, reject) => {
+        const got: ClientTtsResponseProto[] = [];
+        const call = raw().processSynthesis({ account: 'demo', model: 'tts', authToken: TEST_KEY });
+        call.on('data', (m: ClientTtsResponseProto) => got.push(m));
+        call.on('end', () => resolve(got));
+        call.on('error', reject);
+      });
+      expect(bare).toEqual([{ error: expect.objectContaining({ code: 'VALIDATION_FAILED', statusCode: 400, message: expect.stringContaining('tts is required') }), body: 'error' }]);
+
+      const controller = new AbortController();
+      let received = 0;
+      await caught(async () => {
+        for await (const chunk of client().synthesize({ text: 'x' }, { model: 'tts', signal: controller.signal })) {
+          received += chunk.audio_chunk!.data!.length;
+          if (received >= 16384) controller.abort();
+        }
+      });
+      await eventually(() => aborted, 5000, 'the service to get cancel');
+      await eventually(() => gw!.gateway.gate.instances(20)[0]?.inFlight === 0, 5000, 'the call to be released');
+    });
+
     it('waits for a paused caller and delivers everything when the backlog stays under the bound', async () => {
       await start({ speechLimits: { maxBufferedBytes: 4 * 1024 * 1024 } });
       let produced = false;
