@@ -59,6 +59,8 @@ export const ERROR_CATALOG = {
   SPEECH_CONFIG_REPEATED: { status: 400, type: 'invalid_request_error', message: () => 'config may be sent only once, in the first processRecognition message' },
   AUDIO_FORMAT_UNSUPPORTED: { status: 400, type: 'invalid_request_error', message: (a) => `Audio format not supported: ${str(a.reason)}` },
   NO_ACTIVE_INSTANCES: { status: 400, type: 'invalid_request_error', message: (a) => `Service '${str(a.service)}' has no active instances` },
+  SERVICE_NOT_FITTED: { status: 400, type: 'invalid_request_error', message: (a) => `Service '${str(a.service)}' is not fitted yet: it answers once a fitting job of it reaches SUCCESS` },
+  SERVICE_NOT_FITTABLE: { status: 400, type: 'invalid_request_error', message: (a) => `Service '${str(a.service)}' ${str(a.reason) || 'is not fittable'}`, permanent: true },
   // 401
   API_KEY_MISSING: { status: 401, type: 'authentication_error', message: (a) => `API key missing: send it in the ${str(a.header) || 'PLATFORM-API-KEY'} header`, permanent: true },
   API_KEY_INVALID: { status: 401, type: 'authentication_error', message: () => 'API key is not valid', permanent: true },
@@ -91,8 +93,11 @@ export const ERROR_CATALOG = {
   INTERNAL_ERROR: { status: 500, type: 'api_error', message: () => 'Internal gateway error', expose: false },
   SERVICE_BAD_RESPONSE: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}' answered with an invalid message: ${str(a.reason)}` },
   SERVICE_DISCONNECTED: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}' disconnected before answering` },
+  FITTING_INTERRUPTED: { status: 503, type: 'api_error', message: () => 'The gateway running this fitting job stopped before the fit finished; start the fit again' },
   GATE_IS_SHUT_DOWN: { status: 503, type: 'api_error', grpcCode: 'platform.gate.gate_is_shut_down', message: () => 'The gateway is shutting down' },
   PREDICT_TIMEOUT: { status: 504, type: 'api_error', message: (a) => `Service '${str(a.service)}' did not answer within ${str(a.timeoutSec)} s` },
+  STREAM_FIRST_CHUNK_TIMEOUT: { status: 504, type: 'api_error', message: (a) => `Service '${str(a.service)}' sent no first chunk within ${str(a.timeoutSec)} s` },
+  STREAM_IDLE_TIMEOUT: { status: 504, type: 'api_error', message: (a) => `Service '${str(a.service)}' sent nothing for ${str(a.timeoutSec)} s in the middle of a stream` },
 } satisfies Record<string, CatalogEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -129,7 +129,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       await gate.shutdown();
       for (const plugin of [...plugins].reverse()) {
         try {
-          await plugin.definition.close?.();
+          await plugin.definition.close?.(plugin.context);
         } catch (err) {
           logger.warn({ err, plugin: plugin.definition.name }, 'plugin close failed');
         }

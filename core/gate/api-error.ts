@@ -22,6 +22,8 @@ const CLIENT_ERROR_CODES = new Set([
 /**
  * A service's own error, passed on to the caller with its code and message. The HTTP status is
  * `statusCode` when set, else the `status` enum, else 400 for the SDKs' client-error codes and 500.
+ * A service marks an error that no retry can fix (an exhausted upstream quota, its own credentials
+ * refused) with the arg `retryable: "false"`; HTTP callers then get `x-should-retry: false`.
  */
 export function fromServiceError(proto: ApiErrorProto, serviceName: string): GatewayError {
   const code = proto.code || 'platform-action.common.internal-error';
@@ -33,6 +35,7 @@ export function fromServiceError(proto: ApiErrorProto, serviceName: string): Gat
     message: proto.message || `Service '${serviceName}' failed with ${code}`,
     args: proto.args ?? {},
     grpcCode: code,
+    permanent: proto.args?.retryable === 'false',
   });
 }
 

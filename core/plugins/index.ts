@@ -1,6 +1,6 @@
 /** The public surface for plugins: everything a plugin may import from core. */
 export { definePlugin, type PluginContext, type PluginDefinition } from './define-plugin.js';
-export { gatewayError, GatewayError, type ErrorCode } from '../errors.js';
+export { gatewayError, GatewayError, renderErrorBody, toGatewayError, type ErrorBody, type ErrorCode } from '../errors.js';
 export type { Caller, ServiceEntry } from '../directory.js';
 export type { Permission } from '../config/types.js';
 export type { GateRequest, OpenOptions } from '../gate/gate.js';
@@ -10,6 +10,11 @@ export { compileRequestSchema } from '../validation/request.js';
 export type { Registry } from '../registry/registry.js';
 export type { ConfigSchema, ConstantDefinition, Model, ModelParameters, Provider, VariableDefinition } from '../registry/types.js';
 export type { DataCheck, DataTypes } from '../specs/data-types.js';
+export { FITTED_MODEL_DIR_HEADER, DERIVED_SERVICE_ID_HEADER, DERIVED_ACCOUNT_ID_HEADER } from '../gate/gate.js';
+// Persistence building blocks for plugins that keep state of their own, in the task store's patterns.
+export { openMongoConnection, isDuplicateKeyError } from '../tasks/mongo-connection.js';
+export { GridFsBlobStore } from '../tasks/gridfs-blob-store.js';
+export { storePayload, loadPayload, deletePayload, type BlobStore, type StoredPayload } from '../tasks/payload-storage.js';
 export { SpeechBridge } from '../speech/speech-bridge.js';
 export { SpeechDataTypes } from '../speech/codec.js';
 export { readWav, wavHeader, WavFormatError, type WavAudio } from '../speech/wav.js';

@@ -1,0 +1,29 @@
+/**
+ * The demo echo chat service on the model-service SDK. It answers what the standard chat adapter
+ * sends (chat completions, legacy completions, embeddings) with echo.ts; streamed answers go out as
+ * one partial answer per chunk. Also usable through the direct adapter: an OpenAI request body as
+ * the data, no config.
+ */
+import { ModelService, ServiceError, type ModelHandlers, type ModelServiceOptions } from '../../sdk/index.js';
+import { echoAnswer, requestKind, type EchoRequest } from './echo.js';
+
+type Json = Record<string, unknown>;
+
+export const echoHandlers: ModelHandlers = {
+  predict(request) {
+    const data = request.data.json<EchoRequest>();
+    const config = request.config?.kind === 'json' ? request.config.json<Json>() : {};
+    if (typeof data !== 'object' || data === null || !requestKind(data)) {
+      throw ServiceError.badRequest('expected chat data {messages}, completion data {prompt} or embeddings data {input}');
+    }
+    return echoAnswer(data, config ?? {});
+  },
+};
+
+/**
+ * Starts the echo service and connects it to the gateway(s). Gateways and token default to
+ * PLATFORM_GRPC_HOST(S) and PLATFORM_SERVICE_TOKEN, as for every SDK service.
+ */
+export function startEchoService(options: Partial<ModelServiceOptions> = {}): ModelService {
+  return new ModelService(echoHandlers, { descriptor: { name: 'echo' }, ...options }).start();
+}

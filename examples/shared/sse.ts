@@ -1,0 +1,58 @@
+/** Reading Server-Sent Events from an HTTP response body, for the proxy examples. */
+
+export interface SseEvent {
+  /** The `event:` name; undefined for data-only events (OpenAI). */
+  event: string | undefined;
+  /** The `data:` lines joined with `\n`. */
+  data: string;
+}
+
+/** The events of an SSE body in order; comments and `id:`/`retry:` fields are skipped. */
+export async function* readSse(body: ReadableStream<Uint8Array> | null): AsyncGenerator<SseEvent> {
+  if (!body) return;
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let event: string | undefined;
+  let data: string[] = [];
+  for await (const bytes of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(bytes, { stream: true });
+    let newline: number;
+    while ((newline = buffer.search(/\r\n|\r|\n/)) >= 0) {
+      const line = buffer.slice(0, newline);
+      buffer = buffer.slice(newline + (buffer.startsWith('\r\n', newline) ? 2 : 1));
+      if (line === '') {
+        if (data.length) yield { event, data: data.join('\n') };
+        event = undefined;
+        data = [];
+        continue;
+      }
+      if (line.startsWith(':')) continue;
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+      if (field === 'event') event = value;
+      else if (field === 'data') data.push(value);
+    }
+  }
+  if (data.length) yield { event, data: data.join('\n') };
+}
+
+/**
+ * The model to ask the upstream for. Through the direct adapter the body keeps the caller's
+ * `<author>/<service>[/model]` (its data type says so), and the upstream model is the part after the
+ * second `/`; through the standard adapter `model` is already the bare model. Falls back to the
+ * proxy's default model.
+ */
+export function upstreamModel(model: unknown, direct: boolean, fallback: string | undefined): string | undefined {
+  if (typeof model !== 'string' || model === '') return fallback;
+  if (!direct) return model;
+  const first = model.indexOf('/');
+  const second = first < 0 ? -1 : model.indexOf('/', first + 1);
+  if (first < 0) return model;
+  return second < 0 ? fallback : model.slice(second + 1) || fallback;
+}
+
+/** Whether a payload's data type marks a request of the direct adapter. */
+export function isDirectDataType(dataType: string | undefined): boolean {
+  return dataType !== undefined && (dataType.endsWith('#/ChatCompletionDirectProxy') || dataType.endsWith('#/JsonObject'));
+}

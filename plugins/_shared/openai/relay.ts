@@ -1,0 +1,170 @@
+import type { Context } from 'koa';
+import type { ServerResponse } from 'node:http';
+import {
+  gatewayError,
+  toGatewayError,
+  type GatewayError,
+  type ServiceAnswer,
+  type ServiceCall,
+} from '../../../core/plugins/index.js';
+import { findUsage, mergeUsage, type Usage } from './usage.js';
+
+/** Deadlines of a streamed answer, in milliseconds; 0 turns one off. */
+export interface StreamTimeouts {
+  /** From dispatch to the service's first answer frame. */
+  readonly firstChunkMs: number;
+  /** Between two answer frames once the stream runs. */
+  readonly idleMs: number;
+}
+
+/**
+ * How a streamed answer goes on the wire. Each partial answer of the service is one event whose JSON
+ * text is written as is (it is already JSON: no parse, no re-serialisation).
+ */
+export interface SseFormat<R> {
+  /** The SSE text of one partial answer (`json` is single-line); '' writes nothing. */
+  partial(json: string, request: R): string;
+  /** The SSE text for a complete (non-partial) answer to a streaming request. */
+  whole(json: string, request: R): string;
+  /** The event that reports an error after the 200 headers went out. */
+  error(err: GatewayError): string;
+  /** Written after the last answer, before the response closes ('' for none). */
+  readonly end: string;
+}
+
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  // Proxies such as nginx would otherwise buffer the stream.
+  'x-accel-buffering': 'no',
+};
+
+const LINE_BREAK = /[\r\n]/;
+const LINE_BREAKS = /[\r\n]+/g;
+
+/**
+ * A JSON text on one line. Raw line breaks cannot occur inside JSON strings, so any there are
+ * whitespace between tokens; a pretty-printed answer would otherwise end the `data:` field early.
+ */
+export function oneLine(json: string): string {
+  return LINE_BREAK.test(json) ? json.replace(LINE_BREAKS, ' ') : json;
+}
+
+/**
+ * Relays a service's streamed answer as Server-Sent Events. Nothing is written until the first event
+ * is ready, so an error before it (the service refused, the first-chunk deadline passed) still
+ * propagates as a thrown GatewayError and becomes an ordinary JSON error response. After the 200
+ * headers an error becomes one error event, and the response ends. Returns the usage the answer
+ * reported, when it did.
+ */
+export async function relaySse<R>(
+  koa: Context,
+  call: ServiceCall,
+  format: SseFormat<R>,
+  request: R,
+  timeouts: StreamTimeouts,
+  serviceName: string,
+): Promise<Usage | undefined> {
+  const res = koa.res;
+  let committed = false;
+  let usage: Usage | undefined;
+  let first = true;
+  let timer: NodeJS.Timeout | undefined;
+  if (timeouts.firstChunkMs > 0) {
+    timer = setTimeout(() => {
+      call.cancel(gatewayError('STREAM_FIRST_CHUNK_TIMEOUT', { args: { service: serviceName, timeoutSec: timeouts.firstChunkMs / 1000 } }));
+    }, timeouts.firstChunkMs);
+  }
+  try {
+    for await (const answer of call) {
+      if (first) {
+        first = false;
+        clearTimeout(timer);
+        timer = timeouts.idleMs > 0
+          ? setTimeout(() => {
+            call.cancel(gatewayError('STREAM_IDLE_TIMEOUT', { args: { service: serviceName, timeoutSec: timeouts.idleMs / 1000 } }));
+          }, timeouts.idleMs)
+          : undefined;
+      } else {
+        timer?.refresh();
+      }
+      const json = answerJson(answer, serviceName);
+      if (json === undefined) continue;
+      usage = mergeUsage(usage, findUsage(json));
+      const text = answer.body === 'partialPredict' ? format.partial(oneLine(json), request) : format.whole(json, request);
+      if (!text) continue;
+      if (res.destroyed) break;
+      if (!committed) committed = commit(koa);
+      if (!res.write(text)) await drained(res);
+    }
+  } catch (thrown) {
+    clearTimeout(timer);
+    const err = toGatewayError(thrown);
+    call.cancel(err);
+    if (!committed) throw err;
+    if (!res.destroyed) res.end(format.error(err));
+    return usage;
+  }
+  clearTimeout(timer);
+  if (res.destroyed) return usage;
+  if (!committed) commit(koa);
+  if (format.end) res.end(format.end);
+  else res.end();
+  return usage;
+}
+
+/** The JSON text of an answer frame; undefined for a frame without data (a bare `finish`). */
+function answerJson(answer: ServiceAnswer, serviceName: string): string | undefined {
+  if (answer.body === 'partialPredict') return answer.partialPredict?.data?.json || undefined;
+  if (answer.body === 'predict') {
+    const json = answer.predict?.data?.json;
+    if (json) return json;
+  }
+  throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: serviceName, reason: `expected a JSON answer, got ${answer.body ?? 'an empty frame'}` } });
+}
+
+function commit(koa: Context): true {
+  // Koa stays out of the response from here on; the access log still sees status 200.
+  koa.status = 200;
+  koa.respond = false;
+  koa.res.writeHead(200, SSE_HEADERS);
+  return true;
+}
+
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+/** A non-streamed answer: the JSON of a `predict` answer, or the JSON texts of partial answers. */
+export type CollectedAnswer = { whole: string; parts?: undefined } | { whole?: undefined; parts: string[] };
+
+/**
+ * Reads a service's whole answer for a non-streaming request. A service may answer a plain predict
+ * with a stream of partial answers; their JSON texts are returned in order for the caller to merge.
+ */
+export async function collectAnswer(call: ServiceCall, serviceName: string): Promise<CollectedAnswer> {
+  let whole: string | undefined;
+  let parts: string[] | undefined;
+  try {
+    for await (const answer of call) {
+      const json = answerJson(answer, serviceName);
+      if (json === undefined) continue;
+      if (answer.body === 'predict') whole = json;
+      else (parts ??= []).push(json);
+    }
+  } catch (err) {
+    call.cancel(toGatewayError(err));
+    throw err;
+  }
+  if (whole !== undefined) return { whole };
+  if (parts) return { parts };
+  throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: serviceName, reason: 'the answer carried no data' } });
+}

@@ -1,0 +1,138 @@
+/**
+ * The direct chat adapter: the request body goes to the service in the service's own format,
+ * byte for byte, as the predict data (no split, no config). The adapter authenticates, applies the
+ * rate limit and access rules, checks the rules of the service's wire family, and records the token
+ * usage of the answer. `model` is `<author>/<service>[/model]` and reaches the service as sent.
+ *
+ * Wire families (`services[].family`):
+ * - `openai`: the general chat-model proxy. Data type `{specs_url}/gpt.json#/ChatCompletionDirectProxy`;
+ *   each partial answer is one chunk, written as a `data:` event, then `data: [DONE]`.
+ * - `anthropic`: Messages API. Data type `{specs_url}/common.json#/JsonObject`; `max_tokens` is
+ *   mandatory and `content` must be an array of typed parts; each partial answer is one stream event
+ *   (see anthropic.ts), written as `event: <type>` + `data:`.
+ * - `other`: data type `JsonObject`; streamed like `openai`.
+ */
+import type { Context } from 'koa';
+import { definePlugin, gatewayError, type PluginContext, type ServiceEntry } from '../../core/plugins/index.js';
+import { mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../_shared/openai/answers.js';
+import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
+import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
+import { resolveChatTarget } from '../_shared/openai/model-id.js';
+import { collectAnswer, relaySse, type SseFormat } from '../_shared/openai/relay.js';
+import { findUsage, type Usage } from '../_shared/openai/usage.js';
+import { compileBodyCheck } from '../_shared/openai/validate.js';
+import { anthropicErrorEvent, anthropicEvent, anthropicMessageAsEvents } from './anthropic.js';
+import { DIRECT_BODY, checkAnthropicBody, type DirectBody } from './schemas.js';
+
+export interface ChatApiDirectOptions {
+  /** Deadline for a stream's first event; default: the service's predict timeout. */
+  firstChunkTimeoutMs?: number;
+  /** Deadline between two events of a stream. */
+  idleTimeoutMs: number;
+  /** Log each answer's token usage (info level). */
+  logUsage: boolean;
+}
+
+const BASE = '/api/adapters/chatapi-direct';
+
+const OPENAI_SSE: SseFormat<AnswerDefaults> = {
+  partial: openAiEvent,
+  whole: wholeAnswerAsEvents,
+  error: openAiErrorEvent,
+  end: OPENAI_DONE,
+};
+
+const ANTHROPIC_SSE: SseFormat<AnswerDefaults> = {
+  partial: anthropicEvent,
+  whole: anthropicMessageAsEvents,
+  error: anthropicErrorEvent,
+  end: '',
+};
+
+const checkBody = compileBodyCheck<DirectBody>(DIRECT_BODY);
+
+export default definePlugin<ChatApiDirectOptions>({
+  name: 'chatapi-direct',
+  description: 'Direct chat adapter: chat/completions in the service\'s own format (OpenAI or Anthropic)',
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      firstChunkTimeoutMs: { type: 'integer', minimum: 0 },
+      idleTimeoutMs: { type: 'integer', minimum: 0, default: 60_000 },
+      logUsage: { type: 'boolean', default: true },
+    },
+  },
+  routes(router, ctx) {
+    const dataTypeOf = dataTypes(ctx);
+
+    router.post(`${BASE}{/v1}/chat/completions`, async (koa: Context) => {
+      const caller = ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, 'MODEL_REQUESTS');
+      ctx.pipeline.countRequest(caller);
+      // The raw text is what the service gets; the parsed body is read for routing and checks only.
+      const text = (await ctx.http.readRawBody(koa)).toString('utf8');
+      const body = checkBody(parseJson(text));
+      const { service } = resolveChatTarget(ctx, caller, body.model);
+      if (service.family === 'anthropic') checkAnthropicBody(body);
+
+      const stream = body.stream === true;
+      const call = ctx.gate.open(
+        service,
+        { predict: { data: { json: text, dataType: dataTypeOf(service) } } },
+        { headers: ctx.http.serviceHeaders(koa, caller), signal: ctx.http.closeSignal(koa), timeoutMs: stream ? 0 : undefined },
+      );
+      const defaults: AnswerDefaults = {
+        id: `chatcmpl-${String(koa.state.requestId)}`,
+        created: Math.floor(Date.now() / 1000),
+        model: body.model,
+        object: 'chat.completion',
+        includeUsage: body.stream_options?.include_usage === true,
+      };
+      let usage: Usage | undefined;
+      if (stream) {
+        const format = service.family === 'anthropic' ? ANTHROPIC_SSE : OPENAI_SSE;
+        usage = await relaySse(koa, call, format, defaults, {
+          firstChunkMs: ctx.options.firstChunkTimeoutMs ?? (service.timeoutSec ?? ctx.gate.defaultTimeoutSec) * 1000,
+          idleMs: ctx.options.idleTimeoutMs,
+        }, service.name);
+      } else {
+        const answer = await collectAnswer(call, service.name);
+        const json = answer.whole ?? (service.family === 'anthropic' ? answer.parts.at(-1)! : mergeChunks(answer.parts, defaults));
+        usage = findUsage(json);
+        koa.type = 'application/json';
+        koa.body = json;
+      }
+      if (usage && ctx.options.logUsage) {
+        ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model: body.model, usage }, 'usage');
+      }
+    });
+  },
+});
+
+function parseJson(text: string): unknown {
+  if (text.length === 0) throw gatewayError('MALFORMED_JSON', { args: { reason: 'the body is empty' } });
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw gatewayError('MALFORMED_JSON', { args: { reason: (err as Error).message } });
+  }
+}
+
+/**
+ * The predict data type per service family, as a reference into the published specs: the general
+ * chat-model proxy (`openai`) gets `gpt.json#/ChatCompletionDirectProxy`, every other service
+ * `common.json#/JsonObject`. Rebuilt only when `specsUrl` changes (once, when the port is known).
+ */
+function dataTypes(ctx: PluginContext<any>): (service: ServiceEntry) => string {
+  let url = '';
+  let proxy = '';
+  let object = '';
+  return (service) => {
+    if (url !== ctx.specsUrl) {
+      url = ctx.specsUrl;
+      proxy = `${url}/gpt.json#/ChatCompletionDirectProxy`;
+      object = `${url}/common.json#/JsonObject`;
+    }
+    return service.family === 'openai' ? proxy : object;
+  };
+}

@@ -1,0 +1,149 @@
+/**
+ * The standard chat adapter: OpenAI's REST API in front of the platform's services. A request's
+ * `model` is `<author>/<service>[/model]`; its body is split into predict data (`model`, `messages`,
+ * `stream`; `prompt` for completions, `input` for embeddings) and predict config (every other field,
+ * validated against the registry model first), and the service's answer goes back unchanged, with
+ * `id`, `object`, `created` and `model` filled in when the service leaves them out.
+ */
+import type { Context } from 'koa';
+import { definePlugin, gatewayError, type Caller, type PluginContext, type ServiceEntry } from '../../core/plugins/index.js';
+import { completeAnswer, mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../_shared/openai/answers.js';
+import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
+import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
+import { resolveChatTarget } from '../_shared/openai/model-id.js';
+import { collectAnswer, relaySse, type SseFormat, type StreamTimeouts } from '../_shared/openai/relay.js';
+import { findUsage, type Usage } from '../_shared/openai/usage.js';
+import { compileBodyCheck } from '../_shared/openai/validate.js';
+import { ModelCatalog } from './models.js';
+import { CHAT_BODY, COMPLETIONS_BODY, EMBEDDINGS_BODY, type OpenAiBody } from './schemas.js';
+import { encodeEmbeddings, splitRequest, type Endpoint } from './transform.js';
+
+export interface ChatApiOptions {
+  /** Deadline for a stream's first chunk; default: the service's predict timeout. */
+  firstChunkTimeoutMs?: number;
+  /** Deadline between two chunks of a stream. */
+  idleTimeoutMs: number;
+  /** Log each answer's token usage (info level). */
+  logUsage: boolean;
+}
+
+const BASE = '/api/adapters/chatapi';
+/** Every route is served at `<base>/…` and `<base>/v1/…`. */
+const route = (path: string) => `${BASE}{/v1}/${path}`;
+
+const OPENAI_SSE: SseFormat<AnswerDefaults> = {
+  partial: openAiEvent,
+  whole: wholeAnswerAsEvents,
+  error: openAiErrorEvent,
+  end: OPENAI_DONE,
+};
+
+const ENDPOINTS: Record<Endpoint, { check: (body: unknown) => OpenAiBody; idPrefix: string; object: string }> = {
+  chat: { check: compileBodyCheck<OpenAiBody>(CHAT_BODY), idPrefix: 'chatcmpl-', object: 'chat.completion' },
+  completions: { check: compileBodyCheck<OpenAiBody>(COMPLETIONS_BODY), idPrefix: 'cmpl-', object: 'text_completion' },
+  embeddings: { check: compileBodyCheck<OpenAiBody>(EMBEDDINGS_BODY), idPrefix: 'emb-', object: 'list' },
+};
+
+export default definePlugin<ChatApiOptions>({
+  name: 'chatapi',
+  description: 'OpenAI-compatible chat adapter: chat/completions, completions, embeddings, models',
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      firstChunkTimeoutMs: { type: 'integer', minimum: 0 },
+      idleTimeoutMs: { type: 'integer', minimum: 0, default: 60_000 },
+      logUsage: { type: 'boolean', default: true },
+    },
+  },
+  routes(router, ctx) {
+    const catalog = new ModelCatalog(ctx);
+    const dataTypes = dataTypesOf(ctx);
+
+    const authenticate = (koa: Context): Caller => ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, 'MODEL_REQUESTS');
+
+    const timeouts = (service: ServiceEntry): StreamTimeouts => ({
+      firstChunkMs: ctx.options.firstChunkTimeoutMs ?? (service.timeoutSec ?? ctx.gate.defaultTimeoutSec) * 1000,
+      idleMs: ctx.options.idleTimeoutMs,
+    });
+
+    const predict = (endpoint: Endpoint) => async (koa: Context) => {
+      const caller = authenticate(koa);
+      ctx.pipeline.countRequest(caller);
+      const spec = ENDPOINTS[endpoint];
+      const body = spec.check(await ctx.http.readJson(koa));
+      const { id, service } = resolveChatTarget(ctx, caller, body.model);
+      const split = splitRequest(body, endpoint, id.model ?? service.defaultModel);
+      ctx.pipeline.validateConfig(service, split.configObject, id.model);
+
+      const stream = endpoint !== 'embeddings' && body.stream === true;
+      const types = dataTypes[endpoint]();
+      const call = ctx.gate.open(
+        service,
+        { predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } } },
+        // A stream has no overall deadline; its first-chunk and idle deadlines apply instead.
+        { headers: ctx.http.serviceHeaders(koa, caller), signal: ctx.http.closeSignal(koa), timeoutMs: stream ? 0 : undefined },
+      );
+      const defaults: AnswerDefaults = {
+        id: `${spec.idPrefix}${String(koa.state.requestId)}`,
+        created: Math.floor(Date.now() / 1000),
+        model: body.model,
+        object: spec.object,
+        includeUsage: body.stream_options?.include_usage === true,
+      };
+      let usage: Usage | undefined;
+      if (stream) {
+        usage = await relaySse(koa, call, OPENAI_SSE, defaults, timeouts(service), service.name);
+      } else {
+        const answer = await collectAnswer(call, service.name);
+        const text = endpoint === 'embeddings'
+          ? encodeEmbeddings(answer.whole ?? answer.parts.at(-1)!, body.encoding_format === 'base64' ? 'base64' : 'float', defaults)
+          : answer.whole !== undefined ? completeAnswer(answer.whole, defaults) : mergeChunks(answer.parts, defaults);
+        usage = findUsage(text);
+        koa.type = 'application/json';
+        koa.body = text;
+      }
+      if (usage && ctx.options.logUsage) {
+        ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model: body.model, endpoint, usage }, 'usage');
+      }
+    };
+
+    router.post(route('chat/completions'), predict('chat'));
+    router.post(route('completions'), predict('completions'));
+    router.post(route('embeddings'), predict('embeddings'));
+
+    router.get(route('models'), (koa) => {
+      koa.body = { object: 'list', data: catalog.list(authenticate(koa)) };
+    });
+    // Model ids contain slashes, sent raw by some clients and as %2F by others: the wildcard takes
+    // the whole tail, and the router decodes it.
+    router.get(route('models/*id'), (koa) => {
+      const caller = authenticate(koa);
+      const id = String(koa.params.id);
+      const model = catalog.find(caller, id);
+      if (!model) throw gatewayError('MODEL_NOT_FOUND', { param: 'model', args: { model: id } });
+      koa.body = model;
+    });
+  },
+});
+
+/**
+ * `dataType` of the predict data and config per endpoint, as references into the published specs.
+ * `specsUrl` is read when a request comes: the port is known only once the gateway listens.
+ */
+function dataTypesOf(ctx: PluginContext<any>): Record<Endpoint, () => { data?: string; config?: string }> {
+  let url = '';
+  let chat: { data: string; config: string } = { data: '', config: '' };
+  const none = {};
+  return {
+    chat: () => {
+      if (url !== ctx.specsUrl) {
+        url = ctx.specsUrl;
+        chat = { data: `${url}/gpt.json#/ChatCompletionRequest`, config: `${url}/gpt.json#/ChatCompletionConfig` };
+      }
+      return chat;
+    },
+    completions: () => none,
+    embeddings: () => none,
+  };
+}

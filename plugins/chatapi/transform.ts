@@ -1,0 +1,114 @@
+/**
+ * Pure transforms of the standard chat adapter: the split of a request into predict data and
+ * config, and embeddings in the encoding the caller asked for. No HTTP here; unit-tested alone.
+ */
+import type { AnswerDefaults } from '../_shared/openai/answers.js';
+
+/** The OpenAI endpoints the adapter serves, with the body fields that go into the predict data. */
+export type Endpoint = 'chat' | 'completions' | 'embeddings';
+
+/** Fields of each endpoint's body that form the predict data; every other field is config. */
+export const DATA_FIELDS: Readonly<Record<Endpoint, ReadonlySet<string>>> = {
+  chat: new Set(['model', 'messages', 'stream']),
+  completions: new Set(['model', 'prompt', 'stream']),
+  embeddings: new Set(['model', 'input']),
+};
+
+export interface SplitRequest {
+  /** Predict data as JSON text. */
+  data: string;
+  /** Predict config as JSON text (`{}` when the body has no other field). */
+  config: string;
+  /** The config object, for the registry validation. */
+  configObject: Record<string, unknown>;
+}
+
+/**
+ * The split rule: the endpoint's data fields go into the predict data, everything else into the
+ * config. `model` in the data is the model forwarded to the service (the third part of the model id,
+ * else the service's default model; left out when there is neither).
+ */
+export function splitRequest(body: Record<string, unknown>, endpoint: Endpoint, forwardedModel: string | undefined): SplitRequest {
+  const dataFields = DATA_FIELDS[endpoint];
+  const data: Record<string, unknown> = {};
+  const config: Record<string, unknown> = {};
+  for (const key in body) {
+    if (key === 'model') continue;
+    if (dataFields.has(key)) data[key] = body[key];
+    else config[key] = body[key];
+  }
+  if (forwardedModel !== undefined) data.model = forwardedModel;
+  return { data: JSON.stringify(data), config: JSON.stringify(config), configObject: config };
+}
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * An embeddings answer in the encoding the caller asked for. The Node SDK asks for `base64` by
+ * default and decodes every item as little-endian float32, so float arrays from the service are
+ * encoded when base64 was asked, and base64 from the service is decoded when floats were asked.
+ * `data` is kept ordered by `index`. The original text is returned when nothing needs changing.
+ */
+export function encodeEmbeddings(json: string, encoding: 'float' | 'base64', defaults: AnswerDefaults): string {
+  let answer: unknown;
+  try {
+    answer = JSON.parse(json);
+  } catch {
+    return json;
+  }
+  if (!isObject(answer)) return json;
+  let changed = false;
+  if (answer.object === undefined) {
+    answer.object = 'list';
+    changed = true;
+  }
+  if (typeof answer.model !== 'string') {
+    answer.model = defaults.model;
+    changed = true;
+  }
+  if (Array.isArray(answer.data)) {
+    const data = answer.data as unknown[];
+    let previous = -Infinity;
+    let sorted = true;
+    for (const item of data) {
+      if (!isObject(item)) continue;
+      if (typeof item.index === 'number') {
+        if (item.index < previous) sorted = false;
+        previous = item.index;
+      }
+      if (item.object === undefined) {
+        item.object = 'embedding';
+        changed = true;
+      }
+      const embedding = item.embedding;
+      if (encoding === 'base64' && Array.isArray(embedding)) {
+        item.embedding = floatsToBase64(embedding as number[]);
+        changed = true;
+      } else if (encoding === 'float' && typeof embedding === 'string') {
+        item.embedding = base64ToFloats(embedding);
+        changed = true;
+      }
+    }
+    if (!sorted) {
+      data.sort((a, b) => ((isObject(a) ? Number(a.index) : 0) - (isObject(b) ? Number(b.index) : 0)));
+      changed = true;
+    }
+  }
+  return changed ? JSON.stringify(answer) : json;
+}
+
+/** Little-endian float32 bytes of the vector, base64-encoded (what OpenAI sends for `base64`). */
+export function floatsToBase64(values: readonly number[]): string {
+  const bytes = Buffer.allocUnsafe(values.length * 4);
+  for (let i = 0; i < values.length; i++) bytes.writeFloatLE(Number(values[i]), i * 4);
+  return bytes.toString('base64');
+}
+
+export function base64ToFloats(text: string): number[] {
+  const bytes = Buffer.from(text, 'base64');
+  const out = new Array<number>(bytes.length >> 2);
+  for (let i = 0; i < out.length; i++) out[i] = bytes.readFloatLE(i * 4);
+  return out;
+}
