@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readWav } from '../../core/speech/wav.js';
 import { ServiceError, audioPayload, readTtsRequest, type ModelHandlers, type ModelService } from '../../sdk/index.js';
-import { TEST_KEY, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { TEST_KEY, eventually, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
 import { TTS_TOKEN, espeakPrerequisite, rms, speechConfigInput, startService, startTtsService } from '../support/speech.js';
 
@@ -138,6 +138,33 @@ describe('audio-speech plugin: POST /api/adapters/chatapi/audio/speech', () => {
     expect(response.status).toBe(200);
     // A truncated download must not look like a complete one.
     await expect(response.arrayBuffer()).rejects.toThrow();
+  });
+
+  it('cancels the synthesis at the service when the caller disconnects mid-stream', async () => {
+    await start();
+    let aborted = false;
+    await serve({
+      async *partialPredict(input, ctx) {
+        ctx.eagerFrames = true;
+        ctx.signal.addEventListener('abort', () => (aborted = true));
+        for await (const _ of input) void _;
+        for (let i = 0; i < 100_000 && !ctx.signal.aborted; i++) {
+          yield audioPayload(Buffer.alloc(16384, i));
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      },
+    });
+    const controller = new AbortController();
+    const response = await fetch(`${gw!.httpUrl}/api/adapters/chatapi/v1/audio/speech`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'demo/tts', input: 'x', response_format: 'pcm' }),
+      signal: controller.signal,
+    });
+    await response.body!.getReader().read();
+    controller.abort();
+    await eventually(() => aborted, 5000, 'the service to get cancel');
+    await eventually(() => gw!.gateway.gate.instances(20)[0]?.inFlight === 0, 5000, 'the call to be released');
   });
 
   const ready = requirePrerequisite('audio/speech with espeak-ng', espeakPrerequisite());
