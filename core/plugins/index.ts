@@ -25,3 +25,9 @@ export { FITTED_MODEL_DIR_HEADER, DERIVED_SERVICE_ID_HEADER, DERIVED_ACCOUNT_ID_
 export { openMongoConnection, isDuplicateKeyError } from '../tasks/mongo-connection.js';
 export { GridFsBlobStore } from '../tasks/gridfs-blob-store.js';
 export { storePayload, loadPayload, deletePayload, type BlobStore, type StoredPayload } from '../tasks/payload-storage.js';
+export { SpeechBridge } from '../speech/speech-bridge.js';
+export { SpeechDataTypes } from '../speech/codec.js';
+export { readWav, wavHeader, WavFormatError, type WavAudio } from '../speech/wav.js';
+export type { SpeechLimits } from '../speech/limits.js';
+export type { AudioChunkOut, SynthesisRequest, SynthesisStream } from '../speech/synthesis.js';
+export type { RecognitionStream } from '../speech/recognition.js';
