@@ -21,17 +21,11 @@ import { resolveChatTarget } from '../_shared/openai/model-id.js';
 import { collectAnswer, relaySse, type SseFormat } from '../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
+import { CHAT_ADAPTER_OPTIONS_SCHEMA, streamTimeouts, type ChatAdapterOptions } from '../_shared/openai/options.js';
 import { anthropicErrorEvent, anthropicEvent, anthropicMessageAsEvents } from './anthropic.js';
 import { DIRECT_BODY, checkAnthropicBody, type DirectBody } from './schemas.js';
 
-export interface ChatApiDirectOptions {
-  /** Deadline for a stream's first event; default: the service's predict timeout. */
-  firstChunkTimeoutMs?: number;
-  /** Deadline between two events of a stream. */
-  idleTimeoutMs: number;
-  /** Log each answer's token usage (info level). */
-  logUsage: boolean;
-}
+export type ChatApiDirectOptions = ChatAdapterOptions;
 
 const BASE = '/api/adapters/chatapi-direct';
 
@@ -54,15 +48,7 @@ const checkBody = compileBodyCheck<DirectBody>(DIRECT_BODY);
 export default definePlugin<ChatApiDirectOptions>({
   name: 'chatapi-direct',
   description: 'Direct chat adapter: chat/completions in the service\'s own format (OpenAI or Anthropic)',
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      firstChunkTimeoutMs: { type: 'integer', minimum: 0 },
-      idleTimeoutMs: { type: 'integer', minimum: 0, default: 60_000 },
-      logUsage: { type: 'boolean', default: true },
-    },
-  },
+  configSchema: CHAT_ADAPTER_OPTIONS_SCHEMA,
   routes(router, ctx) {
     const dataTypeOf = dataTypes(ctx);
 
@@ -91,10 +77,7 @@ export default definePlugin<ChatApiDirectOptions>({
       let usage: Usage | undefined;
       if (stream) {
         const format = service.family === 'anthropic' ? ANTHROPIC_SSE : OPENAI_SSE;
-        usage = await relaySse(koa, call, format, defaults, {
-          firstChunkMs: ctx.options.firstChunkTimeoutMs ?? (service.timeoutSec ?? ctx.gate.defaultTimeoutSec) * 1000,
-          idleMs: ctx.options.idleTimeoutMs,
-        }, service.name);
+        usage = await relaySse(koa, call, format, defaults, streamTimeouts(ctx.options, service, ctx.gate.defaultTimeoutSec), service.name);
       } else {
         const answer = await collectAnswer(call, service.name);
         const json = answer.whole ?? (service.family === 'anthropic' ? answer.parts.at(-1)! : mergeChunks(answer.parts, defaults));

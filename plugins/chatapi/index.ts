@@ -6,26 +6,20 @@
  * `id`, `object`, `created` and `model` filled in when the service leaves them out.
  */
 import type { Context } from 'koa';
-import { definePlugin, gatewayError, type Caller, type PluginContext, type ServiceEntry } from '../../core/plugins/index.js';
+import { definePlugin, gatewayError, type Caller, type PluginContext } from '../../core/plugins/index.js';
 import { completeAnswer, mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../_shared/openai/answers.js';
 import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
 import { resolveChatTarget } from '../_shared/openai/model-id.js';
-import { collectAnswer, relaySse, type SseFormat, type StreamTimeouts } from '../_shared/openai/relay.js';
+import { collectAnswer, relaySse, type SseFormat } from '../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
+import { CHAT_ADAPTER_OPTIONS_SCHEMA, streamTimeouts, type ChatAdapterOptions } from '../_shared/openai/options.js';
 import { ModelCatalog } from './models.js';
 import { CHAT_BODY, COMPLETIONS_BODY, EMBEDDINGS_BODY, type OpenAiBody } from './schemas.js';
 import { encodeEmbeddings, splitRequest, type Endpoint } from './transform.js';
 
-export interface ChatApiOptions {
-  /** Deadline for a stream's first chunk; default: the service's predict timeout. */
-  firstChunkTimeoutMs?: number;
-  /** Deadline between two chunks of a stream. */
-  idleTimeoutMs: number;
-  /** Log each answer's token usage (info level). */
-  logUsage: boolean;
-}
+export type ChatApiOptions = ChatAdapterOptions;
 
 const BASE = '/api/adapters/chatapi';
 /** Every route is served at `<base>/…` and `<base>/v1/…`. */
@@ -47,25 +41,12 @@ const ENDPOINTS: Record<Endpoint, { check: (body: unknown) => OpenAiBody; idPref
 export default definePlugin<ChatApiOptions>({
   name: 'chatapi',
   description: 'OpenAI-compatible chat adapter: chat/completions, completions, embeddings, models',
-  configSchema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      firstChunkTimeoutMs: { type: 'integer', minimum: 0 },
-      idleTimeoutMs: { type: 'integer', minimum: 0, default: 60_000 },
-      logUsage: { type: 'boolean', default: true },
-    },
-  },
+  configSchema: CHAT_ADAPTER_OPTIONS_SCHEMA,
   routes(router, ctx) {
     const catalog = new ModelCatalog(ctx);
     const dataTypes = dataTypesOf(ctx);
 
     const authenticate = (koa: Context): Caller => ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, 'MODEL_REQUESTS');
-
-    const timeouts = (service: ServiceEntry): StreamTimeouts => ({
-      firstChunkMs: ctx.options.firstChunkTimeoutMs ?? (service.timeoutSec ?? ctx.gate.defaultTimeoutSec) * 1000,
-      idleMs: ctx.options.idleTimeoutMs,
-    });
 
     const predict = (endpoint: Endpoint) => async (koa: Context) => {
       const caller = authenticate(koa);
@@ -93,7 +74,7 @@ export default definePlugin<ChatApiOptions>({
       };
       let usage: Usage | undefined;
       if (stream) {
-        usage = await relaySse(koa, call, OPENAI_SSE, defaults, timeouts(service), service.name);
+        usage = await relaySse(koa, call, OPENAI_SSE, defaults, streamTimeouts(ctx.options, service, ctx.gate.defaultTimeoutSec), service.name);
       } else {
         const answer = await collectAnswer(call, service.name);
         const text = endpoint === 'embeddings'

@@ -1,0 +1,30 @@
+import type { ServiceEntry } from '../../../core/plugins/index.js';
+import type { StreamTimeouts } from './relay.js';
+
+/** Options both chat adapters take (`plugins.options.chatapi` / `plugins.options.chatapi-direct`). */
+export interface ChatAdapterOptions {
+  /** Deadline for a stream's first chunk; default: the service's predict timeout. */
+  firstChunkTimeoutMs?: number;
+  /** Deadline between two chunks of a stream. */
+  idleTimeoutMs: number;
+  /** Log each answer's token usage (info level). */
+  logUsage: boolean;
+}
+
+export const CHAT_ADAPTER_OPTIONS_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    firstChunkTimeoutMs: { type: 'integer', minimum: 0 },
+    idleTimeoutMs: { type: 'integer', minimum: 0, default: 60_000 },
+    logUsage: { type: 'boolean', default: true },
+  },
+};
+
+/** The stream deadlines for one service: the first chunk falls back to its predict timeout. */
+export function streamTimeouts(options: ChatAdapterOptions, service: ServiceEntry, defaultTimeoutSec: number): StreamTimeouts {
+  return {
+    firstChunkMs: options.firstChunkTimeoutMs ?? (service.timeoutSec ?? defaultTimeoutSec) * 1000,
+    idleMs: options.idleTimeoutMs,
+  };
+}
