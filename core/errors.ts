@@ -55,7 +55,12 @@ export const ERROR_CATALOG = {
   SERVICE_NOT_FOUND: { status: 400, type: 'invalid_request_error', message: (a) => `Service '${str(a.model)}' does not exist in account '${str(a.account)}'` },
   START_SERVING_REQUIRED: { status: 400, type: 'invalid_request_error', grpcCode: 'platform.gate.start_serving_required', message: (a) => `The first message of processAsync must be startServing, got ${str(a.got) || 'nothing'}`, permanent: true },
   NOT_IMPLEMENTED: { status: 501, type: 'api_error', message: (a) => `${str(a.what)} is not implemented by this gateway`, permanent: true },
+  SPEECH_CONFIG_REQUIRED: { status: 400, type: 'invalid_request_error', message: (a) => `The first processRecognition message must carry config (RecognitionConfig), got ${str(a.got)}` },
+  SPEECH_CONFIG_REPEATED: { status: 400, type: 'invalid_request_error', message: () => 'config may be sent only once, in the first processRecognition message' },
+  AUDIO_FORMAT_UNSUPPORTED: { status: 400, type: 'invalid_request_error', message: (a) => `Audio format not supported: ${str(a.reason)}` },
   NO_ACTIVE_INSTANCES: { status: 400, type: 'invalid_request_error', message: (a) => `Service '${str(a.service)}' has no active instances` },
+  SERVICE_NOT_FITTED: { status: 400, type: 'invalid_request_error', message: (a) => `Service '${str(a.service)}' is not fitted yet: it answers once a fitting job of it reaches SUCCESS` },
+  SERVICE_NOT_FITTABLE: { status: 400, type: 'invalid_request_error', message: (a) => `Service '${str(a.service)}' ${str(a.reason) || 'is not fittable'}`, permanent: true },
   // 401
   API_KEY_MISSING: { status: 401, type: 'authentication_error', message: (a) => `API key missing: send it in the ${str(a.header) || 'PLATFORM-API-KEY'} header`, permanent: true },
   API_KEY_INVALID: { status: 401, type: 'authentication_error', message: () => 'API key is not valid', permanent: true },
@@ -74,8 +79,9 @@ export const ERROR_CATALOG = {
   MODEL_NOT_FOUND: { status: 404, type: 'not_found_error', message: (a) => `Model '${str(a.model)}' does not exist or is not available to this key`, permanent: true },
   ASYNC_REQUEST_BODY_WAS_LOST: { status: 404, type: 'not_found_error', message: (a) => `The request body of task '${str(a.taskId)}' could not be restored`, permanent: true },
   ASYNC_RESPONSE_IS_CORRUPTED: { status: 404, type: 'not_found_error', message: (a) => `The stored result of task '${str(a.taskId)}' could not be read`, permanent: true },
-  // 405, 409, 413, 415
+  // 405, 408, 409, 413, 415
   METHOD_NOT_ALLOWED: { status: 405, type: 'invalid_request_error', message: (a) => `Method ${str(a.method)} is not allowed on ${str(a.path)}`, permanent: true },
+  SPEECH_CALLER_TOO_SLOW: { status: 408, type: 'invalid_request_error', message: (a) => `The caller did not read the audio it asked for: more than ${str(a.limit)} bytes were waiting for it` },
   CONFLICT: { status: 409, type: 'invalid_request_error', message: (a) => str(a.reason) || 'Conflict', permanent: true },
   REQUEST_TOO_LARGE: { status: 413, type: 'invalid_request_error', message: (a) => `Request body exceeds the limit of ${str(a.limit)} bytes`, permanent: true },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, type: 'invalid_request_error', message: (a) => `Content-Type '${str(a.contentType)}' is not supported here; send ${str(a.expected)}`, permanent: true },
@@ -87,6 +93,7 @@ export const ERROR_CATALOG = {
   INTERNAL_ERROR: { status: 500, type: 'api_error', message: () => 'Internal gateway error', expose: false },
   SERVICE_BAD_RESPONSE: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}' answered with an invalid message: ${str(a.reason)}` },
   SERVICE_DISCONNECTED: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}' disconnected before answering` },
+  FITTING_INTERRUPTED: { status: 503, type: 'api_error', message: () => 'The gateway running this fitting job stopped before the fit finished; start the fit again' },
   GATE_IS_SHUT_DOWN: { status: 503, type: 'api_error', grpcCode: 'platform.gate.gate_is_shut_down', message: () => 'The gateway is shutting down' },
   PREDICT_TIMEOUT: { status: 504, type: 'api_error', message: (a) => `Service '${str(a.service)}' did not answer within ${str(a.timeoutSec)} s` },
   STREAM_FIRST_CHUNK_TIMEOUT: { status: 504, type: 'api_error', message: (a) => `Service '${str(a.service)}' sent no first chunk within ${str(a.timeoutSec)} s` },

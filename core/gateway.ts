@@ -18,10 +18,16 @@ import { createTaskStore } from './tasks/create-task-store.js';
 import type { TaskStore } from './tasks/task-store.js';
 import { createRegistry, type Registry } from './registry/registry.js';
 import { DataTypes } from './specs/data-types.js';
+import { createGrpcSpeechHandlers } from './speech/grpc-speech.js';
+import type { SpeechLimits } from './speech/limits.js';
+import { SpeechBridge } from './speech/speech-bridge.js';
 
 export interface GatewayOptions {
   logger?: Logger;
+  /** Replaces the gRPC speech calls (processSynthesis, processRecognition); default: core/speech. */
   speech?: SpeechHandlers;
+  /** Bounds of the default gRPC speech calls (buffered bytes for a slow caller, text length, rates). */
+  speechLimits?: Partial<SpeechLimits>;
 }
 
 export interface Gateway {
@@ -50,6 +56,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   pipeline.addValidator(registry);
   const gate = new Gate(directory, config.gate, logger);
   const clientCalls = new ClientCalls(pipeline, gate, logger);
+  const speech = options.speech ?? createGrpcSpeechHandlers({ pipeline, bridge: new SpeechBridge(gate, options.speechLimits), logger });
   const app = createHttpApp(logger);
   const http = createHttpHelpers(config.server.bodyLimitBytes);
   const store = await createTaskStore(config.store, logger);
@@ -105,7 +112,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         heartbeatIntervalMs: config.gate.heartbeatIntervalMs,
         gate,
         clientCalls,
-        speech: options.speech,
+        speech,
       });
       for (const plugin of plugins) {
         try {
@@ -122,7 +129,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       await gate.shutdown();
       for (const plugin of [...plugins].reverse()) {
         try {
-          await plugin.definition.close?.();
+          await plugin.definition.close?.(plugin.context);
         } catch (err) {
           logger.warn({ err, plugin: plugin.definition.name }, 'plugin close failed');
         }

@@ -1,8 +1,12 @@
 import * as grpc from '@grpc/grpc-js';
 import { MAX_MESSAGE_BYTES, gateClientConstructor } from '../core/gate/proto.js';
 import type {
+  ClientAsrRequestProto,
+  ClientAsrResponseProto,
   ClientRequestProto,
   ClientResponseProto,
+  ClientTtsRequestProto,
+  ClientTtsResponseProto,
   GateToServiceProto,
   HeartBeatProto,
   ServiceToGateProto,
@@ -31,6 +35,12 @@ export interface GateStub extends grpc.Client {
     options?: grpc.CallOptions,
   ): grpc.ClientReadableStream<ClientResponseProto>;
   processStream(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<ClientRequestProto, ClientResponseProto>;
+  processSynthesis(
+    request: ClientTtsRequestProto,
+    metadata: grpc.Metadata,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<ClientTtsResponseProto>;
+  processRecognition(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<ClientAsrRequestProto, ClientAsrResponseProto>;
 }
 
 /** Channel options every SDK channel gets: messages up to MAX_MESSAGE_BYTES both ways. */

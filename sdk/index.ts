@@ -45,3 +45,12 @@ export {
   type JsonPredictOptions,
 } from './client/gate-client.js';
 export { GateClientError } from './client/errors.js';
+export { GateRecognitionStream } from './client/speech-calls.js';
+export {
+  LinearResampler,
+  SpeechDataTypes,
+  asrResponsePayload,
+  audioPayload,
+  readRecognitionConfig,
+  readTtsRequest,
+} from './speech.js';

@@ -11,6 +11,12 @@ export interface LaunchedServices {
   stop(): Promise<void>;
 }
 
+/**
+ * Exit status (sysexits EX_CONFIG) of a service that found a prerequisite missing that `requires`
+ * cannot express, such as a Python module: restarting it would not help.
+ */
+const EX_CONFIG = 78;
+
 const onPath = (command: string): boolean => spawnSync('sh', ['-c', `command -v ${JSON.stringify(command)}`]).status === 0;
 
 /**
@@ -32,6 +38,10 @@ export function launchServices(entries: readonly LaunchConfig[], grpcAddress: st
     child.on('exit', (code, signal) => {
       children.delete(child);
       if (stopping) return;
+      if (code === EX_CONFIG) {
+        log.warn({ service: entry.name, code }, `example service '${entry.name}' not started: a prerequisite is missing (see its message above)`);
+        return;
+      }
       log.warn({ service: entry.name, code, signal }, 'example service exited');
       if (restarts < 5) setTimeout(() => start(entry, restarts + 1), 1000 * (restarts + 1)).unref();
     });

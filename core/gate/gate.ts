@@ -34,6 +34,15 @@ export interface OpenOptions {
   headers?: StringMap;
 }
 
+/**
+ * Headers a base service receives on a request for one of its derived (fitted) services: which fitted
+ * model to use and for which service. Set only by the Gate: a caller's own values are dropped.
+ */
+export const FITTED_MODEL_DIR_HEADER = 'PLATFORM-FITTED-MODEL-DIR';
+export const DERIVED_SERVICE_ID_HEADER = 'PLATFORM-DERIVED-SERVICE-ID';
+export const DERIVED_ACCOUNT_ID_HEADER = 'PLATFORM-DERIVED-ACCOUNT-ID';
+const RESERVED_HEADERS = new Set([FITTED_MODEL_DIR_HEADER, DERIVED_SERVICE_ID_HEADER, DERIVED_ACCOUNT_ID_HEADER]);
+
 export interface InstanceInfo {
   serviceId: number;
   bootUuid: string;
@@ -227,8 +236,10 @@ export class Gate {
     return best;
   }
 
+  /** Whether a request for the service could be sent now (a derived service: its base's instances). */
   hasInstances(serviceId: number): boolean {
-    return (this.#routable.get(serviceId)?.length ?? 0) > 0;
+    const baseId = this.#directory.serviceById(serviceId)?.base?.serviceId ?? serviceId;
+    return (this.#routable.get(baseId)?.length ?? 0) > 0;
   }
 
   instances(serviceId?: number): InstanceInfo[] {
@@ -238,13 +249,47 @@ export class Gate {
   }
 
   /**
-   * Sends a request to an instance of `service` and returns the call whose answers the caller reads.
-   * Throws NO_ACTIVE_INSTANCES (400) or GATE_IS_SHUT_DOWN (503) when it cannot be sent.
+   * The service whose instances serve `service`, and the headers that tell them which model to use.
+   * A derived (fitted) service is served by its base service, told the fitted model's directory;
+   * before its first successful fit it cannot be called (SERVICE_NOT_FITTED, 400).
+   */
+  #route(service: ServiceEntry, given: StringMap | undefined): { target: ServiceEntry; headers: StringMap } {
+    let headers = given ?? {};
+    for (const name in headers) {
+      if (RESERVED_HEADERS.has(name.toUpperCase())) {
+        headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !RESERVED_HEADERS.has(k.toUpperCase())));
+        break;
+      }
+    }
+    const base = service.base;
+    if (!base) return { target: service, headers };
+    if (!base.ready) throw gatewayError('SERVICE_NOT_FITTED', { args: { service: service.name } });
+    const target = this.#directory.serviceById(base.serviceId);
+    if (!target) throw gatewayError('NO_ACTIVE_INSTANCES', { args: { service: service.name } });
+    return {
+      target,
+      headers: {
+        ...headers,
+        [FITTED_MODEL_DIR_HEADER]: base.modelDir,
+        [DERIVED_SERVICE_ID_HEADER]: String(service.id),
+        [DERIVED_ACCOUNT_ID_HEADER]: String(service.accountId),
+      },
+    };
+  }
+
+  /**
+   * Sends a request to an instance of `service` (for a derived service: of its base service) and
+   * returns the call whose answers the caller reads. Throws NO_ACTIVE_INSTANCES or SERVICE_NOT_FITTED
+   * (400) or GATE_IS_SHUT_DOWN (503) when it cannot be sent.
    */
   open(service: ServiceEntry, request: GateRequest, options: OpenOptions = {}): ServiceCall {
     if (this.#shuttingDown) throw gatewayError('GATE_IS_SHUT_DOWN');
-    const session = this.#pick(service.id);
-    if (!session) throw gatewayError('NO_ACTIVE_INSTANCES', { args: { service: service.name } });
+    const { target, headers } = this.#route(service, options.headers);
+    const session = this.#pick(target.id);
+    if (!session) {
+      const message = target === service ? undefined : `Service '${service.name}' is served by '${target.name}', which has no active instances`;
+      throw gatewayError('NO_ACTIVE_INSTANCES', { args: { service: service.name }, message });
+    }
 
     const requestId = this.#nextRequestId++;
     const timeoutMs = options.timeoutMs ?? (service.timeoutSec ?? this.#config.defaultTimeoutSec) * 1000;
@@ -253,7 +298,8 @@ export class Gate {
     const onAbort = () => call.fail(gatewayError('REQUEST_CANCELED'), true);
     const ownerOf = () => this.#calls.get(requestId)?.session ?? session;
 
-    const call: ServiceCall = new ServiceCall(requestId, service.id, {
+    // Answers come from the target's instances, and #deliver matches them by the target's ID.
+    const call: ServiceCall = new ServiceCall(requestId, target.id, {
       send: (partialPredict) => ownerOf().send({ requestId, partialPredict }),
       cancel: () => ownerOf().send({ requestId, cancel: { requestIdToCancel: requestId } }),
       release: () => {
@@ -277,7 +323,7 @@ export class Gate {
     }
     signal?.addEventListener('abort', onAbort, { once: true });
 
-    if (!session.send({ requestId, headers: options.headers ?? {}, ...request })) {
+    if (!session.send({ requestId, headers, ...request })) {
       call.fail(gatewayError('SERVICE_DISCONNECTED', { args: { service: service.name } }));
     }
     return call;

@@ -42,8 +42,11 @@ export interface PluginDefinition<Options = Record<string, unknown>> {
   routes?(router: Router, ctx: PluginContext<Options>): void;
   /** Background work started after the routes are mounted (workers, timers). */
   start?(ctx: PluginContext<Options>): Promise<void> | void;
-  /** Stops background work; called in reverse load order at shutdown. */
-  close?(): Promise<void> | void;
+  /**
+   * Stops background work; called in reverse load order at shutdown, with the context `start` got
+   * (one process may run several gateways, each with its own context).
+   */
+  close?(ctx: PluginContext<Options>): Promise<void> | void;
 }
 
 /**

@@ -7,11 +7,15 @@ import type {
   PartialPredictRequestProto,
   PayloadProto,
   PredictRequestProto,
+  RecognitionConfig,
   StringMap,
+  TtsRequestProto,
+  TtsResponseProto,
 } from '../../core/gate/messages.js';
 import { createGateStub, type GateStub } from '../grpc.js';
 import { PayloadError, jsonPayload, readJson } from '../payload.js';
 import { GateClientError } from './errors.js';
+import { GateRecognitionStream, readSynthesis, type SpeechAddress } from './speech-calls.js';
 
 export interface GateClientOptions {
   /** The gateway's gRPC address, `host:port`. */
@@ -141,8 +145,33 @@ export class GateClient {
     return response.ext;
   }
 
+  /**
+   * processSynthesis: the audio of `tts` in chunks of `output_audio_spec.chunk_size_kb`, `first` on the
+   * first and `last` on the last, as the service produces it. An error frame throws GateClientError.
+   */
+  synthesize(tts: TtsRequestProto, options: CallOptions = {}): AsyncGenerator<TtsResponseProto, void, undefined> {
+    const call = this.stub.processSynthesis({ ...this.speechAddress(options), tts }, this.metadata(), this.speechCallOptions(options));
+    return readSynthesis(call, options.signal);
+  }
+
+  /** processRecognition: sends `config` first; then write audio, `end()`, and iterate the results. */
+  recognize(config: RecognitionConfig, options: CallOptions = {}): GateRecognitionStream {
+    const call = this.stub.processRecognition(this.metadata(), this.speechCallOptions(options));
+    return new GateRecognitionStream(call, this.speechAddress(options), config, options.signal);
+  }
+
   close(): void {
     this.stub.close();
+  }
+
+  private speechAddress(options: CallOptions): SpeechAddress {
+    const { account = '', model = '', authToken = '' } = this.request({ ext: {} }, options);
+    return { account, model, authToken };
+  }
+
+  /** Speech calls have no timeoutSec; only an explicit deadlineMs bounds them. */
+  private speechCallOptions(options: CallOptions): grpc.CallOptions {
+    return options.deadlineMs !== undefined ? { deadline: Date.now() + options.deadlineMs } : {};
   }
 
   private request(body: ClientRequestBody, options: CallOptions): ClientRequestProto {

@@ -30,6 +30,14 @@ export class RequestContext {
   readonly responseHeaders: StringMap = {};
   /** A status code for the answer (response messages carry an optional `statusCode`). */
   statusCode: number | undefined;
+  /**
+   * For streamed answers: send each frame as soon as it is yielded and close the stream with a
+   * data-less `partialPredict{finish}`. By default the SDK looks one frame ahead to put `finish` on the
+   * last frame with data (as the Python SDK does), which holds every frame back until the next one
+   * exists: right for chat tokens, too late for live results such as speech recognition. May be set
+   * inside a generator, before its first yield.
+   */
+  eagerFrames = false;
   readonly startedAt = performance.now();
   private readonly serviceInfoSource: () => ServiceInfoProto | undefined;
 

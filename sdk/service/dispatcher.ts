@@ -247,6 +247,10 @@ export class Dispatcher {
         scope.answer('partialPredict', { start: true, finish: true, ...(ctx.statusCode !== undefined ? { statusCode: ctx.statusCode } : {}) });
         return;
       }
+      if (ctx.eagerFrames) {
+        completed = await this.streamEagerly(scope, iterator, current);
+        return;
+      }
       let first = true;
       let sentHeaders: StringMap = {};
       for (;;) {
@@ -288,6 +292,33 @@ export class Dispatcher {
         // Cancelled, failed, or the stream dropped: let the generator clean up without waiting on it.
         void Promise.resolve(iterator.return?.()).catch(() => {});
       }
+    }
+  }
+
+  /**
+   * `ctx.eagerFrames`: every frame goes out when it is yielded; a data-less `finish` frame ends the
+   * stream. Resolves true when the iterable was read to its end.
+   */
+  private async streamEagerly(scope: RequestScope, iterator: AsyncIterator<unknown>, firstResult: IteratorResult<unknown>): Promise<boolean> {
+    const { ctx, session } = scope;
+    let first = true;
+    let sentHeaders: StringMap = {};
+    for (let current = firstResult; ; current = await iterator.next()) {
+      if (ctx.signal.aborted) return false;
+      if (current.done) {
+        const statusCode = first ? ctx.statusCode : undefined;
+        scope.answer('partialPredict', { ...(first ? { start: true } : {}), finish: true, ...(statusCode !== undefined ? { statusCode } : {}) });
+        return true;
+      }
+      const response = toModelResponse(current.value);
+      const statusCode = response.statusCode ?? (first ? ctx.statusCode : undefined);
+      const all = mergeHeaders(ctx.responseHeaders, response.headers) ?? {};
+      const fresh: StringMap = {};
+      for (const [k, v] of Object.entries(all)) if (sentHeaders[k] !== v) fresh[k] = v;
+      sentHeaders = all;
+      const frame = { ...frameOf(response, first, false, statusCode), ...(Object.keys(fresh).length > 0 ? { headers: fresh } : {}) };
+      if (!(await session.sendAsync(scope.envelope('partialPredict', frame, false, response.headers)))) return false;
+      first = false;
     }
   }
 

@@ -77,7 +77,8 @@ describe('Gate processAsync', () => {
   });
 
   it('drops an instance that stays silent for 3 intervals + 1 s', async () => {
-    const s = open();
+    const s = new RawServiceStream(client, { answerHeartbeats: false });
+    streams.push(s);
     s.startServing(ECHO_TOKEN, 'silent');
     await s.next((m) => m.body === 'serviceInfo');
     expect(gw.gateway.gate.hasInstances(10)).toBe(true);

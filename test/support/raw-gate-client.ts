@@ -23,9 +23,15 @@ export class RawServiceStream {
   ended = false;
   #waiters: (() => void)[] = [];
 
-  constructor(client: RawClient) {
+  /**
+   * `answerHeartbeats` (default true) answers each gateway heartBeat, as a real service does, so a
+   * slow test run cannot outlast the 3 intervals + 1 s silence limit; tests of that limit turn it off.
+   */
+  constructor(client: RawClient, options: { answerHeartbeats?: boolean } = {}) {
+    const answerHeartbeats = options.answerHeartbeats ?? true;
     this.call = client.processAsync();
     this.call.on('data', (m: GateToServiceProto) => {
+      if (answerHeartbeats && m.body === 'heartBeat') this.call.write({ heartBeat: {} });
       this.received.push(m);
       this.#notify();
     });

@@ -1,0 +1,167 @@
+import { randomUUID } from 'node:crypto';
+import type * as grpc from '@grpc/grpc-js';
+import type { Caller } from '../directory.js';
+import { gatewayError, toGatewayError } from '../errors.js';
+import { toApiErrorProto } from '../gate/api-error.js';
+import type { SpeechHandlers } from '../gate/grpc-server.js';
+import type {
+  ClientAsrRequestProto,
+  ClientAsrResponseProto,
+  ClientTtsRequestProto,
+  ClientTtsResponseProto,
+  StringMap,
+} from '../gate/messages.js';
+import type { Logger } from '../logger.js';
+import type { Pipeline } from '../pipeline.js';
+import type { RecognitionStream } from './recognition.js';
+import type { SpeechBridge } from './speech-bridge.js';
+
+type SynthesisCall = grpc.ServerWritableStream<ClientTtsRequestProto, ClientTtsResponseProto>;
+type RecognitionCall = grpc.ServerDuplexStream<ClientAsrRequestProto, ClientAsrResponseProto>;
+
+export interface GrpcSpeechDeps {
+  pipeline: Pipeline;
+  bridge: SpeechBridge;
+  logger: Logger;
+}
+
+/**
+ * The Gate's speech calls. Both authenticate by `authToken` (MODEL_REQUESTS) and address the service
+ * by `account`/`model`, like the client calls; errors come in-band as the `error` member, then the
+ * stream ends. Writes respect the caller's flow control: after `write()` returns false nothing more is
+ * written until 'drain' (the bridge bounds what piles up meanwhile).
+ */
+export function createGrpcSpeechHandlers({ pipeline, bridge, logger }: GrpcSpeechDeps): SpeechHandlers {
+  const log = logger.child({ component: 'grpc-speech' });
+
+  const errorMessage = (err: unknown): { error: ReturnType<typeof toApiErrorProto> } => {
+    const error = toGatewayError(err);
+    if (error.status >= 500) log.warn({ code: error.code, err: error.cause ?? error.message }, 'speech call failed');
+    return { error: toApiErrorProto(error) };
+  };
+
+  const admit = (request: { account?: string; model?: string; authToken?: string }) =>
+    pipeline.admit({ apiKey: request.authToken, keyHeader: 'authToken', permission: 'MODEL_REQUESTS', account: request.account ?? '', model: request.model ?? '' });
+
+  const processSynthesis = (call: SynthesisCall): void => {
+    const abort = abortOnCancel(call);
+    void (async () => {
+      try {
+        const { caller, service } = admit(call.request);
+        const request = bridge.checkSynthesis(call.request.tts);
+        const stream = bridge.synthesize(service, request, { headers: serviceHeaders(caller), signal: abort.signal });
+        for await (const chunk of stream) {
+          if (abort.signal.aborted) break;
+          const message: ClientTtsResponseProto = { tts: { audio_chunk: { data: chunk.data }, first: chunk.first, last: chunk.last } };
+          if (!call.write(message)) await drained(call, [abort.signal, stream.failedSignal]);
+        }
+      } catch (err) {
+        if (!abort.signal.aborted) call.write(errorMessage(err));
+      } finally {
+        abort.dispose();
+        call.end();
+      }
+    })();
+  };
+
+  /**
+   * The first message must carry `config`; later ones carry `audio_content`, forwarded to the service
+   * as it arrives. The client's half-close ends the audio; the call ends after the service's last
+   * result. Audio first, a second config or a rejected config end the call with an error.
+   */
+  const processRecognition = (call: RecognitionCall): void => {
+    const abort = abortOnCancel(call);
+    let recognition: RecognitionStream | undefined;
+    let closed = false;
+
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      abort.dispose();
+      call.end();
+    };
+    const fail = (err: unknown) => {
+      if (closed) return;
+      recognition?.cancel(toGatewayError(err));
+      if (!abort.signal.aborted) call.write(errorMessage(err));
+      close();
+    };
+    const relay = async (stream: RecognitionStream) => {
+      try {
+        for await (const asr of stream) {
+          if (closed || abort.signal.aborted) break;
+          if (!call.write({ asr })) await drained(call, [abort.signal, stream.failedSignal]);
+        }
+        close();
+      } catch (err) {
+        fail(err);
+      }
+    };
+
+    call.on('data', (message: ClientAsrRequestProto) => {
+      if (closed) return;
+      try {
+        const asr = message.asr;
+        const kind = asr?.body ?? (asr?.config ? 'config' : asr?.audio_content ? 'audio_content' : undefined);
+        if (!recognition) {
+          const { caller, service } = admit(message);
+          if (kind !== 'config' || !asr?.config) {
+            throw gatewayError('SPEECH_CONFIG_REQUIRED', { param: 'asr.config', args: { got: kind ?? 'a message without asr' } });
+          }
+          const config = bridge.checkRecognition(asr.config);
+          recognition = bridge.recognize(service, config, { headers: serviceHeaders(caller), signal: abort.signal });
+          void relay(recognition);
+          return;
+        }
+        if (kind === 'config') throw gatewayError('SPEECH_CONFIG_REPEATED', { param: 'asr.config' });
+        if (kind === 'audio_content' && asr?.audio_content) recognition.sendAudio(asr.audio_content);
+      } catch (err) {
+        fail(err);
+      }
+    });
+    call.on('end', () => {
+      // A caller's cancel also ends the readable side, and grpc-js reports 'cancelled' just after:
+      // wait a turn so that a cancel is not taken for the end of the audio.
+      setImmediate(() => {
+        if (closed || abort.signal.aborted || call.cancelled) return;
+        if (!recognition) return fail(gatewayError('SPEECH_CONFIG_REQUIRED', { param: 'asr.config', args: { got: 'the end of the stream' } }));
+        recognition.end();
+      });
+    });
+    call.on('error', (err) => fail(err));
+  };
+
+  return {
+    processSynthesis: processSynthesis as SpeechHandlers['processSynthesis'],
+    processRecognition: processRecognition as SpeechHandlers['processRecognition'],
+  };
+}
+
+function serviceHeaders(caller: Caller): StringMap {
+  return { 'Z-requestId': randomUUID(), 'Z-callerAccountId': String(caller.account.id), 'PLATFORM-API-KEY-NAME': caller.keyName };
+}
+
+type EventSource = { once(event: string, listener: () => void): unknown; off(event: string, listener: () => void): unknown };
+
+/** Resolves on 'drain', or when the call ends or any of `signals` aborts (then nothing will drain). */
+export function drained(stream: EventSource, signals: AbortSignal[]): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const events = ['drain', 'close', 'finish', 'error', 'cancelled'];
+    const done = () => {
+      for (const event of events) stream.off(event, done);
+      for (const signal of signals) signal.removeEventListener('abort', done);
+      resolve();
+    };
+    if (signals.some((s) => s.aborted)) return resolve();
+    for (const event of events) stream.once(event, done);
+    for (const signal of signals) signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** An AbortSignal that fires when the gRPC caller cancels or goes away. */
+function abortOnCancel(call: { on(e: 'cancelled', f: () => void): unknown; off(e: 'cancelled', f: () => void): unknown }): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const onCancel = () => controller.abort();
+  call.on('cancelled', onCancel);
+  return { signal: controller.signal, dispose: () => call.off('cancelled', onCancel) };
+}

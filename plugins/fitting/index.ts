@@ -1,0 +1,30 @@
+import { definePlugin, type PluginContext } from '../../core/plugins/index.js';
+import { configSchema, type FittingOptions } from './options.js';
+import { mountRoutes } from './routes.js';
+import { FittingRuntime } from './runtime.js';
+
+/** Per gateway (one process may run several). */
+const runtimes = new WeakMap<PluginContext<FittingOptions>, FittingRuntime>();
+
+/**
+ * Fitting (spec 4.4): derived services made from fittable services, datasets, and fitting jobs that
+ * send `fit` to an instance of the base service and follow its progress. A fitted derived service is
+ * called like any service; the Gate sends its requests to the base service's instances with the
+ * fitted model's directory (see docs/fitting.md).
+ */
+export default definePlugin<FittingOptions>({
+  name: 'fitting',
+  description: 'Derived services, datasets, fitting jobs and fit configs under /api/platformgate',
+  configSchema,
+  routes(router, ctx) {
+    const runtime = new FittingRuntime(ctx);
+    runtimes.set(ctx, runtime);
+    mountRoutes(router, runtime);
+  },
+  async start(ctx) {
+    await runtimes.get(ctx)?.start();
+  },
+  async close(ctx) {
+    await runtimes.get(ctx)?.close();
+  },
+});

@@ -1,0 +1,110 @@
+/**
+ * One gateway's fitting machinery: the store (memory, or MongoDB when `store.kind` is mongodb), the
+ * job runner, the derived services in the Directory, and the periodic sweep that fails orphaned jobs,
+ * repairs half-applied results and (with MongoDB) picks up other gateways' changes.
+ */
+import { join } from 'node:path';
+import { gatewayError, openMongoConnection, type PluginContext } from '../../core/plugins/index.js';
+import { DerivedServices } from './derived-services.js';
+import { JobRunner } from './job-runner.js';
+import type { FittingOptions } from './options.js';
+import { jobErrorOf, type FittingStore } from './store/fitting-store.js';
+import { MemoryFittingStore } from './store/memory-fitting-store.js';
+import { MongoFittingStore } from './store/mongo-fitting-store.js';
+
+export interface Opened {
+  store: FittingStore;
+  runner: JobRunner;
+}
+
+export class FittingRuntime {
+  readonly ctx: PluginContext<FittingOptions>;
+  readonly derived: DerivedServices;
+  /** Where fitted models are kept: `<modelRoot>/<derived service ID>/<job ID>`. */
+  readonly modelRoot: string;
+  #opening: Promise<Opened> | undefined;
+  readonly #timers: NodeJS.Timeout[] = [];
+  readonly #background = new Set<Promise<void>>();
+  #closed = false;
+
+  constructor(ctx: PluginContext<FittingOptions>) {
+    this.ctx = ctx;
+    this.derived = new DerivedServices(ctx);
+    this.modelRoot = ctx.options.modelDir ?? join(ctx.config.store.dataDir, 'fitted');
+  }
+
+  /** The store and runner, opened on first use (start, or a request that comes first). */
+  opened(): Promise<Opened> {
+    if (this.#closed) return Promise.reject(gatewayError('GATE_IS_SHUT_DOWN'));
+    this.#opening ??= this.#open();
+    return this.#opening;
+  }
+
+  async #open(): Promise<Opened> {
+    const { config, logger } = this.ctx;
+    let store: FittingStore;
+    if (config.store.kind === 'mongodb' && config.store.mongodbUri) {
+      const connection = await openMongoConnection(config.store.mongodbUri, logger);
+      try {
+        store = await MongoFittingStore.open({ connection, ownsConnection: true, warn: (message, err) => logger.warn({ err }, message) });
+      } catch (err) {
+        await connection.close().catch(() => undefined);
+        throw err;
+      }
+      logger.info('fitting store: MongoDB');
+    } else {
+      store = new MemoryFittingStore();
+      logger.info('fitting store: in memory (datasets, derived services and jobs do not survive a restart)');
+    }
+    return { store, runner: new JobRunner(this.ctx, store, this.derived) };
+  }
+
+  /** Boot: serve the stored derived services, settle what a stopped gateway left, start the timers. */
+  async start(): Promise<void> {
+    const { store } = await this.opened();
+    this.derived.reconcile(await store.listDerived());
+    await this.sweep();
+    const { leaseMs, syncIntervalMs } = this.ctx.options;
+    this.#every(Math.max(100, Math.floor(leaseMs / 2)), () => this.sweep());
+    if (store instanceof MongoFittingStore && syncIntervalMs > 0) {
+      this.#every(syncIntervalMs, async () => this.derived.reconcile(await store.listDerived()));
+    }
+  }
+
+  /** Fails jobs whose gateway stopped renewing them, and applies results a crash left unapplied. */
+  async sweep(): Promise<void> {
+    const { store } = await this.opened();
+    const expired = await store.expireJobs(Date.now(), jobErrorOf(gatewayError('FITTING_INTERRUPTED')));
+    for (const job of expired) this.ctx.logger.warn({ jobId: job.jobId, serviceId: job.serviceId }, 'fitting job failed: its gateway stopped renewing it');
+    for (const service of await store.applyPendingResults()) this.derived.register(service);
+  }
+
+  /** Runs after the Gate drained: waits for the jobs' final writes, then closes the store. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const timer of this.#timers.splice(0)) clearInterval(timer);
+    await Promise.all(this.#background);
+    if (!this.#opening) return;
+    const opened = await this.#opening.catch(() => undefined);
+    if (!opened) return;
+    await opened.runner.close();
+    await opened.store.close();
+  }
+
+  #every(ms: number, work: () => Promise<void>): void {
+    let busy = false;
+    const timer = setInterval(() => {
+      if (busy || this.#closed) return;
+      busy = true;
+      const run = work()
+        .catch((err: unknown) => this.ctx.logger.warn({ err }, 'fitting background work failed; will retry'))
+        .finally(() => {
+          busy = false;
+          this.#background.delete(run);
+        });
+      this.#background.add(run);
+    }, ms);
+    timer.unref();
+    this.#timers.push(timer);
+  }
+}
