@@ -12,7 +12,7 @@
  *   --drift S           steady-run length of the memory scenario (default 60)
  *   --long              the steady run lasts 10 minutes
  *   --drift-rate R      offered rate of the steady run (default 200)
- *   --profile           write CPU profiles of our gateway and print their top frames
+ *   --profile           write CPU profiles of our gateway and services, print their top frames
  *   --smoke             tiny settings: checks that everything runs, figures mean nothing
  *   --out FILE          where the JSON goes (default bench/results/latest.json)
  */
@@ -77,8 +77,11 @@ writeFileSync(out, `${JSON.stringify({ ...results, targets: verdicts(results) },
 writeFileSync(out.replace(/\.json$/, '.md'), `${table}\n`);
 process.stdout.write(`\n${table}\n\nResults: ${out}\n`);
 if (profileDir) {
-  // The gateway's main thread wrote the largest profile (the others are loader threads).
-  const files = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(profileDir, f));
-  const main = files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
-  if (main) process.stdout.write(`\nTop frames of our gateway, ${main} (self time):\n${summariseProfile(main)}\n`);
+  // One folder per profiled process; its main thread wrote the largest profile (the others are loader threads).
+  for (const name of readdirSync(profileDir)) {
+    const dir = join(profileDir, name);
+    const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, f));
+    const main = files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
+    if (main) process.stdout.write(`\nTop frames of ${name}, ${main} (self time):\n${summariseProfile(main)}\n`);
+  }
 }

@@ -57,16 +57,18 @@ export class Systems {
     return `http://127.0.0.1:${child.ready.port as number}`;
   }
 
+  /** `--cpu-prof` flags writing into `<profileDir>/<name>` when profiling, else none. */
+  #profileFlags(name: string): string[] {
+    if (!this.#options.profileDir) return [];
+    const dir = `${this.#options.profileDir}/${name}`;
+    mkdirSync(dir, { recursive: true });
+    return ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+  }
+
   /** Our gateway (bench/servers/gateway.ts), with --expose-gc for heap readings after a collection. */
   gateway(): Promise<Child> {
-    return this.#once('gateway', () => {
-      const flags = ['--expose-gc'];
-      if (this.#options.profileDir) {
-        mkdirSync(this.#options.profileDir, { recursive: true });
-        flags.push('--cpu-prof', `--cpu-prof-dir=${this.#options.profileDir}`);
-      }
-      return startChild('gateway', { script: 'bench/servers/gateway.ts', nodeFlags: flags, waitReady: true });
-    });
+    return this.#once('gateway', () =>
+      startChild('gateway', { script: 'bench/servers/gateway.ts', nodeFlags: ['--expose-gc', ...this.#profileFlags('gateway')], waitReady: true }));
   }
 
   async gatewayUrls(): Promise<{ httpUrl: string; grpcAddress: string }> {
@@ -89,6 +91,7 @@ export class Systems {
       const { grpcAddress } = await this.gatewayUrls();
       const child = await startChild('echo-service', {
         script: 'examples/echo-service/main.ts',
+        nodeFlags: this.#profileFlags('echo-service'),
         env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS.echo },
       });
       await this.waitForService('echo');
@@ -102,6 +105,7 @@ export class Systems {
       const [{ grpcAddress }, upstream] = await Promise.all([this.gatewayUrls(), this.mockUrl()]);
       const child = await startChild('openai-proxy', {
         script: 'examples/openai-proxy/main.ts',
+        nodeFlags: this.#profileFlags('openai-proxy'),
         env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS.proxy, OPENAI_BASE_URL: `${upstream}/v1`, OPENAI_API_KEY: 'x' },
       });
       await this.waitForService('proxy');
