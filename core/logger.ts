@@ -30,6 +30,17 @@ export function censorSecrets(object: Record<string, unknown>): Record<string, u
 }
 
 /**
+ * Where log lines go by default: stdout, written asynchronously in batches of at least 4 KiB and at
+ * least every 100 ms (and synchronously at exit). Writing each line on its own costs a trip through
+ * libuv's thread pool per line, which under load was about 40 µs of CPU per chat request, more
+ * than the rest of the usage line; a line now waits at most 100 ms, and a process killed with
+ * SIGKILL loses at most the last 4 KiB.
+ */
+function stdoutDestination(): DestinationStream {
+  return pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 100 });
+}
+
+/**
  * Structured JSON logs. Secrets never reach a log line: callers log key names and hashes are not
  * logged at all; censorSecrets is a second guard for headers passed whole.
  */
@@ -39,7 +50,7 @@ export function createLogger(options: { level?: string; name?: string; destinati
     level: options.level ?? process.env.LOG_LEVEL ?? 'info',
     formatters: { log: censorSecrets },
   };
-  return options.destination ? pino(settings, options.destination) : pino(settings);
+  return pino(settings, options.destination ?? stdoutDestination());
 }
 
 /** A logger that drops everything; the default in tests unless LOG_LEVEL is set. */

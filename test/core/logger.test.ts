@@ -34,6 +34,13 @@ describe('logger', () => {
     expect(lines[0]).toMatchObject({ plugin: 'chatapi', upstream: { Authorization: '[redacted]' }, key: 'key-name', usage: { total_tokens: 3 } });
   });
 
+  it('writes every line to stdout, the last ones too when the process exits', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const script = "import { createLogger } from './core/logger.ts'; const l = createLogger(); l.info('first'); setTimeout(() => { l.info('second'); setTimeout(() => {}, 300); }, 200);";
+    const out = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 10_000 });
+    expect(out.stdout.trim().split('\n').map((line) => JSON.parse(line).msg)).toEqual(['first', 'second']);
+  });
+
   it('returns the same object when there is nothing to censor', () => {
     const object = { requestId: 'r', usage: { prompt_tokens: 1 }, list: [{ key: 'in an array, two levels down' }] };
     expect(censorSecrets(object)).toBe(object);
