@@ -82,8 +82,9 @@ export default definePlugin<ChatApiOptions>({
         service,
         { predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } } },
         // A stream has no overall deadline; its first-chunk and idle deadlines apply instead.
-        { headers: ctx.http.serviceHeaders(koa, caller), signal: ctx.http.closeSignal(koa), timeoutMs: stream ? 0 : undefined },
+        { headers: ctx.http.serviceHeaders(koa, caller), timeoutMs: stream ? 0 : undefined },
       );
+      ctx.http.cancelOnClose(koa, call);
       const defaults: AnswerDefaults = {
         id: `${spec.idPrefix}${String(koa.state.requestId)}`,
         created: Math.floor(Date.now() / 1000),
