@@ -36,6 +36,8 @@ const BENCH_MODEL = {
   },
 };
 
+export const DEMO_PLUGINS = ['health', 'specs', 'model-registry', 'sync-predict', 'chatapi', 'chatapi-direct', 'fitting', 'audio-speech', 'audio-transcriptions'];
+
 /** The gateway config of the benchmark (what `buildConfig` takes). */
 export function benchConfigInput(): Record<string, unknown> {
   const service = (id: number, name: string, token: string) => ({
@@ -60,7 +62,9 @@ export function benchConfigInput(): Record<string, unknown> {
       service(4, 'ticker', TOKENS.ticker),
     ],
     registry: { providers: [{ name: 'bench', displayName: 'Bench' }], models: [BENCH_MODEL] },
-    plugins: { enabled: ['health', 'chatapi'] },
+    // The plugins of the demo config (every built-in HTTP interface), so a chat request passes the
+    // routers of the others as it would in a default deployment.
+    plugins: { enabled: DEMO_PLUGINS },
   };
 }
 
