@@ -1,6 +1,6 @@
 /** The pure parts of the chat adapters, without HTTP. */
 import { describe, expect, it } from 'vitest';
-import { completeAnswer, mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../../plugins/_shared/openai/answers.js';
+import { completeAnswer, hasAnswerHead, mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../../plugins/_shared/openai/answers.js';
 import { parseModelId } from '../../plugins/_shared/openai/model-id.js';
 import { oneLine } from '../../plugins/_shared/openai/relay.js';
 import { findUsage, mergeUsage } from '../../plugins/_shared/openai/usage.js';
@@ -38,6 +38,18 @@ describe('answers', () => {
   it('returns a complete answer as the very same text', () => {
     const text = '{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[]}';
     expect(completeAnswer(text, defaults)).toBe(text);
+  });
+  it('tells from the text alone whether the four head fields are there with their types', () => {
+    const head = '"id":"c1","object":"chat.completion","created":1700,"model":"m"';
+    expect(hasAnswerHead(`{${head},"choices":[{"index":0}]}`)).toBe(true);
+    expect(hasAnswerHead(` {\n "choices": [{"id": "x", "model": "y"}], ${head.replace(/,/g, ', ')} }`)).toBe(true);
+    expect(hasAnswerHead(`{"choices":[{"id":"c1","object":"x","created":1,"model":"m"}]}`)).toBe(false);
+    expect(hasAnswerHead(`{${head.replace('1700', '"1700"')}}`)).toBe(false);
+    expect(hasAnswerHead(`{${head.replace('"id":"c1"', '"id":null')}}`)).toBe(false);
+    expect(hasAnswerHead(`{${head.replace('"id"', '"\\u0069d"')}}`)).toBe(false);
+    for (const bad of ['', '[]', '"x"', '{', '{"id":"a"', `{${head}`.slice(0, 20)]) expect(hasAnswerHead(bad), bad).toBe(false);
+    // Whatever the scan says, the result is the answer parsing would give.
+    expect(completeAnswer(`{${head.replace('1700', '"1700"')}}`, defaults)).toBe(JSON.stringify({ id: 'c1', object: 'chat.completion', created: 1700, model: 'm' }));
   });
   it('fills id, object, created and model when missing', () => {
     expect(JSON.parse(completeAnswer('{"choices":[]}', defaults))).toEqual({ choices: [], id: 'chatcmpl-r1', object: 'chat.completion', created: 1700, model: 'demo/echo' });
