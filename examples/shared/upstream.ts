@@ -22,17 +22,49 @@ const agents = {
   'https:': new https.Agent({ keepAlive: true }),
 };
 
+interface Target {
+  client: typeof http | typeof https;
+  options: http.RequestOptions;
+}
+
+/** Parsed once per URL: a proxy calls the same few endpoints again and again. */
+const targets = new Map<string, Target>();
+
+function targetOf(url: string): Target {
+  let target = targets.get(url);
+  if (!target) {
+    const parsed = new URL(url);
+    const secure = parsed.protocol === 'https:';
+    target = {
+      client: secure ? https : http,
+      options: {
+        protocol: parsed.protocol,
+        hostname: parsed.hostname.replace(/^\[|\]$/g, ''),
+        port: parsed.port || (secure ? 443 : 80),
+        path: `${parsed.pathname}${parsed.search}`,
+        agent: secure ? agents['https:'] : agents['http:'],
+        method: 'POST',
+      },
+    };
+    if (targets.size < 100) targets.set(url, target);
+  }
+  return target;
+}
+
+function readText(res: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    res.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+    res.once('error', reject);
+  });
+}
+
 /** Sends `body` (JSON text) and resolves with the response once its headers are in. */
 export function postJson(url: string, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<UpstreamResponse> {
-  const target = new URL(url);
-  const client = target.protocol === 'https:' ? https : http;
+  const { client, options } = targetOf(url);
   return new Promise((resolve, reject) => {
-    const req = client.request(target, {
-      method: 'POST',
-      agent: agents[target.protocol as keyof typeof agents],
-      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-      signal,
-    });
+    const req = client.request({ ...options, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, signal });
     req.once('error', reject);
     req.once('response', (res) => {
       const status = res.statusCode ?? 0;
@@ -41,11 +73,7 @@ export function postJson(url: string, headers: Record<string, string>, body: str
         statusText: res.statusMessage ?? '',
         ok: status >= 200 && status < 300,
         body: res,
-        async text() {
-          const chunks: Buffer[] = [];
-          for await (const chunk of res) chunks.push(chunk as Buffer);
-          return Buffer.concat(chunks).toString('utf8');
-        },
+        text: () => readText(res),
       });
     });
     req.end(body);
