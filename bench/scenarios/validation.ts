@@ -87,7 +87,7 @@ export function measureValidation(iterations: number, warmup = Math.min(5000, it
       const t0 = performance.now();
       const checked = check(parsed);
       const t1 = performance.now();
-      const split = splitRequest(checked, 'chat', 'bench-1');
+      const split = splitRequest(checked, 'chat', 'bench-1', text);
       const t2 = performance.now();
       pipeline.validateConfig(service, split.configObject, undefined);
       const t3 = performance.now();

@@ -12,6 +12,8 @@ export interface HttpHelpers {
   readRawBody(ctx: Context, limit?: number): Promise<Buffer>;
   /** The body parsed as JSON (400 MALFORMED_JSON when it is not). */
   readJson(ctx: Context, limit?: number): Promise<unknown>;
+  /** The body parsed as JSON together with its text, for plugins that pass parts of it on as they came. */
+  readJsonText(ctx: Context, limit?: number): Promise<{ text: string; value: unknown }>;
   /** Headers to pass to a service for this request (request ID, caller, billing). */
   serviceHeaders(ctx: Context, caller: Caller): StringMap;
   /**
@@ -48,16 +50,21 @@ export function createHttpHelpers(bodyLimitBytes: number): HttpHelpers {
       throw gatewayError('VALIDATION_FAILED', { args: { reason: `request body could not be read: ${e.message ?? 'aborted'}` } });
     }
   };
+  const readJsonText = async (ctx: Context, limit?: number): Promise<{ text: string; value: unknown }> => {
+    const raw = await readRawBody(ctx, limit);
+    if (raw.length === 0) throw gatewayError('MALFORMED_JSON', { args: { reason: 'the body is empty' } });
+    const text = raw.toString('utf8');
+    try {
+      return { text, value: JSON.parse(text) as unknown };
+    } catch (err) {
+      throw gatewayError('MALFORMED_JSON', { args: { reason: (err as Error).message } });
+    }
+  };
   return {
     readRawBody,
+    readJsonText,
     async readJson(ctx, limit) {
-      const raw = await readRawBody(ctx, limit);
-      if (raw.length === 0) throw gatewayError('MALFORMED_JSON', { args: { reason: 'the body is empty' } });
-      try {
-        return JSON.parse(raw.toString('utf8')) as unknown;
-      } catch (err) {
-        throw gatewayError('MALFORMED_JSON', { args: { reason: (err as Error).message } });
-      }
+      return (await readJsonText(ctx, limit)).value;
     },
     serviceHeaders(ctx, caller) {
       const headers: StringMap = {

@@ -71,9 +71,10 @@ export default definePlugin<ChatApiOptions>({
       const caller = authenticate(koa);
       ctx.pipeline.countRequest(caller);
       const spec = ENDPOINTS[endpoint];
-      const body = spec.check(await ctx.http.readJson(koa));
+      const { text, value } = await ctx.http.readJsonText(koa);
+      const body = spec.check(value);
       const { id, service } = resolveChatTarget(ctx, caller, body.model);
-      const split = splitRequest(body, endpoint, id.model ?? service.defaultModel);
+      const split = splitRequest(body, endpoint, id.model ?? service.defaultModel, text);
       ctx.pipeline.validateConfig(service, split.configObject, id.model);
 
       const stream = endpoint !== 'embeddings' && body.stream === true;

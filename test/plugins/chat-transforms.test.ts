@@ -1,6 +1,7 @@
 /** The pure parts of the chat adapters, without HTTP. */
 import { describe, expect, it } from 'vitest';
-import { completeAnswer, hasAnswerHead, mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../../plugins/_shared/openai/answers.js';
+import { completeAnswer, mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../../plugins/_shared/openai/answers.js';
+import { hasAnswerHead, topLevelValues } from '../../plugins/_shared/openai/json-text.js';
 import { parseModelId } from '../../plugins/_shared/openai/model-id.js';
 import { oneLine } from '../../plugins/_shared/openai/relay.js';
 import { findUsage, mergeUsage } from '../../plugins/_shared/openai/usage.js';
@@ -25,6 +26,29 @@ describe('split rule', () => {
     const split = splitRequest({ model: 'a/b/m', messages: [{ role: 'user', content: 'x' }], stream: true, temperature: 1, stream_options: { include_usage: true } }, 'chat', 'm');
     expect(JSON.parse(split.data)).toEqual({ messages: [{ role: 'user', content: 'x' }], stream: true, model: 'm' });
     expect(JSON.parse(split.config)).toEqual({ temperature: 1, stream_options: { include_usage: true } });
+  });
+  it('assembles the same data and config from the body\'s own text, members passed as they came', () => {
+    const texts = [
+      '{"model":"a/b/m","messages":[{"role":"user","content":"x"}],"stream":true,"temperature":1,"stream_options":{"include_usage":true}}',
+      ' { "temperature" : 0.5 ,\n "messages" : [ {"role":"user","content":"quote \\" and \\\\ and } ] { , :"} ] , "model":"a/b" } ',
+      '{"model":"a/b","messages":[{"role":"user","content":"first"}],"messages":[{"role":"user","content":"last wins"}],"n":1}',
+      '{"m\\u0065ssages":[{"role":"user","content":"\\u00e9t\\u00e9 – 😀"}],"model":"a/b","seed":12345678901234567890}',
+      '{"model":"a/b","messages":[]}',
+    ];
+    for (const text of texts) {
+      const body = JSON.parse(text);
+      const fast = splitRequest(body, 'chat', 'm', text);
+      const slow = splitRequest(body, 'chat', 'm');
+      expect(JSON.parse(fast.data), text).toEqual(JSON.parse(slow.data));
+      expect(JSON.parse(fast.config), text).toEqual(JSON.parse(slow.config));
+      expect(fast.configObject).toEqual(slow.configObject);
+    }
+    expect(splitRequest(JSON.parse(texts[1]!), 'chat', 'm', texts[1]).data).toBe('{"messages":[ {"role":"user","content":"quote \\" and \\\\ and } ] { , :"} ],"model":"m"}');
+  });
+  it('reads the raw top-level members of a JSON object text', () => {
+    expect(topLevelValues(' {"a" : [1, {"b":"}"}] , "c":"x\\"y", "d":null,"e":-1.5e3}')).toEqual(new Map([['a', '[1, {"b":"}"}]'], ['c', '"x\\"y"'], ['d', 'null'], ['e', '-1.5e3']]));
+    expect(topLevelValues('{}')).toEqual(new Map());
+    for (const bad of ['[]', '"x"', '{"a"}', '{"a":1,}', '{"a":1']) expect(topLevelValues(bad), bad).toBeUndefined();
   });
   it('uses prompt for completions and input for embeddings; leaves model out when there is none', () => {
     expect(JSON.parse(splitRequest({ model: 'a/b', prompt: 'p', max_tokens: 3 }, 'completions', undefined).data)).toEqual({ prompt: 'p' });
