@@ -1,5 +1,5 @@
 import { SecretIndex } from './auth/secrets.js';
-import type { AccountConfig, ApiKeyConfig, GatewayConfig, Permission, ServiceConfig } from './config/types.js';
+import type { AccountConfig, GatewayConfig, Permission, ServiceConfig } from './config/types.js';
 import { gatewayError } from './errors.js';
 
 export interface Caller {
@@ -24,7 +24,8 @@ const isId = (ref: string | number): boolean => typeof ref === 'number' || /^\d+
 export class Directory {
   readonly #accountsById = new Map<number, AccountConfig>();
   readonly #accountsByName = new Map<string, AccountConfig>();
-  readonly #keys = new SecretIndex<ApiKeyConfig>();
+  /** The caller behind each API key, built once: a request looks it up and allocates nothing. */
+  readonly #keys = new SecretIndex<Caller>();
   readonly #servicesById = new Map<number, ServiceEntry>();
   readonly #servicesByName = new Map<string, ServiceEntry>();
   readonly #servicesByToken = new SecretIndex<ServiceEntry>();
@@ -34,7 +35,10 @@ export class Directory {
       this.#accountsById.set(account.id, account);
       this.#accountsByName.set(account.name, account);
     }
-    for (const key of config.apiKeys) this.#keys.add(key.keyHash, key);
+    for (const key of config.apiKeys) {
+      const account = this.#accountsById.get(key.accountId);
+      if (account) this.#keys.add(key.keyHash, { account, keyName: key.name, permissions: new Set(key.permissions) });
+    }
     for (const service of config.services) {
       const account = this.#accountsById.get(service.accountId);
       if (account) this.addService({ ...service, account });
@@ -57,10 +61,7 @@ export class Directory {
 
   /** The caller an API key belongs to, or undefined for an unknown key. */
   callerForKey(apiKey: string): Caller | undefined {
-    const key = this.#keys.find(apiKey);
-    const account = key && this.#accountsById.get(key.accountId);
-    if (!key || !account) return undefined;
-    return { account, keyName: key.name, permissions: new Set(key.permissions) };
+    return this.#keys.find(apiKey);
   }
 
   serviceForConnectionToken(token: string): ServiceEntry | undefined {

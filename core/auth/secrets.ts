@@ -1,11 +1,12 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 
 /**
  * API keys and connection tokens are kept only as `sha256:<hex>`. They are long random strings, so a
  * fast digest is enough (no password stretching); comparisons run in constant time.
  */
 export function hashSecret(secret: string): string {
-  return `sha256:${createHash('sha256').update(secret, 'utf8').digest('hex')}`;
+  // One-shot digest: half the cost of createHash().update().digest(), and it runs on every request.
+  return `sha256:${hash('sha256', secret, 'hex')}`;
 }
 
 /** Constant-time equality of two `sha256:<hex>` strings of the same algorithm. */

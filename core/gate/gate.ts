@@ -14,7 +14,7 @@ import type {
   StartServingProto,
   StringMap,
 } from './messages.js';
-import { ServiceCall } from './service-call.js';
+import { ServiceCall, type ServiceCallHooks } from './service-call.js';
 import { ServiceSession, type ServiceStream } from './service-session.js';
 
 /** What a request to a service carries: exactly one GateToServiceProto request member. */
@@ -66,7 +66,20 @@ export class Gate {
   readonly #routable = new Map<number, ServiceSession[]>();
   /** The live session of each instance, keyed `serviceId:bootUuid`. */
   readonly #byInstance = new Map<string, ServiceSession>();
-  readonly #calls = new Map<number, { call: ServiceCall; session: ServiceSession }>();
+  readonly #calls = new Map<number, CallEntry>();
+  /** What every call asks of the Gate, shared by all calls. */
+  readonly #callHooks: ServiceCallHooks = {
+    send: (call, partialPredict) => this.#sessionOf(call)?.send({ requestId: call.requestId, partialPredict }),
+    cancel: (call) => this.#sessionOf(call)?.send({ requestId: call.requestId, cancel: { requestIdToCancel: call.requestId } }),
+    release: (call) => {
+      const entry = this.#calls.get(call.requestId);
+      if (!entry) return;
+      this.#calls.delete(call.requestId);
+      entry.session.calls.delete(call.requestId);
+      if (entry.timer) clearTimeout(entry.timer);
+      entry.signal?.removeEventListener('abort', call);
+    },
+  };
   #nextRequestId = 1;
   #rotation = 0;
   #shuttingDown = false;
@@ -211,6 +224,11 @@ export class Gate {
     session.log.info({ reason, failedCalls: lost.length }, 'service instance disconnected');
   }
 
+  /** The session that answers a call in flight (undefined once it settled). */
+  #sessionOf(call: ServiceCall): ServiceSession | undefined {
+    return this.#calls.get(call.requestId)?.session;
+  }
+
   #routableOf(serviceId: number): ServiceSession[] {
     let list = this.#routable.get(serviceId);
     if (!list) this.#routable.set(serviceId, (list = []));
@@ -293,35 +311,20 @@ export class Gate {
 
     const requestId = this.#nextRequestId++;
     const timeoutMs = options.timeoutMs ?? (service.timeoutSec ?? this.#config.defaultTimeoutSec) * 1000;
-    let timer: NodeJS.Timeout | undefined;
     const signal = options.signal;
-    const onAbort = () => call.fail(gatewayError('REQUEST_CANCELED'), true);
-    const ownerOf = () => this.#calls.get(requestId)?.session ?? session;
 
     // Answers come from the target's instances, and #deliver matches them by the target's ID.
-    const call: ServiceCall = new ServiceCall(requestId, target.id, {
-      send: (partialPredict) => ownerOf().send({ requestId, partialPredict }),
-      cancel: () => ownerOf().send({ requestId, cancel: { requestIdToCancel: requestId } }),
-      release: () => {
-        ownerOf().calls.delete(requestId);
-        this.#calls.delete(requestId);
-        if (timer) clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-      },
-    });
-    this.#calls.set(requestId, { call, session });
+    const call = new ServiceCall(requestId, target.id, this.#callHooks);
+    const entry: CallEntry = { call, session, timer: undefined, signal };
+    this.#calls.set(requestId, entry);
     session.calls.set(requestId, call);
 
-    if (timeoutMs > 0 && Number.isFinite(timeoutMs)) {
-      timer = setTimeout(() => {
-        call.fail(gatewayError('PREDICT_TIMEOUT', { args: { service: service.name, timeoutSec: timeoutMs / 1000 } }), true);
-      }, timeoutMs);
-    }
+    if (timeoutMs > 0 && Number.isFinite(timeoutMs)) entry.timer = setTimeout(expire, timeoutMs, call, service.name, timeoutMs);
     if (signal?.aborted) {
       call.fail(gatewayError('REQUEST_CANCELED'));
       return call;
     }
-    signal?.addEventListener('abort', onAbort, { once: true });
+    signal?.addEventListener('abort', call, { once: true });
 
     if (!session.send({ requestId, headers, ...request })) {
       call.fail(gatewayError('SERVICE_DISCONNECTED', { args: { service: service.name } }));
@@ -347,6 +350,19 @@ export class Gate {
     for (const { call } of [...this.#calls.values()]) call.fail(gatewayError('GATE_IS_SHUT_DOWN'));
     for (const session of sessions) this.#onSessionEnded(session, 'gateway shutdown');
   }
+}
+
+/** A call in flight: the session that answers it (it moves on a reconnect), its deadline and abort signal. */
+interface CallEntry {
+  readonly call: ServiceCall;
+  session: ServiceSession;
+  timer: NodeJS.Timeout | undefined;
+  readonly signal: AbortSignal | undefined;
+}
+
+/** The predict deadline of a call passed (a timer callback shared by every call). */
+function expire(call: ServiceCall, serviceName: string, timeoutMs: number): void {
+  call.fail(gatewayError('PREDICT_TIMEOUT', { args: { service: serviceName, timeoutSec: timeoutMs / 1000 } }), true);
 }
 
 function endQuietly(stream: ServiceStream): void {

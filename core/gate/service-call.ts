@@ -1,4 +1,4 @@
-import type { GatewayError } from '../errors.js';
+import { gatewayError, type GatewayError } from '../errors.js';
 import type { PartialPredictRequestProto, ServiceToGateProto } from './messages.js';
 
 /** An answer frame of one request: a ServiceToGateProto whose body is not `error`. */
@@ -21,21 +21,26 @@ export function isTerminal(answer: ServiceToGateProto): boolean {
   }
 }
 
+/**
+ * What a call asks of whoever routed it (the Gate): one object for every call, so that opening a
+ * call allocates no closures.
+ */
 export interface ServiceCallHooks {
   /** Sends a further partialPredict for this request (processStream, recognition). */
-  send(message: PartialPredictRequestProto): void;
+  send(call: ServiceCall, message: PartialPredictRequestProto): void;
   /** Tells the service to stop working on this request (`cancel`); no answer is expected. */
-  cancel(): void;
+  cancel(call: ServiceCall): void;
   /** Called once when the call settles, whatever the reason, to free its slot. */
-  release(): void;
+  release(call: ServiceCall): void;
 }
 
 /**
  * One request in flight to a model service. Answers are consumed as an async iterable; a service
  * `error`, a disconnect, a deadline or a caller's abort ends the iteration with a GatewayError.
  * Answers that arrive while nobody is reading are queued (a reader that stops reading must cancel).
+ * The call is also the `abort` listener of the caller's signal (`handleEvent`).
  */
-export class ServiceCall implements AsyncIterable<ServiceAnswer> {
+export class ServiceCall implements AsyncIterable<ServiceAnswer>, EventListenerObject {
   readonly requestId: number;
   readonly serviceId: number;
   readonly #hooks: ServiceCallHooks;
@@ -43,7 +48,8 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer> {
   #failure: GatewayError | undefined;
   #ended = false;
   #settled = false;
-  #wake: (() => void) | undefined;
+  /** The reader waiting for the next answer, if any. */
+  #waiting: { resolve: (result: IteratorResult<ServiceAnswer>) => void; reject: (error: GatewayError) => void } | undefined;
 
   constructor(requestId: number, serviceId: number, hooks: ServiceCallHooks) {
     this.requestId = requestId;
@@ -60,21 +66,26 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer> {
     if (this.#settled) return;
     this.#queue.push(answer);
     if (isTerminal(answer)) this.#settle();
-    this.#wake?.();
+    this.#wakeReader();
   }
 
   /** Ends the call with an error; `notifyService` sends `cancel` first (deadline, caller gone). */
   fail(error: GatewayError, notifyService = false): void {
     if (this.#settled) return;
-    if (notifyService) this.#hooks.cancel();
+    if (notifyService) this.#hooks.cancel(this);
     this.#failure = error;
     this.#settle();
-    this.#wake?.();
+    this.#wakeReader();
+  }
+
+  /** The caller's signal aborted (the call is registered as its `abort` listener). */
+  handleEvent(): void {
+    this.fail(gatewayError('REQUEST_CANCELED'), true);
   }
 
   /** Sends a further stream message to the service (for streamed requests). */
   send(message: PartialPredictRequestProto): void {
-    if (!this.#settled) this.#hooks.send(message);
+    if (!this.#settled) this.#hooks.send(this, message);
   }
 
   /** Called by a reader that no longer wants answers: tells the service and frees the slot. */
@@ -85,21 +96,28 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer> {
   #settle(): void {
     this.#settled = true;
     this.#ended = true;
-    this.#hooks.release();
+    this.#hooks.release(this);
   }
 
-  async *[Symbol.asyncIterator](): AsyncIterator<ServiceAnswer> {
-    for (;;) {
-      const next = this.#queue.shift();
-      if (next) {
-        yield next;
-        continue;
-      }
-      if (this.#failure) throw this.#failure;
-      if (this.#ended) return;
-      await new Promise<void>((resolve) => (this.#wake = resolve));
-      this.#wake = undefined;
-    }
+  /** The next answer, the end, or the failure: what the iterator's next() settles with. */
+  #next(): Promise<IteratorResult<ServiceAnswer>> {
+    const next = this.#queue.shift();
+    if (next) return Promise.resolve({ value: next, done: false });
+    if (this.#failure) return Promise.reject(this.#failure);
+    if (this.#ended) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve, reject) => (this.#waiting = { resolve, reject }));
+  }
+
+  #wakeReader(): void {
+    const waiting = this.#waiting;
+    if (!waiting) return;
+    this.#waiting = undefined;
+    this.#next().then(waiting.resolve, waiting.reject);
+  }
+
+  /** Answers in order; a plain iterator rather than an async generator, which costs a promise per step more. */
+  [Symbol.asyncIterator](): AsyncIterator<ServiceAnswer> {
+    return { next: () => this.#next() };
   }
 
   /** The terminal answer, for callers that want one message (a streamed answer yields its last frame). */

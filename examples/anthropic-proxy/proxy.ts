@@ -10,6 +10,7 @@
  */
 import { ModelService, ServiceError, rawJsonPayload, type ModelHandlers, type ModelServiceOptions, type RequestContext } from '../../sdk/index.js';
 import { readSse, upstreamModel } from '../shared/sse.js';
+import { postJson } from '../shared/upstream.js';
 
 type Json = Record<string, unknown>;
 
@@ -58,16 +59,12 @@ export function anthropicProxyHandlers(settings: AnthropicProxySettings): ModelH
       if (!isObject(body)) throw ServiceError.badRequest('the data must be a Messages API request object');
       const model = upstreamModel(body.model, true, settings.defaultModel);
       if (!model) throw ServiceError.badRequest('no model: name one as <author>/<service>/<model> or set ANTHROPIC_DEFAULT_MODEL');
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'anthropic-version': settings.version,
-          ...(settings.apiKey ? { 'x-api-key': settings.apiKey } : {}),
-        },
-        body: JSON.stringify({ ...body, model }),
-        signal: ctx.signal,
-      });
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        'anthropic-version': settings.version,
+        ...(settings.apiKey ? { 'x-api-key': settings.apiKey } : {}),
+      };
+      const res = await postJson(url, headers, JSON.stringify({ ...body, model }), ctx.signal);
       if (!res.ok) {
         const text = await res.text().catch(() => '');
         let parsed: unknown;

@@ -28,7 +28,20 @@ export function contentText(content: unknown): string {
 
 /** Words with their trailing space: the pieces a streamed answer is cut into. */
 const pieces = (text: string): string[] => text.match(/\S+\s*/g) ?? [];
-const countWords = (text: string): number => pieces(text).length;
+const WHITESPACE = /\s/;
+
+/** The number of pieces() of the text, counted without building them (the usage of every answer). */
+function countWords(text: string): number {
+  let words = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const space = c < 128 ? c === 32 || (c >= 9 && c <= 13) : WHITESPACE.test(text[i]!);
+    if (!space && !inWord) words++;
+    inWord = !space;
+  }
+  return words;
+}
 
 let counter = 0;
 const nextId = (prefix: string): string => `${prefix}-echo-${Date.now().toString(36)}-${(++counter).toString(36)}`;
@@ -66,10 +79,12 @@ export function echoAnswer(data: EchoRequest, config: Json = {}): Json | AsyncIt
  */
 export function echoChat(data: EchoRequest, config: Json = {}): Json | AsyncIterable<Json> {
   const messages = (data.messages ?? []).filter(isObject);
-  const lastUser = [...messages].reverse().find((m) => m.role === 'user');
+  let lastUser: Json | undefined;
+  for (let i = messages.length - 1; i >= 0 && !lastUser; i--) if (messages[i]!.role === 'user') lastUser = messages[i];
   const text = `Echo: ${contentText(lastUser?.content)}`;
   const promptTokens = messages.reduce((n, m) => n + countWords(contentText(m.content)), 0);
-  const usage = { prompt_tokens: promptTokens, completion_tokens: countWords(text), total_tokens: promptTokens + countWords(text) };
+  const completionTokens = countWords(text);
+  const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
   const head = { id: nextId('chatcmpl'), created: Math.floor(Date.now() / 1000), model: data.model ?? 'echo' };
   if (data.stream !== true) {
     return {
@@ -98,7 +113,9 @@ export function echoChat(data: EchoRequest, config: Json = {}): Json | AsyncIter
 export function echoCompletion(data: EchoRequest, config: Json = {}): Json | AsyncIterable<Json> {
   const prompt = Array.isArray(data.prompt) ? data.prompt.map(String).join('\n') : String(data.prompt ?? '');
   const text = `Echo: ${prompt}`;
-  const usage = { prompt_tokens: countWords(prompt), completion_tokens: countWords(text), total_tokens: countWords(prompt) + countWords(text) };
+  const promptTokens = countWords(prompt);
+  const completionTokens = countWords(text);
+  const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
   const head = { id: nextId('cmpl'), object: 'text_completion', created: Math.floor(Date.now() / 1000), model: data.model ?? 'echo' };
   if (data.stream !== true) {
     return { ...head, choices: [{ text, index: 0, logprobs: null, finish_reason: 'stop' }], usage };

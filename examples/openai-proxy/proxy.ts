@@ -13,6 +13,7 @@
  */
 import { ModelService, ServiceError, rawJsonPayload, type ModelHandlers, type ModelServiceOptions, type RequestContext } from '../../sdk/index.js';
 import { isDirectDataType, readSse, upstreamModel } from '../shared/sse.js';
+import { postJson, type UpstreamResponse } from '../shared/upstream.js';
 
 type Json = Record<string, unknown>;
 
@@ -47,7 +48,7 @@ function endpointOf(body: Json): string {
  * the proxy's own credentials is the proxy's fault, not the caller's: 502, not 401/403. Errors no
  * retry can fix carry `retryable: "false"`, which the gateway turns into `x-should-retry: false`.
  */
-async function upstreamError(res: Response): Promise<ServiceError> {
+async function upstreamError(res: UpstreamResponse): Promise<ServiceError> {
   const text = await res.text().catch(() => '');
   let message = text.slice(0, 500) || res.statusText;
   let type = `http_${res.status}`;
@@ -78,16 +79,12 @@ export function openAiProxyHandlers(settings: OpenAiProxySettings): ModelHandler
       if (!model) throw ServiceError.badRequest('no model: name one as <author>/<service>/<model> or set OPENAI_DEFAULT_MODEL');
       body.model = model;
       const path = endpointOf(body);
-      const res = await fetch(`${base}${path}`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: body.stream === true ? 'text/event-stream' : 'application/json',
-          ...(settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {}),
-        },
-        body: JSON.stringify(body),
-        signal: ctx.signal,
-      });
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        accept: body.stream === true ? 'text/event-stream' : 'application/json',
+        ...(settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {}),
+      };
+      const res = await postJson(`${base}${path}`, headers, JSON.stringify(body), ctx.signal);
       if (!res.ok) throw await upstreamError(res);
       if (body.stream !== true) return rawJsonPayload(await res.text());
       return (async function* relay() {

@@ -8,13 +8,13 @@ export interface SseEvent {
 }
 
 /** The events of an SSE body in order; comments and `id:`/`retry:` fields are skipped. */
-export async function* readSse(body: ReadableStream<Uint8Array> | null): AsyncGenerator<SseEvent> {
+export async function* readSse(body: AsyncIterable<Uint8Array> | null): AsyncGenerator<SseEvent> {
   if (!body) return;
   const decoder = new TextDecoder();
   let buffer = '';
   let event: string | undefined;
   let data: string[] = [];
-  for await (const bytes of body as unknown as AsyncIterable<Uint8Array>) {
+  for await (const bytes of body) {
     buffer += decoder.decode(bytes, { stream: true });
     let newline: number;
     while ((newline = buffer.search(/\r\n|\r|\n/)) >= 0) {

@@ -65,8 +65,9 @@ export default definePlugin<ChatApiDirectOptions>({
       const call = ctx.gate.open(
         service,
         { predict: { data: { json: text, dataType: dataTypeOf(service) } } },
-        { headers: ctx.http.serviceHeaders(koa, caller), signal: ctx.http.closeSignal(koa), timeoutMs: stream ? 0 : undefined },
+        { headers: ctx.http.serviceHeaders(koa, caller), timeoutMs: stream ? 0 : undefined },
       );
+      ctx.http.cancelOnClose(koa, call);
       const defaults: AnswerDefaults = {
         id: `chatcmpl-${String(koa.state.requestId)}`,
         created: Math.floor(Date.now() / 1000),

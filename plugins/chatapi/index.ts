@@ -52,9 +52,10 @@ export default definePlugin<ChatApiOptions>({
       const caller = authenticate(koa);
       ctx.pipeline.countRequest(caller);
       const spec = ENDPOINTS[endpoint];
-      const body = spec.check(await ctx.http.readJson(koa));
+      const { text, value } = await ctx.http.readJsonText(koa);
+      const body = spec.check(value);
       const { id, service } = resolveChatTarget(ctx, caller, body.model);
-      const split = splitRequest(body, endpoint, id.model ?? service.defaultModel);
+      const split = splitRequest(body, endpoint, id.model ?? service.defaultModel, text);
       ctx.pipeline.validateConfig(service, split.configObject, id.model);
 
       const stream = endpoint !== 'embeddings' && body.stream === true;
@@ -63,8 +64,9 @@ export default definePlugin<ChatApiOptions>({
         service,
         { predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } } },
         // A stream has no overall deadline; its first-chunk and idle deadlines apply instead.
-        { headers: ctx.http.serviceHeaders(koa, caller), signal: ctx.http.closeSignal(koa), timeoutMs: stream ? 0 : undefined },
+        { headers: ctx.http.serviceHeaders(koa, caller), timeoutMs: stream ? 0 : undefined },
       );
+      ctx.http.cancelOnClose(koa, call);
       const defaults: AnswerDefaults = {
         id: `${spec.idPrefix}${String(koa.state.requestId)}`,
         created: Math.floor(Date.now() / 1000),

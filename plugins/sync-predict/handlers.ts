@@ -44,7 +44,8 @@ export function createHandlers(plugin: PluginContext): Record<'predict' | 'predi
     });
 
   const dispatch = async (ctx: Context, caller: Caller, service: ServiceEntry, request: GateRequest) => {
-    const call = gate.open(service, request, { headers: http.serviceHeaders(ctx, caller), signal: http.closeSignal(ctx) });
+    const call = gate.open(service, request, { headers: http.serviceHeaders(ctx, caller) });
+    http.cancelOnClose(ctx, call);
     writeAnswer(ctx, await collectAnswer(call, service.name));
   };
 

@@ -1,4 +1,5 @@
 import type { ServiceInfoProto, StringMap } from '../../core/gate/messages.js';
+import type { LazyAbort } from './abort.js';
 import type { SdkLogger } from './logger.js';
 
 /** Header the gateway uses to correlate a request; echoed on every answer. */
@@ -9,7 +10,7 @@ export const SERVER_TIME_HEADER = 'Z-Server-Time';
 export interface RequestContextInit {
   requestId: number;
   headers: StringMap;
-  signal: AbortSignal;
+  abort: LazyAbort;
   gateway: string;
   serviceInfo: () => ServiceInfoProto | undefined;
   logger: SdkLogger;
@@ -21,8 +22,6 @@ export class RequestContext {
   readonly requestId: number;
   /** Headers of the incoming request (`Z-requestId`, `PLATFORM-BILLING-KEY`, …). */
   readonly headers: Readonly<StringMap>;
-  /** Aborted when the gateway cancels this request or the stream it came on drops. */
-  readonly signal: AbortSignal;
   /** The gateway address the request came from. */
   readonly gateway: string;
   readonly logger: SdkLogger;
@@ -40,11 +39,12 @@ export class RequestContext {
   eagerFrames = false;
   readonly startedAt = performance.now();
   private readonly serviceInfoSource: () => ServiceInfoProto | undefined;
+  readonly #abort: LazyAbort;
 
   constructor(init: RequestContextInit) {
     this.requestId = init.requestId;
     this.headers = init.headers;
-    this.signal = init.signal;
+    this.#abort = init.abort;
     this.gateway = init.gateway;
     this.logger = init.logger;
     this.serviceInfoSource = init.serviceInfo;
@@ -57,8 +57,14 @@ export class RequestContext {
     return this.serviceInfoSource();
   }
 
+  /** Aborted when the gateway cancels this request or the stream it came on drops. */
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  /** Whether the request was cancelled (without making a signal). */
   get cancelled(): boolean {
-    return this.signal.aborted;
+    return this.#abort.aborted;
   }
 
   setHeader(name: string, value: string | number): this {
@@ -83,7 +89,7 @@ export class FitContext extends RequestContext {
 
   /** Sends `fitStatus{percentage}` (clamped to 0..100, rounded) on the fit's stream. */
   progress(percentage: number): void {
-    if (this.signal.aborted || !Number.isFinite(percentage)) return;
+    if (this.cancelled || !Number.isFinite(percentage)) return;
     this.report(Math.min(100, Math.max(0, Math.round(percentage))));
   }
 }

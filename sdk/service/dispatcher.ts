@@ -9,6 +9,7 @@ import type {
   StringMap,
 } from '../../core/gate/messages.js';
 import { Payload } from '../payload.js';
+import { LazyAbort } from './abort.js';
 import { AsyncQueue } from './async-queue.js';
 import { FitContext, RequestContext, SERVER_TIME_HEADER, type RequestContextInit } from './context.js';
 import { RequestCancelledError, ServiceError, ServiceErrorCodes, apiError, toApiErrorProto } from './errors.js';
@@ -47,7 +48,7 @@ class RequestScope<C extends RequestContext = RequestContext> {
 
   /** Sends a terminal answer unless the request was cancelled or already answered. */
   answer<K extends keyof ServiceToGateBodies>(key: K, body: ServiceToGateBodies[K], extra?: StringMap): void {
-    if (this.finished || this.ctx.signal.aborted) return;
+    if (this.finished || this.ctx.cancelled) return;
     this.finished = true;
     if (!this.session.send(this.envelope(key, body, true, extra))) {
       this.ctx.logger.warn({ gateway: this.session.gateway, requestId: this.requestId }, 'model-sdk: answer dropped, its stream is closed');
@@ -55,7 +56,7 @@ class RequestScope<C extends RequestContext = RequestContext> {
   }
 
   fail(err: unknown): void {
-    if (this.finished || this.ctx.signal.aborted) return;
+    if (this.finished || this.ctx.cancelled) return;
     const error = toApiErrorProto(err);
     const log = error.statusCode !== undefined && error.statusCode < 500 ? this.ctx.logger.info : this.ctx.logger.error;
     log.call(this.ctx.logger, { requestId: this.requestId, code: error.code, err }, 'model-sdk: request failed');
@@ -155,14 +156,14 @@ export class Dispatcher {
     const request = session.inflight.get(requestId);
     if (!request) return;
     request.controller.abort(new RequestCancelledError(`Request ${requestId} was cancelled by the gateway`));
-    request.input?.fail(request.controller.signal.reason);
+    request.input?.fail(request.controller.reason);
   }
 
-  private context(session: StreamSession, message: GateToServiceProto, controller: AbortController, fit: boolean): RequestContext {
+  private context(session: StreamSession, message: GateToServiceProto, controller: LazyAbort, fit: boolean): RequestContext {
     const init: RequestContextInit = {
       requestId: message.requestId ?? 0,
       headers: { ...(message.headers ?? {}) },
-      signal: controller.signal,
+      abort: controller,
       gateway: session.gateway,
       serviceInfo: this.env.serviceInfo,
       logger: this.env.logger,
@@ -182,7 +183,7 @@ export class Dispatcher {
     fit = false,
     input?: AsyncQueue<PartialPredictChunk>,
   ): RequestScope {
-    const controller = new AbortController();
+    const controller = new LazyAbort();
     const inflight: InflightRequest = input ? { controller, input } : { controller };
     const scope = new RequestScope(session, this.context(session, message, controller, fit), inflight);
     const requestId = scope.requestId;
@@ -254,7 +255,7 @@ export class Dispatcher {
       let first = true;
       let sentHeaders: StringMap = {};
       for (;;) {
-        if (ctx.signal.aborted) return;
+        if (ctx.cancelled) return;
         const response = toModelResponse(current.value);
         const statusCode = response.statusCode ?? (first ? ctx.statusCode : undefined);
         let next: IteratorResult<unknown>;
@@ -262,12 +263,12 @@ export class Dispatcher {
           next = await iterator.next();
         } catch (err) {
           // The chunk held back for the look-ahead still goes out, then the error ends the stream.
-          if (!ctx.signal.aborted) {
+          if (!ctx.cancelled) {
             await session.sendAsync(scope.envelope('partialPredict', frameOf(response, first, false, statusCode), false, response.headers));
           }
           throw err;
         }
-        if (ctx.signal.aborted) return;
+        if (ctx.cancelled) return;
         const last = next.done === true;
         // Each frame carries the headers that are new or changed since the previous frame.
         const all = mergeHeaders(ctx.responseHeaders, response.headers) ?? {};
@@ -304,7 +305,7 @@ export class Dispatcher {
     let first = true;
     let sentHeaders: StringMap = {};
     for (let current = firstResult; ; current = await iterator.next()) {
-      if (ctx.signal.aborted) return false;
+      if (ctx.cancelled) return false;
       if (current.done) {
         const statusCode = first ? ctx.statusCode : undefined;
         scope.answer('partialPredict', { ...(first ? { start: true } : {}), finish: true, ...(statusCode !== undefined ? { statusCode } : {}) });

@@ -1,5 +1,6 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { GateToServiceProto, HeartBeatProto, ServiceToGateProto } from '../../core/gate/messages.js';
+import type { LazyAbort } from './abort.js';
 import type { AsyncQueue } from './async-queue.js';
 import type { PartialPredictChunk } from './handlers.js';
 import type { SdkLogger } from './logger.js';
@@ -13,7 +14,7 @@ export interface SessionEnd {
 
 /** A request being served on a session. */
 export interface InflightRequest {
-  controller: AbortController;
+  controller: LazyAbort;
   /** The input of a streamed (partialPredict) request, until its `finish`. */
   input?: AsyncQueue<PartialPredictChunk>;
 }

@@ -1,6 +1,7 @@
 /** The pure parts of the chat adapters, without HTTP. */
 import { describe, expect, it } from 'vitest';
 import { completeAnswer, mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../../plugins/_shared/openai/answers.js';
+import { hasAnswerHead, topLevelValues } from '../../plugins/_shared/openai/json-text.js';
 import { parseModelId } from '../../plugins/_shared/openai/model-id.js';
 import { oneLine } from '../../plugins/_shared/openai/relay.js';
 import { findUsage, mergeUsage } from '../../plugins/_shared/openai/usage.js';
@@ -26,6 +27,29 @@ describe('split rule', () => {
     expect(JSON.parse(split.data)).toEqual({ messages: [{ role: 'user', content: 'x' }], stream: true, model: 'm' });
     expect(JSON.parse(split.config)).toEqual({ temperature: 1, stream_options: { include_usage: true } });
   });
+  it('assembles the same data and config from the body\'s own text, members passed as they came', () => {
+    const texts = [
+      '{"model":"a/b/m","messages":[{"role":"user","content":"x"}],"stream":true,"temperature":1,"stream_options":{"include_usage":true}}',
+      ' { "temperature" : 0.5 ,\n "messages" : [ {"role":"user","content":"quote \\" and \\\\ and } ] { , :"} ] , "model":"a/b" } ',
+      '{"model":"a/b","messages":[{"role":"user","content":"first"}],"messages":[{"role":"user","content":"last wins"}],"n":1}',
+      '{"m\\u0065ssages":[{"role":"user","content":"\\u00e9t\\u00e9 – 😀"}],"model":"a/b","seed":12345678901234567890}',
+      '{"model":"a/b","messages":[]}',
+    ];
+    for (const text of texts) {
+      const body = JSON.parse(text);
+      const fast = splitRequest(body, 'chat', 'm', text);
+      const slow = splitRequest(body, 'chat', 'm');
+      expect(JSON.parse(fast.data), text).toEqual(JSON.parse(slow.data));
+      expect(JSON.parse(fast.config), text).toEqual(JSON.parse(slow.config));
+      expect(fast.configObject).toEqual(slow.configObject);
+    }
+    expect(splitRequest(JSON.parse(texts[1]!), 'chat', 'm', texts[1]).data).toBe('{"messages":[ {"role":"user","content":"quote \\" and \\\\ and } ] { , :"} ],"model":"m"}');
+  });
+  it('reads the raw top-level members of a JSON object text', () => {
+    expect(topLevelValues(' {"a" : [1, {"b":"}"}] , "c":"x\\"y", "d":null,"e":-1.5e3}')).toEqual(new Map([['a', '[1, {"b":"}"}]'], ['c', '"x\\"y"'], ['d', 'null'], ['e', '-1.5e3']]));
+    expect(topLevelValues('{}')).toEqual(new Map());
+    for (const bad of ['[]', '"x"', '{"a"}', '{"a":1,}', '{"a":1']) expect(topLevelValues(bad), bad).toBeUndefined();
+  });
   it('uses prompt for completions and input for embeddings; leaves model out when there is none', () => {
     expect(JSON.parse(splitRequest({ model: 'a/b', prompt: 'p', max_tokens: 3 }, 'completions', undefined).data)).toEqual({ prompt: 'p' });
     const embeddings = splitRequest({ model: 'a/b', input: ['x'], encoding_format: 'base64', dimensions: 4 }, 'embeddings', 'e');
@@ -38,6 +62,18 @@ describe('answers', () => {
   it('returns a complete answer as the very same text', () => {
     const text = '{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[]}';
     expect(completeAnswer(text, defaults)).toBe(text);
+  });
+  it('tells from the text alone whether the four head fields are there with their types', () => {
+    const head = '"id":"c1","object":"chat.completion","created":1700,"model":"m"';
+    expect(hasAnswerHead(`{${head},"choices":[{"index":0}]}`)).toBe(true);
+    expect(hasAnswerHead(` {\n "choices": [{"id": "x", "model": "y"}], ${head.replace(/,/g, ', ')} }`)).toBe(true);
+    expect(hasAnswerHead(`{"choices":[{"id":"c1","object":"x","created":1,"model":"m"}]}`)).toBe(false);
+    expect(hasAnswerHead(`{${head.replace('1700', '"1700"')}}`)).toBe(false);
+    expect(hasAnswerHead(`{${head.replace('"id":"c1"', '"id":null')}}`)).toBe(false);
+    expect(hasAnswerHead(`{${head.replace('"id"', '"\\u0069d"')}}`)).toBe(false);
+    for (const bad of ['', '[]', '"x"', '{', '{"id":"a"', `{${head}`.slice(0, 20)]) expect(hasAnswerHead(bad), bad).toBe(false);
+    // Whatever the scan says, the result is the answer parsing would give.
+    expect(completeAnswer(`{${head.replace('1700', '"1700"')}}`, defaults)).toBe(JSON.stringify({ id: 'c1', object: 'chat.completion', created: 1700, model: 'm' }));
   });
   it('fills id, object, created and model when missing', () => {
     expect(JSON.parse(completeAnswer('{"choices":[]}', defaults))).toEqual({ choices: [], id: 'chatcmpl-r1', object: 'chat.completion', created: 1700, model: 'demo/echo' });

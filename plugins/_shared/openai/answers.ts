@@ -4,6 +4,8 @@
  * non-streaming one. Pure functions; no HTTP.
  */
 
+import { hasAnswerHead } from './json-text.js';
+
 type Json = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -27,6 +29,7 @@ export interface AnswerDefaults {
  * `model` (the original text, not re-serialised), else with the missing ones filled in.
  */
 export function completeAnswer(json: string, defaults: AnswerDefaults): string {
+  if (hasAnswerHead(json)) return json;
   let answer: unknown;
   try {
     answer = JSON.parse(json);

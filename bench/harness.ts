@@ -1,0 +1,179 @@
+/**
+ * The benchmark harness: starts what each scenario needs as child processes on loopback, runs the
+ * scenarios one after the other (one target under load at a time), and returns every figure with
+ * the machine it was measured on. `npm run bench` (bench/run.ts) is the command; the smoke test
+ * runs the same harness with tiny settings.
+ */
+import { loadavg } from 'node:os';
+import { startChild } from './lib/procs.js';
+import { machine, type Machine } from './lib/machine.js';
+import { Systems } from './lib/systems.js';
+import { runGrpc, type GrpcResult } from './scenarios/grpc.js';
+import { runHttp, type HttpResult } from './scenarios/http.js';
+import { runMemory, type MemoryResult } from './scenarios/memory.js';
+import { runStreaming, type StreamingResult } from './scenarios/streaming.js';
+import type { ValidationCase } from './scenarios/validation.js';
+
+export const SCENARIOS = ['http', 'streaming', 'grpc', 'validation', 'memory'] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+
+export interface BenchOptions {
+  scenarios: ScenarioName[];
+  /** Rounds of every comparison (targets alternate within a round). */
+  rounds: number;
+  /** Seconds per measured run (HTTP saturation and fixed rate, gRPC, streaming per path). */
+  durationSec: number;
+  warmupSec: number;
+  connections: number;
+  /** Fixed offered rate of the latency runs; default rateFraction × the peer's saturation throughput. */
+  rate?: number;
+  rateFraction: number;
+  grpcConcurrency: number;
+  streamConcurrency: number;
+  streamChunks: number;
+  streamIntervalMs: number;
+  validationIterations: number;
+  openStreams: number;
+  holdSec: number;
+  driftSec: number;
+  driftRate: number;
+  /** Directory for `--cpu-prof` profiles of our gateway; undefined = none. */
+  profileDir?: string;
+  smoke: boolean;
+  log: (line: string) => void;
+}
+
+export const DEFAULT_OPTIONS: Omit<BenchOptions, 'log'> = {
+  scenarios: [...SCENARIOS],
+  rounds: 3,
+  durationSec: 10,
+  warmupSec: 3,
+  connections: 50,
+  rateFraction: 0.5,
+  grpcConcurrency: 32,
+  streamConcurrency: 8,
+  streamChunks: 20,
+  streamIntervalMs: 10,
+  validationIterations: 50_000,
+  openStreams: 1000,
+  holdSec: 5,
+  driftSec: 60,
+  driftRate: 200,
+  smoke: false,
+};
+
+/** Tiny settings for the smoke test: every scenario runs, briefly; the figures mean nothing. */
+export const SMOKE_OPTIONS: Omit<BenchOptions, 'log'> = {
+  ...DEFAULT_OPTIONS,
+  rounds: 1,
+  durationSec: 1,
+  warmupSec: 0,
+  connections: 2,
+  rate: 20,
+  grpcConcurrency: 2,
+  streamConcurrency: 2,
+  streamChunks: 5,
+  streamIntervalMs: 5,
+  validationIterations: 200,
+  openStreams: 20,
+  holdSec: 0.5,
+  driftSec: 2,
+  driftRate: 20,
+  smoke: true,
+};
+
+export interface BenchResults {
+  machine: Machine & { loadAverageAtEnd: number[] };
+  startedAt: string;
+  elapsedSec: number;
+  smoke: boolean;
+  options: Omit<BenchOptions, 'log'>;
+  http?: HttpResult;
+  streaming?: StreamingResult;
+  grpc?: GrpcResult;
+  validation?: ValidationCase[];
+  memory?: MemoryResult;
+}
+
+export async function runBench(options: BenchOptions): Promise<BenchResults> {
+  const started = performance.now();
+  const { log } = options;
+  const results: BenchResults = {
+    machine: { ...machine(), loadAverageAtEnd: [] },
+    startedAt: new Date().toISOString(),
+    elapsedSec: 0,
+    smoke: options.smoke,
+    options: { ...options, log: undefined } as unknown as Omit<BenchOptions, 'log'>,
+  };
+  delete (results.options as { log?: unknown }).log;
+  const systems = new Systems({ profileDir: options.profileDir, log });
+  const wants = (name: ScenarioName) => options.scenarios.includes(name);
+  try {
+    if (wants('validation')) {
+      // First, while nothing else runs: a tight loop is the most sensitive to a busy machine.
+      log('Scenario 7: validation and split');
+      const child = await startChild('validation', {
+        script: 'bench/scenarios/validation.ts',
+        env: { BENCH_VALIDATION_ITERATIONS: String(options.validationIterations) },
+        waitReady: true,
+        readyTimeoutMs: 300_000,
+      });
+      results.validation = child.ready.cases as ValidationCase[];
+      await child.stop();
+    }
+    if (wants('http')) {
+      log('Scenarios 1-4: HTTP chat completion');
+      results.http = await runHttp(systems, {
+        rounds: options.rounds,
+        durationSec: options.durationSec,
+        warmupSec: options.warmupSec,
+        connections: options.connections,
+        rate: options.rate,
+        rateFraction: options.rateFraction,
+        log,
+      });
+      // The peer and the mock are not needed further.
+      await systems.stop('portkey');
+      await systems.stop('openai-proxy');
+    }
+    if (wants('streaming')) {
+      log('Scenario 5: streaming');
+      results.streaming = await runStreaming(systems, {
+        rounds: options.rounds,
+        durationSec: options.durationSec,
+        concurrency: options.streamConcurrency,
+        chunks: options.streamChunks,
+        intervalMs: options.streamIntervalMs,
+        log,
+      });
+    }
+    if (wants('grpc')) {
+      log('Scenario 6: gRPC Gate.process');
+      results.grpc = await runGrpc(systems, {
+        rounds: options.rounds,
+        durationSec: options.durationSec,
+        warmupSec: options.warmupSec,
+        concurrency: options.grpcConcurrency,
+        log,
+      });
+      await systems.stop('grpc-ceiling');
+    }
+    if (wants('memory')) {
+      log('Scenario 8: memory');
+      results.memory = await runMemory(systems, {
+        streams: options.openStreams,
+        tickMs: 1000,
+        holdSec: options.holdSec,
+        driftSec: options.driftSec,
+        driftRate: options.driftRate,
+        connections: options.connections,
+        log,
+      });
+    }
+  } finally {
+    await systems.stop();
+  }
+  results.machine.loadAverageAtEnd = loadavg().map((v) => Math.round(v * 100) / 100);
+  results.elapsedSec = (performance.now() - started) / 1000;
+  return results;
+}

@@ -1,0 +1,108 @@
+/**
+ * What every target of the benchmark is given: the gateway config, the one chat request, the one
+ * answer body, and the headers. The fixed answer is the echo service's own answer to the request,
+ * so the ceiling, the peer's mock upstream and the echo service all return the same bytes (up to
+ * the digits of the echo's generated id).
+ */
+import { echoChat } from '../../examples/echo-service/echo.js';
+
+export const BENCH_KEY = 'bench-api-key-0123456789';
+export const TOKENS = {
+  echo: 'bench-echo-token-000001',
+  proxy: 'bench-proxy-token-00001',
+  slow: 'bench-slow-token-000001',
+  ticker: 'bench-ticker-token-0001',
+} as const;
+
+/** The registry model every chat request is checked against: the usual OpenAI sampling knobs. */
+const BENCH_MODEL = {
+  name: 'bench-1',
+  providers: ['bench'],
+  createdAt: '2026-01-01T00:00:00Z',
+  parameters: {
+    constants: [{ type: 'integer', name: 'contextWindow', value: 32768 }],
+    variables: [
+      { type: 'number', name: 'temperature', min: 0, max: 2, default: 1 },
+      { type: 'number', name: 'top_p', min: 0, max: 1, default: 1 },
+      { type: 'integer', name: 'max_tokens', min: 1, max: 32768 },
+      { type: 'integer', name: 'max_completion_tokens', min: 1, max: 32768 },
+      { type: 'number', name: 'presence_penalty', min: -2, max: 2, default: 0 },
+      { type: 'number', name: 'frequency_penalty', min: -2, max: 2, default: 0 },
+      { type: 'integer', name: 'n', min: 1, max: 8, default: 1 },
+      { type: 'integer', name: 'seed', min: 0, max: 2147483647 },
+      { type: 'string', name: 'user', maxLength: 256 },
+      { type: 'enum', name: 'reasoning_effort', values: ['low', 'medium', 'high'] },
+    ],
+  },
+};
+
+export const DEMO_PLUGINS = ['health', 'specs', 'model-registry', 'sync-predict', 'chatapi', 'chatapi-direct', 'fitting', 'audio-speech', 'audio-transcriptions'];
+
+/** The gateway config of the benchmark (what `buildConfig` takes). */
+export function benchConfigInput(): Record<string, unknown> {
+  const service = (id: number, name: string, token: string) => ({
+    id,
+    name,
+    account: 'bench',
+    public: true,
+    family: 'openai',
+    provider: 'bench',
+    defaultModel: 'bench-1',
+    connectionTokens: [{ token }],
+  });
+  return {
+    server: { host: '127.0.0.1', httpPort: 0, grpcPort: 0 },
+    // No per-account rate limit in the way of a load test: the limiter still runs on every request.
+    accounts: [{ id: 1, name: 'bench', requestsPerSecond: 1_000_000_000 }],
+    apiKeys: [{ name: 'bench-key', account: 'bench', key: BENCH_KEY, permissions: ['MODEL_REQUESTS', 'READ_DATA'] }],
+    services: [
+      service(1, 'echo', TOKENS.echo),
+      service(2, 'proxy', TOKENS.proxy),
+      service(3, 'slow', TOKENS.slow),
+      service(4, 'ticker', TOKENS.ticker),
+    ],
+    registry: { providers: [{ name: 'bench', displayName: 'Bench' }], models: [BENCH_MODEL] },
+    // The plugins of the demo config (every built-in HTTP interface), so a chat request passes the
+    // routers of the others as it would in a default deployment.
+    plugins: { enabled: DEMO_PLUGINS },
+  };
+}
+
+const USER_TEXT =
+  'Summarise in two sentences why request validation belongs in the gateway rather than in every model service, ' +
+  'and name one thing that should stay in the service.';
+
+/** The chat request of scenarios 1-4 (model: `bench/echo` or `bench/proxy`). */
+export function chatRequest(model: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    model,
+    messages: [
+      { role: 'system', content: 'You are a concise assistant.' },
+      { role: 'user', content: USER_TEXT },
+    ],
+    temperature: 0.7,
+    top_p: 0.95,
+    max_tokens: 256,
+    ...extra,
+  };
+}
+
+/** The fixed answer: what the echo service answers to chatRequest() with the forwarded model. */
+export function fixedAnswer(): string {
+  const request = chatRequest('bench-1');
+  return JSON.stringify(echoChat({ model: 'bench-1', messages: request.messages as unknown[] }));
+}
+
+/**
+ * Headers sent to every HTTP target alike: the peer needs its provider and upstream headers, our
+ * gateway needs the key (the peer forwards it to the mock, which ignores it); each side ignores the
+ * others' headers.
+ */
+export function requestHeaders(upstreamPort: number): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    authorization: `Bearer ${BENCH_KEY}`,
+    'x-portkey-provider': 'openai',
+    'x-portkey-custom-host': `http://127.0.0.1:${upstreamPort}/v1`,
+  };
+}

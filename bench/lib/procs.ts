@@ -1,0 +1,172 @@
+/**
+ * Child processes of the benchmark: every server under test runs in its own Node process, started
+ * with tsx's loader (TypeScript entry points) and stopped by its own pid. Servers written for the
+ * bench report readiness (and their ports) over the IPC channel; others are polled over HTTP.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+const require = createRequire(import.meta.url);
+const TSX_LOADER = require.resolve('tsx');
+
+/** Repository root (bench/lib → ../..). */
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface Child {
+  readonly name: string;
+  readonly pid: number;
+  readonly process: ChildProcess;
+  /** The first IPC message the child sent (its `ready` report), for bench servers. */
+  ready: Record<string, unknown>;
+  /** Sends `{type}` over IPC and resolves with the child's answer of the same type. */
+  ask<T = Record<string, unknown>>(type: string, timeoutMs?: number): Promise<T>;
+  /** Resident set size in bytes, read from /proc (no cooperation from the child needed). */
+  rss(): number;
+  /** CPU time (user + system) the process has used so far, in ms, from /proc. */
+  cpuMs(): number;
+  stop(): Promise<void>;
+}
+
+export interface SpawnOptions {
+  /** Script (repo-relative) or an absolute path; `.ts` files get the tsx loader. */
+  script: string;
+  args?: string[];
+  env?: Record<string, string | undefined>;
+  /** Extra node flags (`--cpu-prof`, `--expose-gc`, …). */
+  nodeFlags?: string[];
+  /** Wait for an IPC `{type:'ready'}` message (bench servers); otherwise resolve at once. */
+  waitReady?: boolean;
+  readyTimeoutMs?: number;
+  /** Where stdout/stderr go; default: stderr is kept for error reports, stdout dropped. */
+  stdout?: 'ignore' | 'inherit';
+}
+
+export async function startChild(name: string, options: SpawnOptions): Promise<Child> {
+  const script = options.script.startsWith('/') ? options.script : `${ROOT}${options.script}`;
+  const flags = [...(options.nodeFlags ?? []), ...(script.endsWith('.ts') ? ['--import', TSX_LOADER] : [])];
+  const child = spawn(process.execPath, [...flags, script, ...(options.args ?? [])], {
+    cwd: ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', options.stdout ?? 'ignore', 'pipe', 'ipc'],
+  });
+  let stderr = '';
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (text: string) => {
+    stderr = (stderr + text).slice(-4000);
+    if (process.env.BENCH_DEBUG) process.stderr.write(`[${name}] ${text}`);
+  });
+  const pending = new Map<string, (message: Record<string, unknown>) => void>();
+  let ready: Record<string, unknown> = {};
+  const readyPromise = new Promise<void>((resolve, reject) => {
+    const timer = options.waitReady
+      ? setTimeout(() => reject(new Error(`${name} did not report ready in time\n${stderr}`)), options.readyTimeoutMs ?? 30_000)
+      : undefined;
+    child.on('message', (message: Record<string, unknown>) => {
+      if (message.type === 'ready') {
+        ready = message;
+        clearTimeout(timer);
+        resolve();
+        return;
+      }
+      const waiter = pending.get(String(message.type));
+      pending.delete(String(message.type));
+      waiter?.(message);
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited early (code ${code}, signal ${signal})\n${stderr}`));
+    });
+    if (!options.waitReady) resolve();
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await readyPromise;
+  return {
+    name,
+    pid: child.pid!,
+    process: child,
+    ready,
+    ask<T>(type: string, timeoutMs = 10_000): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${name}: no answer to ${type}`)), timeoutMs);
+        pending.set(type, (message) => {
+          clearTimeout(timer);
+          resolve(message as T);
+        });
+        child.send({ type });
+      });
+    },
+    rss() {
+      try {
+        const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+        const kb = /VmRSS:\s+(\d+)/.exec(status)?.[1];
+        return kb ? Number(kb) * 1024 : 0;
+      } catch {
+        return 0;
+      }
+    },
+    cpuMs() {
+      return processCpuMs(child.pid!);
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** CPU time (user + system) of a process so far, in ms (clock ticks of 10 ms); 0 once it is gone. */
+export function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may contain spaces) start after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+/** A free loopback TCP port (bound and released at once). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Polls `check` until it returns true; throws after `timeoutMs`. */
+export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if (await check()) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** For bench servers: report readiness to the parent and answer `mem` requests. */
+export function reportReady(info: Record<string, unknown>): void {
+  process.on('message', (message: { type?: string }) => {
+    if (message.type === 'mem') {
+      const gc = (globalThis as { gc?: () => void }).gc;
+      gc?.();
+      process.send?.({ type: 'mem', ...process.memoryUsage(), gcForced: Boolean(gc) });
+    }
+  });
+  process.on('disconnect', () => process.exit(0));
+  process.send?.({ type: 'ready', pid: process.pid, ...info });
+}

@@ -1,0 +1,128 @@
+/** The results as Markdown tables (printed and saved next to the JSON) and the target verdicts. */
+import type { BenchResults } from '../harness.js';
+import { HTTP_TARGETS } from '../scenarios/http.js';
+import { spread, type Spread } from './stats.js';
+
+export interface TargetVerdict {
+  target: string;
+  /** The measured figure (median over rounds where there are rounds). */
+  value: string;
+  met: boolean;
+}
+
+const f = (v: number, digits = 0) => (Number.isFinite(v) ? v.toFixed(digits) : '–');
+/** `median [min–max]`, or just the value for a single round. */
+const s = (x: Spread | undefined, digits = 0) => {
+  if (!x || !Number.isFinite(x.median)) return '–';
+  return x.values.length > 1 ? `${f(x.median, digits)} [${f(x.min, digits)}–${f(x.max, digits)}]` : f(x.median, digits);
+};
+
+/** Server-side CPU per request: the sum, then each process (the load generator apart). */
+function cpu(perProcess: Record<string, number>): string {
+  const servers = Object.entries(perProcess).filter(([k]) => k !== 'load generator');
+  const total = servers.reduce((a, [, v]) => a + v, 0);
+  return servers.length > 1 ? `${f(total)} (${servers.map(([k, v]) => `${k} ${f(v)}`).join(' + ')})` : f(total);
+}
+
+/** Verdicts of the issue's targets, from the figures of this run. */
+export function verdicts(r: BenchResults): TargetVerdict[] {
+  const out: TargetVerdict[] = [];
+  if (r.http) {
+    const { ours, 'ours-proxy': proxy } = r.http.targets;
+    out.push({ target: 'Scenario 3 throughput ≥ 5× the peer', value: `${s(ours.summary.rpsVsPeer, 1)}×`, met: ours.summary.rpsVsPeer.median >= 5 });
+    out.push({ target: 'Scenario 4 throughput ≥ 3× the peer', value: `${s(proxy.summary.rpsVsPeer, 1)}×`, met: proxy.summary.rpsVsPeer.median >= 3 });
+    out.push({ target: 'Scenario 3 p99 at the fixed rate ≤ 1/5 of the peer\'s', value: `peer p99 is ${s(ours.summary.p99PeerOverThis, 1)}× ours`, met: ours.summary.p99PeerOverThis.median >= 5 });
+    out.push({ target: 'Scenario 4 p99 at the fixed rate ≤ 1/5 of the peer\'s', value: `peer p99 is ${s(proxy.summary.p99PeerOverThis, 1)}× ours`, met: proxy.summary.p99PeerOverThis.median >= 5 });
+  }
+  if (r.streaming) {
+    const h = r.streaming.summary.http;
+    out.push({ target: 'Streaming overhead p99 < 1 ms, first chunk', value: `${s(h.firstChunkOverheadP99, 3)} ms`, met: h.firstChunkOverheadP99.median < 1 });
+    out.push({ target: 'Streaming overhead p99 < 1 ms, between chunks', value: `${s(h.deliveryP99, 3)} ms`, met: h.deliveryP99.median < 1 });
+  }
+  if (r.validation) {
+    const worst = Math.max(...r.validation.map((c) => c.totalUs.p99));
+    out.push({ target: 'Registry validation + split p99 < 50 µs per request', value: `${f(worst, 1)} µs (slowest body)`, met: worst < 50 });
+  }
+  if (r.memory) {
+    const o = r.memory.openStreams;
+    out.push({ target: `Gateway RSS < 300 MB with ${o.opened} open streams`, value: `${f(o.rssPeakMB, 1)} MB peak`, met: o.rssPeakMB < 300 && o.reachedService === o.opened });
+    const d = r.memory.drift;
+    const heapGrowth = d.heapEndMB - d.heapStartMB;
+    out.push({
+      target: `No upward drift over a ${d.durationSec} s steady run (RSS slope < 1 MB/min over the second half, heap after GC grows < 2 MB)`,
+      value: `${f(d.rssSlopeMBPerMin, 2)} MB/min, heap ${heapGrowth >= 0 ? '+' : ''}${f(heapGrowth, 1)} MB`,
+      met: d.rssSlopeMBPerMin < 1 && heapGrowth < 2 && d.errors === 0,
+    });
+  }
+  return out;
+}
+
+export function markdown(r: BenchResults): string {
+  const lines: string[] = [];
+  const m = r.machine;
+  lines.push(`Machine: ${m.cpuModel}, ${m.cores} cores, ${m.memoryGB} GB, Node ${m.node}, ${m.os}; load average at start ${m.loadAverageAtStart.join(' / ')} (shared machine).`);
+  lines.push(`Run: ${r.startedAt}, ${Math.round(r.elapsedSec)} s${r.smoke ? ' (smoke mode: figures mean nothing)' : ''}.`);
+  if (r.http) {
+    const h = r.http;
+    const st = h.settings;
+    lines.push('', `### HTTP chat completion (scenarios 1-4)`, '');
+    lines.push(`autocannon, ${st.connections} connections, pipelining 1, ${st.durationSec} s per run after ${st.warmupSec} s warm-up, ${st.rounds} rounds; fixed rate ${st.rate} req/s. Median [min–max] over rounds; ratios are taken within each round.`, '');
+    lines.push(`| Target | Request / answer bytes | Saturation req/s | × peer | Server CPU µs/request | p50 ms @ ${st.rate}/s | p99 ms @ ${st.rate}/s | peer p99 ÷ p99 |`);
+    lines.push('|---|---|---|---|---|---|---|---|');
+    for (const name of HTTP_TARGETS) {
+      const t = h.targets[name];
+      lines.push(`| ${t.label} | ${t.requestBytes} / ${t.responseBodyBytes} | ${s(t.summary.rps)} | ${name === 'peer' ? '1' : s(t.summary.rpsVsPeer, 1)} | ${cpu(t.summary.cpuUsPerRequest)} | ${s(t.summary.p50Ms, 2)} | ${s(t.summary.p99Ms, 2)} | ${name === 'peer' ? '1' : s(t.summary.p99PeerOverThis, 1)} |`);
+    }
+  }
+  if (r.streaming) {
+    const st = r.streaming.settings;
+    const sm = r.streaming.summary;
+    lines.push('', '### Streaming (scenario 5)', '');
+    lines.push(`${st.concurrency} concurrent streams of ${st.chunks} chunks, one every ${st.intervalMs} ms, ${st.durationSec} s per path per round, ${st.rounds} rounds. Overhead against the service's own timestamps, in ms.`, '');
+    lines.push('| Path | First chunk p50 | First chunk p99 | Between chunks (delivery) p50 | Between chunks (delivery) p99 |');
+    lines.push('|---|---|---|---|---|');
+    lines.push(`| HTTP chat adapter (SSE) | ${s(sm.http.firstChunkOverheadP50, 3)} | ${s(sm.http.firstChunkOverheadP99, 3)} | ${s(sm.http.deliveryP50, 3)} | ${s(sm.http.deliveryP99, 3)} |`);
+    lines.push(`| gRPC processResponseStream | ${s(sm.grpc.firstChunkOverheadP50, 3)} | ${s(sm.grpc.firstChunkOverheadP99, 3)} | ${s(sm.grpc.deliveryP50, 3)} | ${s(sm.grpc.deliveryP99, 3)} |`);
+    lines.push(`| adapter's own share (HTTP − gRPC) | ${s(sm.adapter.firstChunkOverheadP50, 3)} | ${s(sm.adapter.firstChunkOverheadP99, 3)} | ${s(sm.adapter.deliveryP50, 3)} | ${s(sm.adapter.deliveryP99, 3)} |`);
+  }
+  if (r.grpc) {
+    const g = r.grpc;
+    lines.push('', '### gRPC `Gate.process` (scenario 6)', '');
+    lines.push(`GateClient, ${g.settings.concurrency} calls in flight, ${g.settings.durationSec} s per run, ${g.settings.rounds} rounds.`, '');
+    lines.push('| Target | Calls/s | p50 ms | p99 ms | × ceiling |');
+    lines.push('|---|---|---|---|---|');
+    const row = (label: string, runs: typeof g.gateway, ratio: string) =>
+      lines.push(`| ${label} | ${s(spread(runs.map((x) => x.rps)))} | ${s(spread(runs.map((x) => x.latencyMs.p50)), 2)} | ${s(spread(runs.map((x) => x.latencyMs.p99)), 2)} | ${ratio} |`);
+    row('grpc-js ceiling (answers at once)', g.ceiling, '1');
+    row('gateway → echo service', g.gateway, s(g.summary.gatewayVsCeiling, 2));
+  }
+  if (r.validation) {
+    lines.push('', '### Validation and split (scenario 7)', '');
+    lines.push('Per request, µs, p50 / p99 (body check + split + registry check; JSON.parse of the body apart).', '');
+    lines.push('| Body | Bytes | Total | Body check | Split | Registry | (JSON.parse) |');
+    lines.push('|---|---|---|---|---|---|---|');
+    const pq = (x: { p50: number; p99: number }) => `${f(x.p50, 1)} / ${f(x.p99, 1)}`;
+    for (const c of r.validation) lines.push(`| ${c.name} | ${c.bodyBytes} | ${pq(c.totalUs)} | ${pq(c.checkUs)} | ${pq(c.splitUs)} | ${pq(c.registryUs)} | ${pq(c.parseUs)} |`);
+  }
+  if (r.memory) {
+    const o = r.memory.openStreams;
+    const d = r.memory.drift;
+    lines.push('', '### Memory (scenario 8)', '');
+    lines.push(`| Measure | Value |`, '|---|---|');
+    lines.push(`| RSS idle → with ${o.opened} open streams (peak) | ${o.rssBeforeMB} → ${o.rssOpenMB} MB (${o.rssPeakMB} MB) |`);
+    lines.push(`| Per open stream | ${o.perStreamKB} KB RSS |`);
+    lines.push(`| Heap after GC idle → open → closed | ${o.heapBeforeMB} → ${o.heapOpenMB} → ${o.heapAfterCloseMB} MB |`);
+    lines.push(`| Streams that reached the service / cancelled after close | ${o.reachedService} / ${o.cancelledAfterClose ? 'all' : 'not all'} |`);
+    lines.push(`| Steady run | ${d.durationSec} s at ${r.memory.settings.driftRate} req/s (plain and streamed alternating), ${d.requests} answers, ${d.errors} errors |`);
+    lines.push(`| RSS start → end (max) | ${d.rssStartMB} → ${d.rssEndMB} MB (${d.rssMaxMB} MB) |`);
+    lines.push(`| RSS slope, second half | ${d.rssSlopeMBPerMin} MB/min |`);
+    lines.push(`| Heap after GC start → end | ${d.heapStartMB} → ${d.heapEndMB} MB |`);
+  }
+  const v = verdicts(r);
+  if (v.length) {
+    lines.push('', '### Targets', '', '| Target | This run | Met |', '|---|---|---|');
+    for (const t of v) lines.push(`| ${t.target} | ${t.value} | ${t.met ? 'yes' : '**no**'} |`);
+  }
+  return lines.join('\n');
+}
+

@@ -1,0 +1,144 @@
+/**
+ * The processes the scenarios run against, started on first use and stopped at the end: the fixed
+ * server (ceiling and mock upstream), the peer gateway, our gateway with its services, the gRPC
+ * ceiling and the slow streaming service. Every one is a child process on loopback.
+ */
+import { mkdirSync } from 'node:fs';
+import { TOKENS, fixedAnswer } from './config.js';
+import { ROOT, freePort, startChild, waitFor, type Child } from './procs.js';
+
+export interface SystemsOptions {
+  /** Directory for `--cpu-prof` output of our gateway; undefined = no profiling. */
+  profileDir?: string;
+  log: (line: string) => void;
+}
+
+export const PORTKEY_ENTRY = 'node_modules/@portkey-ai/gateway/build/start-server.js';
+
+export class Systems {
+  readonly body = fixedAnswer();
+  readonly #options: SystemsOptions;
+  readonly #started = new Map<string, Promise<Child>>();
+
+  constructor(options: SystemsOptions) {
+    this.#options = options;
+  }
+
+  #once(name: string, start: () => Promise<Child>): Promise<Child> {
+    let child = this.#started.get(name);
+    if (!child) {
+      this.#options.log(`  starting ${name}`);
+      this.#started.set(name, (child = start()));
+    }
+    return child;
+  }
+
+  /** Ceiling and mock upstream: answers the fixed body to anything. */
+  mock(): Promise<Child> {
+    return this.#once('fixed-server', () => startChild('fixed-server', { script: 'bench/servers/fixed.ts', env: { BENCH_BODY: this.body }, waitReady: true }));
+  }
+
+  async mockUrl(): Promise<string> {
+    return `http://127.0.0.1:${(await this.mock()).ready.port as number}`;
+  }
+
+  /** The peer: Portkey's gateway (its own CLI; no host flag, it listens on all interfaces). */
+  portkey(): Promise<Child> {
+    return this.#once('portkey', async () => {
+      const port = await freePort();
+      const child = await startChild('portkey', { script: `${ROOT}${PORTKEY_ENTRY}`, args: [`--port=${port}`, '--headless'] });
+      await waitFor('portkey', async () => (await fetch(`http://127.0.0.1:${port}/`)).ok);
+      return Object.assign(child, { ready: { port } });
+    });
+  }
+
+  async portkeyUrl(): Promise<string> {
+    const child = await this.portkey();
+    return `http://127.0.0.1:${child.ready.port as number}`;
+  }
+
+  /** `--cpu-prof` flags writing into `<profileDir>/<name>` when profiling, else none. */
+  #profileFlags(name: string): string[] {
+    if (!this.#options.profileDir) return [];
+    const dir = `${this.#options.profileDir}/${name}`;
+    mkdirSync(dir, { recursive: true });
+    return ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+  }
+
+  /** Our gateway (bench/servers/gateway.ts), with --expose-gc for heap readings after a collection. */
+  gateway(): Promise<Child> {
+    return this.#once('gateway', () =>
+      startChild('gateway', { script: 'bench/servers/gateway.ts', nodeFlags: ['--expose-gc', ...this.#profileFlags('gateway')], waitReady: true }));
+  }
+
+  async gatewayUrls(): Promise<{ httpUrl: string; grpcAddress: string }> {
+    const { ready } = await this.gateway();
+    return { httpUrl: ready.httpUrl as string, grpcAddress: ready.grpcAddress as string };
+  }
+
+  /** Waits until `/health` lists a serving instance of `bench/<service>`. */
+  async waitForService(service: string): Promise<void> {
+    const { httpUrl } = await this.gatewayUrls();
+    await waitFor(`bench/${service} to connect`, async () => {
+      const health = (await (await fetch(`${httpUrl}/health`)).json()) as { instances: Record<string, number> };
+      return (health.instances[`bench/${service}`] ?? 0) > 0;
+    });
+  }
+
+  /** The demo echo service (examples/echo-service/main.ts), unchanged, in its own process. */
+  echo(): Promise<Child> {
+    return this.#once('echo-service', async () => {
+      const { grpcAddress } = await this.gatewayUrls();
+      const child = await startChild('echo-service', {
+        script: 'examples/echo-service/main.ts',
+        nodeFlags: this.#profileFlags('echo-service'),
+        env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS.echo },
+      });
+      await this.waitForService('echo');
+      return child;
+    });
+  }
+
+  /** The chat-model proxy (examples/openai-proxy/main.ts), forwarding to the mock upstream. */
+  proxy(): Promise<Child> {
+    return this.#once('openai-proxy', async () => {
+      const [{ grpcAddress }, upstream] = await Promise.all([this.gatewayUrls(), this.mockUrl()]);
+      const child = await startChild('openai-proxy', {
+        script: 'examples/openai-proxy/main.ts',
+        nodeFlags: this.#profileFlags('openai-proxy'),
+        env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS.proxy, OPENAI_BASE_URL: `${upstream}/v1`, OPENAI_API_KEY: 'x' },
+      });
+      await this.waitForService('proxy');
+      return child;
+    });
+  }
+
+  /** The slow streaming service of the memory scenario: a chunk every `intervalMs` until cancelled. */
+  slowStreamer(intervalMs: number): Promise<Child> {
+    return this.#once('slow-streamer', async () => {
+      const { grpcAddress } = await this.gatewayUrls();
+      const child = await startChild('slow-streamer', {
+        script: 'bench/servers/ticker.ts',
+        env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS.slow, BENCH_TICK_MS: String(intervalMs), BENCH_TICK_CHUNKS: '0' },
+        waitReady: true,
+      });
+      await this.waitForService('slow');
+      return child;
+    });
+  }
+
+  grpcCeiling(): Promise<Child> {
+    return this.#once('grpc-ceiling', () => startChild('grpc-ceiling', { script: 'bench/servers/grpc-ceiling.ts', env: { BENCH_BODY: this.body }, waitReady: true }));
+  }
+
+  /** Stops every started process, services before the gateway. */
+  async stop(name?: string): Promise<void> {
+    const order = name ? [name] : ['slow-streamer', 'echo-service', 'openai-proxy', 'gateway', 'portkey', 'fixed-server', 'grpc-ceiling'];
+    for (const key of order) {
+      const child = this.#started.get(key);
+      if (!child) continue;
+      this.#started.delete(key);
+      await (await child.catch(() => undefined))?.stop();
+    }
+  }
+}

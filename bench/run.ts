@@ -1,0 +1,87 @@
+/**
+ * `npm run bench [-- options]`: runs the benchmark, prints the tables and writes
+ * bench/results/latest.json (and latest.md). Options:
+ *
+ *   --only http,streaming,grpc,validation,memory   scenarios to run (default: all)
+ *   --rounds N          rounds of each comparison (default 3)
+ *   --duration S        seconds per measured run (default 10)
+ *   --warmup S          seconds of warm-up before each saturation run (default 3)
+ *   --connections N     autocannon connections, every target alike (default 50)
+ *   --rate R            fixed offered rate for the latency runs (default: half the peer's throughput)
+ *   --streams N         open streams of the memory scenario (default 1000)
+ *   --drift S           steady-run length of the memory scenario (default 60)
+ *   --long              the steady run lasts 10 minutes
+ *   --drift-rate R      offered rate of the steady run (default 200)
+ *   --profile           write CPU profiles of our gateway and services, print their top frames
+ *   --smoke             tiny settings: checks that everything runs, figures mean nothing
+ *   --out FILE          where the JSON goes (default bench/results/latest.json)
+ */
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { DEFAULT_OPTIONS, SCENARIOS, SMOKE_OPTIONS, runBench, type BenchOptions, type ScenarioName } from './harness.js';
+import { ROOT } from './lib/procs.js';
+import { summariseProfile } from './lib/profile.js';
+import { markdown, verdicts } from './lib/report.js';
+
+const { values } = parseArgs({
+  options: {
+    only: { type: 'string' },
+    rounds: { type: 'string' },
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string' },
+    rate: { type: 'string' },
+    streams: { type: 'string' },
+    drift: { type: 'string' },
+    long: { type: 'boolean', default: false },
+    'drift-rate': { type: 'string' },
+    profile: { type: 'boolean', default: false },
+    smoke: { type: 'boolean', default: false },
+    out: { type: 'string' },
+  },
+});
+
+const num = (v: string | undefined, fallback: number): number => {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`not a positive number: ${v}`);
+  return n;
+};
+
+const base = values.smoke ? SMOKE_OPTIONS : DEFAULT_OPTIONS;
+const scenarios = values.only ? (values.only.split(',').map((s) => s.trim()) as ScenarioName[]) : base.scenarios;
+for (const s of scenarios) if (!SCENARIOS.includes(s)) throw new Error(`unknown scenario '${s}' (one of ${SCENARIOS.join(', ')})`);
+const profileDir = values.profile ? join(ROOT, 'bench/results/profiles', new Date().toISOString().replace(/[:.]/g, '-')) : undefined;
+
+const options: BenchOptions = {
+  ...base,
+  scenarios,
+  rounds: num(values.rounds, base.rounds),
+  durationSec: num(values.duration, base.durationSec),
+  warmupSec: values.warmup === '0' ? 0 : num(values.warmup, base.warmupSec),
+  connections: num(values.connections, base.connections),
+  rate: values.rate ? num(values.rate, 1) : base.rate,
+  openStreams: num(values.streams, base.openStreams),
+  driftSec: values.long ? 600 : num(values.drift, base.driftSec),
+  driftRate: num(values['drift-rate'], base.driftRate),
+  profileDir,
+  log: (line) => process.stderr.write(`${line}\n`),
+};
+
+const results = await runBench(options);
+const table = markdown(results);
+const out = values.out ?? join(ROOT, 'bench/results/latest.json');
+mkdirSync(dirname(out), { recursive: true });
+writeFileSync(out, `${JSON.stringify({ ...results, targets: verdicts(results) }, null, 2)}\n`);
+writeFileSync(out.replace(/\.json$/, '.md'), `${table}\n`);
+process.stdout.write(`\n${table}\n\nResults: ${out}\n`);
+if (profileDir) {
+  // One folder per profiled process; its main thread wrote the largest profile (the others are loader threads).
+  for (const name of readdirSync(profileDir)) {
+    const dir = join(profileDir, name);
+    const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, f));
+    const main = files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
+    if (main) process.stdout.write(`\nTop frames of ${name}, ${main} (self time):\n${summariseProfile(main)}\n`);
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * Scenarios 1-4: the same chat completion request to four targets, one target at a time, in
+ * rounds (the order rotates every round so no target always runs right after the same one):
+ *
+ * 1. ceiling   - the fixed server answering the body directly;
+ * 2. peer      - Portkey's gateway forwarding to the fixed server as an OpenAI upstream;
+ * 3. ours      - our standard chat adapter to the echo service over gRPC;
+ * 4. ours-proxy - our standard chat adapter to the OpenAI proxy service, which forwards to the same
+ *                 fixed server as the peer.
+ *
+ * Each round: warm-up, then saturation throughput. Then the fixed-rate rounds, at one offered rate
+ * at which the peer is not saturated (a fraction of its median saturation throughput, or --rate).
+ */
+import { chatRequest, requestHeaders } from '../lib/config.js';
+import { fixedRate, saturate, type LoadResult, type LoadTarget } from '../lib/load.js';
+import { spread, type Spread } from '../lib/stats.js';
+import type { Child } from '../lib/procs.js';
+import type { Systems } from '../lib/systems.js';
+
+export const HTTP_TARGETS = ['ceiling', 'peer', 'ours', 'ours-proxy'] as const;
+export type HttpTargetName = (typeof HTTP_TARGETS)[number];
+
+export const HTTP_TARGET_LABELS: Record<HttpTargetName, string> = {
+  ceiling: '1. ceiling: minimal Node HTTP server, fixed body',
+  peer: '2. peer: Portkey gateway 1.15.2 → mock upstream',
+  ours: '3. ours: chat adapter → echo service (gRPC)',
+  'ours-proxy': '4. ours: chat adapter → openai-proxy → mock upstream',
+};
+
+export interface HttpOptions {
+  rounds: number;
+  durationSec: number;
+  warmupSec: number;
+  connections: number;
+  /** Fixed offered rate; default: rateFraction × the peer's median saturation throughput. */
+  rate?: number;
+  rateFraction: number;
+  log: (line: string) => void;
+}
+
+export interface HttpTargetResult {
+  label: string;
+  url: string;
+  requestBytes: number;
+  responseBodyBytes: number;
+  saturation: SaturationResult[];
+  fixedRate: LoadResult[];
+  summary: {
+    /** CPU µs per answer of each process serving the target (median over rounds). */
+    cpuUsPerRequest: Record<string, number>;
+    rps: Spread;
+    p50Ms: Spread;
+    p99Ms: Spread;
+    /** Throughput over the peer's in the same round. */
+    rpsVsPeer: Spread;
+    /** The peer's p99 over this target's p99 at the fixed rate, same round (≥ 5 is the target). */
+    p99PeerOverThis: Spread;
+  };
+}
+
+export interface HttpResult {
+  settings: Omit<HttpOptions, 'log'> & { rate: number };
+  targets: Record<HttpTargetName, HttpTargetResult>;
+}
+
+interface Target extends LoadTarget {
+  label: string;
+  /** The processes that serve this target, for CPU time per request. */
+  processes: Child[];
+}
+
+/** Saturation run with the CPU time each process of the target (and the load generator) spent per answer. */
+export type SaturationResult = LoadResult & { cpuUsPerRequest: Record<string, number> };
+
+async function targetsOf(systems: Systems): Promise<Record<HttpTargetName, Target>> {
+  const [mock, portkey, gateway] = await Promise.all([systems.mockUrl(), systems.portkeyUrl(), systems.gatewayUrls()]);
+  const [echo, proxy, mockChild, portkeyChild, gatewayChild] = await Promise.all([systems.echo(), systems.proxy(), systems.mock(), systems.portkey(), systems.gateway()]);
+  const headers = requestHeaders(Number(new URL(mock).port));
+  const request = (model: string) => [{ method: 'POST', headers, body: JSON.stringify(chatRequest(model)) }];
+  const adapter = `${gateway.httpUrl}/api/adapters/chatapi/v1/chat/completions`;
+  return {
+    ceiling: { label: HTTP_TARGET_LABELS.ceiling, url: `${mock}/v1/chat/completions`, requests: request('bench/echo'), processes: [mockChild] },
+    peer: { label: HTTP_TARGET_LABELS.peer, url: `${portkey}/v1/chat/completions`, requests: request('bench/echo'), processes: [portkeyChild, mockChild] },
+    ours: { label: HTTP_TARGET_LABELS.ours, url: adapter, requests: request('bench/echo'), processes: [gatewayChild, echo] },
+    'ours-proxy': { label: HTTP_TARGET_LABELS['ours-proxy'], url: adapter, requests: request('bench/proxy'), processes: [gatewayChild, proxy, mockChild] },
+  };
+}
+
+/** One request per target: it must be a 200 chat.completion; returns the body size. */
+async function measuredSaturation(target: Target, settings: { connections: number; durationSec: number }): Promise<SaturationResult> {
+  const before = target.processes.map((p) => p.cpuMs());
+  const own = process.cpuUsage();
+  const result = await saturate(target, settings);
+  const ownAfter = process.cpuUsage(own);
+  const perRequest = (ms: number) => Math.round((ms * 1000) / Math.max(1, result.ok));
+  const cpuUsPerRequest: Record<string, number> = {};
+  target.processes.forEach((p, i) => (cpuUsPerRequest[p.name] = perRequest(p.cpuMs() - before[i]!)));
+  cpuUsPerRequest['load generator'] = perRequest((ownAfter.user + ownAfter.system) / 1000);
+  return { ...result, cpuUsPerRequest };
+}
+
+async function probe(name: string, target: LoadTarget): Promise<number> {
+  const request = target.requests[0]!;
+  const res = await fetch(target.url, { method: 'POST', headers: request.headers, body: request.body });
+  const text = await res.text();
+  let object: unknown;
+  try {
+    object = (JSON.parse(text) as { object?: unknown }).object;
+  } catch {
+    object = undefined;
+  }
+  if (res.status !== 200 || object !== 'chat.completion') {
+    throw new Error(`${name}: expected a 200 chat.completion, got ${res.status}: ${text.slice(0, 300)}`);
+  }
+  return Buffer.byteLength(text);
+}
+
+export async function runHttp(systems: Systems, options: HttpOptions): Promise<HttpResult> {
+  const targets = await targetsOf(systems);
+  const names = [...HTTP_TARGETS];
+  const sizes = {} as Record<HttpTargetName, number>;
+  for (const name of names) sizes[name] = await probe(name, targets[name]);
+  const settings = { connections: options.connections, durationSec: options.durationSec };
+  const saturation = Object.fromEntries(names.map((n) => [n, [] as SaturationResult[]])) as Record<HttpTargetName, SaturationResult[]>;
+  const fixed = Object.fromEntries(names.map((n) => [n, [] as LoadResult[]])) as Record<HttpTargetName, LoadResult[]>;
+  const rotated = (round: number) => names.map((_, i) => names[(i + round) % names.length]!);
+
+  for (let round = 0; round < options.rounds; round++) {
+    for (const name of rotated(round)) {
+      if (options.warmupSec > 0) await saturate(targets[name], { ...settings, durationSec: options.warmupSec });
+      const result = await measuredSaturation(targets[name], settings);
+      saturation[name].push(result);
+      const cpu = Object.entries(result.cpuUsPerRequest).map(([k, v]) => `${k} ${v}`).join(', ');
+      options.log(`  saturation round ${round + 1} ${name.padEnd(10)} ${result.rps.toFixed(0).padStart(6)} req/s  p99 ${result.latencyMs.p99.toFixed(1)} ms  CPU µs/request: ${cpu}${problems(result)}`);
+    }
+  }
+
+  const peerRps = spread(saturation.peer.map((r) => r.rps)).median;
+  const rate = options.rate ?? Math.max(1, Math.round(options.rateFraction * peerRps));
+  options.log(`  fixed rate: ${rate} req/s (${options.rate ? 'given' : `${options.rateFraction} × the peer's median saturation throughput`})`);
+  for (let round = 0; round < options.rounds; round++) {
+    for (const name of rotated(round)) {
+      const result = await fixedRate(targets[name], settings, rate);
+      fixed[name].push(result);
+      options.log(`  fixed rate round ${round + 1} ${name.padEnd(10)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.latencyMs.p50.toFixed(2)} ms  p99 ${result.latencyMs.p99.toFixed(2)} ms${problems(result)}`);
+    }
+  }
+
+  const perRound = (a: LoadResult[], b: LoadResult[], f: (x: LoadResult, y: LoadResult) => number) => a.map((x, i) => (b[i] ? f(x, b[i]!) : NaN));
+  const result = {} as Record<HttpTargetName, HttpTargetResult>;
+  for (const name of names) {
+    result[name] = {
+      label: targets[name].label,
+      url: targets[name].url,
+      requestBytes: Buffer.byteLength(targets[name].requests[0]!.body ?? ''),
+      responseBodyBytes: sizes[name],
+      saturation: saturation[name],
+      fixedRate: fixed[name],
+      summary: {
+        cpuUsPerRequest: Object.fromEntries(Object.keys(saturation[name][0]?.cpuUsPerRequest ?? {}).map((k) => [k, spread(saturation[name].map((r) => r.cpuUsPerRequest[k] ?? NaN)).median])),
+        rps: spread(saturation[name].map((r) => r.rps)),
+        p50Ms: spread(fixed[name].map((r) => r.latencyMs.p50)),
+        p99Ms: spread(fixed[name].map((r) => r.latencyMs.p99)),
+        rpsVsPeer: spread(perRound(saturation[name], saturation.peer, (x, y) => x.rps / y.rps)),
+        p99PeerOverThis: spread(perRound(fixed[name], fixed.peer, (x, y) => y.latencyMs.p99 / x.latencyMs.p99)),
+      },
+    };
+  }
+  const { log: _log, ...rest } = options;
+  return { settings: { ...rest, rate }, targets: result };
+}
+
+function problems(result: LoadResult): string {
+  const bad = result.non2xx + result.errors + result.timeouts;
+  return bad ? `  (${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts)` : '';
+}

@@ -1,0 +1,16 @@
+/**
+ * Our gateway for the benchmark, in its own process: the config of bench/lib/config.ts (standard
+ * chat adapter and health, default plugin options, so usage logging is on as in production), logs
+ * at info level to stdout like `npm start`. Reports its ports over IPC and answers `mem` requests.
+ */
+import { buildConfig } from '../../core/config/load.js';
+import { createGateway } from '../../core/gateway.js';
+import { createLogger } from '../../core/logger.js';
+import { benchConfigInput } from '../lib/config.js';
+import { reportReady } from '../lib/procs.js';
+
+const config = buildConfig(benchConfigInput(), { env: {} });
+const gateway = await createGateway(config, { logger: createLogger() });
+const { httpUrl, grpcAddress, httpPort, grpcPort } = await gateway.start();
+process.once('SIGTERM', () => void gateway.close().then(() => process.exit(0)));
+reportReady({ httpUrl, grpcAddress, httpPort, grpcPort });
