@@ -55,6 +55,9 @@ export interface MongoFittingStoreOptions extends FittingStoreOptions {
   warn?: (message: string, err: unknown) => void;
 }
 
+type Sequence = 'dataset' | 'derived';
+const SEQUENCES: readonly Sequence[] = ['dataset', 'derived'];
+
 export class MongoFittingStore implements FittingStore {
   readonly models: FittingModels;
   readonly files: GridFsBlobStore;
@@ -73,16 +76,43 @@ export class MongoFittingStore implements FittingStore {
   static async open(options: MongoFittingStoreOptions): Promise<MongoFittingStore> {
     const store = new MongoFittingStore(options);
     await ensureFittingIndexes(store.models, (index, err) => options.warn?.(`fitting index ${index} not created; continuing without it`, err));
+    await Promise.all(SEQUENCES.map((sequence) => store.#ensureCounter(sequence)));
     return store;
   }
 
-  async nextId(sequence: 'dataset' | 'derived'): Promise<number> {
-    const doc = await this.models.counters
-      .findOneAndUpdate({ _id: sequence }, { $inc: { seq: 1 } }, { upsert: true, new: true })
-      .lean<{ seq: number }>();
-    if (!doc) throw new Error(`sequence ${sequence} could not be advanced`);
-    return doc.seq;
+  /**
+   * Creates a sequence's counter document if it is missing. Incrementing with `upsert` instead is a
+   * race: two gateways opening one fresh database could both insert it and hand out the same IDs (seen
+   * on mongo-java-server). Here a second insert just fails on the unique _id, which is fine.
+   */
+  async #ensureCounter(sequence: Sequence): Promise<void> {
+    try {
+      await this.models.counters.create({ _id: sequence, seq: 0 });
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+    }
   }
+
+  /**
+   * The next ID of a sequence, by compare-and-set: read the counter, then move it on only if nobody
+   * else did meanwhile (`modifiedCount` is decided inside the atomic update). A findOneAndUpdate with
+   * `$inc` would be simpler, but mongo-java-server reads the returned document back outside its lock,
+   * so two callers can be shown the same value.
+   */
+  async nextId(sequence: Sequence): Promise<number> {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const current = await this.models.counters.findById(sequence).lean<{ seq: number }>();
+      if (!current) {
+        await this.#ensureCounter(sequence);
+        continue;
+      }
+      const next = current.seq + 1;
+      const { modifiedCount } = await this.models.counters.updateOne({ _id: sequence, seq: current.seq }, { $set: { seq: next } });
+      if (modifiedCount === 1) return next;
+    }
+    throw new Error(`sequence ${sequence} could not be advanced: too much contention`);
+  }
+
 
   async createDataset(input: NewDataset): Promise<DatasetRecord> {
     const { content, targets, ...rest } = input;
