@@ -70,6 +70,7 @@ export class Gate {
   /** What every call asks of the Gate, shared by all calls. */
   readonly #callHooks: ServiceCallHooks = {
     send: (call, partialPredict) => this.#sessionOf(call)?.send({ requestId: call.requestId, partialPredict }),
+    whenWritable: (call) => this.#sessionOf(call)?.whenWritable() ?? Promise.resolve(),
     cancel: (call) => this.#sessionOf(call)?.send({ requestId: call.requestId, cancel: { requestIdToCancel: call.requestId } }),
     release: (call) => {
       const entry = this.#calls.get(call.requestId);

@@ -28,6 +28,8 @@ export function isTerminal(answer: ServiceToGateProto): boolean {
 export interface ServiceCallHooks {
   /** Sends a further partialPredict for this request (processStream, recognition). */
   send(call: ServiceCall, message: PartialPredictRequestProto): void;
+  /** Resolves when the stream the call rides on can take more messages without buffering. */
+  whenWritable(call: ServiceCall): Promise<void>;
   /** Tells the service to stop working on this request (`cancel`); no answer is expected. */
   cancel(call: ServiceCall): void;
   /** Called once when the call settles, whatever the reason, to free its slot. */
@@ -86,6 +88,11 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, EventListenerO
   /** Sends a further stream message to the service (for streamed requests). */
   send(message: PartialPredictRequestProto): void {
     if (!this.#settled) this.#hooks.send(this, message);
+  }
+
+  /** Resolves when further `send`s will not pile up in the gateway (see ServiceSession.whenWritable). */
+  whenWritable(): Promise<void> {
+    return this.#settled ? Promise.resolve() : this.#hooks.whenWritable(this);
   }
 
   /** Called by a reader that no longer wants answers: tells the service and frees the slot. */

@@ -62,6 +62,25 @@ export class ServiceSession {
   }
 
   /**
+   * Resolves when the stream's send buffer has room again (at once when it has room now, or when the
+   * stream is gone). Streamed requests (recognition audio) wait on it so that a fast caller cannot make
+   * the gateway buffer without bound when the service reads slowly; gRPC flow control then pushes back
+   * on the caller.
+   */
+  whenWritable(): Promise<void> {
+    if (this.state === 'closed' || !this.#stream.writableNeedDrain) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.#stream.off('drain', done);
+        this.#stream.off('close', done);
+        resolve();
+      };
+      this.#stream.once('drain', done);
+      this.#stream.once('close', done);
+    });
+  }
+
+  /**
    * Sends `heartBeat{status:"Ok", interval}` now and every interval, and calls `onSilence` when the
    * service has been silent for 3 intervals + 1 s (DESIGN.md section 4).
    */

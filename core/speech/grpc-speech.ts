@@ -114,7 +114,15 @@ export function createGrpcSpeechHandlers({ pipeline, bridge, logger }: GrpcSpeec
           return;
         }
         if (kind === 'config') throw gatewayError('SPEECH_CONFIG_REPEATED', { param: 'asr.config' });
-        if (kind === 'audio_content' && asr?.audio_content) recognition.sendAudio(asr.audio_content);
+        if (kind === 'audio_content' && asr?.audio_content) {
+          recognition.sendAudio(asr.audio_content);
+          // Back-pressure: stop reading the caller while the service stream is full; gRPC flow
+          // control then slows the caller down instead of the gateway buffering its audio.
+          call.pause();
+          void recognition.whenWritable().then(() => {
+            if (!closed) call.resume();
+          });
+        }
       } catch (err) {
         fail(err);
       }

@@ -85,6 +85,11 @@ export class RecognitionStream implements AsyncIterable<AsrResponseProto> {
     this.#call.send({ data: audioPayload(audio) });
   }
 
+  /** Resolves when more audio can be sent without piling up in the gateway. */
+  whenWritable(): Promise<void> {
+    return this.#call.whenWritable();
+  }
+
   /** No more audio: tells the service and starts the deadline for its last results. */
   end(): void {
     if (this.#ended) return;

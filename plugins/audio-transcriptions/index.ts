@@ -97,6 +97,7 @@ export default definePlugin<AudioTranscriptionsOptions>({
       })();
       for (let offset = 0; offset < audio.pcm.length; offset += ctx.options.chunkBytes) {
         recognition.sendAudio(audio.pcm.subarray(offset, offset + ctx.options.chunkBytes));
+        await recognition.whenWritable();
       }
       recognition.end();
       await collect;
