@@ -47,6 +47,7 @@ export interface MemoryResult {
     heapBeforeMB: number;
     heapOpenMB: number;
     heapAfterCloseMB: number;
+    /** Heap (after a collection) per open stream. */
     perStreamKB: number;
   };
   drift: {
@@ -163,7 +164,8 @@ export async function runMemory(systems: Systems, options: MemoryOptions): Promi
       heapBeforeMB: mb(before.heapUsed),
       heapOpenMB: mb(opened.heapUsed),
       heapAfterCloseMB: mb(after.heapUsed),
-      perStreamKB: Math.round(((opened.rss - before.rss) / options.streams / 1024) * 10) / 10,
+      // Heap after a collection: RSS before the streams still holds what the previous load grew.
+      perStreamKB: Math.round(((opened.heapUsed - before.heapUsed) / options.streams / 1024) * 10) / 10,
     },
     drift: {
       durationSec: options.driftSec,
