@@ -113,16 +113,19 @@ export class Systems {
     });
   }
 
-  /** The slow streaming service of the memory scenario: a chunk every `intervalMs` until cancelled. */
-  slowStreamer(intervalMs: number): Promise<Child> {
-    return this.#once('slow-streamer', async () => {
+  /**
+   * A ticker service (bench/servers/ticker.ts) in its own process, registered as `bench/<service>`:
+   * `chunks` stamped chunks per answer (0 = until cancelled), one every `intervalMs`.
+   */
+  ticker(service: 'ticker' | 'slow', intervalMs: number, chunks: number): Promise<Child> {
+    return this.#once(`${service}-service`, async () => {
       const { grpcAddress } = await this.gatewayUrls();
-      const child = await startChild('slow-streamer', {
+      const child = await startChild(`${service}-service`, {
         script: 'bench/servers/ticker.ts',
-        env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS.slow, BENCH_TICK_MS: String(intervalMs), BENCH_TICK_CHUNKS: '0' },
+        env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS[service], BENCH_TICK_MS: String(intervalMs), BENCH_TICK_CHUNKS: String(chunks) },
         waitReady: true,
       });
-      await this.waitForService('slow');
+      await this.waitForService(service);
       return child;
     });
   }
@@ -133,7 +136,7 @@ export class Systems {
 
   /** Stops every started process, services before the gateway. */
   async stop(name?: string): Promise<void> {
-    const order = name ? [name] : ['slow-streamer', 'echo-service', 'openai-proxy', 'gateway', 'portkey', 'fixed-server', 'grpc-ceiling'];
+    const order = name ? [name] : ['slow-service', 'ticker-service', 'echo-service', 'openai-proxy', 'gateway', 'portkey', 'fixed-server', 'grpc-ceiling'];
     for (const key of order) {
       const child = this.#started.get(key);
       if (!child) continue;

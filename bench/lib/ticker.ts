@@ -1,10 +1,11 @@
 /**
  * A streaming model service on the raw Gate protocol, for the streaming and memory scenarios: each
  * predict is answered by `chunks` partial answers, one every `intervalMs`, each a
- * `chat.completion.chunk` stamped with `performance.now()` of this process right before it is
- * written to the stream (`bench_t`), plus the time the request arrived (`bench_t0`). The SDK is
- * not used on purpose: it holds each chunk back until the next is ready (to mark `finish` on the
- * last), which would put one interval between a stamp and its departure.
+ * `chat.completion.chunk` stamped with monoMs() right before it is written to the stream
+ * (`bench_t`), plus the time the request arrived (`bench_t0`). monoMs() reads the system-wide
+ * monotonic clock, so a reader in another process can compare. The SDK is not used on purpose: it
+ * holds each chunk back until the next is ready (to mark `finish` on the last), which would put one
+ * interval between a stamp and its departure.
  */
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
@@ -25,10 +26,15 @@ export interface Ticker {
   close(): void;
 }
 
+/** Milliseconds (µs resolution) of CLOCK_MONOTONIC: the same clock in every process of the machine. */
+export function monoMs(): number {
+  return Number(process.hrtime.bigint() / 1000n) / 1000;
+}
+
 const chunkJson = (i: number, t0: number, last: boolean): string =>
   `{"id":"chatcmpl-ticker","object":"chat.completion.chunk","created":1700000000,"model":"ticker","choices":[{"index":0,"delta":${
     i === 0 ? '{"role":"assistant","content":""}' : '{"content":"tok "}'
-  },"logprobs":null,"finish_reason":${last ? '"stop"' : 'null'}}],"bench_t0":${t0},"bench_t":${performance.now()}}`;
+  },"logprobs":null,"finish_reason":${last ? '"stop"' : 'null'}}],"bench_t0":${t0},"bench_t":${monoMs()}}`;
 
 export async function startTicker(options: TickerOptions): Promise<Ticker> {
   const stub = createGateStub(options.address);
@@ -38,7 +44,7 @@ export async function startTicker(options: TickerOptions): Promise<Ticker> {
   const send = (message: ServiceToGateProto) => call.write(message);
 
   const answer = (requestId: number) => {
-    const t0 = performance.now();
+    const t0 = monoMs();
     let i = 0;
     const tick = () => {
       const last = options.chunks > 0 && i === options.chunks - 1;

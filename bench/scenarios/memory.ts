@@ -8,13 +8,14 @@
  *   stream really reached it and that every close came back to it as a cancel.
  * - Drift: a steady load for `driftSec` (autocannon at a fixed rate; each connection alternates a
  *   plain and a streamed chat completion to the echo service), RSS sampled every second, heap after
- *   a forced collection at the start and the end. Drift is the least-squares slope of RSS over the
- *   second half of the run, and the heap growth between the two collections.
+ *   a forced collection at the start and the end. Drift is the heap growth between the two
+ *   collections (what leaks), and the median RSS of the last third of the run against the first
+ *   third (RSS saws up and down with the collector, so a slope over a minute is mostly the saw).
  */
 import http from 'node:http';
 import { BENCH_KEY, chatRequest } from '../lib/config.js';
 import { fixedRate } from '../lib/load.js';
-import { slope } from '../lib/stats.js';
+import { median, slope } from '../lib/stats.js';
 import type { Systems } from '../lib/systems.js';
 
 export interface MemoryOptions {
@@ -46,6 +47,7 @@ export interface MemoryResult {
     heapBeforeMB: number;
     heapOpenMB: number;
     heapAfterCloseMB: number;
+    /** Heap (after a collection) per open stream. */
     perStreamKB: number;
   };
   drift: {
@@ -56,7 +58,10 @@ export interface MemoryResult {
     rssStartMB: number;
     rssEndMB: number;
     rssMaxMB: number;
-    /** MB per minute over the second half. */
+    /** Median RSS of the first and the last third of the run. */
+    rssFirstThirdMB: number;
+    rssLastThirdMB: number;
+    /** Least-squares slope of RSS over the run, MB per minute (informational). */
     rssSlopeMBPerMin: number;
     heapStartMB: number;
     heapEndMB: number;
@@ -69,7 +74,7 @@ const mb = (bytes: number) => Math.round((bytes / MB) * 10) / 10;
 export async function runMemory(systems: Systems, options: MemoryOptions): Promise<MemoryResult> {
   const gateway = await systems.gateway();
   const { httpUrl } = await systems.gatewayUrls();
-  const [slow] = await Promise.all([systems.slowStreamer(options.tickMs), systems.echo()]);
+  const [slow] = await Promise.all([systems.ticker('slow', options.tickMs, 0), systems.echo()]);
   const mem = async (): Promise<Mem> => {
     const m = await gateway.ask<Mem>('mem');
     return { rss: gateway.rss(), heapUsed: m.heapUsed, external: m.external };
@@ -117,7 +122,7 @@ export async function runMemory(systems: Systems, options: MemoryOptions): Promi
   let left = reached;
   const deadline = performance.now() + 15_000;
   while ((left = await active()) > 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  await new Promise((r) => setTimeout(r, 1000));
+  await new Promise((r) => setTimeout(r, Math.min(1000, options.holdSec * 1000)));
   const after = await mem();
   options.log(`  open streams: RSS ${mb(before.rss)} → ${mb(opened.rss)} MB (peak ${mb(peak)}), heap ${mb(before.heapUsed)} → ${mb(opened.heapUsed)} MB; after close RSS ${mb(after.rss)} MB, ${left} left at the service`);
 
@@ -131,17 +136,20 @@ export async function runMemory(systems: Systems, options: MemoryOptions): Promi
   };
   const settings = { connections: options.connections, durationSec: options.driftSec };
   // Warm-up at the same load, so the start reading is of a warm process.
-  await fixedRate(target, { ...settings, durationSec: Math.min(5, Math.max(1, options.driftSec / 6)) }, options.driftRate);
+  await fixedRate(target, { ...settings, durationSec: Math.min(5, options.driftSec / 6) }, options.driftRate);
   const start = await mem();
   const samples: [number, number][] = [];
   const t0 = performance.now();
-  const sampler = setInterval(() => samples.push([Math.round((performance.now() - t0) / 100) / 10, mb(gateway.rss())]), 1000);
+  // Every second; a dozen samples at least on a short run.
+  const sampler = setInterval(() => samples.push([Math.round((performance.now() - t0) / 100) / 10, mb(gateway.rss())]), Math.min(1000, (options.driftSec * 1000) / 12));
   const load = await fixedRate(target, settings, options.driftRate);
   clearInterval(sampler);
   const end = await mem();
-  const half = samples.filter(([t]) => t >= options.driftSec / 2);
-  const rssSlope = slope(half.map(([t]) => t / 60), half.map(([, v]) => v));
-  options.log(`  drift over ${options.driftSec} s at ${options.driftRate} req/s: RSS ${mb(start.rss)} → ${mb(end.rss)} MB (slope ${rssSlope.toFixed(2)} MB/min over the second half), heap after GC ${mb(start.heapUsed)} → ${mb(end.heapUsed)} MB`);
+  const rssSlope = slope(samples.map(([t]) => t / 60), samples.map(([, v]) => v));
+  const third = (from: number, to: number) => median(samples.filter(([t]) => t >= from && t < to).map(([, v]) => v));
+  const firstThird = third(0, options.driftSec / 3);
+  const lastThird = third((2 * options.driftSec) / 3, Infinity);
+  options.log(`  drift over ${options.driftSec} s at ${options.driftRate} req/s: RSS ${mb(start.rss)} → ${mb(end.rss)} MB (median of first third ${firstThird}, of last third ${lastThird}), heap after GC ${mb(start.heapUsed)} → ${mb(end.heapUsed)} MB`);
   const { log: _log, ...rest } = options;
   return {
     settings: rest,
@@ -156,7 +164,8 @@ export async function runMemory(systems: Systems, options: MemoryOptions): Promi
       heapBeforeMB: mb(before.heapUsed),
       heapOpenMB: mb(opened.heapUsed),
       heapAfterCloseMB: mb(after.heapUsed),
-      perStreamKB: Math.round(((opened.rss - before.rss) / options.streams / 1024) * 10) / 10,
+      // Heap after a collection: RSS before the streams still holds what the previous load grew.
+      perStreamKB: Math.round(((opened.heapUsed - before.heapUsed) / options.streams / 1024) * 10) / 10,
     },
     drift: {
       durationSec: options.driftSec,
@@ -166,6 +175,8 @@ export async function runMemory(systems: Systems, options: MemoryOptions): Promi
       rssStartMB: mb(start.rss),
       rssEndMB: mb(end.rss),
       rssMaxMB: Math.max(...samples.map(([, v]) => v), mb(end.rss)),
+      rssFirstThirdMB: firstThird,
+      rssLastThirdMB: lastThird,
       rssSlopeMBPerMin: Math.round(rssSlope * 100) / 100,
       heapStartMB: mb(start.heapUsed),
       heapEndMB: mb(end.heapUsed),

@@ -1,6 +1,7 @@
 /**
- * The slow streaming service of the memory scenario, in its own process: a ticker (bench/lib/ticker.ts)
- * that streams a chunk every BENCH_TICK_MS until the caller goes away (BENCH_TICK_CHUNKS=0).
+ * A ticker (bench/lib/ticker.ts) in its own process: BENCH_TICK_CHUNKS stamped chunks per answer
+ * (0 = until the caller goes away), one every BENCH_TICK_MS. The streaming scenario's service, and
+ * the memory scenario's slow one.
  */
 import { reportReady } from '../lib/procs.js';
 import { startTicker } from '../lib/ticker.js';

@@ -1,0 +1,56 @@
+/**
+ * The benchmark harness in smoke mode: every scenario runs for a moment against real processes, so
+ * the harness cannot rot. Only the shape of the results is checked, never a timing.
+ */
+import { describe, expect, it } from 'vitest';
+import { SMOKE_OPTIONS, runBench } from '../../bench/harness.js';
+import { markdown, verdicts } from '../../bench/lib/report.js';
+import { HTTP_TARGETS } from '../../bench/scenarios/http.js';
+
+const positive = (v: number) => Number.isFinite(v) && v > 0;
+
+describe('bench harness (smoke mode)', () => {
+  it('runs every scenario and produces well-formed results', async () => {
+    const r = await runBench({ ...SMOKE_OPTIONS, log: () => {} });
+
+    expect(r.machine.cores).toBeGreaterThan(0);
+    expect(r.machine.node).toBe(process.version);
+
+    for (const name of HTTP_TARGETS) {
+      const t = r.http!.targets[name];
+      expect(t.responseBodyBytes, name).toBeGreaterThan(0);
+      for (const run of [...t.saturation, ...t.fixedRate]) {
+        expect(positive(run.rps), name).toBe(true);
+        expect(run.non2xx + run.errors + run.timeouts, name).toBe(0);
+        expect(positive(run.latencyMs.p50) && run.latencyMs.p99 >= run.latencyMs.p50, name).toBe(true);
+      }
+      expect(Object.keys(t.saturation[0]!.cpuUsPerRequest)).toContain('load generator');
+    }
+    expect(r.http!.targets.peer.responseBodyBytes).toBe(r.http!.targets.ceiling.responseBodyBytes);
+
+    for (const path of ['http', 'grpc'] as const) {
+      const s = r.streaming!.rounds[0]![path];
+      expect(s.streams, path).toBeGreaterThan(0);
+      expect(s.chunks, path).toBeGreaterThan(s.streams);
+      expect(Number.isFinite(s.firstChunkOverheadMs.p99) && Number.isFinite(s.deliveryMs.p99), path).toBe(true);
+    }
+
+    for (const run of [...r.grpc!.ceiling, ...r.grpc!.gateway]) {
+      expect(positive(run.rps)).toBe(true);
+      expect(run.errors).toBe(0);
+    }
+
+    expect(r.validation!.map((c) => c.name)).toEqual(['minimal', 'typical', 'conversation', 'tools', 'long']);
+    for (const c of r.validation!) expect(positive(c.totalUs.p50) && c.totalUs.p99 >= c.totalUs.p50, c.name).toBe(true);
+
+    const o = r.memory!.openStreams;
+    expect(o.reachedService).toBe(o.opened);
+    expect(o.cancelledAfterClose).toBe(true);
+    expect(positive(o.rssOpenMB)).toBe(true);
+    expect(r.memory!.drift.requests).toBeGreaterThan(0);
+    expect(r.memory!.drift.errors).toBe(0);
+
+    expect(verdicts(r)).toHaveLength(9);
+    expect(markdown(r)).toContain('### Targets');
+  }, 90_000);
+});
