@@ -6,7 +6,7 @@
  * `$unset`, in the update that ends it: the task store's slot idea, see core/tasks/mongo-task-model.ts).
  */
 import mongoose, { Schema, type Connection, type Model } from 'mongoose';
-import type { DatasetEncoding, JobStatus } from './fitting-store.js';
+import type { DatasetEncoding, JobRecord, JobStatus } from './fitting-store.js';
 
 export const DATASET_FILES_BUCKET = 'fittingDatasetFiles';
 
@@ -42,28 +42,12 @@ export interface DerivedDoc {
   updatedAt: number;
 }
 
-export interface JobDoc {
+/** A job record as stored: the record with `jobId` as `_id`, plus the active-job marker. */
+export type JobDoc = Omit<JobRecord, 'jobId'> & {
   _id: string;
-  accountId: number;
-  serviceId: number;
-  baseServiceId: number;
-  datasetId: number;
-  configId: number | null;
-  config: string | null;
-  status: JobStatus;
-  percentage: number;
-  modelDir: string;
-  previousModelDir: string | null;
-  runnerId: string;
-  leaseUntil: number | null;
-  error: { status: number; code: string; message: string } | null;
-  applied: boolean;
-  createdAt: number;
-  startedAt: number | null;
-  updatedAt: number;
-  completedAt: number | null;
+  /** Set while the job is not final; a unique index on it allows one active job per service. */
   activeServiceId?: number;
-}
+};
 
 export interface CounterDoc {
   _id: string;
