@@ -97,15 +97,14 @@ export interface BenchResults {
 
 export async function runBench(options: BenchOptions): Promise<BenchResults> {
   const started = performance.now();
-  const { log } = options;
+  const { log, ...settings } = options;
   const results: BenchResults = {
     machine: { ...machine(), loadAverageAtEnd: [] },
     startedAt: new Date().toISOString(),
     elapsedSec: 0,
     smoke: options.smoke,
-    options: { ...options, log: undefined } as unknown as Omit<BenchOptions, 'log'>,
+    options: settings,
   };
-  delete (results.options as { log?: unknown }).log;
   const systems = new Systems({ profileDir: options.profileDir, log });
   const wants = (name: ScenarioName) => options.scenarios.includes(name);
   try {

@@ -36,7 +36,7 @@ const BENCH_MODEL = {
   },
 };
 
-export const DEMO_PLUGINS = ['health', 'specs', 'model-registry', 'sync-predict', 'chatapi', 'chatapi-direct', 'fitting', 'audio-speech', 'audio-transcriptions'];
+const DEMO_PLUGINS = ['health', 'specs', 'model-registry', 'sync-predict', 'chatapi', 'chatapi-direct', 'fitting', 'audio-speech', 'audio-transcriptions'];
 
 /** The gateway config of the benchmark (what `buildConfig` takes). */
 export function benchConfigInput(): Record<string, unknown> {

@@ -111,7 +111,7 @@ export function markdown(r: BenchResults): string {
     const d = r.memory.drift;
     lines.push('', '### Memory (scenario 8)', '');
     lines.push(`| Measure | Value |`, '|---|---|');
-    lines.push(`| RSS idle → with ${o.opened} open streams (peak) | ${o.rssBeforeMB} → ${o.rssOpenMB} MB (${o.rssPeakMB} MB) |`);
+    lines.push(`| RSS before the streams (after the earlier scenarios) → with ${o.opened} open (peak) | ${o.rssBeforeMB} → ${o.rssOpenMB} MB (${o.rssPeakMB} MB) |`);
     lines.push(`| Per open stream | ${o.perStreamKB} KB of heap |`);
     lines.push(`| Heap after GC idle → open → closed | ${o.heapBeforeMB} → ${o.heapOpenMB} → ${o.heapAfterCloseMB} MB |`);
     lines.push(`| Streams that reached the service / cancelled after close | ${o.reachedService} / ${o.cancelledAfterClose ? 'all' : 'not all'} |`);

@@ -5,7 +5,8 @@
  * (`bench_t`), plus the time the request arrived (`bench_t0`). monoMs() reads the system-wide
  * monotonic clock, so a reader in another process can compare. The SDK is not used on purpose: it
  * holds each chunk back until the next is ready (to mark `finish` on the last), which would put one
- * interval between a stamp and its departure.
+ * interval between a stamp and its departure; nor is the tests' raw model (test/support), which
+ * keeps every message it receives for assertions.
  */
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';

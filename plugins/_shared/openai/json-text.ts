@@ -32,7 +32,7 @@ function skipString(text: string, i: number): number {
 }
 
 /** The index after the value that starts at `i`: a string, an object or array (strings inside skipped), or a literal. */
-function skipValue(text: string, i: number): number {
+export function skipValue(text: string, i: number): number {
   const first = text.charCodeAt(i);
   if (first === 34) return skipString(text, i);
   if (first === 123 || first === 91) {
