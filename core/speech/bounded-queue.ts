@@ -1,4 +1,5 @@
-import type { GatewayError } from '../errors.js';
+import { gatewayError, toGatewayError, type GatewayError } from '../errors.js';
+import type { ServiceAnswer, ServiceCall } from '../gate/service-call.js';
 
 /**
  * A queue between a producer that must not be paused (a model service's answers, which share one
@@ -82,5 +83,34 @@ export class BoundedQueue<T> implements AsyncIterable<T> {
       if (this.#closed) return;
       await new Promise<void>((resolve) => (this.#wake = resolve));
     }
+  }
+}
+
+/**
+ * Moves a service call's answers into a bounded queue until the call ends: `decode` turns an answer
+ * into an item and its size (or skips it). A queue over its bound fails with SPEECH_CALLER_TOO_SLOW
+ * through `onOverflow` (which cancels the call); a failed call fails the queue. Shared by synthesis and
+ * recognition.
+ */
+export async function pumpInto<T>(
+  call: ServiceCall,
+  queue: BoundedQueue<T>,
+  decode: (answer: ServiceAnswer) => { item: T; size: number } | undefined,
+  onOverflow: (error: GatewayError) => void,
+): Promise<void> {
+  try {
+    for await (const answer of call) {
+      const decoded = decode(answer);
+      if (!decoded) continue;
+      if (!queue.push(decoded.item, decoded.size)) {
+        onOverflow(gatewayError('SPEECH_CALLER_TOO_SLOW', { args: { limit: queue.limitBytes } }));
+        return;
+      }
+    }
+    queue.close();
+  } catch (err) {
+    const error = toGatewayError(err);
+    call.cancel(error);
+    queue.fail(error);
   }
 }

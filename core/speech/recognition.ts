@@ -1,9 +1,9 @@
 import type { ServiceEntry } from '../directory.js';
-import { gatewayError, toGatewayError } from '../errors.js';
+import { gatewayError } from '../errors.js';
 import type { Gate, OpenOptions } from '../gate/gate.js';
 import type { AsrResponseProto, RecognitionConfig } from '../gate/messages.js';
 import type { ServiceAnswer, ServiceCall } from '../gate/service-call.js';
-import { BoundedQueue } from './bounded-queue.js';
+import { BoundedQueue, pumpInto } from './bounded-queue.js';
 import { asrResponseFromJson, audioPayload, decodeAsrResponse, encodeRecognitionConfig, SpeechDataTypes } from './codec.js';
 import type { SpeechLimits } from './limits.js';
 
@@ -111,21 +111,11 @@ export class RecognitionStream implements AsyncIterable<AsrResponseProto> {
 
   async #pump(): Promise<void> {
     try {
-      for await (const answer of this.#call) {
+      await pumpInto(this.#call, this.#queue, (answer) => {
         const decoded = resultOf(answer, this.#service.name);
-        if (!decoded) continue;
-        const response = this.#partials ? decoded.response : finalOnly(decoded.response);
-        if (!response) continue;
-        if (!this.#queue.push(response, decoded.size)) {
-          this.cancel(gatewayError('SPEECH_CALLER_TOO_SLOW', { args: { limit: this.#queue.limitBytes } }));
-          return;
-        }
-      }
-      this.#queue.close();
-    } catch (err) {
-      const error = toGatewayError(err);
-      this.#call.cancel(error);
-      this.#queue.fail(error);
+        const response = decoded && (this.#partials ? decoded.response : finalOnly(decoded.response));
+        return response ? { item: response, size: decoded.size } : undefined;
+      }, (error) => this.cancel(error));
     } finally {
       this.#ended = true;
       if (this.#timer) clearTimeout(this.#timer);

@@ -1,9 +1,9 @@
 import type { ServiceEntry } from '../directory.js';
-import { gatewayError, toGatewayError } from '../errors.js';
+import { gatewayError } from '../errors.js';
 import type { Gate, OpenOptions } from '../gate/gate.js';
 import type { TtsRequestProto } from '../gate/messages.js';
 import type { ServiceAnswer, ServiceCall } from '../gate/service-call.js';
-import { BoundedQueue } from './bounded-queue.js';
+import { BoundedQueue, pumpInto } from './bounded-queue.js';
 import { encodeTtsRequest, SpeechDataTypes } from './codec.js';
 import type { SpeechLimits } from './limits.js';
 
@@ -99,21 +99,10 @@ export class SynthesisStream implements AsyncIterable<AudioChunkOut> {
   }
 
   async #pump(): Promise<void> {
-    try {
-      for await (const answer of this.#call) {
-        const audio = audioOf(answer, this.#serviceName);
-        if (!audio || audio.length === 0) continue;
-        if (!this.#queue.push(audio, audio.length)) {
-          this.cancel(gatewayError('SPEECH_CALLER_TOO_SLOW', { args: { limit: this.#queue.limitBytes } }));
-          return;
-        }
-      }
-      this.#queue.close();
-    } catch (err) {
-      const error = toGatewayError(err);
-      this.#call.cancel(error);
-      this.#queue.fail(error);
-    }
+    await pumpInto(this.#call, this.#queue, (answer) => {
+      const audio = audioOf(answer, this.#serviceName);
+      return audio && audio.length > 0 ? { item: audio, size: audio.length } : undefined;
+    }, (error) => this.cancel(error));
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<AudioChunkOut> {

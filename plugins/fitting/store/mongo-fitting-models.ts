@@ -6,7 +6,7 @@
  * `$unset`, in the update that ends it: the task store's slot idea, see core/tasks/mongo-task-model.ts).
  */
 import mongoose, { Schema, type Connection, type Model } from 'mongoose';
-import type { DatasetEncoding, JobRecord, JobStatus } from './fitting-store.js';
+import type { DatasetEncoding, DerivedServiceRecord, JobRecord, JobStatus } from './fitting-store.js';
 
 export const DATASET_FILES_BUCKET = 'fittingDatasetFiles';
 
@@ -29,18 +29,8 @@ export interface DatasetDoc {
   createdAt: number;
 }
 
-export interface DerivedDoc {
-  _id: number;
-  accountId: number;
-  name: string;
-  description: string;
-  baseServiceId: number;
-  modelDir: string | null;
-  fittedAt: number | null;
-  fittedByJobId: string | null;
-  createdAt: number;
-  updatedAt: number;
-}
+/** A derived service as stored: the record with `id` as `_id`. */
+export type DerivedDoc = Omit<DerivedServiceRecord, 'id'> & { _id: number };
 
 /** A job record as stored: the record with `jobId` as `_id`, plus the active-job marker. */
 export type JobDoc = Omit<JobRecord, 'jobId'> & {
