@@ -51,7 +51,7 @@ export const DEFAULT_OPTIONS: Omit<BenchOptions, 'log'> = {
   connections: 50,
   rateFraction: 0.5,
   grpcConcurrency: 32,
-  streamConcurrency: 8,
+  streamConcurrency: 16,
   streamChunks: 6,
   streamIntervalMs: 10,
   validationIterations: 50_000,
@@ -71,7 +71,7 @@ export const SMOKE_OPTIONS: Omit<BenchOptions, 'log'> = {
   connections: 2,
   rate: 20,
   grpcConcurrency: 2,
-  streamConcurrency: 2,
+  streamConcurrency: 4,
   streamChunks: 4,
   streamIntervalMs: 5,
   validationIterations: 200,
@@ -131,8 +131,6 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
         rateFraction: options.rateFraction,
         log,
       });
-      // The peer and the mock are not needed further.
-      await systems.stop('portkey');
       await systems.stop('openai-proxy');
     }
     if (wants('streaming')) {
@@ -146,6 +144,9 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
         log,
       });
     }
+    // The peer and the bare relay are not needed further.
+    await systems.stop('portkey');
+    await systems.stop('relay');
     if (wants('grpc')) {
       log('Scenario 6: gRPC Gate.process');
       results.grpc = await runGrpc(systems, {

@@ -130,13 +130,18 @@ export class Systems {
     });
   }
 
+  /** The bare relay (bench/servers/relay.ts) in front of `upstreamPort`: one more hop and nothing else. */
+  relay(upstreamPort: number): Promise<Child> {
+    return this.#once('relay', () => startChild('relay', { script: 'bench/servers/relay.ts', env: { BENCH_UPSTREAM: `127.0.0.1:${upstreamPort}` }, waitReady: true }));
+  }
+
   grpcCeiling(): Promise<Child> {
     return this.#once('grpc-ceiling', () => startChild('grpc-ceiling', { script: 'bench/servers/grpc-ceiling.ts', env: { BENCH_BODY: this.body }, waitReady: true }));
   }
 
   /** Stops every started process, services before the gateway. */
   async stop(name?: string): Promise<void> {
-    const order = name ? [name] : ['slow-service', 'ticker-service', 'echo-service', 'openai-proxy', 'gateway', 'portkey', 'fixed-server', 'grpc-ceiling'];
+    const order = name ? [name] : ['slow-service', 'relay', 'ticker-service', 'echo-service', 'openai-proxy', 'gateway', 'portkey', 'fixed-server', 'grpc-ceiling'];
     for (const key of order) {
       const child = this.#started.get(key);
       if (!child) continue;

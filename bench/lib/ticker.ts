@@ -7,8 +7,14 @@
  * holds each chunk back until the next is ready (to mark `finish` on the last), which would put one
  * interval between a stamp and its departure; nor is the tests' raw model (test/support), which
  * keeps every message it receives for assertions.
+ *
+ * The same ticks can also be read directly from the service's side, without the gateway
+ * (startDirectTicker): an SSE stream over plain HTTP from this process, the streaming scenario's
+ * baseline for what the machine and loopback alone cost.
  */
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { GateToServiceProto, ServiceToGateProto } from '../../core/gate/messages.js';
 import { createGateStub } from '../../sdk/grpc.js';
@@ -37,27 +43,46 @@ const chunkJson = (i: number, t0: number, last: boolean): string =>
     i === 0 ? '{"role":"assistant","content":""}' : '{"content":"tok "}'
   },"logprobs":null,"finish_reason":${last ? '"stop"' : 'null'}}],"bench_t0":${t0},"bench_t":${monoMs()}}`;
 
+/**
+ * Calls `write` with `chunks` stamped chunks (0 = without end), the first at once and then one
+ * every `intervalMs`; `write`'s second argument marks the last. Returns a function that stops it.
+ */
+function tick(options: Pick<TickerOptions, 'intervalMs' | 'chunks'>, write: (json: string, index: number, last: boolean) => void): () => void {
+  const t0 = monoMs();
+  let i = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const next = () => {
+    const last = options.chunks > 0 && i === options.chunks - 1;
+    write(chunkJson(i, t0, last), i, last);
+    i++;
+    if (last) clearInterval(timer);
+  };
+  next();
+  if (options.chunks !== 1) timer = setInterval(next, options.intervalMs);
+  return () => clearInterval(timer);
+}
+
 export async function startTicker(options: TickerOptions): Promise<Ticker> {
   const stub = createGateStub(options.address);
   const call = stub.processAsync(new grpc.Metadata());
-  const timers = new Map<number, NodeJS.Timeout>();
+  const running = new Map<number, () => void>();
   let heartbeat: NodeJS.Timeout | undefined;
   const send = (message: ServiceToGateProto) => call.write(message);
 
   const answer = (requestId: number) => {
-    const t0 = monoMs();
-    let i = 0;
-    const tick = () => {
-      const last = options.chunks > 0 && i === options.chunks - 1;
-      send({ requestId, partialPredict: { data: { json: chunkJson(i, t0, last) }, start: i === 0, finish: last } });
-      i++;
+    let finished = false;
+    const stopTicking = tick(options, (json, i, last) => {
+      send({ requestId, partialPredict: { data: { json }, start: i === 0, finish: last } });
       if (last) {
-        clearInterval(timers.get(requestId));
-        timers.delete(requestId);
+        finished = true;
+        running.delete(requestId);
       }
-    };
-    tick();
-    if (options.chunks !== 1) timers.set(requestId, setInterval(tick, options.intervalMs));
+    });
+    if (!finished) running.set(requestId, stopTicking);
+  };
+  const stop = (requestId: number) => {
+    running.get(requestId)?.();
+    running.delete(requestId);
   };
 
   const registered = new Promise<void>((resolve, reject) => {
@@ -77,12 +102,9 @@ export async function startTicker(options: TickerOptions): Promise<Ticker> {
         case 'predict':
           answer(Number(message.requestId));
           return;
-        case 'cancel': {
-          const id = Number(message.cancel?.requestIdToCancel);
-          clearInterval(timers.get(id));
-          timers.delete(id);
+        case 'cancel':
+          stop(Number(message.cancel?.requestIdToCancel));
           return;
-        }
         case 'error':
           reject(new Error(`ticker refused: ${message.error?.message}`));
           return;
@@ -95,14 +117,38 @@ export async function startTicker(options: TickerOptions): Promise<Ticker> {
   await registered;
   return {
     get active() {
-      return timers.size;
+      return running.size;
     },
     close() {
-      for (const timer of timers.values()) clearInterval(timer);
-      timers.clear();
+      for (const id of [...running.keys()]) stop(id);
       clearInterval(heartbeat);
       call.end();
       stub.close();
     },
+  };
+}
+
+/**
+ * The same ticks served directly as SSE (`data: <chunk>` events, then `data: [DONE]`) to any POST
+ * on 127.0.0.1, the request body read and ignored: what a reader gets from the service's side
+ * without the gateway in between.
+ */
+export async function startDirectTicker(options: Pick<TickerOptions, 'intervalMs' | 'chunks'>): Promise<{ port: number; close(): void }> {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.once('end', () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      const stop = tick(options, (json, _i, last) => {
+        res.write(`data: ${json}\n\n`);
+        if (last) res.end('data: [DONE]\n\n');
+      });
+      res.once('close', stop);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => server.close(),
   };
 }

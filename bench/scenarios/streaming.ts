@@ -1,17 +1,23 @@
 /**
- * Scenario 5: what the gateway and its chat adapter add to a stream. A ticker service (raw Gate
- * protocol, its own process) answers each request with `chunks` chunks, one every `intervalMs`,
- * each stamped with the machine's monotonic clock as it is written to the gRPC stream. The same
- * stream is read two ways at the same time, half the readers each:
+ * Scenario 5: what the gateway and its chat adapter add to a stream. A ticker service (its own
+ * process) answers each request with `chunks` chunks, one every `intervalMs`, each stamped with the
+ * machine's monotonic clock as it is written. The same ticks are read four ways at the same time,
+ * a quarter of the readers each:
  *
  * - http: the standard chat adapter (SSE), what an OpenAI client sees;
- * - grpc: `Gate.processResponseStream` with the SDK's GateClient, the gateway without the adapter.
+ * - grpc: `Gate.processResponseStream` with the SDK's GateClient, the gateway without the adapter;
+ * - direct: SSE straight from the ticker process over plain HTTP, no gateway: the baseline;
+ * - relay: the direct stream through a bare Node pass-through proxy: what one more process on the
+ *   path costs on this machine before any gateway logic.
+ *
+ * The peer gateway is not a path here: Portkey 1.15.2 answers every streamed request to a custom
+ * host with a 500 on Node ("TypeError: immutable" appending its headers to the upstream response).
  *
  * For each path, against the service's own stamps:
  * - first-chunk overhead = (first chunk read − request sent) − (first chunk stamped − request reached the service);
  * - chunk delivery = chunk read − chunk stamped, for every later chunk: what the path adds between chunks.
- * Both paths share the service, the gateway's core and the machine's load at that moment, so the
- * adapter's own overhead is http − grpc, percentile by percentile, in each round.
+ * All paths share the service and the machine's load at that moment, so what a path adds is its
+ * figure minus direct's, percentile by percentile, in each round.
  */
 import http from 'node:http';
 import { BENCH_KEY, chatRequest } from '../lib/config.js';
@@ -22,9 +28,9 @@ import { GateClient } from '../../sdk/index.js';
 
 export interface StreamingOptions {
   rounds: number;
-  /** Reading time per round (both paths at once). */
+  /** Reading time per round (all paths at once). */
   durationSec: number;
-  /** Streams read at the same time, half through each path. */
+  /** Streams read at the same time, a third through each path. */
   concurrency: number;
   chunks: number;
   intervalMs: number;
@@ -41,15 +47,26 @@ export interface PathStats {
 
 type Quad = { firstChunkOverheadP50: Spread; firstChunkOverheadP99: Spread; deliveryP50: Spread; deliveryP99: Spread };
 
+export const STREAM_PATHS = ['http', 'grpc', 'direct', 'relay'] as const;
+export type StreamPath = (typeof STREAM_PATHS)[number];
+type Round = Record<StreamPath, PathStats>;
+
+/** Differences of paths reported per round: [minuend, subtrahend]. */
+export const STREAM_DIFFERENCES = {
+  /** What the gateway with its chat adapter adds to the stream: the target's figure. */
+  gatewayAdded: ['http', 'direct'],
+  /** What the bare pass-through hop adds. */
+  relayAdded: ['relay', 'direct'],
+  /** What the gateway adds beyond the bare hop. */
+  gatewayOverRelay: ['http', 'relay'],
+  /** The chat adapter's own share (SSE against the gateway's gRPC streaming call). */
+  adapterShare: ['http', 'grpc'],
+} as const satisfies Record<string, readonly [StreamPath, StreamPath]>;
+
 export interface StreamingResult {
   settings: Omit<StreamingOptions, 'log'>;
-  rounds: { http: PathStats; grpc: PathStats }[];
-  summary: {
-    http: Quad;
-    grpc: Quad;
-    /** http − grpc per round: the adapter's own share. */
-    adapter: Quad;
-  };
+  rounds: Round[];
+  summary: Record<StreamPath | keyof typeof STREAM_DIFFERENCES, Quad>;
 }
 
 class Recorder {
@@ -96,18 +113,14 @@ class Recorder {
   }
 }
 
-/** One SSE stream through the chat adapter, recorded as it is read. */
-function readSseStream(agent: http.Agent, url: URL, body: string, recorder: Recorder): Promise<void> {
+/** One SSE stream (chat adapter, ticker, relay or peer), recorded as it is read. */
+function readSseStream(agent: http.Agent, url: URL, headers: Record<string, string>, body: string, recorder: Recorder): Promise<void> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, {
-      method: 'POST',
-      agent,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_KEY}`, 'content-length': Buffer.byteLength(body) },
-    });
+    const req = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } });
     req.on('response', (res) => {
       if (res.statusCode !== 200) {
         res.resume();
-        return reject(new Error(`adapter stream answered ${res.statusCode}`));
+        return reject(new Error(`${url.host} stream answered ${res.statusCode}`));
       }
       let buffer = '';
       res.setEncoding('utf8');
@@ -160,50 +173,65 @@ async function readFor(durationSec: number, loops: number, one: (recorder: Recor
 }
 
 export async function runStreaming(systems: Systems, options: StreamingOptions): Promise<StreamingResult> {
-  const [{ httpUrl, grpcAddress }] = await Promise.all([systems.gatewayUrls(), systems.ticker('ticker', options.intervalMs, options.chunks)]);
-  const perPath = Math.max(1, Math.floor(options.concurrency / 2));
-  const agent = new http.Agent({ keepAlive: true, maxSockets: perPath });
+  const [{ httpUrl, grpcAddress }, ticker] = await Promise.all([systems.gatewayUrls(), systems.ticker('ticker', options.intervalMs, options.chunks)]);
+  const directPort = ticker.ready.directPort as number;
+  const relay = await systems.relay(directPort);
+  const perPath = Math.max(1, Math.floor(options.concurrency / STREAM_PATHS.length));
+  const agents: http.Agent[] = [];
+  const agent = () => {
+    agents.push(new http.Agent({ keepAlive: true, maxSockets: perPath }));
+    return agents.at(-1)!;
+  };
   const client = new GateClient({ address: grpcAddress, authToken: BENCH_KEY });
   try {
-    const url = new URL(`${httpUrl}/api/adapters/chatapi/v1/chat/completions`);
     const body = JSON.stringify(chatRequest('bench/ticker', { stream: true }));
     const request = chatRequest('bench/ticker');
     const data = JSON.stringify({ model: 'bench-1', messages: request.messages, stream: true });
     const config = JSON.stringify({ temperature: request.temperature, top_p: request.top_p, max_tokens: request.max_tokens });
-    const both = (sec: number) => Promise.all([
-      readFor(sec, perPath, (r) => readSseStream(agent, url, body, r)),
-      readFor(sec, perPath, (r) => readGrpcStream(client, data, config, r)),
-    ]);
-    await both(Math.min(1, options.durationSec)); // warm-up
-    const rounds: StreamingResult['rounds'] = [];
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${BENCH_KEY}` };
+    const sse = (url: string) => {
+      const target = new URL(url);
+      const pool = agent();
+      return (r: Recorder) => readSseStream(pool, target, headers, body, r);
+    };
+    const readers: Record<StreamPath, (r: Recorder) => Promise<void>> = {
+      http: sse(`${httpUrl}/api/adapters/chatapi/v1/chat/completions`),
+      grpc: (r) => readGrpcStream(client, data, config, r),
+      direct: sse(`http://127.0.0.1:${directPort}/v1/chat/completions`),
+      relay: sse(`http://127.0.0.1:${relay.ready.port as number}/v1/chat/completions`),
+    };
+    const all = async (sec: number): Promise<Round> => {
+      const recorders = await Promise.all(STREAM_PATHS.map((path) => readFor(sec, perPath, readers[path])));
+      return Object.fromEntries(STREAM_PATHS.map((path, i) => [path, recorders[i]!.stats()])) as Round;
+    };
+    await all(Math.min(1, options.durationSec)); // warm-up
+    const rounds: Round[] = [];
     for (let round = 0; round < options.rounds; round++) {
-      const [h, g] = await both(options.durationSec);
-      const stats = { http: h.stats(), grpc: g.stats() };
+      const stats = await all(options.durationSec);
       rounds.push(stats);
-      for (const path of ['http', 'grpc'] as const) {
+      for (const path of STREAM_PATHS) {
         const s = stats[path];
-        options.log(`  streaming round ${round + 1} ${path.padEnd(4)} ${s.streams} streams, ${s.chunks} chunks: first-chunk overhead p50 ${s.firstChunkOverheadMs.p50.toFixed(3)} p99 ${s.firstChunkOverheadMs.p99.toFixed(3)} ms; delivery p50 ${s.deliveryMs.p50.toFixed(3)} p99 ${s.deliveryMs.p99.toFixed(3)} ms`);
+        options.log(`  streaming round ${round + 1} ${path.padEnd(6)} ${s.streams} streams, ${s.chunks} chunks: first-chunk overhead p50 ${s.firstChunkOverheadMs.p50.toFixed(3)} p99 ${s.firstChunkOverheadMs.p99.toFixed(3)} ms; delivery p50 ${s.deliveryMs.p50.toFixed(3)} p99 ${s.deliveryMs.p99.toFixed(3)} ms`);
       }
     }
-    const of = (pick: (r: { http: PathStats; grpc: PathStats }) => number) => spread(rounds.map(pick));
-    const quad = (value: (r: { http: PathStats; grpc: PathStats }, key: 'firstChunkOverheadMs' | 'deliveryMs', p: 'p50' | 'p99') => number): Quad => ({
-      firstChunkOverheadP50: of((r) => value(r, 'firstChunkOverheadMs', 'p50')),
-      firstChunkOverheadP99: of((r) => value(r, 'firstChunkOverheadMs', 'p99')),
-      deliveryP50: of((r) => value(r, 'deliveryMs', 'p50')),
-      deliveryP99: of((r) => value(r, 'deliveryMs', 'p99')),
-    });
-    const { log: _log, ...settings } = options;
-    return {
-      settings,
-      rounds,
-      summary: {
-        http: quad((r, k, p) => r.http[k][p]),
-        grpc: quad((r, k, p) => r.grpc[k][p]),
-        adapter: quad((r, k, p) => r.http[k][p] - r.grpc[k][p]),
-      },
+    const quad = (value: (r: Round, key: 'firstChunkOverheadMs' | 'deliveryMs', p: 'p50' | 'p99') => number): Quad => {
+      const of = (key: 'firstChunkOverheadMs' | 'deliveryMs', p: 'p50' | 'p99') => spread(rounds.map((r) => value(r, key, p)));
+      return {
+        firstChunkOverheadP50: of('firstChunkOverheadMs', 'p50'),
+        firstChunkOverheadP99: of('firstChunkOverheadMs', 'p99'),
+        deliveryP50: of('deliveryMs', 'p50'),
+        deliveryP99: of('deliveryMs', 'p99'),
+      };
     };
+    const summary = {} as StreamingResult['summary'];
+    for (const path of STREAM_PATHS) summary[path] = quad((r, k, p) => r[path][k][p]);
+    for (const [name, [a, b]] of Object.entries(STREAM_DIFFERENCES)) {
+      summary[name as keyof typeof STREAM_DIFFERENCES] = quad((r, k, p) => r[a][k][p] - r[b][k][p]);
+    }
+    const { log: _log, ...settings } = options;
+    return { settings, rounds, summary };
   } finally {
-    agent.destroy();
+    for (const pool of agents) pool.destroy();
     client.close();
   }
 }

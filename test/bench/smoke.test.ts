@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { SMOKE_OPTIONS, runBench } from '../../bench/harness.js';
 import { markdown, verdicts } from '../../bench/lib/report.js';
 import { HTTP_TARGETS } from '../../bench/scenarios/http.js';
+import { STREAM_PATHS } from '../../bench/scenarios/streaming.js';
 
 const positive = (v: number) => Number.isFinite(v) && v > 0;
 
@@ -28,7 +29,7 @@ describe('bench harness (smoke mode)', () => {
     }
     expect(r.http!.targets.peer.responseBodyBytes).toBe(r.http!.targets.ceiling.responseBodyBytes);
 
-    for (const path of ['http', 'grpc'] as const) {
+    for (const path of STREAM_PATHS) {
       const s = r.streaming!.rounds[0]![path];
       expect(s.streams, path).toBeGreaterThan(0);
       expect(s.chunks, path).toBeGreaterThan(s.streams);
@@ -50,7 +51,7 @@ describe('bench harness (smoke mode)', () => {
     expect(r.memory!.drift.requests).toBeGreaterThan(0);
     expect(r.memory!.drift.errors).toBe(0);
 
-    expect(verdicts(r)).toHaveLength(9);
+    expect(verdicts(r)).toHaveLength(11);
     expect(markdown(r)).toContain('### Targets');
   }, 90_000);
 });
