@@ -10,6 +10,8 @@ import { ROOT, freePort, startChild, waitFor, type Child } from './procs.js';
 export interface SystemsOptions {
   /** Directory for `--cpu-prof` output of our gateway; undefined = no profiling. */
   profileDir?: string;
+  /** Further node flags for our gateway and services (`--perf-basic-prof` for bench/oncpu.ts). */
+  nodeFlags?: string[];
   log: (line: string) => void;
 }
 
@@ -57,18 +59,19 @@ export class Systems {
     return `http://127.0.0.1:${child.ready.port as number}`;
   }
 
-  /** `--cpu-prof` flags writing into `<profileDir>/<name>` when profiling, else none. */
-  #profileFlags(name: string): string[] {
-    if (!this.#options.profileDir) return [];
+  /** Node flags of our processes: the extra ones, and `--cpu-prof` into `<profileDir>/<name>` when profiling. */
+  #ourNodeFlags(name: string): string[] {
+    const extra = this.#options.nodeFlags ?? [];
+    if (!this.#options.profileDir) return extra;
     const dir = `${this.#options.profileDir}/${name}`;
     mkdirSync(dir, { recursive: true });
-    return ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+    return ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...extra];
   }
 
   /** Our gateway (bench/servers/gateway.ts), with --expose-gc for heap readings after a collection. */
   gateway(): Promise<Child> {
     return this.#once('gateway', () =>
-      startChild('gateway', { script: 'bench/servers/gateway.ts', nodeFlags: ['--expose-gc', ...this.#profileFlags('gateway')], waitReady: true }));
+      startChild('gateway', { script: 'bench/servers/gateway.ts', nodeFlags: ['--expose-gc', ...this.#ourNodeFlags('gateway')], waitReady: true }));
   }
 
   async gatewayUrls(): Promise<{ httpUrl: string; grpcAddress: string }> {
@@ -91,7 +94,7 @@ export class Systems {
       const { grpcAddress } = await this.gatewayUrls();
       const child = await startChild('echo-service', {
         script: 'examples/echo-service/main.ts',
-        nodeFlags: this.#profileFlags('echo-service'),
+        nodeFlags: this.#ourNodeFlags('echo-service'),
         env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS.echo },
       });
       await this.waitForService('echo');
@@ -105,7 +108,7 @@ export class Systems {
       const [{ grpcAddress }, upstream] = await Promise.all([this.gatewayUrls(), this.mockUrl()]);
       const child = await startChild('openai-proxy', {
         script: 'examples/openai-proxy/main.ts',
-        nodeFlags: this.#profileFlags('openai-proxy'),
+        nodeFlags: this.#ourNodeFlags('openai-proxy'),
         env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS.proxy, OPENAI_BASE_URL: `${upstream}/v1`, OPENAI_API_KEY: 'x' },
       });
       await this.waitForService('proxy');
