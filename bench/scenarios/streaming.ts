@@ -30,7 +30,7 @@ export interface StreamingOptions {
   rounds: number;
   /** Reading time per round (all paths at once). */
   durationSec: number;
-  /** Streams read at the same time, a third through each path. */
+  /** Streams read at the same time, split evenly over the paths. */
   concurrency: number;
   chunks: number;
   intervalMs: number;
