@@ -13,7 +13,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chatRequest, requestHeaders } from './lib/config.js';
+import { chatRequest, gatewayHeaders } from './lib/config.js';
 import { saturate } from './lib/load.js';
 import { ROOT } from './lib/procs.js';
 import { Systems } from './lib/systems.js';
@@ -33,7 +33,7 @@ try {
   const [{ httpUrl }, gateway] = await Promise.all([systems.gatewayUrls(), systems.gateway(), systems.echo()]);
   const target = {
     url: `${httpUrl}/api/adapters/chatapi/v1/chat/completions`,
-    requests: [{ method: 'POST', headers: requestHeaders(1), body: JSON.stringify(chatRequest('bench/echo')) }],
+    requests: [{ method: 'POST', headers: gatewayHeaders(), body: JSON.stringify(chatRequest('bench/echo')) }],
   };
   await saturate(target, { connections: 50, durationSec: 3 }); // warm-up: JIT and pools
   const perf = spawn('perf', ['record', '-F', '999', '-g', '-p', String(gateway.pid), '-o', data, '--', 'sleep', String(seconds)], { stdio: 'ignore' });

@@ -100,9 +100,13 @@ export function fixedAnswer(): string {
  */
 export function requestHeaders(upstreamPort: number): Record<string, string> {
   return {
-    'content-type': 'application/json',
-    authorization: `Bearer ${BENCH_KEY}`,
+    ...gatewayHeaders(),
     'x-portkey-provider': 'openai',
     'x-portkey-custom-host': `http://127.0.0.1:${upstreamPort}/v1`,
   };
+}
+
+/** What our gateway alone needs: the JSON content type and the bench key. */
+export function gatewayHeaders(): Record<string, string> {
+  return { 'content-type': 'application/json', authorization: `Bearer ${BENCH_KEY}` };
 }

@@ -13,7 +13,7 @@
  *   third (RSS saws up and down with the collector, so a slope over a minute is mostly the saw).
  */
 import http from 'node:http';
-import { BENCH_KEY, chatRequest } from '../lib/config.js';
+import { chatRequest, gatewayHeaders } from '../lib/config.js';
 import { fixedRate } from '../lib/load.js';
 import { median, slope } from '../lib/stats.js';
 import type { Systems } from '../lib/systems.js';
@@ -91,7 +91,7 @@ export async function runMemory(systems: Systems, options: MemoryOptions): Promi
     const req = http.request(url, {
       method: 'POST',
       agent,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_KEY}`, 'content-length': Buffer.byteLength(body) },
+      headers: { ...gatewayHeaders(), 'content-length': Buffer.byteLength(body) },
     });
     requests.push(req);
     req.on('response', (res) => {
@@ -130,8 +130,8 @@ export async function runMemory(systems: Systems, options: MemoryOptions): Promi
   const target = {
     url: url.href,
     requests: [
-      { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_KEY}` }, body: JSON.stringify(chatRequest('bench/echo')) },
-      { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${BENCH_KEY}` }, body: JSON.stringify(chatRequest('bench/echo', { stream: true })) },
+      { method: 'POST', headers: gatewayHeaders(), body: JSON.stringify(chatRequest('bench/echo')) },
+      { method: 'POST', headers: gatewayHeaders(), body: JSON.stringify(chatRequest('bench/echo', { stream: true })) },
     ],
   };
   const settings = { connections: options.connections, durationSec: options.driftSec };

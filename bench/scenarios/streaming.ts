@@ -20,7 +20,7 @@
  * figure minus direct's, percentile by percentile, in each round.
  */
 import http from 'node:http';
-import { BENCH_KEY, chatRequest } from '../lib/config.js';
+import { BENCH_KEY, chatRequest, gatewayHeaders } from '../lib/config.js';
 import { Samples, spread, type Spread } from '../lib/stats.js';
 import type { Systems } from '../lib/systems.js';
 import { monoMs } from '../lib/ticker.js';
@@ -188,7 +188,7 @@ export async function runStreaming(systems: Systems, options: StreamingOptions):
     const request = chatRequest('bench/ticker');
     const data = JSON.stringify({ model: 'bench-1', messages: request.messages, stream: true });
     const config = JSON.stringify({ temperature: request.temperature, top_p: request.top_p, max_tokens: request.max_tokens });
-    const headers = { 'content-type': 'application/json', authorization: `Bearer ${BENCH_KEY}` };
+    const headers = gatewayHeaders();
     const sse = (url: string) => {
       const target = new URL(url);
       const pool = agent();

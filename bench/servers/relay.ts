@@ -17,7 +17,10 @@ const server = http.createServer((req, res) => {
     answer.pipe(res);
   });
   upstream.on('error', () => res.destroy());
-  res.on('close', () => upstream.destroy());
+  // A reader gone mid-stream stops the upstream; after a finished answer the socket goes back to the pool.
+  res.on('close', () => {
+    if (!res.writableFinished) upstream.destroy();
+  });
   req.pipe(upstream);
 });
 server.keepAliveTimeout = 60_000;
