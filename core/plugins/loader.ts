@@ -5,6 +5,7 @@ import type Koa from 'koa';
 import { BootError } from '../errors.js';
 import { createAjv, formatAjvErrors } from '../validation/ajv.js';
 import type { PluginContext, PluginDefinition } from './define-plugin.js';
+import { mountPluginRouter } from './mount-router.js';
 
 type AnyPlugin = PluginDefinition<any>;
 
@@ -73,8 +74,7 @@ export async function loadPlugins(
       } catch (err) {
         throw new BootError('PLUGIN_INVALID', `plugin '${definition.name}' failed to declare its routes: ${(err as Error).message}`, [], err);
       }
-      app.use(router.routes());
-      app.use(router.allowedMethods({ throw: true }));
+      mountPluginRouter(app, router);
     }
     loaded.push({ definition, context, source });
   }
