@@ -8,10 +8,7 @@
  * wrapped form `{"event": "<name>", "data": {…}}` is accepted too.
  */
 import { renderErrorBody, type GatewayError } from '../../core/plugins/index.js';
-
-type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isJsonObject as isObject, parseJsonObject } from '../_shared/openai/json-object.js';
 
 /** `"type"` as the first key, the way Anthropic (and the example proxy) serialise events. */
 const LEADING_TYPE = /^\{\s*"type"\s*:\s*"([A-Za-z0-9_.-]+)"/;
@@ -22,13 +19,8 @@ const named = (event: string, data: string): string => `event: ${event}\ndata: $
 export function anthropicEvent(json: string): string {
   const lead = LEADING_TYPE.exec(json);
   if (lead) return named(lead[1]!, json);
-  let value: unknown;
-  try {
-    value = JSON.parse(json);
-  } catch {
-    return '';
-  }
-  if (!isObject(value)) return '';
+  const value = parseJsonObject(json);
+  if (!value) return '';
   if (typeof value.event === 'string' && value.data !== undefined) {
     const data = typeof value.data === 'string' ? value.data.replace(/[\r\n]+/g, ' ') : JSON.stringify(value.data);
     return named(value.event, data);
@@ -49,13 +41,9 @@ export function anthropicErrorEvent(err: GatewayError): string {
  * sent: message_start, each content block (start, one delta, stop), message_delta, message_stop.
  */
 export function anthropicMessageAsEvents(json: string): string {
-  let message: unknown;
-  try {
-    message = JSON.parse(json);
-  } catch {
-    return '';
-  }
-  if (!isObject(message) || message.type !== 'message') return isObject(message) && typeof message.type === 'string' ? named(message.type, JSON.stringify(message)) : '';
+  const message = parseJsonObject(json);
+  if (!message) return '';
+  if (message.type !== 'message') return typeof message.type === 'string' ? named(message.type, JSON.stringify(message)) : '';
   const usage = isObject(message.usage) ? message.usage : {};
   let out = named('message_start', JSON.stringify({
     type: 'message_start',

@@ -3,6 +3,7 @@
  * config, and embeddings in the encoding the caller asked for. No HTTP here; unit-tested alone.
  */
 import type { AnswerDefaults } from '../_shared/openai/answers.js';
+import { isJsonObject as isObject, parseJsonObject } from '../_shared/openai/json-object.js';
 import { topLevelValues } from '../_shared/openai/json-text.js';
 
 /** The OpenAI endpoints the adapter serves, with the body fields that go into the predict data. */
@@ -72,10 +73,6 @@ function splitBySerialising(body: Record<string, unknown>, dataFields: ReadonlyS
   return { data: JSON.stringify(data), config: JSON.stringify(config), configObject: config };
 }
 
-type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * An embeddings answer in the encoding the caller asked for. The Node SDK asks for `base64` by
  * default and decodes every item as little-endian float32, so float arrays from the service are
@@ -83,13 +80,8 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
  * `data` is kept ordered by `index`. The original text is returned when nothing needs changing.
  */
 export function encodeEmbeddings(json: string, encoding: 'float' | 'base64', defaults: AnswerDefaults): string {
-  let answer: unknown;
-  try {
-    answer = JSON.parse(json);
-  } catch {
-    return json;
-  }
-  if (!isObject(answer)) return json;
+  const answer = parseJsonObject(json);
+  if (!answer) return json;
   let changed = false;
   if (answer.object === undefined) {
     answer.object = 'list';

@@ -4,11 +4,8 @@
  * non-streaming one. Pure functions; no HTTP.
  */
 
+import { isJsonObject as isObject, parseJsonObject, type JsonObject as Json } from './json-object.js';
 import { hasAnswerHead } from './json-text.js';
-
-type Json = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Values the adapter fills into an answer when the service leaves them out (openai-wire.md 7). */
 export interface AnswerDefaults {
@@ -30,13 +27,8 @@ export interface AnswerDefaults {
  */
 export function completeAnswer(json: string, defaults: AnswerDefaults): string {
   if (hasAnswerHead(json)) return json;
-  let answer: unknown;
-  try {
-    answer = JSON.parse(json);
-  } catch {
-    return json;
-  }
-  if (!isObject(answer)) return json;
+  const answer = parseJsonObject(json);
+  if (!answer) return json;
   if (fillMissing(answer, defaults)) return JSON.stringify(answer);
   return json;
 }
