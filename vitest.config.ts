@@ -1,6 +1,16 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
 export default defineConfig({
+  resolve: {
+    // The workspace packages from their TypeScript sources (as tsconfig.json's paths), not their builds.
+    alias: {
+      '@model-gateway/protocol': source('./proto/src/index.ts'),
+      '@model-gateway/sdk': source('./sdk/index.ts'),
+    },
+  },
   test: {
     include: ['test/**/*.test.ts'],
     // Servers on real sockets and child processes: separate processes keep them apart.

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { MAX_MESSAGE_BYTES, gateClientConstructor, type GateClient } from '../proto/src/index.js';
+import { MAX_MESSAGE_BYTES, gateClientConstructor, type GateClient } from '@model-gateway/protocol';
 
 /** A `com.platform.gate.Gate` client stub, typed by the types generated from gate.proto. */
 export type GateStub = GateClient;

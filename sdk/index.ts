@@ -16,7 +16,7 @@ export {
   FITTED_MODEL_DIR_HEADER,
   DERIVED_SERVICE_ID_HEADER,
   DERIVED_ACCOUNT_ID_HEADER,
-} from '../proto/src/index.js';
+} from '@model-gateway/protocol';
 export { ServiceError, ServiceErrorCodes, RequestCancelledError, toApiErrorProto } from './service/errors.js';
 export { StreamClosedError } from './service/session.js';
 export type {

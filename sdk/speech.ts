@@ -8,18 +8,18 @@
  * - recognition: the first message's config is a RecognitionConfig (`readRecognitionConfig`), every
  *   message's data is raw PCM (possibly empty); answer by yielding `asrResponsePayload(...)`.
  */
-import type { AsrResponseProto, PayloadProto, RecognitionConfig, TtsRequestProto } from '../proto/src/index.js';
+import type { AsrResponseProto, PayloadProto, RecognitionConfig, TtsRequestProto } from '@model-gateway/protocol';
 import {
   audioPayload,
   decodeRecognitionConfig,
   decodeTtsRequest,
   encodeAsrResponse,
   SpeechDataTypes,
-} from '../proto/src/index.js';
+} from '@model-gateway/protocol';
 import { PayloadError, type Payload } from './payload.js';
 
 export { SpeechDataTypes, audioPayload };
-export { decodeAsrResponse, encodeAsrResponse, encodeRecognitionConfig, encodeTtsRequest, decodeTtsRequest, decodeRecognitionConfig } from '../proto/src/index.js';
+export { decodeAsrResponse, encodeAsrResponse, encodeRecognitionConfig, encodeTtsRequest, decodeTtsRequest, decodeRecognitionConfig } from '@model-gateway/protocol';
 
 /** The TtsRequestProto of a synthesis message (protobuf, or JSON with the proto's field names). */
 export function readTtsRequest(payload: Payload): TtsRequestProto {

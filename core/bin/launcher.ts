@@ -2,10 +2,22 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import type { LaunchConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
+import { runnableModule } from '../modules.js';
 
-const require = createRequire(import.meta.url);
-/** tsx's loader, so launched services may be TypeScript files like the examples. */
-const TSX_LOADER = require.resolve('tsx');
+/**
+ * Node arguments that run `module`: compiled JavaScript directly; TypeScript (the examples when the
+ * gateway runs from its sources, or a custom service) through tsx's loader, a dev dependency.
+ */
+function nodeArgs(module: string): string[] {
+  if (!module.endsWith('.ts')) return [module];
+  let loader: string;
+  try {
+    loader = createRequire(import.meta.url).resolve('tsx');
+  } catch {
+    throw new Error(`${module} is TypeScript and tsx is not installed: run \`npm run build\` and start the compiled gateway, or install dev dependencies`);
+  }
+  return ['--import', loader, module];
+}
 
 export interface LaunchedServices {
   stop(): Promise<void>;
@@ -29,7 +41,14 @@ export function launchServices(entries: readonly LaunchConfig[], grpcAddress: st
   let stopping = false;
 
   const start = (entry: LaunchConfig, restarts: number) => {
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, entry.module], {
+    let args: string[];
+    try {
+      args = nodeArgs(runnableModule(entry.module));
+    } catch (err) {
+      log.error({ service: entry.name }, `example service '${entry.name}' not started: ${(err as Error).message}`);
+      return;
+    }
+    const child = spawn(process.execPath, args, {
       env: { ...process.env, PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_GRPC_SECURE: 'false', ...entry.env },
       stdio: ['ignore', 'inherit', 'inherit'],
     });

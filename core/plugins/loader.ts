@@ -3,6 +3,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { BootError } from '../errors.js';
+import { MODULE_EXTENSION, runnableModule } from '../modules.js';
 import { createAjv, formatAjvErrors } from '../validation/ajv.js';
 import type { PluginContext, PluginDefinition } from './define-plugin.js';
 import { mountPluginRouter } from './mount-router.js';
@@ -18,9 +19,12 @@ export interface LoadedPlugin {
 const PLUGIN_NAME = /^[a-z0-9][a-z0-9-]*$/;
 const BUILTIN_DIR = fileURLToPath(new URL('../../plugins/', import.meta.url));
 
-/** Where built-in plugin `name` lives; plugin folders starting with `_` hold shared helpers only. */
+/**
+ * Where built-in plugin `name` lives (its compiled index.js when the gateway runs from dist/); plugin
+ * folders starting with `_` hold shared helpers only.
+ */
 export function builtinPluginPath(name: string): string {
-  return `${BUILTIN_DIR}${name}/index.ts`;
+  return `${BUILTIN_DIR}${name}/index${MODULE_EXTENSION}`;
 }
 
 export interface PluginSources {
@@ -41,7 +45,7 @@ export async function loadPlugins(
 ): Promise<LoadedPlugin[]> {
   const requested = [
     ...sources.enabled.map((name) => ({ source: builtinPluginPath(name), expectedName: name as string | undefined })),
-    ...sources.custom.filter((c) => c.enabled).map((c) => ({ source: c.path, expectedName: undefined })),
+    ...sources.custom.filter((c) => c.enabled).map((c) => ({ source: runnableModule(c.path), expectedName: undefined })),
   ];
   const ajv = createAjv({ useDefaults: true });
   const loaded: LoadedPlugin[] = [];

@@ -8,7 +8,7 @@
  * event's data object as its JSON text unchanged (its `type` is the event name, from which the
  * adapter writes `event: <type>`). An upstream `error` event becomes a service error.
  */
-import { ModelService, ServiceError, rawJsonPayload, type ModelHandlers, type ModelServiceOptions, type RequestContext } from '../../sdk/index.js';
+import { ModelService, ServiceError, rawJsonPayload, type ModelHandlers, type ModelServiceOptions, type RequestContext } from '@model-gateway/sdk';
 import { readSse, upstreamModel } from '../shared/sse.js';
 import { postJson } from '../shared/upstream.js';
 

@@ -5,7 +5,7 @@
  * Needs Debian's python3-pocketsphinx and pocketsphinx-en-us. Env: POCKETSPHINX_PYTHON (default
  * /usr/bin/python3), POCKETSPHINX_MODEL_DIR (default /usr/share/pocketsphinx/model/en-us).
  */
-import { serveModel } from '../../sdk/index.js';
+import { serveModel } from '@model-gateway/sdk';
 import { checkPocketsphinx } from './recognizer.js';
 import { ASR_DESCRIPTOR, createAsrHandlers } from './service.js';
 

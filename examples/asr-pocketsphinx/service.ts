@@ -7,7 +7,7 @@ import {
   type ModelHandlers,
   type PartialPredictChunk,
   type ServiceDescriptor,
-} from '../../sdk/index.js';
+} from '@model-gateway/sdk';
 import { Recognizer, RecognizerInputError, type RecognizerEvent } from './recognizer.js';
 
 /** The acoustic model's rate: audio at any other rate is resampled to it. */

@@ -4,7 +4,7 @@
  * one partial answer per chunk. Also usable through the direct adapter: an OpenAI request body as
  * the data, no config.
  */
-import { ModelService, ServiceError, type ModelHandlers, type ModelServiceOptions } from '../../sdk/index.js';
+import { ModelService, ServiceError, type ModelHandlers, type ModelServiceOptions } from '@model-gateway/sdk';
 import { echoAnswer, requestKind, type EchoRequest } from './echo.js';
 
 type Json = Record<string, unknown>;

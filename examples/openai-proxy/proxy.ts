@@ -11,7 +11,7 @@
  * A streamed upstream answer goes back as one partial answer per `data:` event, the event's JSON text
  * unchanged; `[DONE]` ends the stream.
  */
-import { ModelService, ServiceError, rawJsonPayload, type ModelHandlers, type ModelServiceOptions, type RequestContext } from '../../sdk/index.js';
+import { ModelService, ServiceError, rawJsonPayload, type ModelHandlers, type ModelServiceOptions, type RequestContext } from '@model-gateway/sdk';
 import { isDirectDataType, readSse, upstreamModel } from '../shared/sse.js';
 import { postJson, type UpstreamResponse } from '../shared/upstream.js';
 

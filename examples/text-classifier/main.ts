@@ -4,7 +4,7 @@
  *
  *   PLATFORM_GRPC_HOST=127.0.0.1:9090 PLATFORM_SERVICE_TOKEN=… npx tsx examples/text-classifier/main.ts
  */
-import { serveModel } from '../../sdk/index.js';
+import { serveModel } from '@model-gateway/sdk';
 import { textClassifierHandlers } from './service.js';
 
 const service = serveModel(textClassifierHandlers(), { descriptor: { name: 'text-classifier', fittable: true } });

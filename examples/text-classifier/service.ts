@@ -6,7 +6,7 @@
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import { FITTED_MODEL_DIR_HEADER, ServiceError, type FitContext, type ModelHandlers } from '../../sdk/index.js';
+import { FITTED_MODEL_DIR_HEADER, ServiceError, type FitContext, type ModelHandlers } from '@model-gateway/sdk';
 import { NaiveBayes, TrainingDataError, readConfig, readExamples, type SavedModel } from './naive-bayes.js';
 
 /** The header naming the fitted model's directory (see docs/fitting.md). */

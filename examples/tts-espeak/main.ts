@@ -4,7 +4,7 @@
  *   PLATFORM_GRPC_HOST=127.0.0.1:9090 PLATFORM_SERVICE_TOKEN=<token> npx tsx examples/tts-espeak/main.ts
  * Env: ESPEAK_NG_BIN (default espeak-ng), TTS_DEFAULT_VOICE (default en-us).
  */
-import { serveModel } from '../../sdk/index.js';
+import { serveModel } from '@model-gateway/sdk';
 import { TTS_DESCRIPTOR, createTtsHandlers } from './service.js';
 
 const service = serveModel(

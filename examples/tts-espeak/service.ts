@@ -6,7 +6,7 @@ import {
   readTtsRequest,
   type ModelHandlers,
   type ServiceDescriptor,
-} from '../../sdk/index.js';
+} from '@model-gateway/sdk';
 import { EspeakInputError, speak } from './espeak.js';
 
 export interface TtsServiceOptions {

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { statusOfSimpleStatus, type ApiErrorProto, type StringMap } from '../../proto/src/index.js';
+import { statusOfSimpleStatus, type ApiErrorProto, type StringMap } from '@model-gateway/protocol';
 
 /** HTTP-like status of a gRPC status code, for transport failures that carry no ApiErrorProto. */
 const HTTP_BY_GRPC: Partial<Record<grpc.status, number>> = {

@@ -11,7 +11,7 @@ import type {
   StringMap,
   TtsRequestProto,
   TtsResponseProto,
-} from '../../proto/src/index.js';
+} from '@model-gateway/protocol';
 import { createGateStub, type GateStub } from '../grpc.js';
 import { PayloadError, jsonPayload, readJson } from '../payload.js';
 import { GateClientError } from './errors.js';

@@ -3,11 +3,10 @@ import type {
   AsrResponseProto,
   ClientAsrRequestProto,
   ClientAsrResponseProto,
-  ClientTtsRequestProto,
   ClientTtsResponseProto,
   RecognitionConfig,
   TtsResponseProto,
-} from '../../proto/src/index.js';
+} from '@model-gateway/protocol';
 import { GateClientError } from './errors.js';
 
 /** Who a speech call is for: the same fields as every client request. */

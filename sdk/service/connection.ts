@@ -5,7 +5,7 @@ import type {
   HeartBeatProto,
   ServiceInfoProto,
   StartServingProto,
-} from '../../proto/src/index.js';
+} from '@model-gateway/protocol';
 import { createGateStub, type GateStub } from '../grpc.js';
 import { Backoff } from './backoff.js';
 import type { Dispatcher } from './dispatcher.js';

@@ -1,4 +1,4 @@
-import { REQUEST_ID_HEADER, type ServiceInfoProto, type StringMap } from '../../proto/src/index.js';
+import { REQUEST_ID_HEADER, type ServiceInfoProto, type StringMap } from '@model-gateway/protocol';
 import type { LazyAbort } from './abort.js';
 import type { SdkLogger } from './logger.js';
 

@@ -7,8 +7,8 @@ import type {
   ServiceToGateBodies,
   ServiceToGateProto,
   StringMap,
-} from '../../proto/src/index.js';
-import { GateHeaders, SERVER_TIME_HEADER } from '../../proto/src/index.js';
+} from '@model-gateway/protocol';
+import { GateHeaders, SERVER_TIME_HEADER } from '@model-gateway/protocol';
 import { Payload } from '../payload.js';
 import { LazyAbort } from './abort.js';
 import { AsyncQueue } from './async-queue.js';

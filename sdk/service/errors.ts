@@ -1,4 +1,4 @@
-import { CLIENT_ERROR_CODES, ServiceErrorCodes, simpleStatusOf, type ApiErrorProto, type StringMap } from '../../proto/src/index.js';
+import { CLIENT_ERROR_CODES, ServiceErrorCodes, simpleStatusOf, type ApiErrorProto, type StringMap } from '@model-gateway/protocol';
 import { PayloadError } from '../payload.js';
 
 export { ServiceErrorCodes };

@@ -4,7 +4,7 @@ import type {
   ServiceInfoProto,
   StatusResponseProto,
   StringMap,
-} from '../../proto/src/index.js';
+} from '@model-gateway/protocol';
 import type { Payload } from '../payload.js';
 import type { FitContext, RequestContext } from './context.js';
 

@@ -6,7 +6,7 @@ import type {
   ServiceInfoProto,
   ServiceToGateProto,
   StartServingProto,
-} from '../../proto/src/index.js';
+} from '@model-gateway/protocol';
 import { GateConnection, GateConnectionError, type ConnectionHost } from './connection.js';
 import { Dispatcher } from './dispatcher.js';
 import type { ModelHandlers } from './handlers.js';

@@ -27,6 +27,13 @@ function imports(file: string): string[] {
   return specifiers.filter((s) => s.startsWith('.')).map((s) => resolve(dirname(file), s).replace(/\.js$/, '.ts'));
 }
 
+/** Package names (`@scope/name` or `name`) a file imports. */
+function packageImports(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const specifiers = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'";]*?from\s+['"]([^'"]+)['"]/g)].map((m) => m[1]!);
+  return specifiers.filter((s) => !s.startsWith('.')).map((s) => s.split('/').slice(0, s.startsWith('@') ? 2 : 1).join('/'));
+}
+
 const inside = (path: string, dir: string) => path === dir || path.startsWith(dir + sep);
 const rel = (path: string) => relative(root, path);
 
@@ -65,10 +72,15 @@ describe('architecture', () => {
     expect(violations).toEqual([]);
   });
 
-  it('the SDK imports only itself and the protocol', () => {
+  it('the SDK imports only itself, the protocol package and its declared dependencies', () => {
     const sdkDir = join(root, 'sdk');
-    const violations = sourceFiles(sdkDir).flatMap((file) =>
-      imports(file).filter((target) => !inside(target, sdkDir) && !inside(target, join(root, 'proto'))).map((target) => `${rel(file)} → ${rel(target)}`));
+    const manifest = JSON.parse(readFileSync(join(sdkDir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const allowed = new Set(Object.keys(manifest.dependencies));
+    expect(allowed).toContain('@model-gateway/protocol');
+    const violations = sourceFiles(sdkDir).filter((file) => !inside(file, join(sdkDir, 'dist'))).flatMap((file) => [
+      ...imports(file).filter((target) => !inside(target, sdkDir)).map((target) => `${rel(file)} → ${rel(target)}`),
+      ...packageImports(file).filter((name) => !name.startsWith('node:') && !allowed.has(name)).map((name) => `${rel(file)} → ${name}`),
+    ]);
     expect(violations).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@
  * `$unset`, in the update that ends it: the task store's slot idea, see core/tasks/mongo-task-model.ts).
  */
 import mongoose, { Schema, type Connection, type Model } from 'mongoose';
-import type { DatasetEncoding, DerivedServiceRecord, JobRecord, JobStatus } from './fitting-store.js';
+import type { DatasetEncoding, DerivedServiceRecord, JobRecord } from './fitting-store.js';
 
 export const DATASET_FILES_BUCKET = 'fittingDatasetFiles';
 
