@@ -62,4 +62,10 @@ export {
   audioPayload,
   readRecognitionConfig,
   readTtsRequest,
+  decodeAsrResponse,
+  decodeRecognitionConfig,
+  decodeTtsRequest,
+  encodeAsrResponse,
+  encodeRecognitionConfig,
+  encodeTtsRequest,
 } from './speech.js';
