@@ -127,7 +127,8 @@ export interface BatchResponseProto {
 
 export interface ExtendedRequestProto {
   methodName?: string;
-  params?: StringMap;
+  /** Each parameter is a payload, as in the platform's public SDKs; over HTTP one becomes `{json: <text>}`. */
+  params?: Record<string, PayloadProto>;
 }
 
 export interface ExtendedResponseProto {
