@@ -1,14 +1,21 @@
 import { GatewayError, errorTypeForStatus, type GatewayError as GatewayErrorType } from '../errors.js';
 import type { ApiErrorProto } from './messages.js';
 
-/** A catalog error as the `error` member of a gRPC response, with its HTTP status in `statusCode`. */
+/**
+ * A catalog error as the `error` member of a gRPC response: its HTTP status in `statusCode`, and in
+ * `status` too when `SimpleStatusProto` has a value for it, because the public SDKs' clients read
+ * `status` (unset, it reads as OK).
+ */
 export function toApiErrorProto(err: GatewayErrorType): ApiErrorProto {
-  return {
+  const proto: ApiErrorProto = {
     code: err.grpcCode,
     message: err.expose ? err.message : 'Internal gateway error',
     statusCode: err.status,
     args: err.expose ? err.args : {},
   };
+  const name = STATUS_NAMES.get(err.status);
+  if (name) proto.status = name;
+  return proto;
 }
 
 /** Codes of the service SDKs that mean a client mistake when the service sets no status of its own. */
@@ -67,3 +74,6 @@ const SIMPLE_STATUS: Record<string, number> = {
   SSL_HANDSHAKE_FAILED: 525, INVALID_SSL_CERTIFICATE: 526, RAILGUN_ERROR: 527, SITE_IS_OVERLOADED: 529,
   SITE_IS_FROZEN: 530, ORIGIN_CONNECTION_TIME_OUT: 561,
 };
+
+/** The enum name of each HTTP status that has one (the table's numbers are distinct). */
+const STATUS_NAMES = new Map(Object.entries(SIMPLE_STATUS).map(([name, status]) => [status, name]));

@@ -85,7 +85,8 @@ describe('Gate processAsync', () => {
     await eventually(() => !gw.gateway.gate.hasInstances(10), 4000, 'the silent instance to be dropped');
     await s.untilEnded();
     const res = await predict();
-    expect(res.error).toMatchObject({ code: 'NO_ACTIVE_INSTANCES', statusCode: 400 });
+    // Both fields: the public SDKs' clients read `status`, which reads as OK when unset.
+    expect(res.error).toMatchObject({ code: 'NO_ACTIVE_INSTANCES', statusCode: 400, status: 'BAD_REQUEST' });
   });
 
   it('replaces the session on reconnect with the same instanceBootUuid and still takes late answers from the old stream', async () => {
@@ -155,7 +156,7 @@ describe('Gate processAsync', () => {
     const started = Date.now();
     s.cancel();
     const res = await pending;
-    expect(res.error).toMatchObject({ code: 'SERVICE_DISCONNECTED', statusCode: 502 });
+    expect(res.error).toMatchObject({ code: 'SERVICE_DISCONNECTED', statusCode: 502, status: 'BAD_GATEWAY' });
     expect(Date.now() - started).toBeLessThan(1000);
   });
 
@@ -166,7 +167,7 @@ describe('Gate processAsync', () => {
     const pending = predict({ timeoutSec: 1 });
     const req = await s.next((m) => m.body === 'predict');
     const res = await pending;
-    expect(res.error).toMatchObject({ code: 'PREDICT_TIMEOUT', statusCode: 504 });
+    expect(res.error).toMatchObject({ code: 'PREDICT_TIMEOUT', statusCode: 504, status: 'GATEWAY_TIMEOUT' });
     const cancel = await s.next((m) => m.body === 'cancel');
     expect(cancel.cancel?.requestIdToCancel).toBe(req.requestId);
   });
@@ -178,7 +179,7 @@ describe('Gate processAsync', () => {
     const pending = predict();
     const req = await s.next((m) => m.body === 'predict');
     s.send({ requestId: req.requestId, error: { code: 'platform-action.common.bad-request', message: 'no q' } });
-    expect((await pending).error).toMatchObject({ code: 'platform-action.common.bad-request', message: 'no q', statusCode: 400 });
+    expect((await pending).error).toMatchObject({ code: 'platform-action.common.bad-request', message: 'no q', statusCode: 400, status: 'BAD_REQUEST' });
   });
 
   it('stops routing to an instance that sent stopServing but still delivers its answers', async () => {
