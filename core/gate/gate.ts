@@ -327,7 +327,7 @@ export class Gate {
     }
     signal?.addEventListener('abort', call, { once: true });
 
-    if (!session.send({ requestId, headers, ...request })) {
+    if (!session.send({ requestId, headers, ...withDeclaredConfig(request, session) })) {
       call.fail(gatewayError('SERVICE_DISCONNECTED', { args: { service: service.name } }));
     }
     return call;
@@ -359,6 +359,23 @@ interface CallEntry {
   session: ServiceSession;
   timer: NodeJS.Timeout | undefined;
   readonly signal: AbortSignal | undefined;
+}
+
+/**
+ * DESIGN section 4: a request without config (none given, no default named config) gets an empty JSON
+ * object when the instance's method descriptor declares a `config` input, rather than nothing.
+ */
+function withDeclaredConfig(request: GateRequest, session: ServiceSession): GateRequest {
+  if ('predict' in request && !request.predict.config && session.declaresConfig('predict')) {
+    return { predict: { ...request.predict, config: { json: '{}' } } };
+  }
+  if ('batch' in request && !request.batch.config && session.declaresConfig('batch')) {
+    return { batch: { ...request.batch, config: { json: '{}' } } };
+  }
+  if ('partialPredict' in request && !request.partialPredict.config && session.declaresConfig('partialPredict')) {
+    return { partialPredict: { ...request.partialPredict, config: { json: '{}' } } };
+  }
+  return request;
 }
 
 /** The predict deadline of a call passed (a timer callback shared by every call). */

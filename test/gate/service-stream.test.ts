@@ -182,6 +182,38 @@ describe('Gate processAsync', () => {
     expect((await pending).error).toMatchObject({ code: 'platform-action.common.bad-request', message: 'no q', statusCode: 400, status: 'BAD_REQUEST' });
   });
 
+  it('sends an empty JSON config when the method descriptor declares a config input and none was given', async () => {
+    const declaring = open();
+    declaring.startServing(ECHO_TOKEN, 'template', {
+      name: 'template',
+      methods: { predict: { input: { data: { type: 'PredictRequest' }, config: { type: 'PredictConfig' } }, output: { type: 'PredictResponse' } } },
+    });
+    await declaring.next((m) => m.body === 'serviceInfo');
+    const pending = predict();
+    const req = await declaring.next((m) => m.body === 'predict');
+    expect(req.predict?.config).toMatchObject({ json: '{}' });
+    declaring.send({ requestId: req.requestId, predict: { data: json('ok') } });
+    await pending;
+    // A config the caller gave is sent as given.
+    const given = predict({ predict: { data: json({ q: 1 }), config: json({ t: 1 }) } });
+    const withConfig = await declaring.next((m) => m.body === 'predict');
+    expect(withConfig.predict?.config).toMatchObject({ json: '{"t":1}' });
+    declaring.send({ requestId: withConfig.requestId, predict: { data: json('ok') } });
+    await given;
+    declaring.close();
+    await eventually(() => !gw.gateway.gate.hasInstances(10), 2000, 'the declaring instance to go');
+
+    // Without the declaration the service gets no config, as before.
+    const plain = open();
+    plain.startServing(ECHO_TOKEN, 'plain');
+    await plain.next((m) => m.body === 'serviceInfo');
+    const second = predict();
+    const bare = await plain.next((m) => m.body === 'predict');
+    expect(bare.predict?.config).toBeUndefined();
+    plain.send({ requestId: bare.requestId, predict: { data: json('ok') } });
+    await second;
+  });
+
   it('stops routing to an instance that sent stopServing but still delivers its answers', async () => {
     const s = open();
     s.startServing(ECHO_TOKEN, 'stopping');
