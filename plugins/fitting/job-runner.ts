@@ -41,7 +41,7 @@ export class JobRunner {
   readonly #ctx: PluginContext<FittingOptions>;
   readonly #store: FittingStore;
   readonly #derived: DerivedServices;
-  readonly #running = new Map<string, Running>();
+  readonly #running = new Map<number, Running>();
 
   constructor(ctx: PluginContext<FittingOptions>, store: FittingStore, derived: DerivedServices) {
     this.#ctx = ctx;
@@ -63,7 +63,7 @@ export class JobRunner {
   }
 
   /** Stops a job running here (its record was already set CANCELED); false when it runs elsewhere. */
-  abort(jobId: string): boolean {
+  abort(jobId: number): boolean {
     const running = this.#running.get(jobId);
     running?.controller.abort();
     return running !== undefined;
@@ -107,7 +107,7 @@ export class JobRunner {
           datasetInfo: { accountId: plan.dataset.accountId, datasetId: plan.dataset.id, name: plan.dataset.name, type: plan.dataset.dataType },
         },
       }, {
-        headers: { ...plan.headers, 'PLATFORM-FIT-JOB-ID': job.jobId },
+        headers: { ...plan.headers, 'PLATFORM-FIT-JOB-ID': String(job.jobId) },
         signal: controller.signal,
         timeoutMs: options.fitTimeoutSec * 1000,
       });
