@@ -3,9 +3,10 @@ export { definePlugin, type PluginContext, type PluginDefinition } from './defin
 export { gatewayError, GatewayError, renderErrorBody, toGatewayError, type ErrorBody, type ErrorCode } from '../errors.js';
 export { startTaskReaper } from '../tasks/task-reaper.js';
 export type { Storage, StorageKind, StoreChoices } from '../storage/storage.js';
+export { LeaseKeeper, type LeaseKeeperOptions } from '../storage/lease-keeper.js';
 export {
   gatewayErrorFromTask, taskErrorFrom,
-  type StoredResult, type TaskRecord, type TaskRequestInfo, type TaskRequestInput, type TaskResult, type TaskStore,
+  type StoredResult, type ClaimedTask, type TaskLease, type TaskRecord, type TaskRequestInfo, type TaskRequestInput, type TaskResult, type TaskStore,
 } from '../tasks/task-store.js';
 export type { Caller, ServiceEntry } from '../directory.js';
 export type { Permission } from '../config/types.js';

@@ -117,7 +117,7 @@ export function fittingStoreConformance(kind: string, make: MakeStore): void {
       await store.startJob(1, 'runner-a', 1000);
       expect(await store.cancelJob(1)).toMatchObject({ status: 'CANCELED', error: null });
       expect(await store.reportProgress(1, 'runner-a', 90, 1000)).toBe(false);
-      expect(await store.renewLease(1, 'runner-a', 1000)).toBe(false);
+      expect(await store.renewLeases([1], 'runner-a', 1000)).toEqual(new Set());
       expect(await store.completeJob(1, 'runner-a')).toBeNull();
       expect(await store.failJob(1, 'runner-a', { status: 500, code: 'X', message: 'late' })).toBeNull();
       expect(await store.cancelJob(1)).toMatchObject({ status: 'CANCELED' });
@@ -131,7 +131,10 @@ export function fittingStoreConformance(kind: string, make: MakeStore): void {
       await store.createJob(newJob({ jobId: 11 }));
       await store.createJob(newJob({ jobId: 12, serviceId: 101 }));
       clock += 900;
-      expect(await store.renewLease(12, 'runner-a', 1000)).toBe(true);
+      // Only the runner's own jobs are renewed.
+      expect(await store.renewLeases([12, 999], 'runner-a', 1000)).toEqual(new Set([12]));
+      expect(await store.renewLeases([12], 'runner-b', 1000)).toEqual(new Set());
+      expect(await store.getJob(12)).toMatchObject({ leaseUntil: clock + 1000 });
       clock += 200;
       const error = { status: 503, code: 'FITTING_INTERRUPTED', message: 'stopped' };
       const expired = await store.expireJobs(clock, error);
@@ -140,6 +143,8 @@ export function fittingStoreConformance(kind: string, make: MakeStore): void {
       expect(await store.getJob(12)).toMatchObject({ status: 'PENDING' });
       // The slot is free again.
       await store.createJob(newJob({ jobId: 13 }));
+      // One batch renews every active job of the runner, and not the failed one.
+      expect(await store.renewLeases([12, 13, 11], 'runner-a', 1000)).toEqual(new Set([12, 13]));
     });
 
     it('lists an account\'s jobs newest first', async () => {

@@ -169,8 +169,11 @@ export interface FittingStore {
   startJob(jobId: number, runnerId: string, leaseMs: number): Promise<JobRecord | null>;
   /** Records progress and renews the lease of a RUNNING job; false when it is no longer the runner's. */
   reportProgress(jobId: number, runnerId: string, percentage: number, leaseMs: number): Promise<boolean>;
-  /** Renews the lease of a PENDING or RUNNING job; false when it is no longer the runner's. */
-  renewLease(jobId: number, runnerId: string, leaseMs: number): Promise<boolean>;
+  /**
+   * Renews the leases of the runner's PENDING or RUNNING jobs in one batch; returns the IDs of those
+   * still the runner's (a canceled or expired job is left unchanged).
+   */
+  renewLeases(jobIds: readonly number[], runnerId: string, leaseMs: number): Promise<Set<number>>;
   /**
    * RUNNING → SUCCESS, then switches the derived service to the job's model (modelDir, fittedAt).
    * Null when the job is no longer the runner's.

@@ -136,11 +136,16 @@ export class MemoryFittingStore implements FittingStore {
     return true;
   }
 
-  async renewLease(jobId: number, runnerId: string, leaseMs: number): Promise<boolean> {
-    const job = this.#ownJob(jobId, runnerId, ['PENDING', 'RUNNING']);
-    if (!job) return false;
-    job.leaseUntil = this.#now() + leaseMs;
-    return true;
+  async renewLeases(jobIds: readonly number[], runnerId: string, leaseMs: number): Promise<Set<number>> {
+    const held = new Set<number>();
+    const until = this.#now() + leaseMs;
+    for (const jobId of jobIds) {
+      const job = this.#ownJob(jobId, runnerId, ['PENDING', 'RUNNING']);
+      if (!job) continue;
+      job.leaseUntil = until;
+      held.add(jobId);
+    }
+    return held;
   }
 
   async completeJob(jobId: number, runnerId: string): Promise<JobRecord | null> {

@@ -230,9 +230,14 @@ export class MongoFittingStore implements FittingStore {
     return result.matchedCount === 1;
   }
 
-  async renewLease(jobId: number, runnerId: string, leaseMs: number): Promise<boolean> {
-    const result = await this.models.jobs.updateOne({ _id: jobId, runnerId, status: { $in: ACTIVE } }, { $set: { leaseUntil: this.#now() + leaseMs } });
-    return result.matchedCount === 1;
+  /** One write for all; only when some lease was refused, one read tells which. */
+  async renewLeases(jobIds: readonly number[], runnerId: string, leaseMs: number): Promise<Set<number>> {
+    if (jobIds.length === 0) return new Set();
+    const filter = { _id: { $in: [...jobIds] }, runnerId, status: { $in: ACTIVE } };
+    const result = await this.models.jobs.updateMany(filter, { $set: { leaseUntil: this.#now() + leaseMs } });
+    if (result.matchedCount === jobIds.length) return new Set(jobIds);
+    const held = await this.models.jobs.find(filter).select({ _id: 1 }).lean<Array<{ _id: number }>>();
+    return new Set(held.map((d) => d._id));
   }
 
   async completeJob(jobId: number, runnerId: string): Promise<JobRecord | null> {
