@@ -21,7 +21,6 @@ import { predictRequestOf, resultOf } from './transform.js';
 
 /** Failures after which the same claim may dispatch again: the instance went away, not the request. */
 const RETRYABLE = new Set(['SERVICE_DISCONNECTED', 'NO_ACTIVE_INSTANCES']);
-const INSTANCE_CHECK_MS = 50;
 
 /** A task ready to be sent: its job and its predict request. */
 interface Item {
@@ -46,6 +45,7 @@ export class WorkerPool {
   #filling: Promise<void> | undefined;
   #refill = false;
   #timer: NodeJS.Timeout | undefined;
+  #stopWatchingInstances: (() => void) | undefined;
   #running = false;
 
   constructor(ctx: PluginContext<AsyncPredictOptions>) {
@@ -61,10 +61,12 @@ export class WorkerPool {
     });
   }
 
+  /** Claims now, at every poll (tasks created on other gateways), and when an instance connects here. */
   start(): void {
     this.#running = true;
     this.#timer = setInterval(() => this.wake(), this.#ctx.options.pollMs);
     this.#timer.unref();
+    this.#stopWatchingInstances = this.#ctx.gate.onInstance(() => this.wake());
     this.wake();
   }
 
@@ -90,6 +92,7 @@ export class WorkerPool {
   async close(): Promise<void> {
     this.#running = false;
     clearInterval(this.#timer);
+    this.#stopWatchingInstances?.();
     for (const job of this.#jobs.values()) job.stop.abort();
     await this.#filling; // a task claimed meanwhile starts stopped (#startGroup)
     await Promise.allSettled([...this.#jobs.values()].map((job) => job.done));
@@ -272,13 +275,8 @@ export class WorkerPool {
 
   /** Waits up to `instanceWaitMs` for an instance of the service; false when none came (or the job stopped). */
   async #instanceBack(service: ServiceEntry, signal: AbortSignal): Promise<boolean> {
-    const deadline = Date.now() + this.#ctx.options.instanceWaitMs;
-    for (;;) {
-      if (signal.aborted || !this.#running) return false;
-      if (this.#ctx.gate.hasInstances(service.id)) return true;
-      if (Date.now() >= deadline) return false;
-      await new Promise((resolve) => setTimeout(resolve, INSTANCE_CHECK_MS));
-    }
+    if (!this.#running) return false;
+    return this.#ctx.gate.whenInstance(service.id, this.#ctx.options.instanceWaitMs, signal);
   }
 }
 
