@@ -14,7 +14,7 @@ import { createLogger, type Logger } from './logger.js';
 import { Pipeline } from './pipeline.js';
 import { loadPlugins, type LoadedPlugin } from './plugins/loader.js';
 import { RateLimiter } from './rate-limiter.js';
-import { createTaskStore } from './tasks/create-task-store.js';
+import { openStorage, type Storage } from './storage/storage.js';
 import type { TaskStore } from './tasks/task-store.js';
 import { createRegistry, type Registry } from './registry/registry.js';
 import { DataTypes } from './specs/data-types.js';
@@ -36,14 +36,20 @@ export interface Gateway {
   readonly gate: Gate;
   readonly pipeline: Pipeline;
   readonly directory: Directory;
+  /** The async task store (`storage.tasks`). */
   readonly store: TaskStore;
+  /** Memory or MongoDB, opened once; plugins open their own stores on it. */
+  readonly storage: Storage;
   readonly registry: Registry;
   readonly dataTypes: DataTypes;
   readonly logger: Logger;
   readonly plugins: readonly LoadedPlugin[];
-  /** Listens for HTTP and gRPC (port 0 picks free ports) and starts the plugins' background work. */
+  /**
+   * Starts the plugins' background work, then listens for gRPC and HTTP (port 0 picks free ports), so
+   * no request arrives before the plugins are ready.
+   */
   start(): Promise<{ httpPort: number; grpcPort: number; httpUrl: string; grpcAddress: string }>;
-  /** Stops in order: drain the services, stop plugins, close listeners, close the store. */
+  /** Stops in order: drain the services, stop plugins, close listeners, close the storage. */
   close(): Promise<void>;
 }
 
@@ -59,7 +65,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const speech = options.speech ?? createGrpcSpeechHandlers({ pipeline, bridge: new SpeechBridge(gate, options.speechLimits), logger });
   const app = createHttpApp(logger);
   const http = createHttpHelpers(config.server.bodyLimitBytes);
-  const store = await createTaskStore(config.store, logger);
+  const storage = await openStorage(config.store, logger);
+  const store = storage.tasks;
   let specsUrl = `${publicUrl(config, config.server.httpPort)}/specs`;
   const dataTypes = new DataTypes(() => specsUrl);
 
@@ -72,6 +79,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     directory,
     gate,
     store,
+    storage,
     http,
     get specsUrl() {
       return specsUrl;
@@ -91,6 +99,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     pipeline,
     directory,
     store,
+    storage,
     registry,
     dataTypes,
     logger,
@@ -99,12 +108,13 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       if (started) throw new Error('gateway already started');
       started = true;
       const { host } = config.server;
-      httpServer = app.listen(config.server.httpPort, host);
-      // Long-lived streams (SSE, audio) must not be cut by Node's default request timeout.
-      httpServer.requestTimeout = 0;
-      await once(httpServer, 'listening');
-      const httpPort = (httpServer.address() as AddressInfo).port;
-      specsUrl = `${publicUrl(config, httpPort)}/specs`;
+      for (const plugin of plugins) {
+        try {
+          await plugin.definition.start?.(plugin.context);
+        } catch (err) {
+          throw new BootError('PLUGIN_START_FAILED', `plugin '${plugin.definition.name}' failed to start: ${(err as Error).message}`, [], err);
+        }
+      }
       grpcServer = await startGrpcServer({
         host,
         port: config.server.grpcPort,
@@ -114,13 +124,12 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         clientCalls,
         speech,
       });
-      for (const plugin of plugins) {
-        try {
-          await plugin.definition.start?.(plugin.context);
-        } catch (err) {
-          throw new BootError('PLUGIN_START_FAILED', `plugin '${plugin.definition.name}' failed to start: ${(err as Error).message}`, [], err);
-        }
-      }
+      httpServer = app.listen(config.server.httpPort, host);
+      // Long-lived streams (SSE, audio) must not be cut by Node's default request timeout.
+      httpServer.requestTimeout = 0;
+      await once(httpServer, 'listening');
+      const httpPort = (httpServer.address() as AddressInfo).port;
+      specsUrl = `${publicUrl(config, httpPort)}/specs`;
       const result = { httpPort, grpcPort: grpcServer.port, httpUrl: `http://${host}:${httpPort}`, grpcAddress: `${host}:${grpcServer.port}` };
       logger.info({ ...result, plugins: plugins.map((p) => p.definition.name) }, 'gateway listening');
       return result;
@@ -135,7 +144,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         }
       }
       await grpcServer?.close();
-      await store.close();
+      await storage.close();
       if (httpServer) {
         httpServer.closeAllConnections();
         await new Promise<void>((resolve) => httpServer!.close(() => resolve()));

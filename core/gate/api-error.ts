@@ -1,14 +1,21 @@
 import { GatewayError, errorTypeForStatus, type GatewayError as GatewayErrorType } from '../errors.js';
-import { CLIENT_ERROR_CODES, statusOfSimpleStatus, type ApiErrorProto } from '../../proto/src/index.js';
+import { CLIENT_ERROR_CODES, simpleStatusOf, statusOfSimpleStatus, type ApiErrorProto } from '../../proto/src/index.js';
 
-/** A catalog error as the `error` member of a gRPC response, with its HTTP status in `statusCode`. */
+/**
+ * A catalog error as the `error` member of a gRPC response: its HTTP status in `statusCode`, and in
+ * `status` too when `SimpleStatusProto` has a value for it, because the public SDKs' clients read
+ * `status` (unset, it reads as OK).
+ */
 export function toApiErrorProto(err: GatewayErrorType): ApiErrorProto {
-  return {
+  const proto: ApiErrorProto = {
     code: err.grpcCode,
     message: err.expose ? err.message : 'Internal gateway error',
     statusCode: err.status,
     args: err.expose ? err.args : {},
   };
+  const name = err.status === 0 ? undefined : simpleStatusOf(err.status);
+  if (name) proto.status = name;
+  return proto;
 }
 
 /**

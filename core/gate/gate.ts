@@ -1,3 +1,4 @@
+import { EventEmitter, once } from 'node:events';
 import type { GatewayConfig } from '../config/types.js';
 import type { Directory, ServiceEntry } from '../directory.js';
 import { gatewayError, type GatewayError } from '../errors.js';
@@ -65,6 +66,11 @@ export class Gate {
   /** The live session of each instance, keyed `serviceId:bootUuid`. */
   readonly #byInstance = new Map<string, ServiceSession>();
   readonly #calls = new Map<number, CallEntry>();
+  /**
+   * `instance` (serviceId): an instance started taking requests; `idle`: the last call in flight
+   * settled. Waiters listen here instead of polling instance or call counts.
+   */
+  readonly #events = new EventEmitter().setMaxListeners(0);
   /** What every call asks of the Gate, shared by all calls. */
   readonly #callHooks: ServiceCallHooks = {
     send: (call, partialPredict) => this.#sessionOf(call)?.send({ requestId: call.requestId, partialPredict }),
@@ -77,6 +83,7 @@ export class Gate {
       entry.session.calls.delete(call.requestId);
       if (entry.timer) clearTimeout(entry.timer);
       entry.signal?.removeEventListener('abort', call);
+      if (this.#calls.size === 0) this.#events.emit('idle');
     },
   };
   #nextRequestId = 1;
@@ -142,6 +149,7 @@ export class Gate {
     if (previous) this.#replace(previous, session);
     this.#byInstance.set(key, session);
     this.#routableOf(service.id).push(session);
+    this.#events.emit('instance', service.id);
 
     session.send({ serviceInfo: { accountId: service.accountId, modelId: service.id, modelName: service.name } });
     if (this.#config.servers.length > 1 && this.#config.currentServer) {
@@ -259,6 +267,36 @@ export class Gate {
     return (this.#routable.get(baseId)?.length ?? 0) > 0;
   }
 
+  /** Calls `listener` with the service ID whenever an instance starts taking requests; returns the unsubscribe. */
+  onInstance(listener: (serviceId: number) => void): () => void {
+    this.#events.on('instance', listener);
+    return () => this.#events.off('instance', listener);
+  }
+
+  /**
+   * Resolves true as soon as a request for the service could be sent (see hasInstances), false when
+   * `timeoutMs` passed or `signal` aborted first.
+   */
+  async whenInstance(serviceId: number, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    if (this.hasInstances(serviceId)) return true;
+    if (signal?.aborted || timeoutMs <= 0) return false;
+    return new Promise<boolean>((resolve) => {
+      const settle = (ready: boolean) => {
+        clearTimeout(timer);
+        this.#events.off('instance', onInstance);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(ready);
+      };
+      const onInstance = () => {
+        if (this.hasInstances(serviceId)) settle(true);
+      };
+      const onAbort = () => settle(false);
+      const timer = setTimeout(settle, timeoutMs, false);
+      this.#events.on('instance', onInstance);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
   instances(serviceId?: number): InstanceInfo[] {
     return [...this.#byInstance.values()]
       .filter((s) => serviceId === undefined || s.service.id === serviceId)
@@ -325,7 +363,7 @@ export class Gate {
     }
     signal?.addEventListener('abort', call, { once: true });
 
-    if (!session.send({ requestId, headers, ...request })) {
+    if (!session.send({ requestId, headers, ...withDeclaredConfig(request, session) })) {
       call.fail(gatewayError('SERVICE_DISCONNECTED', { args: { service: service.name } }));
     }
     return call;
@@ -344,8 +382,10 @@ export class Gate {
       session.state = 'draining';
     }
     this.#routable.clear();
-    const deadline = Date.now() + this.#config.drainTimeoutMs;
-    while (this.#calls.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    if (this.#calls.size > 0) {
+      // Until the last call settles (the `idle` event) or the drain time is up, whichever comes first.
+      await once(this.#events, 'idle', { signal: AbortSignal.timeout(this.#config.drainTimeoutMs) }).catch(() => undefined);
+    }
     for (const { call } of [...this.#calls.values()]) call.fail(gatewayError('GATE_IS_SHUT_DOWN'));
     for (const session of sessions) this.#onSessionEnded(session, 'gateway shutdown');
   }
@@ -357,6 +397,23 @@ interface CallEntry {
   session: ServiceSession;
   timer: NodeJS.Timeout | undefined;
   readonly signal: AbortSignal | undefined;
+}
+
+/**
+ * DESIGN section 4: a request without config (none given, no default named config) gets an empty JSON
+ * object when the instance's method descriptor declares a `config` input, rather than nothing.
+ */
+function withDeclaredConfig(request: GateRequest, session: ServiceSession): GateRequest {
+  if ('predict' in request && !request.predict.config && session.declaresConfig('predict')) {
+    return { predict: { ...request.predict, config: { json: '{}' } } };
+  }
+  if ('batch' in request && !request.batch.config && session.declaresConfig('batch')) {
+    return { batch: { ...request.batch, config: { json: '{}' } } };
+  }
+  if ('partialPredict' in request && !request.partialPredict.config && session.declaresConfig('partialPredict')) {
+    return { partialPredict: { ...request.partialPredict, config: { json: '{}' } } };
+  }
+  return request;
 }
 
 /** The predict deadline of a call passed (a timer callback shared by every call). */

@@ -28,6 +28,16 @@ export class ServiceSession {
   readonly #stream: ServiceStream;
   readonly #log: Logger;
 
+  /**
+   * Whether the instance's method descriptor declares a `config` input for a method. Such a service
+   * (the public Python SDK, the official service template) refuses a request without one with 400.
+   */
+  declaresConfig(method: string): boolean {
+    const methods = this.start.serviceDescriptor?.methods;
+    const input = methods?.[method]?.input ?? methods?.predict?.input;
+    return input !== undefined && Object.hasOwn(input, 'config');
+  }
+
   constructor(stream: ServiceStream, service: ServiceEntry, start: StartServingProto, log: Logger) {
     this.#stream = stream;
     this.service = service;

@@ -5,6 +5,7 @@ import type { Gate } from '../gate/gate.js';
 import type { HttpHelpers } from '../http/helpers.js';
 import type { Logger } from '../logger.js';
 import type { Pipeline } from '../pipeline.js';
+import type { Storage } from '../storage/storage.js';
 import type { TaskStore } from '../tasks/task-store.js';
 import type { Registry } from '../registry/registry.js';
 import type { DataTypes } from '../specs/data-types.js';
@@ -21,8 +22,10 @@ export interface PluginContext<Options = Record<string, unknown>> {
   readonly pipeline: Pipeline;
   readonly directory: Directory;
   readonly gate: Gate;
-  /** Async tasks and their results (in-memory or MongoDB, per config). */
+  /** Async tasks and their results (in-memory or MongoDB, per config): `storage.tasks`. */
   readonly store: TaskStore;
+  /** The gateway's storage, opened once; a plugin with state of its own opens its store here. */
+  readonly storage: Storage;
   readonly http: HttpHelpers;
   /** Base URL of the published data-type schemas (`{specs_url}`). */
   readonly specsUrl: string;
@@ -40,7 +43,7 @@ export interface PluginDefinition<Options = Record<string, unknown>> {
   readonly configSchema?: Record<string, unknown>;
   /** Mounts the plugin's routes on its own router. */
   routes?(router: Router, ctx: PluginContext<Options>): void;
-  /** Background work started after the routes are mounted (workers, timers). */
+  /** Background work started after the routes are mounted and before the gateway listens (workers, timers). */
   start?(ctx: PluginContext<Options>): Promise<void> | void;
   /**
    * Stops background work; called in reverse load order at shutdown, with the context `start` got

@@ -1,10 +1,12 @@
 /** The public surface for plugins: everything a plugin may import from core. */
 export { definePlugin, type PluginContext, type PluginDefinition } from './define-plugin.js';
 export { gatewayError, GatewayError, renderErrorBody, toGatewayError, type ErrorBody, type ErrorCode } from '../errors.js';
-export { startTaskReaper } from '../tasks/create-task-store.js';
+export { startTaskReaper } from '../tasks/task-reaper.js';
+export type { Storage, StorageKind, StoreChoices } from '../storage/storage.js';
+export { LeaseKeeper, type LeaseKeeperOptions } from '../storage/lease-keeper.js';
 export {
   gatewayErrorFromTask, taskErrorFrom,
-  type StoredResult, type TaskRecord, type TaskRequestInfo, type TaskRequestInput, type TaskResult, type TaskStore,
+  type StoredResult, type ClaimedTask, type TaskLease, type TaskRecord, type TaskRequestInfo, type TaskRequestInput, type TaskResult, type TaskStore,
 } from '../tasks/task-store.js';
 export type { Caller, ServiceEntry } from '../directory.js';
 export type { Permission } from '../config/types.js';
@@ -21,8 +23,9 @@ export type { Registry } from '../registry/registry.js';
 export type { ConfigSchema, ConstantDefinition, Model, ModelParameters, Provider, VariableDefinition } from '../registry/types.js';
 export type { DataCheck, DataTypes } from '../specs/data-types.js';
 export { GateHeaders, FITTED_MODEL_DIR_HEADER, DERIVED_SERVICE_ID_HEADER, DERIVED_ACCOUNT_ID_HEADER } from '../../proto/src/index.js';
-// Persistence building blocks for plugins that keep state of their own, in the task store's patterns.
-export { openMongoConnection, isDuplicateKeyError } from '../tasks/mongo-connection.js';
+// Persistence building blocks for plugins that keep state of their own, in the task store's patterns
+// (the connection itself comes from `ctx.storage.open`).
+export { isDuplicateKeyError } from '../tasks/mongo-connection.js';
 export { GridFsBlobStore } from '../tasks/gridfs-blob-store.js';
 export { storePayload, loadPayload, deletePayload, type BlobStore, type StoredPayload } from '../tasks/payload-storage.js';
 export { SpeechBridge } from '../speech/speech-bridge.js';

@@ -19,11 +19,13 @@ import {
   RESULT_INLINE_MAX_BYTES,
   isFinalStatus,
   runningCapFor,
+  type ClaimedTask,
   type ClaimOptions,
   type CreateLimits,
   type CreateTaskInput,
   type StoredResult,
   type TaskError,
+  type TaskLease,
   type TaskRecord,
   type TaskResult,
   type TaskStatus,
@@ -92,7 +94,7 @@ export class MemoryTaskStore implements TaskStore {
     return copy(record);
   }
 
-  async claim(options: ClaimOptions): Promise<TaskRecord | null> {
+  async claim(options: ClaimOptions): Promise<ClaimedTask | null> {
     const services = options.serviceIds && new Set(options.serviceIds);
     if (services?.size === 0) return null;
     const now = this.now();
@@ -120,14 +122,20 @@ export class MemoryTaskStore implements TaskStore {
       workerId: options.workerId,
       attempt: best.record.attempt + 1,
     } satisfies Partial<TaskRecord>);
-    return copy(best.record);
+    const claimed = copy(best.record);
+    return { ...claimed, requestBody: await this.readBody(best) };
   }
 
-  async renewLease(taskId: string, leaseToken: string, leaseMs: number): Promise<boolean> {
-    const task = this.leased(taskId, leaseToken);
-    if (!task) return false;
-    task.record.leaseUntil = this.now() + leaseMs;
-    return true;
+  async renewLeases(leases: readonly TaskLease[], leaseMs: number): Promise<Set<string>> {
+    const held = new Set<string>();
+    const until = this.now() + leaseMs;
+    for (const { taskId, leaseToken } of leases) {
+      const task = this.leased(taskId, leaseToken);
+      if (!task) continue;
+      task.record.leaseUntil = until;
+      held.add(taskId);
+    }
+    return held;
   }
 
   async complete(taskId: string, leaseToken: string, result: TaskResult): Promise<boolean> {
@@ -167,9 +175,7 @@ export class MemoryTaskStore implements TaskStore {
 
   async getRequestBody(taskId: string): Promise<Buffer | null> {
     const task = this.tasks.get(taskId);
-    if (!task) return null;
-    const read = await loadPayload(this.files, task.requestBody);
-    return read.kind === 'ok' ? Buffer.from(read.data) : null;
+    return task ? this.readBody(task) : null;
   }
 
   async getResult(taskId: string): Promise<StoredResult> {
@@ -219,6 +225,11 @@ export class MemoryTaskStore implements TaskStore {
     let n = 0;
     for (const { record } of this.active.values()) if (record.callerId === accountId && record.status === status) n++;
     return n;
+  }
+
+  private async readBody(task: MemoryTask): Promise<Buffer | null> {
+    const read = await loadPayload(this.files, task.requestBody);
+    return read.kind === 'ok' ? Buffer.from(read.data) : null;
   }
 
   /** The task when it is PROCESSING under this lease token. */

@@ -18,7 +18,7 @@ import {
 import { deletePayload, loadPayload, storePayload, type StoredPayload } from './payload-storage.js';
 import {
   DAY_MS, REQUEST_INLINE_MAX_BYTES, RESULT_INLINE_MAX_BYTES, runningCapFor,
-  type ClaimOptions, type CreateLimits, type CreateTaskInput, type StoredResult, type TaskError,
+  type ClaimedTask, type ClaimOptions, type CreateLimits, type TaskLease, type CreateTaskInput, type StoredResult, type TaskError,
   type TaskRecord, type TaskResult, type TaskStatus, type TaskStore, type TaskStoreOptions,
 } from './task-store.js';
 
@@ -90,7 +90,7 @@ export class MongoTaskStore implements TaskStore {
     throw tooMany();
   }
 
-  async claim(options: ClaimOptions): Promise<TaskRecord | null> {
+  async claim(options: ClaimOptions): Promise<ClaimedTask | null> {
     if (options.serviceIds?.length === 0) return null;
     const now = this.now();
     const services = options.serviceIds ? { serviceId: { $in: [...options.serviceIds] } } : {};
@@ -112,7 +112,7 @@ export class MongoTaskStore implements TaskStore {
             { new: true },
           )
           .lean<TaskDoc>();
-        if (claimed) return recordOf(claimed);
+        if (claimed) return this.claimedOf(claimed);
         continue;
       }
       const outcome = await this.claimQueued(candidate._id, candidate.callerId, runningCapFor(options, candidate.callerId), lease);
@@ -122,9 +122,14 @@ export class MongoTaskStore implements TaskStore {
     return null;
   }
 
-  async renewLease(taskId: string, leaseToken: string, leaseMs: number): Promise<boolean> {
-    const res = await this.model.updateOne({ _id: taskId, status: 'PROCESSING', leaseToken }, { $set: { leaseUntil: this.now() + leaseMs } });
-    return res.matchedCount === 1;
+  /** One write for all; only when some lease was refused, one read tells which. */
+  async renewLeases(leases: readonly TaskLease[], leaseMs: number): Promise<Set<string>> {
+    if (leases.length === 0) return new Set();
+    const filter = { status: 'PROCESSING', $or: leases.map(({ taskId, leaseToken }) => ({ _id: taskId, leaseToken })) };
+    const res = await this.model.updateMany(filter, { $set: { leaseUntil: this.now() + leaseMs } });
+    if (res.matchedCount === leases.length) return new Set(leases.map((l) => l.taskId));
+    const held = await this.model.find(filter).select({ _id: 1 }).lean<Array<{ _id: string }>>();
+    return new Set(held.map((d) => d._id));
   }
 
   async complete(taskId: string, leaseToken: string, result: TaskResult): Promise<boolean> {
@@ -213,7 +218,7 @@ export class MongoTaskStore implements TaskStore {
    * QUEUED → PROCESSING in a free runSlot of the caller: 'full' when the caller is at its running cap,
    * 'gone' when another worker took or canceled the task first.
    */
-  private async claimQueued(taskId: string, callerId: number, cap: number, lease: Pick<TaskDoc, 'leaseToken' | 'leaseUntil' | 'workerId'>): Promise<TaskRecord | 'full' | 'gone'> {
+  private async claimQueued(taskId: string, callerId: number, cap: number, lease: Pick<TaskDoc, 'leaseToken' | 'leaseUntil' | 'workerId'>): Promise<ClaimedTask | 'full' | 'gone'> {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const taken = await this.takenSlots('runSlot', callerId);
       if (taken.size >= cap) return 'full';
@@ -225,12 +230,18 @@ export class MongoTaskStore implements TaskStore {
             { new: true },
           )
           .lean<TaskDoc>();
-        return claimed ? recordOf(claimed) : 'gone';
+        return claimed ? await this.claimedOf(claimed) : 'gone';
       } catch (err) {
         if (!isDuplicateKeyError(err)) throw err; // else another process took that slot: look again
       }
     }
     return 'full';
+  }
+
+  /** The claimed document as a record with its request body (inline, or read from GridFS). */
+  private async claimedOf(doc: TaskDoc): Promise<ClaimedTask> {
+    const read = doc.request?.body ? await loadPayload(this.files, payloadOf(doc.request.body)) : undefined;
+    return { ...recordOf(doc), requestBody: read?.kind === 'ok' ? read.data : null };
   }
 
   /** Ends a task matching `filter`; returns the document as it was before, or null. */

@@ -10,7 +10,7 @@
  * Delivery is at least once: a task whose worker stops renewing its lease is claimed again, so
  * processing must tolerate a repeat. Every write by a worker carries the `leaseToken` its claim
  * returned (a fencing token): once the lease was lost and the task re-claimed, or the task was
- * canceled, the old worker's `renewLease`/`complete`/`fail` return false and change nothing.
+ * canceled, the old worker's `renewLeases`/`complete`/`fail` refuse it and change nothing.
  *
  * Implementations: `MemoryTaskStore` (default, one process) and `MongoTaskStore` (several gateway
  * processes on one MongoDB; the caps and the claim hold across them). Times are Unix milliseconds
@@ -39,7 +39,7 @@ export interface TaskRequestInput {
   contentType?: string;
 }
 
-/** The request as kept in the record: everything but the body, which `getRequestBody` returns. */
+/** The request as kept in the record: everything but the body, which `claim` and `getRequestBody` return. */
 export interface TaskRequestInfo {
   kind: TaskRequestKind;
   configId?: number;
@@ -88,6 +88,18 @@ export interface TaskRecord {
   /** Outcome summaries; the result body is read with `getResult`. */
   result: { statusCode: number; headers: Record<string, string>; bodyBytes: number } | null;
   error: TaskError | null;
+}
+
+/** A claimed task: its record and the body it was created with, read in the claim. */
+export interface ClaimedTask extends TaskRecord {
+  /** Null when the stored body is missing or damaged (the worker fails the task). */
+  requestBody: Buffer | null;
+}
+
+/** A worker's hold on a PROCESSING task: the fencing token its claim returned. */
+export interface TaskLease {
+  taskId: string;
+  leaseToken: string;
 }
 
 export interface CreateTaskInput {
@@ -141,12 +153,15 @@ export interface TaskStore {
    * claimable (or, rarely, when heavy contention used up its retries: poll again). A re-claimed task
    * already counts as running, so it is taken even when its caller is at the cap. Never hands one task
    * to two claimers. `attempt` tells a worker how often the task was taken; giving up on a repeat is
-   * the worker's call.
+   * the worker's call. The claimed task comes with its request body, so the worker reads it once.
    */
-  claim(options: ClaimOptions): Promise<TaskRecord | null>;
+  claim(options: ClaimOptions): Promise<ClaimedTask | null>;
 
-  /** Extends a PROCESSING task's lease; false when the token no longer matches (lost or canceled). */
-  renewLease(taskId: string, leaseToken: string, leaseMs: number): Promise<boolean>;
+  /**
+   * Extends the leases of PROCESSING tasks, all in one batch; returns the IDs of those still held.
+   * A lease whose token no longer matches (lost, re-claimed or canceled) is left unchanged.
+   */
+  renewLeases(leases: readonly TaskLease[], leaseMs: number): Promise<Set<string>>;
 
   /** PROCESSING → COMPLETED with the result, when the token still matches; false otherwise. */
   complete(taskId: string, leaseToken: string, result: TaskResult): Promise<boolean>;

@@ -12,8 +12,9 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import {
   GateHeaders,
-  GatewayError, fromServiceError, gatewayError, taskErrorFrom, toGatewayError,
-  type PluginContext, type PredictRequestProto, type ServiceAnswer, type ServiceCall, type ServiceEntry, type TaskRecord, type TaskResult,
+  GatewayError, LeaseKeeper, fromServiceError, gatewayError, taskErrorFrom, toGatewayError,
+  type ClaimedTask, type PluginContext, type PredictRequestProto, type ServiceAnswer, type ServiceCall, type ServiceEntry, type TaskRecord,
+  type TaskResult,
 } from '../../core/plugins/index.js';
 import { runningCap } from './limits.js';
 import type { AsyncPredictOptions } from './options.js';
@@ -21,7 +22,6 @@ import { predictRequestOf, resultOf } from './transform.js';
 
 /** Failures after which the same claim may dispatch again: the instance went away, not the request. */
 const RETRYABLE = new Set(['SERVICE_DISCONNECTED', 'NO_ACTIVE_INSTANCES']);
-const INSTANCE_CHECK_MS = 50;
 
 /** A task ready to be sent: its job and its predict request. */
 interface Item {
@@ -30,11 +30,10 @@ interface Item {
 }
 
 interface Job {
-  readonly task: TaskRecord;
+  readonly task: ClaimedTask;
   readonly leaseToken: string;
   /** Aborted when the task was cancelled, its lease was lost, or the pool closes: nothing is written then. */
   readonly stop: AbortController;
-  renewing: boolean;
   done?: Promise<void>;
 }
 
@@ -42,19 +41,33 @@ export class WorkerPool {
   readonly workerId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   readonly #ctx: PluginContext<AsyncPredictOptions>;
   readonly #jobs = new Map<string, Job>();
+  /** The leases of every running job, renewed together. */
+  readonly #leases: LeaseKeeper<Job>;
   #filling: Promise<void> | undefined;
   #refill = false;
   #timer: NodeJS.Timeout | undefined;
+  #stopWatchingInstances: (() => void) | undefined;
   #running = false;
 
   constructor(ctx: PluginContext<AsyncPredictOptions>) {
     this.#ctx = ctx;
+    const { leaseMs } = ctx.options;
+    this.#leases = new LeaseKeeper<Job>({
+      intervalMs: Math.max(10, Math.floor(leaseMs / 3)),
+      renew: async (jobs) => {
+        const held = await ctx.store.renewLeases(jobs.map((job) => ({ taskId: job.task.taskId, leaseToken: job.leaseToken })), leaseMs);
+        return new Set(jobs.filter((job) => held.has(job.task.taskId)));
+      },
+      onError: (err) => ctx.logger.warn({ err }, 'async lease renewal failed; trying again'),
+    });
   }
 
+  /** Claims now, at every poll (tasks created on other gateways), and when an instance connects here. */
   start(): void {
     this.#running = true;
     this.#timer = setInterval(() => this.wake(), this.#ctx.options.pollMs);
     this.#timer.unref();
+    this.#stopWatchingInstances = this.#ctx.gate.onInstance(() => this.wake());
     this.wake();
   }
 
@@ -80,9 +93,11 @@ export class WorkerPool {
   async close(): Promise<void> {
     this.#running = false;
     clearInterval(this.#timer);
+    this.#stopWatchingInstances?.();
     for (const job of this.#jobs.values()) job.stop.abort();
     await this.#filling; // a task claimed meanwhile starts stopped (#startGroup)
     await Promise.allSettled([...this.#jobs.values()].map((job) => job.done));
+    this.#leases.close();
   }
 
   /**
@@ -112,7 +127,7 @@ export class WorkerPool {
    * A service that takes `batch` requests: more of its waiting tasks are claimed at once (up to
    * `batchSize`), and those with the same config go as one batch (a batch has one config).
    */
-  async #startBatches(first: TaskRecord): Promise<void> {
+  async #startBatches(first: ClaimedTask): Promise<void> {
     const { store, options } = this.#ctx;
     const tasks = [first];
     try {
@@ -124,7 +139,7 @@ export class WorkerPool {
     } catch (err) {
       this.#ctx.logger.warn({ err }, 'claiming more tasks for a batch failed; sending those claimed');
     }
-    const byConfig = new Map<string | undefined, TaskRecord[]>();
+    const byConfig = new Map<string | undefined, ClaimedTask[]>();
     for (const task of tasks) byConfig.set(task.request.config, [...(byConfig.get(task.request.config) ?? []), task]);
     for (const group of byConfig.values()) this.#startGroup(group);
   }
@@ -140,29 +155,29 @@ export class WorkerPool {
     runningCap(this.#ctx.directory.findAccount(accountId)?.requestsPerSecond ?? this.#ctx.config.limits.defaultRequestsPerSecond);
 
   /** Runs tasks of one service as one dispatch: a `predict` for one task, a `batch` for several. */
-  #startGroup(tasks: readonly TaskRecord[]): void {
-    const jobs: Job[] = tasks.map((task) => ({ task, leaseToken: task.leaseToken ?? '', stop: new AbortController(), renewing: false }));
+  #startGroup(tasks: readonly ClaimedTask[]): void {
+    const jobs: Job[] = tasks.map((task) => ({ task, leaseToken: task.leaseToken ?? '', stop: new AbortController() }));
     for (const job of jobs) {
       if (!this.#running) job.stop.abort();
       this.#jobs.set(job.task.taskId, job);
+      this.#leases.hold(job, () => {
+        this.#ctx.logger.debug({ taskId: job.task.taskId }, 'async task cancelled or its lease lost: stopping it');
+        job.stop.abort();
+      });
     }
     const done = this.#runGroup(jobs).finally(() => {
-      for (const job of jobs) this.#jobs.delete(job.task.taskId);
+      for (const job of jobs) {
+        this.#leases.release(job);
+        this.#jobs.delete(job.task.taskId);
+      }
       this.wake();
     });
     for (const job of jobs) job.done = done;
   }
 
   async #runGroup(jobs: readonly Job[]): Promise<void> {
-    const renewal = setInterval(() => {
-      for (const job of jobs) void this.#renew(job);
-    }, Math.max(10, Math.floor(this.#ctx.options.leaseMs / 3)));
-    try {
-      const outcomes = await this.#processGroup(jobs);
-      await Promise.all(jobs.map((job) => this.#settle(job, outcomes.get(job) ?? gatewayError('INTERNAL_ERROR'))));
-    } finally {
-      clearInterval(renewal);
-    }
+    const outcomes = await this.#processGroup(jobs);
+    await Promise.all(jobs.map((job) => this.#settle(job, outcomes.get(job) ?? gatewayError('INTERNAL_ERROR'))));
   }
 
   /** Stores a task's outcome, unless the task was stopped (cancelled, lease lost, pool closing). */
@@ -188,7 +203,7 @@ export class WorkerPool {
 
   /** Each task's result or error; tasks that cannot be sent (lost body, …) fail alone. */
   async #processGroup(jobs: readonly Job[]): Promise<Map<Job, TaskResult | GatewayError>> {
-    const { store, directory, options } = this.#ctx;
+    const { directory, options } = this.#ctx;
     const outcomes = new Map<Job, TaskResult | GatewayError>();
     const ready: Item[] = [];
     const service = directory.serviceById(jobs[0]!.task.serviceId);
@@ -199,9 +214,8 @@ export class WorkerPool {
           throw gatewayError('ASYNC_TASK_ABANDONED', { args: { taskId: task.taskId, attempts: task.attempt - 1 } });
         }
         if (!service) throw gatewayError('SERVICE_NOT_FOUND', { args: { account: task.serviceAccountId, model: task.serviceId } });
-        const body = await store.getRequestBody(task.taskId);
-        if (!body) throw gatewayError('ASYNC_REQUEST_BODY_WAS_LOST', { args: { taskId: task.taskId } });
-        ready.push({ job, request: predictRequestOf(task.request, body) });
+        if (!task.requestBody) throw gatewayError('ASYNC_REQUEST_BODY_WAS_LOST', { args: { taskId: task.taskId } });
+        ready.push({ job, request: predictRequestOf(task.request, task.requestBody) });
       } catch (err) {
         outcomes.set(job, toGatewayError(err));
       }
@@ -262,28 +276,8 @@ export class WorkerPool {
 
   /** Waits up to `instanceWaitMs` for an instance of the service; false when none came (or the job stopped). */
   async #instanceBack(service: ServiceEntry, signal: AbortSignal): Promise<boolean> {
-    const deadline = Date.now() + this.#ctx.options.instanceWaitMs;
-    for (;;) {
-      if (signal.aborted || !this.#running) return false;
-      if (this.#ctx.gate.hasInstances(service.id)) return true;
-      if (Date.now() >= deadline) return false;
-      await new Promise((resolve) => setTimeout(resolve, INSTANCE_CHECK_MS));
-    }
-  }
-
-  async #renew(job: Job): Promise<void> {
-    if (job.renewing || job.stop.signal.aborted) return;
-    job.renewing = true;
-    try {
-      if (!(await this.#ctx.store.renewLease(job.task.taskId, job.leaseToken, this.#ctx.options.leaseMs))) {
-        this.#ctx.logger.debug({ taskId: job.task.taskId }, 'async task cancelled or its lease lost: stopping it');
-        job.stop.abort();
-      }
-    } catch (err) {
-      this.#ctx.logger.warn({ taskId: job.task.taskId, err }, 'lease renewal failed; trying again');
-    } finally {
-      job.renewing = false;
-    }
+    if (!this.#running) return false;
+    return this.#ctx.gate.whenInstance(service.id, this.#ctx.options.instanceWaitMs, signal);
   }
 }
 

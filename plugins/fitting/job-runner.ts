@@ -14,6 +14,7 @@ import {
   GateHeaders,
   gatewayError,
   GatewayError,
+  LeaseKeeper,
   type PayloadProto,
   type PluginContext,
   type ServiceEntry,
@@ -42,12 +43,20 @@ export class JobRunner {
   readonly #ctx: PluginContext<FittingOptions>;
   readonly #store: FittingStore;
   readonly #derived: DerivedServices;
-  readonly #running = new Map<string, Running>();
+  readonly #running = new Map<number, Running>();
+  /** The leases of the jobs running here (by job ID), renewed together from launch to end. */
+  readonly #leases: LeaseKeeper<number>;
 
   constructor(ctx: PluginContext<FittingOptions>, store: FittingStore, derived: DerivedServices) {
     this.#ctx = ctx;
     this.#store = store;
     this.#derived = derived;
+    const { leaseMs } = ctx.options;
+    this.#leases = new LeaseKeeper<number>({
+      intervalMs: Math.max(50, Math.floor(leaseMs / 3)),
+      renew: (jobIds) => store.renewLeases(jobIds, this.runnerId, leaseMs),
+      onError: (err) => ctx.logger.warn({ err }, 'fitting lease renewal failed; trying again'),
+    });
   }
 
   get active(): number {
@@ -57,14 +66,21 @@ export class JobRunner {
   /** Starts a PENDING job created by this runner; returns at once. */
   launch(job: JobRecord, plan: FitPlan): void {
     const controller = new AbortController();
+    this.#leases.hold(job.jobId, () => {
+      if (!controller.signal.aborted) this.#ctx.logger.info({ jobId: job.jobId }, 'fitting job canceled or expired elsewhere; stopping it');
+      controller.abort();
+    });
     const done = this.#run(job, plan, controller)
       .catch((err: unknown) => this.#ctx.logger.error({ err, jobId: job.jobId }, 'fitting job runner failed'))
-      .finally(() => this.#running.delete(job.jobId));
+      .finally(() => {
+        this.#leases.release(job.jobId);
+        this.#running.delete(job.jobId);
+      });
     this.#running.set(job.jobId, { controller, done });
   }
 
   /** Stops a job running here (its record was already set CANCELED); false when it runs elsewhere. */
-  abort(jobId: string): boolean {
+  abort(jobId: number): boolean {
     const running = this.#running.get(jobId);
     running?.controller.abort();
     return running !== undefined;
@@ -73,13 +89,13 @@ export class JobRunner {
   /** Waits for the jobs running here to end (the Gate fails their calls when it shuts down). */
   async close(): Promise<void> {
     await Promise.all([...this.#running.values()].map((r) => r.done));
+    this.#leases.close();
   }
 
   async #run(job: JobRecord, plan: FitPlan, controller: AbortController): Promise<void> {
     const { gate, logger, options } = this.#ctx;
     const log = logger.child({ jobId: job.jobId, serviceId: job.serviceId });
     const { leaseMs } = options;
-    let renewal: NodeJS.Timeout | undefined;
     const lost = () => {
       if (!controller.signal.aborted) log.info('fitting job canceled or expired elsewhere; stopping it');
       controller.abort();
@@ -108,7 +124,7 @@ export class JobRunner {
           datasetInfo: { accountId: plan.dataset.accountId, datasetId: plan.dataset.id, name: plan.dataset.name, type: plan.dataset.dataType },
         },
       }, {
-        headers: { ...plan.headers, [GateHeaders.fitJobId]: job.jobId },
+        headers: { ...plan.headers, [GateHeaders.fitJobId]: String(job.jobId) },
         signal: controller.signal,
         timeoutMs: options.fitTimeoutSec * 1000,
       });
@@ -117,9 +133,6 @@ export class JobRunner {
         return;
       }
       log.info({ baseServiceId: plan.base.id, requestId: call.requestId }, 'fitting job running');
-      renewal = setInterval(() => {
-        this.#store.renewLease(job.jobId, this.runnerId, leaseMs).then((ours) => ours || lost(), (err: unknown) => log.warn({ err }, 'fitting lease not renewed'));
-      }, Math.max(50, Math.floor(leaseMs / 3)));
 
       let finished = false;
       for await (const answer of call) {
@@ -144,8 +157,6 @@ export class JobRunner {
       const failed = await this.#store.failJob(job.jobId, this.runnerId, jobErrorOf(error));
       if (failed) log.info({ code: error.code, message: error.message }, 'fitting job failed');
       await removeQuietly(job.modelDir);
-    } finally {
-      if (renewal) clearInterval(renewal);
     }
   }
 }

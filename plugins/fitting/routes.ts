@@ -6,7 +6,6 @@
  * Datasets, jobs and derived services belong to the account that created them: another account's
  * are refused with 403 ACCESS_TO_ANOTHER_ACCOUNT_DENIED, missing ones are 404 ENTITY_NOT_FOUND_BY_ID.
  */
-import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type Router from '@koa/router';
@@ -30,8 +29,8 @@ import { datasetView, derivedView, fitConfigView, jobView } from './views.js';
 export const PREFIXES = ['/api/platformgate', '/api/platformcore'];
 export const KEY_HEADER = 'PLATFORM-API-KEY';
 
+/** Dataset, derived-service and job IDs: positive int64 numbers (within a double's exact range). */
 const NUMERIC_ID = /^[1-9][0-9]{0,15}$/;
-const JOB_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const JOB_LIST_LIMIT = 100;
 
 interface DerivedBody {
@@ -91,7 +90,7 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
 
   const ownJob = async (caller: Caller, ref: string): Promise<JobRecord> => {
     const { store } = await runtime.opened();
-    const job = JOB_ID.test(ref) ? await store.getJob(ref.toLowerCase()) : null;
+    const job = NUMERIC_ID.test(ref) ? await store.getJob(Number(ref)) : null;
     if (!job) throw notFound('job', ref);
     if (job.accountId !== caller.account.id) throw othersEntity('job', ref);
     return job;
@@ -169,7 +168,7 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
       if (!gate.hasInstances(base.id)) throw gatewayError('NO_ACTIVE_INSTANCES', { args: { service: base.name } });
 
       const { store, runner } = await runtime.opened();
-      const jobId = randomUUID();
+      const jobId = await store.nextId('job');
       const job = await store.createJob({
         jobId,
         accountId: caller.account.id,
@@ -178,7 +177,7 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
         datasetId: dataset.id,
         configId: chosen.configId,
         config: chosen.config === undefined ? null : JSON.stringify(chosen.config),
-        modelDir: join(runtime.modelRoot, String(service.id), jobId),
+        modelDir: join(runtime.modelRoot, String(service.id), String(jobId)),
         previousModelDir: service.modelDir,
         runnerId: runner.runnerId,
         leaseMs: options.leaseMs,

@@ -1,10 +1,10 @@
 /**
- * One gateway's fitting machinery: the store (memory, or MongoDB when `store.kind` is mongodb), the
+ * One gateway's fitting machinery: the store (on the gateway's storage: memory or MongoDB), the
  * job runner, the derived services in the Directory, and the periodic sweep that fails orphaned jobs,
  * repairs half-applied results and (with MongoDB) picks up other gateways' changes.
  */
 import { join } from 'node:path';
-import { gatewayError, openMongoConnection, type PluginContext } from '../../core/plugins/index.js';
+import { gatewayError, type PluginContext } from '../../core/plugins/index.js';
 import { DerivedServices } from './derived-services.js';
 import { JobRunner } from './job-runner.js';
 import type { FittingOptions } from './options.js';
@@ -41,21 +41,11 @@ export class FittingRuntime {
   }
 
   async #open(): Promise<Opened> {
-    const { config, logger } = this.ctx;
-    let store: FittingStore;
-    if (config.store.kind === 'mongodb' && config.store.mongodbUri) {
-      const connection = await openMongoConnection(config.store.mongodbUri, logger);
-      try {
-        store = await MongoFittingStore.open({ connection, ownsConnection: true, warn: (message, err) => logger.warn({ err }, message) });
-      } catch (err) {
-        await connection.close().catch(() => undefined);
-        throw err;
-      }
-      logger.info('fitting store: MongoDB');
-    } else {
-      store = new MemoryFittingStore();
-      logger.info('fitting store: in memory (datasets, derived services and jobs do not survive a restart)');
-    }
+    const { storage, logger } = this.ctx;
+    const store: FittingStore = await storage.open<FittingStore>({
+      memory: () => new MemoryFittingStore(),
+      mongodb: (connection) => MongoFittingStore.open({ connection, warn: (message, err) => logger.warn({ err }, message) }),
+    });
     return { store, runner: new JobRunner(this.ctx, store, this.derived) };
   }
 
@@ -66,7 +56,7 @@ export class FittingRuntime {
     await this.sweep();
     const { leaseMs, syncIntervalMs } = this.ctx.options;
     this.#every(Math.max(100, Math.floor(leaseMs / 2)), () => this.sweep());
-    if (store instanceof MongoFittingStore && syncIntervalMs > 0) {
+    if (this.ctx.storage.kind === 'mongodb' && syncIntervalMs > 0) {
       this.#every(syncIntervalMs, async () => this.derived.reconcile(await store.listDerived()));
     }
   }

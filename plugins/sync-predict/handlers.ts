@@ -23,6 +23,11 @@ interface ExtRequestData {
   params: Record<string, string>;
 }
 
+/** Over HTTP an ext parameter is text; the service gets it as `PayloadProto{json: <text>}`, as the public SDKs read it. */
+export function extParams(params: Record<string, string>): Record<string, PayloadProto> {
+  return Object.fromEntries(Object.entries(params).map(([name, text]) => [name, { json: text }]));
+}
+
 export type Handler = (ctx: Context) => Promise<void>;
 
 /**
@@ -96,7 +101,7 @@ export function createHandlers(plugin: PluginContext): Record<'predict' | 'predi
     async ext(ctx) {
       const { caller, service } = admit(ctx);
       const body = readExt(await http.readJson(ctx));
-      await dispatch(ctx, caller, service, { ext: { methodName: body.methodName, params: body.params } });
+      await dispatch(ctx, caller, service, { ext: { methodName: body.methodName, params: extParams(body.params) } });
     },
   };
 }

@@ -1,7 +1,12 @@
 import { definePlugin } from '../../core/plugins/index.js';
 import { createHandlers } from './handlers.js';
 
-const SERVICE = '/api/platformgate/account/:account/model/:model';
+/**
+ * The spec serves these under `{gate}`; the platform's public SDK REST client calls them under
+ * `{gateway}`, so both prefixes lead to the same handlers.
+ */
+const PREFIXES = ['/api/platformgate', '/api/platformgateway'];
+const SERVICE = '/account/:account/model/:model';
 
 /**
  * Synchronous predict (spec 4.2), authenticated by the `PLATFORM-API-KEY` header: the caller waits
@@ -15,13 +20,15 @@ const SERVICE = '/api/platformgate/account/:account/model/:model';
  */
 export default definePlugin({
   name: 'sync-predict',
-  description: 'POST /api/platformgate/account/{account}/model/{model}/predict[-with-config[-v2]] and /ext',
+  description: 'POST /api/platformgate[way]/account/{account}/model/{model}/predict[-with-config[-v2]] and /ext',
   configSchema: { type: 'object', additionalProperties: false, properties: {} },
   routes(router, ctx) {
     const handlers = createHandlers(ctx);
-    router.post(`${SERVICE}/predict`, handlers.predict);
-    router.post(`${SERVICE}/predict-with-config`, handlers.predictWithConfig);
-    router.post(`${SERVICE}/predict-with-config-v2`, handlers.predictWithConfigV2);
-    router.post(`${SERVICE}/ext`, handlers.ext);
+    for (const prefix of PREFIXES) {
+      router.post(`${prefix}${SERVICE}/predict`, handlers.predict);
+      router.post(`${prefix}${SERVICE}/predict-with-config`, handlers.predictWithConfig);
+      router.post(`${prefix}${SERVICE}/predict-with-config-v2`, handlers.predictWithConfigV2);
+      router.post(`${prefix}${SERVICE}/ext`, handlers.ext);
+    }
   },
 });

@@ -138,9 +138,10 @@ export class GateClient {
     }
   }
 
-  /** An extended method call. */
-  async ext(methodName: string, params: StringMap = {}, options: CallOptions = {}): Promise<ExtendedResponseProto> {
-    const response = await this.process({ ext: { methodName, params } }, options);
+  /** An extended method call; a text parameter is sent as `{json: <text>}`, as the HTTP ext route does. */
+  async ext(methodName: string, params: Record<string, string | PayloadProto> = {}, options: CallOptions = {}): Promise<ExtendedResponseProto> {
+    const payloads = Object.fromEntries(Object.entries(params).map(([name, value]) => [name, typeof value === 'string' ? { json: value } : value]));
+    const response = await this.process({ ext: { methodName, params: payloads } }, options);
     if (!response.ext) throw new GateClientError('wrong-response', `Expected an ext answer, got ${response.body ?? 'nothing'}`, 502);
     return response.ext;
   }

@@ -110,7 +110,8 @@ export class Dispatcher {
           const handler = this.handlers.ext;
           if (!handler) throw ServiceError.methodNotSupported('ext');
           const methodName = message.ext?.methodName ?? '';
-          const result = await handler.call(this.handlers, methodName, { ...(message.ext?.params ?? {}) }, scope.ctx);
+          const params = Object.fromEntries(Object.entries(message.ext?.params ?? {}).map(([name, proto]) => [name, new Payload(proto, `parameter '${name}'`)]));
+          const result = await handler.call(this.handlers, methodName, params, scope.ctx);
           if (isAsyncIterable(result)) throw new ServiceError(ServiceErrorCodes.processingException, 'An ext handler cannot stream its answer', 500);
           const response = toModelResponse(result);
           const headers = mergeHeaders(scope.ctx.responseHeaders, response.headers);

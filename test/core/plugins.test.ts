@@ -1,3 +1,5 @@
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
@@ -70,6 +72,25 @@ describe('plugin loader', () => {
     expect(options).toMatchObject({ code: 'PLUGIN_OPTIONS_INVALID' });
     expect(options.problems).toEqual(['plugins.options.shout/greeting: must be string']);
     expect(await bootFails({ options: { ghost: {} } })).toMatchObject({ code: 'PLUGIN_OPTIONS_INVALID', message: expect.stringContaining('ghost') });
+  });
+
+  it('starts the plugins before the gateway listens for HTTP and gRPC', async () => {
+    const freePort = () => new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const [httpPort, grpcPort] = [await freePort(), await freePort()];
+    const { seen } = await import('../fixtures/plugins/probe-listeners.js');
+    const gw = await startTestGateway(testConfigInput({ server: { httpPort, grpcPort }, plugins: { custom: [{ path: fixture('probe-listeners.ts') }] } }));
+    try {
+      expect(seen).toEqual([{ http: false, grpc: false }]);
+      const health = await request(gw.httpUrl).get('/nothing-here');
+      expect(health.status).toBe(404); // and it listens once started
+    } finally {
+      await gw.close();
+    }
   });
 
   it('a disabled custom plugin is not loaded', async () => {

@@ -83,8 +83,8 @@ describe('Gate client calls', () => {
   });
 
   it('process: ext requests reach the service method', async () => {
-    const res = await processUnary(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, ext: { methodName: 'info', params: { a: 'b' } } });
-    expect(JSON.parse(res.ext!.data!.json!)).toEqual({ method: 'info', params: { a: 'b' } });
+    const res = await processUnary(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, ext: { methodName: 'info', params: { a: { json: '"b"', dataType: 'text' } } } });
+    expect(JSON.parse(res.ext!.data!.json!)).toMatchObject({ method: 'info', params: { a: { json: '"b"', dataType: 'text' } } });
   });
 
   it('processResponseStream: streams partial answers in order', async () => {

@@ -2,17 +2,18 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { requirePrerequisite } from '../support/prerequisites.js';
 import { generatePythonStubs, pythonPath, pythonPrerequisite, pythonScriptsDir } from '../support/python.js';
-import { ECHO_TOKEN, TEST_KEY, startTestGateway } from '../support/gateway.js';
+import { ECHO_TOKEN, TEST_KEY, startTestGateway, testConfigInput } from '../support/gateway.js';
 import { json, processUnary, rawClient } from '../support/raw-gate-client.js';
 
 const ready = requirePrerequisite('Python grpcio model service', pythonPrerequisite(['grpc', 'grpc_tools']));
 
 describe.skipIf(!ready)('a model service written in Python with grpcio', () => {
-  it('registers over processAsync, heartbeats and answers a predict', async () => {
-    const gw = await startTestGateway();
+  it('registers over processAsync, heartbeats and answers a predict and an ext call with parameters', async () => {
+    const gw = await startTestGateway(testConfigInput({ plugins: { enabled: ['sync-predict'] } }));
     const stubs = mkdtempSync(join(tmpdir(), 'gate-py-'));
     await generatePythonStubs(stubs);
     const child = spawn(pythonPath(), [join(pythonScriptsDir, 'gate_service.py'), stubs, gw.grpcAddress, ECHO_TOKEN], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -33,6 +34,14 @@ describe.skipIf(!ready)('a model service written in Python with grpcio', () => {
       const res = await processUnary(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, headers: { 'Z-requestId': 'py-1' }, predict: { data: json({ hello: 'python' }) } });
       expect(res.error).toBeUndefined();
       expect(JSON.parse(res.predict!.data!.json!)).toEqual({ python: true, echo: { hello: 'python' }, requestId: 'py-1' });
+      // ext parameters decode as PayloadProto on the service side (a string map would drop its stream),
+      // reached under the {gateway} prefix the public SDK's REST client uses.
+      const ext = await request(gw.httpUrl)
+        .post('/api/platformgateway/account/demo/model/echo/ext')
+        .set('PLATFORM-API-KEY', TEST_KEY)
+        .send({ methodName: 'describe', params: { verbose: 'yes', limit: '3' } })
+        .expect(200);
+      expect(ext.body).toEqual({ python: true, method: 'describe', params: { verbose: 'yes', limit: '3' } });
       // It keeps the stream alive past the 3 intervals + 1 s silence limit with its own heartbeats.
       await new Promise((r) => setTimeout(r, 1800));
       expect(gw.gateway.gate.instances(10)).toHaveLength(1);

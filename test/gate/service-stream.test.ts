@@ -85,7 +85,8 @@ describe('Gate processAsync', () => {
     await eventually(() => !gw.gateway.gate.hasInstances(10), 4000, 'the silent instance to be dropped');
     await s.untilEnded();
     const res = await predict();
-    expect(res.error).toMatchObject({ code: 'NO_ACTIVE_INSTANCES', statusCode: 400 });
+    // Both fields: the public SDKs' clients read `status`, which reads as OK when unset.
+    expect(res.error).toMatchObject({ code: 'NO_ACTIVE_INSTANCES', statusCode: 400, status: 'BAD_REQUEST' });
   });
 
   it('replaces the session on reconnect with the same instanceBootUuid and still takes late answers from the old stream', async () => {
@@ -155,7 +156,7 @@ describe('Gate processAsync', () => {
     const started = Date.now();
     s.cancel();
     const res = await pending;
-    expect(res.error).toMatchObject({ code: 'SERVICE_DISCONNECTED', statusCode: 502 });
+    expect(res.error).toMatchObject({ code: 'SERVICE_DISCONNECTED', statusCode: 502, status: 'BAD_GATEWAY' });
     expect(Date.now() - started).toBeLessThan(1000);
   });
 
@@ -166,7 +167,7 @@ describe('Gate processAsync', () => {
     const pending = predict({ timeoutSec: 1 });
     const req = await s.next((m) => m.body === 'predict');
     const res = await pending;
-    expect(res.error).toMatchObject({ code: 'PREDICT_TIMEOUT', statusCode: 504 });
+    expect(res.error).toMatchObject({ code: 'PREDICT_TIMEOUT', statusCode: 504, status: 'GATEWAY_TIMEOUT' });
     const cancel = await s.next((m) => m.body === 'cancel');
     expect(cancel.cancel?.requestIdToCancel).toBe(req.requestId);
   });
@@ -178,7 +179,39 @@ describe('Gate processAsync', () => {
     const pending = predict();
     const req = await s.next((m) => m.body === 'predict');
     s.send({ requestId: req.requestId, error: { code: 'platform-action.common.bad-request', message: 'no q' } });
-    expect((await pending).error).toMatchObject({ code: 'platform-action.common.bad-request', message: 'no q', statusCode: 400 });
+    expect((await pending).error).toMatchObject({ code: 'platform-action.common.bad-request', message: 'no q', statusCode: 400, status: 'BAD_REQUEST' });
+  });
+
+  it('sends an empty JSON config when the method descriptor declares a config input and none was given', async () => {
+    const declaring = open();
+    declaring.startServing(ECHO_TOKEN, 'template', {
+      name: 'template',
+      methods: { predict: { input: { data: { type: 'PredictRequest' }, config: { type: 'PredictConfig' } }, output: { type: 'PredictResponse' } } },
+    });
+    await declaring.next((m) => m.body === 'serviceInfo');
+    const pending = predict();
+    const req = await declaring.next((m) => m.body === 'predict');
+    expect(req.predict?.config).toMatchObject({ json: '{}' });
+    declaring.send({ requestId: req.requestId, predict: { data: json('ok') } });
+    await pending;
+    // A config the caller gave is sent as given.
+    const given = predict({ predict: { data: json({ q: 1 }), config: json({ t: 1 }) } });
+    const withConfig = await declaring.next((m) => m.body === 'predict');
+    expect(withConfig.predict?.config).toMatchObject({ json: '{"t":1}' });
+    declaring.send({ requestId: withConfig.requestId, predict: { data: json('ok') } });
+    await given;
+    declaring.close();
+    await eventually(() => !gw.gateway.gate.hasInstances(10), 2000, 'the declaring instance to go');
+
+    // Without the declaration the service gets no config, as before.
+    const plain = open();
+    plain.startServing(ECHO_TOKEN, 'plain');
+    await plain.next((m) => m.body === 'serviceInfo');
+    const second = predict();
+    const bare = await plain.next((m) => m.body === 'predict');
+    expect(bare.predict?.config).toBeUndefined();
+    plain.send({ requestId: bare.requestId, predict: { data: json('ok') } });
+    await second;
   });
 
   it('stops routing to an instance that sent stopServing but still delivers its answers', async () => {

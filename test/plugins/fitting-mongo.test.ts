@@ -93,7 +93,7 @@ describe.skipIf(!requirePrerequisite('fitting with MongoDB', mongoPrerequisite()
     // What a gateway that crashed mid-fit leaves behind: a RUNNING job it no longer renews.
     const store = await MongoFittingStore.open({ connection: await openMongoConnection(uri), ownsConnection: true });
     await store.createDerived({ id: 100_000, accountId: 1, name: 'orphan', description: '', baseServiceId: 20 });
-    const crashed = { jobId: '11111111-1111-4111-8111-111111111111', accountId: 1, serviceId: 100_000, baseServiceId: 20, datasetId: 1, configId: null, config: null, modelDir: '/nowhere', previousModelDir: null, runnerId: 'gone', leaseMs: 60_000 };
+    const crashed = { jobId: 7_000_001, accountId: 1, serviceId: 100_000, baseServiceId: 20, datasetId: 1, configId: null, config: null, modelDir: '/nowhere', previousModelDir: null, runnerId: 'gone', leaseMs: 60_000 };
     await store.createJob(crashed);
     await store.startJob(crashed.jobId, 'gone', 300);
     await store.close();
@@ -120,7 +120,7 @@ describe.skipIf(!requirePrerequisite('fitting with MongoDB', mongoPrerequisite()
     const job = (await clientA.post(`/account/demo/model/${id.modelId}/fit`, { datasetId: dataset.id.datasetId }).expect(200)).body;
     await eventually(() => steps.held > 0, 5000, 'the fit to start');
     // One job per service, whichever gateway is asked; the job reads the same through either.
-    expect((await clientB.post(`/account/demo/model/${id.modelId}/fit`, { datasetId: dataset.id.datasetId }).expect(409)).body.error.message).toContain(job.jobId);
+    expect((await clientB.post(`/account/demo/model/${id.modelId}/fit`, { datasetId: dataset.id.datasetId }).expect(409)).body.error.message).toContain(`job ${job.jobId})`);
     expect((await clientB.get(`/account/demo/job/${job.jobId}`).expect(200)).body.status).toBe('RUNNING');
     steps.open();
     await waitForJob(clientB, 'demo', job.jobId);

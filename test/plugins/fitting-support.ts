@@ -115,7 +115,7 @@ export function api(gw: TestGateway, key = TEST_KEY) {
 export type Api = ReturnType<typeof api>;
 
 /** Polls the job until `done`; returns the final record. */
-export async function waitForJob(client: Api, account: string, jobId: string, timeoutMs = 10_000): Promise<Record<string, any>> {
+export async function waitForJob(client: Api, account: string, jobId: number, timeoutMs = 10_000): Promise<Record<string, any>> {
   let job: Record<string, any> = {};
   await eventually(async () => {
     job = (await client.get(`/account/${account}/job/${jobId}`).expect(200)).body as Record<string, any>;

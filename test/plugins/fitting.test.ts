@@ -92,7 +92,9 @@ describe('fitting plugin', () => {
     const created = (await client.post(`/account/1/model/${modelId}/fit`, { datasetId, config: { alpha: 0.5 } }).expect(200)).body;
     expect(created).toMatchObject({ status: 'PENDING', percentage: 0, done: false, error: false, jobType: 'FIT', datasetId, configId: null, config: { alpha: 0.5 } });
     expect(created.service).toMatchObject({ id: { accountId: 1, modelId }, name: 'sentiment' });
-    const jobId = created.jobId as string;
+    // An int64 number, as the platform's API and its public SDK's client (JobStatusData) type it.
+    expect(Number.isSafeInteger(created.jobId) && created.jobId > 0).toBe(true);
+    const jobId = created.jobId as number;
 
     // Training waits after each progress report until the test has seen it in the job.
     const observed: Array<{ status: string; percentage: number }> = [];
@@ -120,14 +122,14 @@ describe('fitting plugin', () => {
     // The fit exchange: the dataset, config, where to keep the model, and who it is for.
     expect(seen).toHaveLength(1);
     const fit = seen[0]!;
-    expect(fit.modelDir).toBe(join(dataDir, 'fitted', String(modelId), jobId));
+    expect(fit.modelDir).toBe(join(dataDir, 'fitted', String(modelId), String(jobId)));
     expect(fit.previousModelDir).toBeUndefined();
     expect(fit.config).toEqual({ alpha: 0.5 });
     expect(JSON.parse(fit.trainData!)).toEqual(REVIEWS);
     expect(fit.targetsData).toBeUndefined();
     expect(fit.datasetInfo).toMatchObject({ accountId: 1, datasetId, name: 'reviews', type: 'application/json' });
     expect(fit.targetServiceInfo).toMatchObject({ accountId: 1, modelId, modelName: 'sentiment' });
-    expect(fit.headers['PLATFORM-FIT-JOB-ID']).toBe(jobId);
+    expect(fit.headers['PLATFORM-FIT-JOB-ID']).toBe(String(jobId));
 
     // Predict, over HTTP (sync predict) and over gRPC.
     const positive = await predict(modelId, 'a lovely and wonderful story').expect(200);
@@ -144,12 +146,13 @@ describe('fitting plugin', () => {
     const refit = (await client.post(`/account/demo/model/sentiment/fit`, { datasetId: String(datasetId), configId: 2 }).expect(200)).body;
     expect(refit).toMatchObject({ status: 'PENDING', configId: 2, config: { alpha: 0.1 } });
     expect(await waitForJob(client, 'demo', refit.jobId)).toMatchObject({ status: 'SUCCESS', percentage: 100 });
-    expect(seen[1]).toMatchObject({ config: { alpha: 0.1 }, previousModelDir: fit.modelDir, modelDir: join(dataDir, 'fitted', String(modelId), refit.jobId) });
+    expect(seen[1]).toMatchObject({ config: { alpha: 0.1 }, previousModelDir: fit.modelDir, modelDir: join(dataDir, 'fitted', String(modelId), String(refit.jobId)) });
     expect((await client.get(`/account/demo/derived/sentiment`).expect(200)).body).toMatchObject({ fitted: true, fittedByJobId: refit.jobId });
     expect((await predict(modelId, 'wonderful').expect(200)).body.label).toBe('positive');
 
-    const jobs = (await client.get('/account/demo/job').expect(200)).body as Array<{ jobId: string }>;
+    const jobs = (await client.get('/account/demo/job').expect(200)).body as Array<{ jobId: number }>;
     expect(jobs.map((j) => j.jobId)).toEqual([refit.jobId, jobId]);
+    expect(refit.jobId).toBe(jobId + 1);
     expect((await client.get('/account/demo/derived').expect(200)).body.map((d: { name: string }) => d.name)).toEqual(['sentiment']);
   });
 
@@ -211,6 +214,7 @@ describe('fitting plugin', () => {
     denied(await other.post(`/account/demo/model/${id.modelId}/fit`, { datasetId: 1 }).expect(403));
     denied(await other.post(`/account/other/model/${id.modelId}/fit`, { datasetId: 1 }).expect(403));
     denied(await other.get(`/account/other/derived/${id.modelId}`).expect(403));
+    expect((await other.get('/account/other/job/999999').expect(404)).body.error.code).toBe('ENTITY_NOT_FOUND_BY_ID');
     expect((await other.get('/account/other/job/00000000-0000-4000-8000-000000000000').expect(404)).body.error.code).toBe('ENTITY_NOT_FOUND_BY_ID');
     expect((await other.get('/account/other/job/not-a-job').expect(404)).body.error.code).toBe('ENTITY_NOT_FOUND_BY_ID');
     expect((await other.get('/account/other/dataset').expect(200)).body).toEqual([]);
@@ -278,7 +282,7 @@ describe('fitting plugin', () => {
     const job = (await client.post(`/account/demo/model/${id.modelId}/fit`, { datasetId: dataset.id.datasetId }).expect(200)).body;
     await eventually(() => steps.held > 0, 5000, 'training to start');
     const busy = await client.post(`/account/demo/model/${id.modelId}/fit`, { datasetId: dataset.id.datasetId }).expect(409);
-    expect(busy.body.error.message).toContain(job.jobId);
+    expect(busy.body.error.message).toContain(`job ${job.jobId})`);
     expect((await client.delete(`/account/demo/derived/${id.modelId}`).expect(409)).body.error.code).toBe('CONFLICT');
 
     const canceled = (await client.post(`/account/demo/job/${job.jobId}/cancel`).expect(200)).body;

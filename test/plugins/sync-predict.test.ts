@@ -242,11 +242,30 @@ describe('sync-predict plugin', () => {
       expect(res.body.error).toMatchObject({ code: 'MALFORMED_JSON', param: 'config' });
     });
 
-    it('ext calls the service extended method', async () => {
-      const res = await post('ext').send({ methodName: 'info', params: { verbose: 'yes' } }).expect(200);
-      expect(res.body).toEqual({ method: 'info', params: { verbose: 'yes' } });
+    it('ext calls the service extended method, each parameter as {json: <text>}', async () => {
+      const res = await post('ext').send({ methodName: 'info', params: { verbose: 'yes', n: '{"a":1}' } }).expect(200);
+      expect(res.body).toMatchObject({ method: 'info', params: { verbose: { json: 'yes' }, n: { json: '{"a":1}' } } });
+      expect(Object.keys(res.body.params).sort()).toEqual(['n', 'verbose']);
       const bad = await post('ext').send({ methodName: 'info', params: { n: 1 } }).expect(400);
       expect(bad.body.error).toMatchObject({ code: 'VALIDATION_FAILED', param: 'params' });
+    });
+  });
+
+  describe('the {gateway} prefix, where the public SDK REST client calls', () => {
+    const gatewayPath = (endpoint: string) => `/api/platformgateway/account/demo/model/echo/${endpoint}`;
+
+    it.each(['predict', 'predict-with-config', 'predict-with-config-v2', 'ext'])('%s is served under /api/platformgateway too', async (endpoint) => {
+      const body = endpoint === 'predict' ? '{"q":2}'
+        : endpoint === 'predict-with-config' ? { data: { q: 2 }, config: {} }
+        : endpoint === 'predict-with-config-v2' ? { data: '{"q":2}' } : { methodName: 'info', params: { q: '2' } };
+      const res = await http.post(gatewayPath(endpoint)).set('PLATFORM-API-KEY', TEST_KEY).set('Content-Type', 'application/json').send(body).expect(200);
+      if (endpoint === 'ext') expect(res.body).toMatchObject({ method: 'info', params: { q: { json: '2' } } });
+      else expect(res.body).toMatchObject({ data: { q: 2 } });
+    });
+
+    it('admits callers there exactly as under /api/platformgate', async () => {
+      const res = await http.post(gatewayPath('predict-with-config')).send({ data: {} }).expect(401);
+      expect(res.body.error).toMatchObject({ code: expect.any(String) });
     });
   });
 

@@ -152,13 +152,15 @@ describe('proto/gate.proto against the spec tables', () => {
     expect(type('StartServingProto').reserved).toEqual([[7, 7]]);
   });
 
-  it('maps are map<string,string> except the descriptor maps; WordInfo times are google.protobuf.Duration', () => {
+  it('maps are map<string,string> except the descriptor maps and ext params; WordInfo times are google.protobuf.Duration', () => {
     const maps = Object.keys(SPEC).flatMap((n) => type(n).fieldsArray.filter((f) => f instanceof protobuf.MapField).map((f) => [n, f] as const));
     for (const [owner, f] of maps) {
       const map = f as protobuf.MapField;
       expect(map.keyType, `${owner}.${map.name}`).toBe('string');
       const expected = owner === 'ServiceDescriptorProto' && map.name === 'methods' ? 'MethodDescriptorProto'
-        : owner === 'MethodDescriptorProto' ? 'ParamDescriptorProto' : 'string';
+        : owner === 'MethodDescriptorProto' ? 'ParamDescriptorProto'
+        // The public SDKs declare ext parameters as payloads; a string map breaks their decoding.
+        : owner === 'ExtendedRequestProto' && map.name === 'params' ? 'PayloadProto' : 'string';
       expect(map.type, `${owner}.${map.name}`).toBe(expected);
     }
     expect(type('WordInfo').fields.start_time!.type).toBe('google.protobuf.Duration');

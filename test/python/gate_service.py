@@ -2,7 +2,8 @@
 
 Usage: gate_service.py <stubs_dir> <gateway host:port> <connection token>
 Registers with startServing, heartbeats at the gateway's interval, answers predict with
-{"python": true, "echo": <data>, "requestId": <Z-requestId header>}. Prints READY once the
+{"python": true, "echo": <data>, "requestId": <Z-requestId header>} and ext with
+{"python": true, "method": <methodName>, "params": {<name>: <the parameter payload's json>}}. Prints READY once the
 gateway sent serviceInfo; runs until killed or the stream ends.
 """
 import json
@@ -60,4 +61,12 @@ for message in stub.processAsync(requests()):
         outgoing.put(gate_pb2.ServiceToGateProto(
             requestId=message.requestId,
             predict=gate_pb2.PredictResponseProto(data=gate_pb2.PayloadProto(json=json.dumps(answer))),
+        ))
+    elif kind == "ext":
+        # params is map<string, PayloadProto>, as in the platform's public SDKs.
+        params = {name: payload.json for name, payload in message.ext.params.items()}
+        answer = {"python": True, "method": message.ext.methodName, "params": params}
+        outgoing.put(gate_pb2.ServiceToGateProto(
+            requestId=message.requestId,
+            ext=gate_pb2.ExtendedResponseProto(data=gate_pb2.PayloadProto(json=json.dumps(answer))),
         ))

@@ -285,14 +285,14 @@ describe('partialPredict, ext, batch, fit, status', () => {
     expect(answer.partialPredict).toMatchObject({ start: true, finish: true, data: { json: '"ab"' } });
   });
 
-  it('calls ext(methodName, params, ctx)', async () => {
+  it('calls ext(methodName, params, ctx) with each parameter as a Payload', async () => {
     const stream = await serve({
       ext(methodName, params) {
         if (methodName !== 'sum') throw ServiceError.methodNotSupported(methodName);
-        return Number(params.a) + Number(params.b);
+        return params.a!.json<number>() + params.b!.json<number>();
       },
     });
-    stream.send({ requestId: 60, ext: { methodName: 'sum', params: { a: '2', b: '3' } } });
+    stream.send({ requestId: 60, ext: { methodName: 'sum', params: { a: { json: '2' }, b: { json: '3', dataType: 'int' } } } });
     stream.send({ requestId: 61, ext: { methodName: 'nope' } });
     expect((await stream.waitForAnswer(60)).ext?.data?.json).toBe('5');
     expect((await stream.waitForAnswer(61)).error?.code).toBe('platform-action.common.method-not-supported');

@@ -3,7 +3,7 @@
  * model service (processAsync) or a caller (process*), so tests see exactly what goes on the wire.
  */
 import * as grpc from '@grpc/grpc-js';
-import type { ClientRequestProto, ClientResponseProto, GateToServiceProto, ServiceToGateProto } from '../../proto/src/index.js';
+import type { ClientRequestProto, ClientResponseProto, GateToServiceProto, ServiceDescriptorProto, ServiceToGateProto } from '../../proto/src/index.js';
 import { MAX_MESSAGE_BYTES, gateClientConstructor } from '../../proto/src/index.js';
 
 export type RawClient = grpc.Client & Record<string, any>;
@@ -51,8 +51,8 @@ export class RawServiceStream {
     this.call.write(message);
   }
 
-  startServing(token: string, instanceBootUuid?: string): void {
-    this.send({ startServing: { connectionToken: token, serviceDescriptor: { name: 'raw' }, instanceBootUuid, hostname: 'raw-test' } });
+  startServing(token: string, instanceBootUuid?: string, serviceDescriptor: ServiceDescriptorProto = { name: 'raw' }): void {
+    this.send({ startServing: { connectionToken: token, serviceDescriptor, instanceBootUuid, hostname: 'raw-test' } });
   }
 
   /** The next message matching `pred` (already received or arriving later). */

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isGatewayError } from '../../core/errors.js';
-import { DAY_MS, REQUEST_INLINE_MAX_BYTES, type CreateTaskInput, type TaskRecord, type TaskStore } from '../../core/tasks/task-store.js';
+import { DAY_MS, REQUEST_INLINE_MAX_BYTES, type ClaimedTask, type CreateTaskInput, type TaskStore } from '../../core/tasks/task-store.js';
 
 export interface ConformanceHarness {
   store: TaskStore;
@@ -40,12 +40,14 @@ export function taskStoreConformance(name: string, factory: HarnessFactory): voi
     let store: TaskStore;
     const claim = (workerId = 'w1', maxRunningPerAccount: number | ((a: number) => number) = 50) =>
       store.claim({ workerId, leaseMs: LEASE_MS, maxRunningPerAccount });
-    const claimed = async (workerId = 'w1'): Promise<TaskRecord & { leaseToken: string }> => {
+    const claimed = async (workerId = 'w1'): Promise<ClaimedTask & { leaseToken: string }> => {
       const task = await claim(workerId);
       expect(task).not.toBeNull();
       expect(task!.leaseToken).toEqual(expect.any(String));
-      return task as TaskRecord & { leaseToken: string };
+      return task as ClaimedTask & { leaseToken: string };
     };
+    /** One lease renewed alone: whether the store still holds it for this token. */
+    const renew = async (taskId: string, leaseToken: string) => (await store.renewLeases([{ taskId, leaseToken }], LEASE_MS)).has(taskId);
     const result = (body: string | Buffer, statusCode = 200) => ({
       statusCode,
       headers: { 'content-type': 'application/json', 'x-model.version': '3' },
@@ -111,7 +113,9 @@ export function taskStoreConformance(name: string, factory: HarnessFactory): voi
         const second = await store.create(input(2), CAPS);
         const a = await claimed('worker-a');
         expect(a).toMatchObject({ taskId: first.taskId, status: 'PROCESSING', leaseUntil: clock + LEASE_MS, workerId: 'worker-a', attempt: 1 });
-        expect(await store.get(first.taskId)).toEqual(a);
+        const { requestBody, ...record } = a;
+        expect(await store.get(first.taskId)).toEqual(record);
+        expect(requestBody?.toString()).toBe('{"x":1}');
         expect(await store.countQueued(1)).toBe(0);
         expect(await store.countRunning(1)).toBe(1);
         const b = await claimed('worker-b');
@@ -157,12 +161,57 @@ export function taskStoreConformance(name: string, factory: HarnessFactory): voi
         expect(await store.fail(taskId, task.leaseToken, error)).toBe(false);
       });
 
+      it('hands the request body over with the claim: inline, several MB from file storage, null when damaged', async () => {
+        const big = randomBytes(3 * 1024 * 1024 + 1);
+        await store.create(input(1, '{"small":true}'), CAPS);
+        clock += 1;
+        await store.create(input(1, big), CAPS);
+        clock += 1;
+        await store.create(input(1, Buffer.alloc(REQUEST_BODY_OVER_INLINE, 3)), CAPS);
+        const small = await claimed();
+        expect(small.requestBody?.toString()).toBe('{"small":true}');
+        const large = await claimed();
+        expect(large.requestBody?.equals(big)).toBe(true);
+        const files = await h.listFiles();
+        expect(files).toHaveLength(2);
+        for (const file of files) await h.corruptFile(file);
+        const damaged = await claimed();
+        expect(damaged.requestBody).toBeNull();
+      });
+
+      it('renews many leases in one batch, each fenced by its own token', async () => {
+        const tasks = [];
+        for (let i = 0; i < 4; i++) {
+          await store.create(input(1), CAPS);
+          clock += 1;
+          tasks.push(await claimed(`w${i}`));
+        }
+        const [kept, wrongToken, canceled, other] = tasks as [ClaimedTask & { leaseToken: string }, ...Array<ClaimedTask & { leaseToken: string }>];
+        await store.cancel(canceled!.taskId);
+        clock += LEASE_MS - 10;
+        const held = await store.renewLeases([
+          { taskId: kept.taskId, leaseToken: kept.leaseToken },
+          { taskId: wrongToken!.taskId, leaseToken: 'not-the-token' },
+          { taskId: canceled!.taskId, leaseToken: canceled!.leaseToken },
+          { taskId: '00000000-0000-4000-8000-000000000000', leaseToken: 'x' },
+        ], LEASE_MS);
+        expect([...held]).toEqual([kept.taskId]);
+        expect((await store.get(kept.taskId))?.leaseUntil).toBe(clock + LEASE_MS);
+        expect((await store.get(wrongToken!.taskId))?.leaseUntil).toBe(wrongToken!.leaseUntil);
+        expect(await store.get(canceled!.taskId)).toMatchObject({ status: 'CANCELED', leaseUntil: null });
+        expect((await store.get(other!.taskId))?.leaseUntil).toBe(other!.leaseUntil); // not in the batch
+        expect(await store.renewLeases([], LEASE_MS)).toEqual(new Set());
+        // All held: one batch renews them all.
+        const both = await store.renewLeases([kept, other!].map(({ taskId, leaseToken }) => ({ taskId, leaseToken })), LEASE_MS);
+        expect(both).toEqual(new Set([kept.taskId, other!.taskId]));
+      });
+
       it('renews a lease only with the right token, and a renewed lease is not re-claimed', async () => {
         await store.create(input(), CAPS);
         const task = await claimed();
         clock += LEASE_MS - 1;
-        expect(await store.renewLease(task.taskId, 'not-the-token', LEASE_MS)).toBe(false);
-        expect(await store.renewLease(task.taskId, task.leaseToken, LEASE_MS)).toBe(true);
+        expect(await renew(task.taskId, 'not-the-token')).toBe(false);
+        expect(await renew(task.taskId, task.leaseToken)).toBe(true);
         expect((await store.get(task.taskId))?.leaseUntil).toBe(clock + LEASE_MS);
         clock += 2;
         expect(await claim('other')).toBeNull();
@@ -185,7 +234,7 @@ export function taskStoreConformance(name: string, factory: HarnessFactory): voi
         const a = await claimed('a');
         clock += LEASE_MS + 1;
         const b = await claimed('b');
-        expect(await store.renewLease(taskId, a.leaseToken, LEASE_MS)).toBe(false);
+        expect(await renew(taskId, a.leaseToken)).toBe(false);
         expect(await store.complete(taskId, a.leaseToken, result('z'.repeat(400)))).toBe(false);
         expect(await store.fail(taskId, a.leaseToken, { status: 500, code: 'X', message: 'm', args: {} })).toBe(false);
         expect(await store.get(taskId)).toMatchObject({ status: 'PROCESSING', leaseToken: b.leaseToken, attempt: 2 });
@@ -293,7 +342,7 @@ export function taskStoreConformance(name: string, factory: HarnessFactory): voi
         expect(await store.cancel(taskId)).toBe('PROCESSING');
         expect(await store.get(taskId)).toMatchObject({ status: 'CANCELED', completedAt: clock, leaseToken: null, leaseUntil: null });
         expect(await store.countRunning(1)).toBe(0);
-        expect(await store.renewLease(taskId, task.leaseToken, LEASE_MS)).toBe(false);
+        expect(await renew(taskId, task.leaseToken)).toBe(false);
         expect(await store.complete(taskId, task.leaseToken, result('late'))).toBe(false);
         clock += LEASE_MS * 2;
         expect(await claim()).toBeNull();

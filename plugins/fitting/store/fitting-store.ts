@@ -72,7 +72,7 @@ export interface DerivedServiceRecord {
   /** The fitted model in use; null until the first job reaches SUCCESS. */
   modelDir: string | null;
   fittedAt: number | null;
-  fittedByJobId: string | null;
+  fittedByJobId: number | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -88,7 +88,8 @@ export interface JobError {
 export const jobErrorOf = (err: GatewayError): JobError => ({ status: err.status, code: err.code, message: err.expose ? err.message : 'Internal gateway error' });
 
 export interface NewJob {
-  jobId: string;
+  /** From `nextId('job')`: an int64 number, as the platform's API and its public SDK's client expect. */
+  jobId: number;
   accountId: number;
   serviceId: number;
   baseServiceId: number;
@@ -103,7 +104,7 @@ export interface NewJob {
 }
 
 export interface JobRecord {
-  jobId: string;
+  jobId: number;
   /** The owner: the account that started the fit (and owns the derived service). */
   accountId: number;
   /** The derived service being fitted. */
@@ -128,6 +129,10 @@ export interface JobRecord {
   completedAt: number | null;
 }
 
+/** The ID sequences: datasets, derived services and jobs are numbered, as in the platform's API. */
+export type Sequence = 'dataset' | 'derived' | 'job';
+export const SEQUENCES: readonly Sequence[] = ['dataset', 'derived', 'job'];
+
 export type DeleteOutcome = 'deleted' | 'missing' | 'busy';
 
 export interface FittingStoreOptions {
@@ -137,7 +142,7 @@ export interface FittingStoreOptions {
 
 export interface FittingStore {
   /** The next number of a sequence (1, 2, …), unique across processes sharing the store. */
-  nextId(sequence: 'dataset' | 'derived'): Promise<number>;
+  nextId(sequence: Sequence): Promise<number>;
 
   createDataset(input: NewDataset): Promise<DatasetRecord>;
   getDataset(id: number): Promise<DatasetRecord | null>;
@@ -157,24 +162,27 @@ export interface FittingStore {
 
   /** A PENDING job leased to `runnerId`; throws CONFLICT (409) while the service has an active job. */
   createJob(input: NewJob): Promise<JobRecord>;
-  getJob(jobId: string): Promise<JobRecord | null>;
+  getJob(jobId: number): Promise<JobRecord | null>;
   /** The account's jobs, newest first. */
   listJobs(accountId: number, limit: number): Promise<JobRecord[]>;
   /** PENDING → RUNNING by its runner; null when the job is no longer its (canceled, expired). */
-  startJob(jobId: string, runnerId: string, leaseMs: number): Promise<JobRecord | null>;
+  startJob(jobId: number, runnerId: string, leaseMs: number): Promise<JobRecord | null>;
   /** Records progress and renews the lease of a RUNNING job; false when it is no longer the runner's. */
-  reportProgress(jobId: string, runnerId: string, percentage: number, leaseMs: number): Promise<boolean>;
-  /** Renews the lease of a PENDING or RUNNING job; false when it is no longer the runner's. */
-  renewLease(jobId: string, runnerId: string, leaseMs: number): Promise<boolean>;
+  reportProgress(jobId: number, runnerId: string, percentage: number, leaseMs: number): Promise<boolean>;
+  /**
+   * Renews the leases of the runner's PENDING or RUNNING jobs in one batch; returns the IDs of those
+   * still the runner's (a canceled or expired job is left unchanged).
+   */
+  renewLeases(jobIds: readonly number[], runnerId: string, leaseMs: number): Promise<Set<number>>;
   /**
    * RUNNING → SUCCESS, then switches the derived service to the job's model (modelDir, fittedAt).
    * Null when the job is no longer the runner's.
    */
-  completeJob(jobId: string, runnerId: string): Promise<JobRecord | null>;
+  completeJob(jobId: number, runnerId: string): Promise<JobRecord | null>;
   /** PENDING or RUNNING → FAILED with the error kept; null when the job is no longer the runner's. */
-  failJob(jobId: string, runnerId: string, error: JobError): Promise<JobRecord | null>;
+  failJob(jobId: number, runnerId: string, error: JobError): Promise<JobRecord | null>;
   /** PENDING or RUNNING → CANCELED, by anyone; the record as it is afterwards (null when missing). */
-  cancelJob(jobId: string): Promise<JobRecord | null>;
+  cancelJob(jobId: number): Promise<JobRecord | null>;
   /** PENDING or RUNNING jobs whose lease ran out before `now` → FAILED with `error`; returns them. */
   expireJobs(now: number, error: JobError): Promise<JobRecord[]>;
   /**
@@ -191,5 +199,5 @@ export const nameTaken = (name: string) =>
   gatewayError('CONFLICT', { param: 'name', args: { reason: `The account already has a service named '${name}'` } });
 
 /** 409: the derived service already has a PENDING or RUNNING job. */
-export const activeJobConflict = (jobId: string) =>
+export const activeJobConflict = (jobId: number) =>
   gatewayError('CONFLICT', { args: { reason: `A fitting job of this service is already running (job ${jobId}); wait for it or cancel it` } });

@@ -18,6 +18,7 @@ import {
   type NewDataset,
   type NewDerivedService,
   type NewJob,
+  type Sequence,
 } from './fitting-store.js';
 
 interface StoredDataset {
@@ -30,13 +31,13 @@ export class MemoryFittingStore implements FittingStore {
   readonly #sequences = new Map<string, number>();
   readonly #datasets = new Map<number, StoredDataset>();
   readonly #derived = new Map<number, DerivedServiceRecord>();
-  readonly #jobs = new Map<string, JobRecord>();
+  readonly #jobs = new Map<number, JobRecord>();
 
   constructor(options: FittingStoreOptions = {}) {
     this.#now = options.now ?? Date.now;
   }
 
-  async nextId(sequence: 'dataset' | 'derived'): Promise<number> {
+  async nextId(sequence: Sequence): Promise<number> {
     const next = (this.#sequences.get(sequence) ?? 0) + 1;
     this.#sequences.set(sequence, next);
     return next;
@@ -106,7 +107,7 @@ export class MemoryFittingStore implements FittingStore {
     return { ...record };
   }
 
-  async getJob(jobId: string): Promise<JobRecord | null> {
+  async getJob(jobId: number): Promise<JobRecord | null> {
     const found = this.#jobs.get(jobId);
     return found ? { ...found } : null;
   }
@@ -114,12 +115,12 @@ export class MemoryFittingStore implements FittingStore {
   async listJobs(accountId: number, limit: number): Promise<JobRecord[]> {
     return [...this.#jobs.values()]
       .filter((j) => j.accountId === accountId)
-      .sort((a, b) => b.createdAt - a.createdAt || (a.jobId < b.jobId ? 1 : -1))
+      .sort((a, b) => b.createdAt - a.createdAt || b.jobId - a.jobId)
       .slice(0, limit)
       .map((j) => ({ ...j }));
   }
 
-  async startJob(jobId: string, runnerId: string, leaseMs: number): Promise<JobRecord | null> {
+  async startJob(jobId: number, runnerId: string, leaseMs: number): Promise<JobRecord | null> {
     const job = this.#ownJob(jobId, runnerId, ['PENDING']);
     if (!job) return null;
     const now = this.#now();
@@ -127,7 +128,7 @@ export class MemoryFittingStore implements FittingStore {
     return { ...job };
   }
 
-  async reportProgress(jobId: string, runnerId: string, percentage: number, leaseMs: number): Promise<boolean> {
+  async reportProgress(jobId: number, runnerId: string, percentage: number, leaseMs: number): Promise<boolean> {
     const job = this.#ownJob(jobId, runnerId, ['RUNNING']);
     if (!job) return false;
     const now = this.#now();
@@ -135,14 +136,19 @@ export class MemoryFittingStore implements FittingStore {
     return true;
   }
 
-  async renewLease(jobId: string, runnerId: string, leaseMs: number): Promise<boolean> {
-    const job = this.#ownJob(jobId, runnerId, ['PENDING', 'RUNNING']);
-    if (!job) return false;
-    job.leaseUntil = this.#now() + leaseMs;
-    return true;
+  async renewLeases(jobIds: readonly number[], runnerId: string, leaseMs: number): Promise<Set<number>> {
+    const held = new Set<number>();
+    const until = this.#now() + leaseMs;
+    for (const jobId of jobIds) {
+      const job = this.#ownJob(jobId, runnerId, ['PENDING', 'RUNNING']);
+      if (!job) continue;
+      job.leaseUntil = until;
+      held.add(jobId);
+    }
+    return held;
   }
 
-  async completeJob(jobId: string, runnerId: string): Promise<JobRecord | null> {
+  async completeJob(jobId: number, runnerId: string): Promise<JobRecord | null> {
     const job = this.#ownJob(jobId, runnerId, ['RUNNING']);
     if (!job) return null;
     const now = this.#now();
@@ -151,14 +157,14 @@ export class MemoryFittingStore implements FittingStore {
     return { ...job };
   }
 
-  async failJob(jobId: string, runnerId: string, error: JobError): Promise<JobRecord | null> {
+  async failJob(jobId: number, runnerId: string, error: JobError): Promise<JobRecord | null> {
     const job = this.#ownJob(jobId, runnerId, ['PENDING', 'RUNNING']);
     if (!job) return null;
     this.#finish(job, 'FAILED', error);
     return { ...job };
   }
 
-  async cancelJob(jobId: string): Promise<JobRecord | null> {
+  async cancelJob(jobId: number): Promise<JobRecord | null> {
     const job = this.#jobs.get(jobId);
     if (!job) return null;
     if (!isFinalJobStatus(job.status)) this.#finish(job, 'CANCELED', null);
@@ -198,7 +204,7 @@ export class MemoryFittingStore implements FittingStore {
     return undefined;
   }
 
-  #ownJob(jobId: string, runnerId: string, statuses: readonly JobRecord['status'][]): JobRecord | undefined {
+  #ownJob(jobId: number, runnerId: string, statuses: readonly JobRecord['status'][]): JobRecord | undefined {
     const job = this.#jobs.get(jobId);
     return job && job.runnerId === runnerId && statuses.includes(job.status) ? job : undefined;
   }

@@ -34,7 +34,7 @@ export type DerivedDoc = Omit<DerivedServiceRecord, 'id'> & { _id: number };
 
 /** A job record as stored: the record with `jobId` as `_id`, plus the active-job marker. */
 export type JobDoc = Omit<JobRecord, 'jobId'> & {
-  _id: string;
+  _id: number;
   /** Set while the job is not final; a unique index on it allows one active job per service. */
   activeServiceId?: number;
 };
@@ -70,13 +70,13 @@ const derivedSchema = new Schema<DerivedDoc>({
   baseServiceId: { type: Number, required: true },
   modelDir: { type: String, default: null },
   fittedAt: { type: Number, default: null },
-  fittedByJobId: { type: String, default: null },
+  fittedByJobId: { type: Number, default: null },
   createdAt: { type: Number, required: true },
   updatedAt: { type: Number, required: true },
 }, { ...options, collection: 'fittingServices' });
 
 const jobSchema = new Schema<JobDoc>({
-  _id: { type: String, required: true },
+  _id: { type: Number, required: true },
   accountId: { type: Number, required: true },
   serviceId: { type: Number, required: true },
   baseServiceId: { type: Number, required: true },

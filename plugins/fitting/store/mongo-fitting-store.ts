@@ -41,6 +41,8 @@ import {
   type NewDataset,
   type NewDerivedService,
   type NewJob,
+  type Sequence,
+  SEQUENCES,
 } from './fitting-store.js';
 
 /** Dataset contents up to this size stay in the document; larger ones go to GridFS. */
@@ -55,8 +57,6 @@ export interface MongoFittingStoreOptions extends FittingStoreOptions {
   warn?: (message: string, err: unknown) => void;
 }
 
-type Sequence = 'dataset' | 'derived';
-const SEQUENCES: readonly Sequence[] = ['dataset', 'derived'];
 
 export class MongoFittingStore implements FittingStore {
   readonly models: FittingModels;
@@ -197,13 +197,13 @@ export class MongoFittingStore implements FittingStore {
       await this.models.jobs.create(doc);
     } catch (err) {
       if (!isDuplicateKeyError(err)) throw err;
-      const active = await this.models.jobs.findOne({ activeServiceId: input.serviceId }).select({ _id: 1 }).lean<{ _id: string }>();
+      const active = await this.models.jobs.findOne({ activeServiceId: input.serviceId }).select({ _id: 1 }).lean<{ _id: number }>();
       throw active ? activeJobConflict(active._id) : gatewayError('CONFLICT', { args: { reason: `Job ${jobId} exists` } });
     }
     return jobOf(doc);
   }
 
-  async getJob(jobId: string): Promise<JobRecord | null> {
+  async getJob(jobId: number): Promise<JobRecord | null> {
     const doc = await this.models.jobs.findById(jobId).lean<JobDoc>();
     return doc ? jobOf(doc) : null;
   }
@@ -213,7 +213,7 @@ export class MongoFittingStore implements FittingStore {
     return docs.map(jobOf);
   }
 
-  async startJob(jobId: string, runnerId: string, leaseMs: number): Promise<JobRecord | null> {
+  async startJob(jobId: number, runnerId: string, leaseMs: number): Promise<JobRecord | null> {
     const now = this.#now();
     const doc = await this.models.jobs
       .findOneAndUpdate({ _id: jobId, runnerId, status: 'PENDING' }, { $set: { status: 'RUNNING', startedAt: now, updatedAt: now, leaseUntil: now + leaseMs } }, { new: true })
@@ -221,7 +221,7 @@ export class MongoFittingStore implements FittingStore {
     return doc ? jobOf(doc) : null;
   }
 
-  async reportProgress(jobId: string, runnerId: string, percentage: number, leaseMs: number): Promise<boolean> {
+  async reportProgress(jobId: number, runnerId: string, percentage: number, leaseMs: number): Promise<boolean> {
     const now = this.#now();
     const result = await this.models.jobs.updateOne(
       { _id: jobId, runnerId, status: 'RUNNING' },
@@ -230,12 +230,17 @@ export class MongoFittingStore implements FittingStore {
     return result.matchedCount === 1;
   }
 
-  async renewLease(jobId: string, runnerId: string, leaseMs: number): Promise<boolean> {
-    const result = await this.models.jobs.updateOne({ _id: jobId, runnerId, status: { $in: ACTIVE } }, { $set: { leaseUntil: this.#now() + leaseMs } });
-    return result.matchedCount === 1;
+  /** One write for all; only when some lease was refused, one read tells which. */
+  async renewLeases(jobIds: readonly number[], runnerId: string, leaseMs: number): Promise<Set<number>> {
+    if (jobIds.length === 0) return new Set();
+    const filter = { _id: { $in: [...jobIds] }, runnerId, status: { $in: ACTIVE } };
+    const result = await this.models.jobs.updateMany(filter, { $set: { leaseUntil: this.#now() + leaseMs } });
+    if (result.matchedCount === jobIds.length) return new Set(jobIds);
+    const held = await this.models.jobs.find(filter).select({ _id: 1 }).lean<Array<{ _id: number }>>();
+    return new Set(held.map((d) => d._id));
   }
 
-  async completeJob(jobId: string, runnerId: string): Promise<JobRecord | null> {
+  async completeJob(jobId: number, runnerId: string): Promise<JobRecord | null> {
     const now = this.#now();
     const doc = await this.models.jobs
       .findOneAndUpdate(
@@ -249,17 +254,17 @@ export class MongoFittingStore implements FittingStore {
     return { ...jobOf(doc), applied: true };
   }
 
-  async failJob(jobId: string, runnerId: string, error: JobError): Promise<JobRecord | null> {
+  async failJob(jobId: number, runnerId: string, error: JobError): Promise<JobRecord | null> {
     return this.#finish({ _id: jobId, runnerId, status: { $in: ACTIVE } }, 'FAILED', error);
   }
 
-  async cancelJob(jobId: string): Promise<JobRecord | null> {
+  async cancelJob(jobId: number): Promise<JobRecord | null> {
     return (await this.#finish({ _id: jobId, status: { $in: ACTIVE } }, 'CANCELED', null)) ?? this.getJob(jobId);
   }
 
   async expireJobs(now: number, error: JobError): Promise<JobRecord[]> {
     const filter = { status: { $in: ACTIVE }, leaseUntil: { $lt: now } };
-    const candidates = await this.models.jobs.find(filter).select({ _id: 1 }).limit(1000).lean<Array<{ _id: string }>>();
+    const candidates = await this.models.jobs.find(filter).select({ _id: 1 }).limit(1000).lean<Array<{ _id: number }>>();
     const expired: JobRecord[] = [];
     for (const { _id } of candidates) {
       const job = await this.#finish({ ...filter, _id }, 'FAILED', error);

@@ -1,0 +1,26 @@
+import type { Logger } from '../logger.js';
+import type { TaskStore } from './task-store.js';
+
+/**
+ * Calls `purgeExpired` every `intervalMs` (and once at start); failures are logged, never thrown.
+ * Returns a stop function. Whoever owns the store's lifecycle (the async plugin) starts it.
+ */
+export function startTaskReaper(store: TaskStore, logger: Logger, intervalMs = 60 * 60 * 1000): () => void {
+  let running = false;
+  const run = async (): Promise<void> => {
+    if (running) return;
+    running = true;
+    try {
+      const removed = await store.purgeExpired();
+      if (removed > 0) logger.info({ removed }, 'expired tasks removed');
+    } catch (err) {
+      logger.warn({ err }, 'task reaper failed; will retry');
+    } finally {
+      running = false;
+    }
+  };
+  void run();
+  const timer = setInterval(() => void run(), intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

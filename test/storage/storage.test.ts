@@ -1,0 +1,104 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mongoose from 'mongoose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BootError } from '../../core/errors.js';
+import { silentLogger } from '../../core/logger.js';
+import { openStorage } from '../../core/storage/storage.js';
+import { MemoryTaskStore } from '../../core/tasks/memory-task-store.js';
+import { MongoTaskStore } from '../../core/tasks/mongo-task-store.js';
+import { startTaskReaper } from '../../core/tasks/task-reaper.js';
+import type { TaskStore } from '../../core/tasks/task-store.js';
+import { startTestGateway, testConfigInput } from '../support/gateway.js';
+import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/mongo-server.js';
+import { requirePrerequisite } from '../support/prerequisites.js';
+import { input } from '../tasks/task-store.conformance.js';
+
+const logger = silentLogger();
+let dataDir: string;
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'gw-store-'));
+});
+afterAll(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('openStorage', () => {
+  it('keeps everything in memory by default kind, and opens plugin stores with their memory choice', async () => {
+    const storage = await openStorage({ kind: 'memory', dataDir, resultRetentionDays: 7 }, logger);
+    expect(storage.kind).toBe('memory');
+    expect(storage.tasks).toBeInstanceOf(MemoryTaskStore);
+    expect(await storage.open({ memory: () => 'in memory', mongodb: () => 'on MongoDB' })).toBe('in memory');
+    await storage.close();
+  });
+
+  it('refuses kind mongodb without a URI, naming the config path', async () => {
+    const err: unknown = await openStorage({ kind: 'mongodb', dataDir, resultRetentionDays: 7 }, logger).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BootError);
+    expect(err).toMatchObject({ code: 'CONFIG_INVALID', problems: [expect.stringContaining('store.mongodbUri')] });
+  });
+
+  it('applies resultRetentionDays to purgeExpired', async () => {
+    const clock = 1_000_000_000_000;
+    const storage = await openStorage({ kind: 'memory', dataDir, resultRetentionDays: 2 }, logger, { now: () => clock });
+    const store = storage.tasks;
+    const { taskId } = await store.create(input(), { maxQueuedPerAccount: 1 });
+    await store.cancel(taskId);
+    expect(await store.purgeExpired(clock + 2 * 86_400_000)).toBe(0);
+    expect(await store.purgeExpired(clock + 2 * 86_400_000 + 1)).toBe(1);
+    await storage.close();
+  });
+});
+
+describe('startTaskReaper', () => {
+  it('purges at once and on every interval until stopped, surviving failures', async () => {
+    let calls = 0;
+    const store = { purgeExpired: async () => { calls++; if (calls === 1) throw new Error('db down'); return 3; } } as unknown as TaskStore;
+    const stop = startTaskReaper(store, logger, 5);
+    await expect.poll(() => calls).toBeGreaterThanOrEqual(3);
+    stop();
+    const after = calls;
+    await new Promise((r) => setTimeout(r, 20));
+    expect(calls).toBe(after);
+  });
+});
+
+describe.skipIf(!requirePrerequisite('openStorage (MongoDB)', mongoPrerequisite()))('openStorage with MongoDB', () => {
+  let server: MongoTestServer;
+  beforeAll(async () => {
+    server = await startMongo();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('connects to store.mongodbUri once, hands that connection to plugin stores and closes it last', async () => {
+    const storage = await openStorage({ kind: 'mongodb', mongodbUri: server.uri, dataDir, resultRetentionDays: 7 }, logger);
+    expect(storage.kind).toBe('mongodb');
+    expect(storage.tasks).toBeInstanceOf(MongoTaskStore);
+    const { taskId } = await storage.tasks.create(input(4), { maxQueuedPerAccount: 1 });
+    expect((await storage.tasks.get(taskId))?.callerId).toBe(4);
+    const connection = await storage.open({ memory: () => undefined, mongodb: (c) => c });
+    expect(connection).toBe((storage.tasks as MongoTaskStore).model.db);
+    await storage.close();
+    expect(connection?.readyState).toBe(0);
+  });
+
+  it('a gateway with fitting on MongoDB opens one connection, shared by the task and fitting stores', async () => {
+    const before = mongoose.connections.filter((c) => c.readyState === 1).length;
+    const gw = await startTestGateway(testConfigInput({
+      store: { kind: 'mongodb', mongodbUri: server.freshDatabaseUri(), dataDir },
+      plugins: { enabled: ['async-predict', 'fitting'] },
+    }));
+    try {
+      expect(mongoose.connections.filter((c) => c.readyState === 1).length).toBe(before + 1);
+      // The fitting store works on it: its collections live in the gateway's database.
+      const names = async () => (await (gw.gateway.store as MongoTaskStore).model.db.db!.listCollections().toArray()).map((c) => c.name);
+      await expect.poll(names).toContain('fittingCounters');
+    } finally {
+      await gw.close();
+    }
+    expect(mongoose.connections.filter((c) => c.readyState === 1).length).toBe(before);
+  });
+});
