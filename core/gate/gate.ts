@@ -311,7 +311,7 @@ export class Gate {
     }
 
     const requestId = this.#nextRequestId++;
-    const timeoutMs = options.timeoutMs ?? (service.timeoutSec ?? this.#config.defaultTimeoutSec) * 1000;
+    const timeoutMs = Math.min(options.timeoutMs ?? (service.timeoutSec ?? this.#config.defaultTimeoutSec) * 1000, MAX_TIMER_MS);
     const signal = options.signal;
 
     // Answers come from the target's instances, and #deliver matches them by the target's ID.
@@ -352,6 +352,12 @@ export class Gate {
     for (const session of sessions) this.#onSessionEnded(session, 'gateway shutdown');
   }
 }
+
+/**
+ * The longest deadline a Node timer can hold (2^31 - 1 ms, about 24.8 days). A longer one overflows
+ * and fires after 1 ms, so a caller's `timeoutSec` of 2,147,484 or more would time out at once.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A call in flight: the session that answers it (it moves on a reconnect), its deadline and abort signal. */
 interface CallEntry {
