@@ -3,8 +3,11 @@ import { gatewayError } from '../errors.js';
 import { toApiErrorProto } from './api-error.js';
 import type { ClientCalls } from './client-calls.js';
 import type { Gate } from './gate.js';
-import type { HeartBeatProto } from './messages.js';
+import { clientMessageDeserializer, type ClientMessageLimits } from './client-message.js';
+import type { ClientRequestProto, HeartBeatProto } from './messages.js';
 import { gateServiceDefinition } from './proto.js';
+import { receiveLimitInterceptor, receiveLimitOf } from './receive-limits.js';
+import type { ServiceStream } from './service-session.js';
 
 /** Handlers of the speech calls, supplied by whatever implements them (see core/speech). */
 export interface SpeechHandlers {
@@ -15,7 +18,12 @@ export interface SpeechHandlers {
 export interface GrpcServerOptions {
   host: string;
   port: number;
+  /** Largest message of service streams (once registered) and speech calls. */
   maxMessageBytes: number;
+  /** Bounds of client-call messages, checked before they are read or decoded. */
+  client: ClientMessageLimits;
+  /** Largest message of a processAsync stream before it has registered. */
+  registrationMaxMessageBytes: number;
   heartbeatIntervalMs: number;
   gate: Gate;
   clientCalls: ClientCalls;
@@ -42,7 +50,21 @@ const speechNotImplemented: SpeechHandlers = {
 };
 
 export async function startGrpcServer(options: GrpcServerOptions): Promise<RunningGrpcServer> {
+  const definition = gateServiceDefinition();
+  const clientMethods = ['process', 'processResponseStream', 'processStream'] as const;
+  const clientPaths = new Set(clientMethods.map((name) => definition[name]!.path));
+  const processAsyncPath = definition.processAsync!.path;
+  const limitOf = (path: string) =>
+    clientPaths.has(path) ? options.client.maxMessageBytes : path === processAsyncPath ? options.registrationMaxMessageBytes : undefined;
+  // Client calls get a deserializer that reads only what admission needs (client-message.ts).
+  const served: grpc.ServiceDefinition = Object.fromEntries(Object.entries(definition).map(([name, method]) => [
+    name,
+    clientPaths.has(method.path)
+      ? { ...method, requestDeserialize: clientMessageDeserializer(options.client, method.requestDeserialize as (bytes: Buffer) => ClientRequestProto) }
+      : method,
+  ]));
   const server = new grpc.Server({
+    interceptors: [receiveLimitInterceptor(limitOf, new Set([processAsyncPath]))],
     'grpc.max_receive_message_length': options.maxMessageBytes,
     'grpc.max_send_message_length': options.maxMessageBytes,
     // SDK clients ping every 120 s, also without active calls; the grpc-js default (5 min minimum
@@ -51,11 +73,14 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     'grpc.http2.min_ping_interval_without_data_ms': 10_000,
   });
   const speech = options.speech ?? speechNotImplemented;
-  server.addService(gateServiceDefinition(), {
+  server.addService(served, {
     healthCheck: ((_call, callback) => {
       callback(null, { status: 'Ok', interval: options.heartbeatIntervalMs } satisfies HeartBeatProto);
     }) as grpc.handleUnaryCall<HeartBeatProto, HeartBeatProto>,
-    processAsync: ((stream) => options.gate.acceptServiceStream(stream)) as grpc.handleBidiStreamingCall<never, never>,
+    processAsync: ((stream: ServiceStream) => {
+      // Registered: the stream may now carry messages up to the service limit.
+      options.gate.acceptServiceStream(stream, () => receiveLimitOf(stream.metadata)?.set(options.maxMessageBytes));
+    }) as grpc.handleBidiStreamingCall<never, never>,
     process: options.clientCalls.process,
     processResponseStream: options.clientCalls.processResponseStream,
     processStream: options.clientCalls.processStream,

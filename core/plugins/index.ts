@@ -12,6 +12,7 @@ export type { GateRequest, OpenOptions } from '../gate/gate.js';
 export { fromServiceError } from '../gate/api-error.js';
 export type { ServiceAnswer, ServiceCall } from '../gate/service-call.js';
 export type * from '../gate/messages.js';
+export { drained } from '../flow.js';
 export { compileRequestSchema } from '../validation/request.js';
 export {
   binaryMediaType, parseJsonText, readPredict2RequestData, readPredictQuery, readPredictRequestData,
