@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
-import type { ServerResponse } from 'node:http';
 import {
+  drained,
   gatewayError,
   toGatewayError,
   type GatewayError,
@@ -129,18 +129,6 @@ function commit(koa: Context): true {
   koa.respond = false;
   koa.res.writeHead(200, SSE_HEADERS);
   return true;
-}
-
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
 }
 
 /** A non-streamed answer: the JSON of a `predict` answer, or the JSON texts of partial answers. */
