@@ -92,6 +92,7 @@ export class Gate {
         entry.signal?.removeEventListener('abort', call);
       },
       maxBufferedBytes: config.maxBufferedAnswerBytes,
+      maxAnswerBytes: config.maxAnswerBytes,
     };
   }
 

@@ -64,7 +64,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
       : method,
   ]));
   const server = new grpc.Server({
-    interceptors: [receiveLimitInterceptor(limitOf, new Set([processAsyncPath]))],
+    interceptors: [receiveLimitInterceptor(limitOf)],
     'grpc.max_receive_message_length': options.maxMessageBytes,
     'grpc.max_send_message_length': options.maxMessageBytes,
     // SDK clients ping every 120 s, also without active calls; the grpc-js default (5 min minimum
@@ -79,7 +79,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     }) as grpc.handleUnaryCall<HeartBeatProto, HeartBeatProto>,
     processAsync: ((stream: ServiceStream) => {
       // Registered: the stream may now carry messages up to the service limit.
-      options.gate.acceptServiceStream(stream, () => receiveLimitOf(stream.metadata)?.set(options.maxMessageBytes));
+      options.gate.acceptServiceStream(stream, () => receiveLimitOf(stream).set(options.maxMessageBytes));
     }) as grpc.handleBidiStreamingCall<never, never>,
     process: options.clientCalls.process,
     processResponseStream: options.clientCalls.processResponseStream,

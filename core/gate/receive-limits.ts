@@ -7,6 +7,9 @@ import * as grpc from '@grpc/grpc-js';
  * An interceptor runs right after grpc-js builds a call and before any of its data is read, so it can
  * narrow that call's limit: client calls get their own small limit, and a `processAsync` stream gets
  * the registration limit until it has registered, when the Gate raises it to the service limit.
+ * (Wrapping the call in a grpc-js ServerInterceptingCall to find it later let a service's half-close
+ * overtake its last answer; test/gate/sdk-integration.test.ts caught it. The handler reaches the call
+ * through its stream instead.)
  *
  * grpc-js has no public per-call setting for this, so the interceptor sets the two fields its call
  * object reads (`decoder.maxReadMessageLength`, `maxReceiveMessageSize`). When they are missing (a
@@ -36,39 +39,23 @@ function handleOf(call: grpc.ServerInterceptingCallInterface): ReceiveLimitHandl
   };
 }
 
-/** Handles of the calls that may be raised later, found by the call's Metadata (which the handler sees). */
-const raisable = new WeakMap<grpc.Metadata, ReceiveLimitHandle>();
-
 /** Whether the last narrowing worked (see the class comment); exposed for the test and the boot log. */
 export let narrowed = true;
 
-/**
- * The interceptor: `limitOf(path)` gives a method's initial limit (undefined: the server-wide one).
- * Methods listed in `raisableMethods` keep a handle the handler can reach with `receiveLimitOf`.
- */
-export function receiveLimitInterceptor(limitOf: (path: string) => number | undefined, raisableMethods: ReadonlySet<string>): grpc.ServerInterceptor {
+/** The interceptor: `limitOf(path)` gives a method's limit (undefined: the server-wide one). */
+export function receiveLimitInterceptor(limitOf: (path: string) => number | undefined): grpc.ServerInterceptor {
   return (method, call) => {
     const limit = limitOf(method.path);
+    if (limit !== undefined) narrowed = handleOf(call).set(limit);
     // grpc-js types an interceptor's result as its class; the base call it passes is used as is.
-    const unchanged = call as grpc.ServerInterceptingCall;
-    if (limit === undefined) return unchanged;
-    const handle = handleOf(call);
-    narrowed = handle.set(limit);
-    if (!raisableMethods.has(method.path)) return unchanged;
-    return new grpc.ServerInterceptingCall(call, {
-      start(next) {
-        next({
-          onReceiveMetadata(metadata, nextMetadata) {
-            raisable.set(metadata, handle);
-            nextMetadata(metadata);
-          },
-        });
-      },
-    });
+    return call as grpc.ServerInterceptingCall;
   };
 }
 
-/** The receive-limit handle of a call that `receiveLimitInterceptor` made raisable, by its metadata. */
-export function receiveLimitOf(metadata: grpc.Metadata): ReceiveLimitHandle | undefined {
-  return raisable.get(metadata);
+/**
+ * The receive-limit handle of a call, from the stream object its handler got: grpc-js keeps the call
+ * the interceptors returned (here: its own base call, unwrapped) in the stream's `call` field.
+ */
+export function receiveLimitOf(stream: object): ReceiveLimitHandle {
+  return handleOf((stream as { call?: grpc.ServerInterceptingCallInterface }).call ?? ({} as grpc.ServerInterceptingCallInterface));
 }

@@ -40,6 +40,8 @@ export interface ServiceCallHooks {
    * one processAsync stream), so a call over it fails with CALLER_TOO_SLOW and the service gets cancel.
    */
   readonly maxBufferedBytes: number;
+  /** Largest answer a reader may gather into one response (gate.maxAnswerBytes; see answer.ts). */
+  readonly maxAnswerBytes: number;
 }
 
 /** The payload bytes an answer frame carries: what a reader that does not read makes the gateway hold. */
@@ -79,6 +81,11 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<
     this.requestId = requestId;
     this.serviceId = serviceId;
     this.#hooks = hooks;
+  }
+
+  /** Largest answer a reader may gather into one response (gate.maxAnswerBytes). */
+  get maxAnswerBytes(): number {
+    return this.#hooks.maxAnswerBytes;
   }
 
   get settled(): boolean {

@@ -13,6 +13,7 @@ export { fromServiceError } from '../gate/api-error.js';
 export type { ServiceAnswer, ServiceCall } from '../gate/service-call.js';
 export type * from '../gate/messages.js';
 export { drained } from '../flow.js';
+export { AnswerCollector, answerBody, collectAnswer, isAllowedServiceHeader, type ServiceResponse } from '../gate/answer.js';
 export { compileRequestSchema } from '../validation/request.js';
 export {
   binaryMediaType, parseJsonText, readPredict2RequestData, readPredictQuery, readPredictRequestData,

@@ -4,7 +4,7 @@
  * holds no memory and the measured memory is the gateway's), and it reports the raw outcome: the
  * in-band messages, grpc-status and grpc-message.
  */
-import { connect, constants, type ClientHttp2Session } from 'node:http2';
+import { connect, constants, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 
 export interface WireOutcome {
   /** The response messages' bytes (gRPC length prefixes removed). */
@@ -24,7 +24,12 @@ export function wireSession(address: string): ClientHttp2Session {
  * One call of `method` (`/com.platform.gate.Gate/process`) whose single message is `message`, or, with
  * `announce`, a message of `announce` bytes whose body is `message` followed by filler bytes.
  */
-export function wireCall(session: ClientHttp2Session, method: string, message: Buffer, options: { announce?: number; keepOpen?: boolean } = {}): Promise<WireOutcome> {
+export function wireCall(
+  session: ClientHttp2Session,
+  method: string,
+  message: Buffer,
+  options: { announce?: number; keepOpen?: boolean; onStream?: (stream: ClientHttp2Stream) => void } = {},
+): Promise<WireOutcome> {
   const length = options.announce ?? message.length;
   return new Promise((resolve) => {
     const stream = session.request({
@@ -33,6 +38,7 @@ export function wireCall(session: ClientHttp2Session, method: string, message: B
       [constants.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc',
       te: 'trailers',
     });
+    options.onStream?.(stream);
     let status: number | undefined;
     let details = '';
     let sent = 0;
