@@ -1,5 +1,5 @@
 import { gatewayError, toGatewayError } from '../errors.js';
-import type { PayloadProto, StringMap } from './messages.js';
+import type { PayloadProto, StringMap } from '../../proto/src/index.js';
 import type { ServiceAnswer, ServiceCall } from './service-call.js';
 
 /**

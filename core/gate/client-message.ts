@@ -1,5 +1,5 @@
 import { gatewayError, type GatewayError } from '../errors.js';
-import type { ClientRequestProto } from './messages.js';
+import type { ClientRequestProto } from '../../proto/src/index.js';
 
 /** Bounds of one client-call message (process, processResponseStream, processStream). */
 export interface ClientMessageLimits {

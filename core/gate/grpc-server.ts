@@ -3,17 +3,16 @@ import { gatewayError } from '../errors.js';
 import { toApiErrorProto } from './api-error.js';
 import type { ClientCalls } from './client-calls.js';
 import type { Gate } from './gate.js';
+import { gateServiceDefinition, type ClientRequestProto, type GateHandlers } from '../../proto/src/index.js';
 import { clientMessageDeserializer, type ClientMessageLimits } from './client-message.js';
-import type { ClientRequestProto, HeartBeatProto } from './messages.js';
-import { gateServiceDefinition } from './proto.js';
 import { receiveLimitInterceptor, receiveLimitOf } from './receive-limits.js';
-import type { ServiceStream } from './service-session.js';
+
+/** The client calls take ClientMessages: their deserializer reads only what admission needs. */
+type ClientMethod = 'process' | 'processResponseStream' | 'processStream';
+type ServedHandlers = Pick<GateHandlers, 'healthCheck' | 'processAsync' | 'processSynthesis' | 'processRecognition'> & Pick<ClientCalls, ClientMethod>;
 
 /** Handlers of the speech calls, supplied by whatever implements them (see core/speech). */
-export interface SpeechHandlers {
-  processSynthesis: grpc.handleServerStreamingCall<unknown, unknown>;
-  processRecognition: grpc.handleBidiStreamingCall<unknown, unknown>;
-}
+export type SpeechHandlers = Pick<GateHandlers, 'processSynthesis' | 'processRecognition'>;
 
 export interface GrpcServerOptions {
   host: string;
@@ -73,20 +72,21 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     'grpc.http2.min_ping_interval_without_data_ms': 10_000,
   });
   const speech = options.speech ?? speechNotImplemented;
-  server.addService(served, {
-    healthCheck: ((_call, callback) => {
-      callback(null, { status: 'Ok', interval: options.heartbeatIntervalMs } satisfies HeartBeatProto);
-    }) as grpc.handleUnaryCall<HeartBeatProto, HeartBeatProto>,
-    processAsync: ((stream: ServiceStream) => {
+  const handlers: ServedHandlers = {
+    healthCheck: (_call, callback) => {
+      callback(null, { status: 'Ok', interval: options.heartbeatIntervalMs });
+    },
+    processAsync: (stream) => {
       // Registered: the stream may now carry messages up to the service limit.
       options.gate.acceptServiceStream(stream, () => receiveLimitOf(stream).set(options.maxMessageBytes));
-    }) as grpc.handleBidiStreamingCall<never, never>,
+    },
     process: options.clientCalls.process,
     processResponseStream: options.clientCalls.processResponseStream,
     processStream: options.clientCalls.processStream,
     processSynthesis: speech.processSynthesis,
     processRecognition: speech.processRecognition,
-  } as unknown as grpc.UntypedServiceImplementation);
+  };
+  server.addService(served, handlers);
 
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${options.host}:${options.port}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>

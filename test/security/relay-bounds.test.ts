@@ -2,12 +2,12 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClientHttp2Stream } from 'node:http2';
-import type { ClientResponseProto } from '../../core/gate/messages.js';
-import { gateServiceDefinition } from '../../core/gate/proto.js';
+import type { ClientResponseProto } from '../../proto/src/index.js';
+import { gateServiceDefinition } from '../../proto/src/index.js';
 import { CHAT_TOKENS, chatConfigInput } from '../support/chat.js';
 import { TEST_KEY, eventually, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { wireCall, wireSession } from '../support/grpc-wire.js';
-import { peakGrowth } from '../support/memory-watch.js';
+import { figure, liveMiB, peakGrowth } from '../support/memory-watch.js';
 import { RawServiceStream, json, processUnary, rawClient, type RawClient } from '../support/raw-gate-client.js';
 
 const MiB = 2 ** 20;
@@ -85,37 +85,42 @@ describe('relays under a caller that does not read or a service that does not re
     const before = hostile.cancelled.size;
     const wire = wireSession(gw.grpcAddress);
     const request = definition.processResponseStream!.requestSerialize({ account: 'demo', model: 'plain', authToken: TEST_KEY, predict: { data: json({ flood: 256 }) } }) as Buffer;
-    const { result: outcome, rssMiB } = await peakGrowth(async () => {
-      let response: ClientHttp2Stream | undefined;
-      const done = wireCall(wire, definition.processResponseStream!.path, request, { onStream: (s) => (response = s) });
-      response!.pause(); // an HTTP/2 stream that is not read stops acknowledging: the caller stopped reading
-      await eventually(() => hostile.cancelled.size > before, 20_000, 'the service to get cancel');
-      response!.resume();
-      return done;
-    });
+    const base = liveMiB();
+    let response: ClientHttp2Stream | undefined;
+    const done = wireCall(wire, definition.processResponseStream!.path, request, { onStream: (s) => (response = s) });
+    response!.pause(); // an HTTP/2 stream that is not read stops acknowledging: the caller stopped reading
+    // Held at the worst moment: when the bound is hit (or after 3 s of flooding, when nothing bounds it).
+    await eventually(() => hostile.cancelled.size > before, 3000, 'the service to get cancel').catch(() => undefined);
+    const held = liveMiB() - base;
+    figure('processResponseStream, caller not reading, 256 x 1 MiB flood: held', held);
+    response!.resume();
+    const outcome = await done;
     wire.close();
     const last = definition.processResponseStream!.responseDeserialize(outcome.messages.at(-1)!) as ClientResponseProto;
     expect(last.error?.code).toBe('CALLER_TOO_SLOW');
-    // 256 MiB flooded; before the bound the gateway held all of it for the caller.
-    expect(rssMiB).toBeLessThan(96);
+    // 256 MiB flooded; before the bound the gateway held all it could read for the caller.
+    expect(held).toBeLessThan(BOUND / MiB + 24);
     await served();
   });
 
   it('chat SSE: a caller that stops reading is cut off and the service gets cancel', async () => {
     const before = hostile.cancelled.size;
     const { port } = new URL(gw.httpUrl);
-    const { rssMiB } = await peakGrowth(async () => {
-      const socket = connect(Number(port), '127.0.0.1');
-      await once(socket, 'connect');
-      const body = JSON.stringify({ model: 'demo/plain', stream: true, messages: [{ role: 'user', content: 'flood 256' }] });
-      socket.write(`POST /api/adapters/chatapi/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_KEY}\r\n`
-        + `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-      socket.pause(); // never reads the answer
-      await eventually(() => hostile.cancelled.size > before, 20_000, 'the service to get cancel');
-      await eventually(() => socket.destroyed || socket.readableEnded || !socket.writable, 5000, 'the gateway to close the connection').catch(() => undefined);
-      socket.destroy();
-    });
-    expect(rssMiB).toBeLessThan(96);
+    const base = liveMiB();
+    const socket = connect(Number(port), '127.0.0.1');
+    await once(socket, 'connect');
+    const body = JSON.stringify({ model: 'demo/plain', stream: true, messages: [{ role: 'user', content: 'flood 256' }] });
+    socket.write(`POST /api/adapters/chatapi/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_KEY}\r\n`
+      + `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    socket.pause(); // never reads the answer
+    await eventually(() => hostile.cancelled.size > before, 3000, 'the service to get cancel').catch(() => undefined);
+    const held = liveMiB() - base;
+    figure('chat SSE, caller not reading, 256 x 1 MiB flood: held', held);
+    await eventually(() => hostile.cancelled.size > before, 20_000, 'the service to get cancel');
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.resume();
+    await closed; // the gateway cut the connection of the caller that did not read
+    expect(held).toBeLessThan(BOUND / MiB + 24);
     await served();
   });
 
@@ -128,6 +133,7 @@ describe('relays under a caller that does not read or a service that does not re
     expect(res.status).toBe(502);
     expect((await res.json()).error.code).toBe('SERVICE_ANSWER_TOO_LARGE');
     await eventually(() => hostile.cancelled.size > before, 5000, 'the service to get cancel');
+    figure('sync predict, 256 x 1 MiB partial answer: peak RSS growth', rssMiB);
     expect(rssMiB).toBeLessThan(96);
     expect(lastRequestId()).toBeGreaterThan(0);
     await served();
@@ -148,19 +154,21 @@ describe('relays under a caller that does not read or a service that does not re
     call.write({ account: 'demo', model: 'faulty', authToken: TEST_KEY, timeoutSec: 1, partialPredict: { data: json({ frozen: true }) } });
     const piece = json('y'.repeat(MiB - 64));
     let accepted = 0;
-    const { rssMiB } = await peakGrowth(async () => {
-      const until = Date.now() + 2500;
-      while (Date.now() < until) {
-        accepted++;
-        if (!call.write({ partialPredict: { data: piece } })) {
-          const drained = await Promise.race([once(call, 'drain').then(() => true), new Promise((r) => setTimeout(r, until - Date.now(), false))]);
-          if (!drained) break;
-        }
+    const base = liveMiB();
+    const until = Date.now() + 900; // within the call's 1 s deadline
+    while (Date.now() < until) {
+      accepted++;
+      if (!call.write({ partialPredict: { data: piece } })) {
+        const drained = await Promise.race([once(call, 'drain').then(() => true), new Promise((r) => setTimeout(r, until - Date.now(), false))]);
+        if (!drained) break;
       }
-    });
+    }
+    const held = liveMiB() - base;
+    figure('processStream to a frozen service, 1 MiB messages for 0.9 s: accepted', accepted, 'messages');
+    figure('processStream to a frozen service: held', held);
     // Before: the gateway read on and held every message for the frozen service (+330 MB in 4 s).
-    expect(accepted).toBeLessThan(96);
-    expect(rssMiB).toBeLessThan(160);
+    expect(accepted).toBeLessThan(64);
+    expect(held).toBeLessThan(64);
     // The call's deadline (or the frozen service's missed heartbeats) ends it with a coded error.
     const messages = await failed;
     expect(['PREDICT_TIMEOUT', 'SERVICE_DISCONNECTED']).toContain(messages.at(-1)?.error?.code);

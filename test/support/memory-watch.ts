@@ -1,3 +1,6 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
 /**
  * Peak memory of this process while `attack` runs, sampled every few milliseconds: what a hostile
  * caller made an in-process gateway hold. RSS covers the buffers grpc-js and Node keep outside the heap.
@@ -19,4 +22,23 @@ export async function peakGrowth<T>(attack: () => Promise<T>): Promise<{ result:
   } finally {
     clearInterval(timer);
   }
+}
+
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
+
+/**
+ * Live memory (heap and ArrayBuffers, after a full garbage collection) in MiB: what the process
+ * really holds at this moment, without the garbage a flood leaves behind until the next collection.
+ */
+export function liveMiB(): number {
+  collectGarbage();
+  collectGarbage();
+  const now = process.memoryUsage();
+  return (now.heapUsed + now.arrayBuffers) / 2 ** 20;
+}
+
+/** Prints a figure for the closing note of #15 when SECURITY_FIGURES is set (quiet otherwise). */
+export function figure(name: string, value: number, unit = 'MiB'): void {
+  if (process.env.SECURITY_FIGURES) process.stderr.write(`[figure] ${name}: ${value.toFixed(1)} ${unit}\n`);
 }
