@@ -9,12 +9,13 @@ import { startChild } from './lib/procs.js';
 import { machine, type Machine } from './lib/machine.js';
 import { Systems } from './lib/systems.js';
 import { runGrpc, type GrpcResult } from './scenarios/grpc.js';
+import { runHostile, type HostileResult } from './scenarios/hostile.js';
 import { runHttp, type HttpResult } from './scenarios/http.js';
 import { runMemory, type MemoryResult } from './scenarios/memory.js';
 import { runStreaming, type StreamingResult } from './scenarios/streaming.js';
 import type { ValidationCase } from './scenarios/validation.js';
 
-export const SCENARIOS = ['http', 'streaming', 'grpc', 'validation', 'memory'] as const;
+export const SCENARIOS = ['http', 'streaming', 'grpc', 'validation', 'memory', 'hostile'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -37,6 +38,10 @@ export interface BenchOptions {
   holdSec: number;
   driftSec: number;
   driftRate: number;
+  /** Offered chat rate of the hostile scenario, with and without the attacker. */
+  hostileRate: number;
+  /** Concurrent loops of the unauthenticated attacker. */
+  attackLoops: number;
   /** Directory for `--cpu-prof` profiles of our gateway; undefined = none. */
   profileDir?: string;
   smoke: boolean;
@@ -59,6 +64,8 @@ export const DEFAULT_OPTIONS: Omit<BenchOptions, 'log'> = {
   holdSec: 5,
   driftSec: 60,
   driftRate: 200,
+  hostileRate: 200,
+  attackLoops: 4,
   smoke: false,
 };
 
@@ -79,6 +86,8 @@ export const SMOKE_OPTIONS: Omit<BenchOptions, 'log'> = {
   holdSec: 0.5,
   driftSec: 1,
   driftRate: 20,
+  hostileRate: 20,
+  attackLoops: 1,
   smoke: true,
 };
 
@@ -93,6 +102,7 @@ export interface BenchResults {
   grpc?: GrpcResult;
   validation?: ValidationCase[];
   memory?: MemoryResult;
+  hostile?: HostileResult;
 }
 
 export async function runBench(options: BenchOptions): Promise<BenchResults> {
@@ -167,6 +177,17 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
         driftSec: options.driftSec,
         driftRate: options.driftRate,
         connections: options.connections,
+        log,
+      });
+    }
+    if (wants('hostile')) {
+      log('Scenario 9: chat latency under an unauthenticated gRPC attacker');
+      results.hostile = await runHostile(systems, {
+        rounds: options.rounds,
+        durationSec: options.durationSec,
+        connections: options.connections,
+        rate: options.hostileRate,
+        attackLoops: options.attackLoops,
         log,
       });
     }

@@ -2,7 +2,7 @@
  * `npm run bench [-- options]`: runs the benchmark, prints the tables and writes
  * bench/results/latest.json (and latest.md). Options:
  *
- *   --only http,streaming,grpc,validation,memory   scenarios to run (default: all)
+ *   --only http,streaming,grpc,validation,memory,hostile   scenarios to run (default: all)
  *   --rounds N          rounds of each comparison (default 3)
  *   --duration S        seconds per measured run (default 10)
  *   --warmup S          seconds of warm-up before each saturation run (default 3)
@@ -12,6 +12,8 @@
  *   --drift S           steady-run length of the memory scenario (default 60)
  *   --long              the steady run lasts 10 minutes
  *   --drift-rate R      offered rate of the steady run (default 200)
+ *   --hostile-rate R    offered chat rate of the hostile scenario (default 200)
+ *   --attack-loops N    concurrent loops of its unauthenticated attacker (default 4)
  *   --profile           write CPU profiles of our gateway and services, print their top frames
  *   --smoke             tiny settings: checks that everything runs, figures mean nothing
  *   --out FILE          where the JSON goes (default bench/results/latest.json)
@@ -36,6 +38,8 @@ const { values } = parseArgs({
     drift: { type: 'string' },
     long: { type: 'boolean', default: false },
     'drift-rate': { type: 'string' },
+    'hostile-rate': { type: 'string' },
+    'attack-loops': { type: 'string' },
     profile: { type: 'boolean', default: false },
     smoke: { type: 'boolean', default: false },
     out: { type: 'string' },
@@ -65,6 +69,8 @@ const options: BenchOptions = {
   openStreams: num(values.streams, base.openStreams),
   driftSec: values.long ? 600 : num(values.drift, base.driftSec),
   driftRate: num(values['drift-rate'], base.driftRate),
+  hostileRate: num(values['hostile-rate'], base.hostileRate),
+  attackLoops: num(values['attack-loops'], base.attackLoops),
   profileDir,
   log: (line) => process.stderr.write(`${line}\n`),
 };

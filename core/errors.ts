@@ -79,12 +79,16 @@ export const ERROR_CATALOG = {
   MODEL_NOT_FOUND: { status: 404, type: 'not_found_error', message: (a) => `Model '${str(a.model)}' does not exist or is not available to this key`, permanent: true },
   ASYNC_REQUEST_BODY_WAS_LOST: { status: 404, type: 'not_found_error', message: (a) => `The request body of task '${str(a.taskId)}' could not be restored`, permanent: true },
   ASYNC_RESPONSE_IS_CORRUPTED: { status: 404, type: 'not_found_error', message: (a) => `The stored result of task '${str(a.taskId)}' could not be read`, permanent: true },
-  // 405, 408, 409, 413, 415
+  // 405, 408, 409, 413, 415, 431
   METHOD_NOT_ALLOWED: { status: 405, type: 'invalid_request_error', message: (a) => `Method ${str(a.method)} is not allowed on ${str(a.path)}`, permanent: true },
   SPEECH_CALLER_TOO_SLOW: { status: 408, type: 'invalid_request_error', message: (a) => `The caller did not read the audio it asked for: more than ${str(a.limit)} bytes were waiting for it` },
+  CALLER_TOO_SLOW: { status: 408, type: 'invalid_request_error', message: (a) => `The caller did not read the answer it asked for: more than ${str(a.limit)} bytes were waiting for it` },
+  START_SERVING_TIMEOUT: { status: 408, type: 'invalid_request_error', grpcCode: 'platform.gate.start_serving_timeout', message: (a) => `No startServing within ${str(a.timeoutMs)} ms of opening processAsync`, permanent: true },
   CONFLICT: { status: 409, type: 'invalid_request_error', message: (a) => str(a.reason) || 'Conflict', permanent: true },
   REQUEST_TOO_LARGE: { status: 413, type: 'invalid_request_error', message: (a) => `Request body exceeds the limit of ${str(a.limit)} bytes`, permanent: true },
+  MESSAGE_TOO_LARGE: { status: 413, type: 'invalid_request_error', message: (a) => `gRPC message of ${str(a.size)} bytes exceeds the limit of ${str(a.limit)} bytes for this call`, permanent: true },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, type: 'invalid_request_error', message: (a) => `Content-Type '${str(a.contentType)}' is not supported here; send ${str(a.expected)}`, permanent: true },
+  HEADERS_TOO_LARGE: { status: 431, type: 'invalid_request_error', message: (a) => `headers exceed the limit of ${str(a.maxHeaders)} entries and ${str(a.maxHeaderBytes)} bytes`, permanent: true },
   // 429
   RATE_LIMIT_EXCEEDED: { status: 429, type: 'rate_limit_error', grpcCode: 'platform.gate.pps_limit_exceeded', message: (a) => `Account '${str(a.account)}' exceeded its limit of ${str(a.limit)} requests per second` },
   TOO_MANY_IDLE_ASYNC_TASKS: { status: 429, type: 'rate_limit_error', message: (a) => `Account '${str(a.account)}' already has ${str(a.limit)} tasks waiting for processing` },
@@ -93,6 +97,7 @@ export const ERROR_CATALOG = {
   INTERNAL_ERROR: { status: 500, type: 'api_error', message: () => 'Internal gateway error', expose: false },
   ASYNC_TASK_ABANDONED: { status: 500, type: 'api_error', message: (a) => `Task '${str(a.taskId)}' was started ${str(a.attempts)} times without finishing (its gateway stopped each time); it is not started again`, permanent: true },
   SERVICE_BAD_RESPONSE: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}' answered with an invalid message: ${str(a.reason)}` },
+  SERVICE_ANSWER_TOO_LARGE: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}' answered more than ${str(a.limit)} bytes, the limit of an answer the gateway collects` },
   SERVICE_DISCONNECTED: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}' disconnected before answering` },
   FITTING_INTERRUPTED: { status: 503, type: 'api_error', message: () => 'The gateway running this fitting job stopped before the fit finished; start the fit again' },
   GATE_IS_SHUT_DOWN: { status: 503, type: 'api_error', grpcCode: 'platform.gate.gate_is_shut_down', message: () => 'The gateway is shutting down' },

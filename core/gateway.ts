@@ -119,6 +119,12 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         host,
         port: config.server.grpcPort,
         maxMessageBytes: config.server.grpcMaxMessageBytes,
+        client: {
+          maxMessageBytes: config.server.grpcClientMaxMessageBytes,
+          maxHeaders: config.server.grpcClientMaxHeaders,
+          maxHeaderBytes: config.server.grpcClientMaxHeaderBytes,
+        },
+        registrationMaxMessageBytes: config.server.grpcRegistrationMaxMessageBytes,
         heartbeatIntervalMs: config.gate.heartbeatIntervalMs,
         gate,
         clientCalls,

@@ -60,6 +60,14 @@ export function verdicts(r: BenchResults): TargetVerdict[] {
       met: heapGrowth < 2 && rssGrowth < 5 && d.errors === 0,
     });
   }
+  if (r.hostile) {
+    const codes = Object.keys(r.hostile.rounds.at(-1)?.attackerCodes ?? {});
+    out.push({
+      target: 'Chat p99 under an unauthenticated attacker looping the largest allowed gRPC message ≤ 2 × without (same round); the attacker gets API_KEY_MISSING',
+      value: `× ${f(r.hostile.summary.p99Ratio.median, 2)}; attacker answered ${codes.join(', ')}`,
+      met: r.hostile.summary.p99Ratio.median <= 2 && codes.includes('API_KEY_MISSING'),
+    });
+  }
   return out;
 }
 
@@ -130,6 +138,16 @@ export function markdown(r: BenchResults): string {
     lines.push(`| RSS start → end (max) | ${d.rssStartMB} → ${d.rssEndMB} MB (${d.rssMaxMB} MB) |`);
     lines.push(`| Median RSS, first third → last third | ${d.rssFirstThirdMB} → ${d.rssLastThirdMB} MB (slope over the run ${d.rssSlopeMBPerMin} MB/min) |`);
     lines.push(`| Heap after GC start → end | ${d.heapStartMB} → ${d.heapEndMB} MB |`);
+  }
+  if (r.hostile) {
+    const h = r.hostile;
+    const last = h.rounds.at(-1);
+    lines.push('', '### Under an unauthenticated gRPC attacker (scenario 9)', '');
+    lines.push(`Chat adapter at ${h.settings.rate} req/s, ${h.settings.connections} connections, ${h.settings.durationSec} s per run, without then with ${h.settings.attackLoops} attacker loops sending the largest \`Gate.process\` message the client limits allow (${last?.attackerMessageBytes ?? '?'} bytes, no authToken); ${h.settings.rounds} rounds, ratio within each round (target ≤ 2).`, '');
+    lines.push('| Measure | Value |', '|---|---|');
+    lines.push(`| Chat p99 without → with the attacker | ${s(h.summary.baselineP99Ms, 2)} → ${s(h.summary.attackedP99Ms, 2)} ms |`);
+    lines.push(`| p99 with ÷ without | ${s(h.summary.p99Ratio, 2)} |`);
+    lines.push(`| Attacker calls/s; answers (last round) | ${s(h.summary.attackerCallsPerSec)}; ${Object.entries(last?.attackerCodes ?? {}).map(([k, n]) => `${k} × ${n}`).join(', ')} |`);
   }
   const v = verdicts(r);
   if (v.length) {

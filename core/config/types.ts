@@ -81,11 +81,18 @@ export interface GatewayConfig {
     readonly publicUrl?: string;
     readonly bodyLimitBytes: number;
     readonly grpcMaxMessageBytes: number;
+    readonly grpcClientMaxMessageBytes: number;
+    readonly grpcClientMaxHeaders: number;
+    readonly grpcClientMaxHeaderBytes: number;
+    readonly grpcRegistrationMaxMessageBytes: number;
   };
   readonly gate: {
     readonly heartbeatIntervalMs: number;
     readonly defaultTimeoutSec: number;
     readonly drainTimeoutMs: number;
+    readonly registrationTimeoutMs: number;
+    readonly maxBufferedAnswerBytes: number;
+    readonly maxAnswerBytes: number;
     readonly servers: readonly string[];
     readonly currentServer?: string;
   };

@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type * as grpc from '@grpc/grpc-js';
 import type { Caller, ServiceEntry } from '../directory.js';
 import { gatewayError, toGatewayError } from '../errors.js';
+import { abortOnCancel, drained } from '../flow.js';
 import type { Logger } from '../logger.js';
 import type { Pipeline } from '../pipeline.js';
 import { toApiErrorProto } from './api-error.js';
+import type { ClientMessage } from './client-message.js';
 import type { Gate, GateRequest } from './gate.js';
 import {
   GateHeaders,
@@ -16,9 +18,10 @@ import {
 } from '../../proto/src/index.js';
 import type { ServiceAnswer, ServiceCall } from './service-call.js';
 
-type Unary = grpc.handleUnaryCall<ClientRequestProto, ClientResponseProto>;
-type ServerStreaming = grpc.ServerWritableStream<ClientRequestProto, ClientResponseProto>;
-type Bidi = grpc.ServerDuplexStream<ClientRequestProto, ClientResponseProto>;
+// Requests arrive as ClientMessages (see client-message.ts): admission runs before the full decode.
+type Unary = grpc.handleUnaryCall<ClientMessage, ClientResponseProto>;
+type ServerStreaming = grpc.ServerWritableStream<ClientMessage, ClientResponseProto>;
+type Bidi = grpc.ServerDuplexStream<ClientMessage, ClientResponseProto>;
 
 /**
  * The client calls of the Gate service. `authToken` is an API key with MODEL_REQUESTS; `account` and
@@ -51,7 +54,8 @@ export class ClientCalls {
         const serviceCall = await this.#run(call.request, abort.signal);
         for await (const answer of serviceCall) {
           const response = toClientResponse(answer);
-          if (response) call.write(response);
+          // A caller that stops reading leaves the answers in the call, whose bound (CALLER_TOO_SLOW) ends it.
+          if (response && !call.write(response)) await drained(call, [abort.signal, serviceCall.failedSignal]);
         }
       } catch (err) {
         if (!abort.signal.aborted) call.write(this.#errorResponse(err));
@@ -86,7 +90,7 @@ export class ClientCalls {
       try {
         for await (const answer of c) {
           const response = toClientResponse(answer);
-          if (response) call.write(response);
+          if (response && !call.write(response)) await drained(call, [abort.signal, c.failedSignal]);
         }
         abort.dispose();
         call.end();
@@ -95,12 +99,13 @@ export class ClientCalls {
       }
     };
 
-    call.on('data', (request: ClientRequestProto) => {
+    call.on('data', (message: ClientMessage) => {
       if (failed || sentFinish) return;
       try {
-        const part = asPartial(request);
         if (!serviceCall) {
-          const { caller, service } = this.#admit(request);
+          const { caller, service } = this.#admit(message);
+          const request = message.decode();
+          const part = asPartial(request);
           this.#validate(service, part.config);
           part.start = true;
           if (part.finish) sentFinish = true;
@@ -108,6 +113,7 @@ export class ClientCalls {
           void pump(serviceCall);
           return;
         }
+        const part = asPartial(message.decode());
         if (held) serviceCall.send(held);
         held = part;
         if (part.finish) {
@@ -115,6 +121,13 @@ export class ClientCalls {
           serviceCall.send(part);
           held = undefined;
         }
+        // Back-pressure: stop reading the caller while the service stream is full (a frozen service),
+        // so gRPC flow control slows the caller instead of the gateway buffering its messages.
+        const current = serviceCall;
+        call.pause();
+        void current.whenWritable().then(() => {
+          if (!failed) call.resume();
+        });
       } catch (err) {
         fail(err);
       }
@@ -133,20 +146,23 @@ export class ClientCalls {
     call.on('error', (err) => fail(err));
   };
 
-  async #run(request: ClientRequestProto, signal: AbortSignal): Promise<ServiceCall> {
-    const { caller, service } = this.#admit(request);
+  async #run(message: ClientMessage, signal: AbortSignal): Promise<ServiceCall> {
+    const { caller, service } = this.#admit(message);
+    const request = message.decode();
     const body = clientRequestBody(request);
     if ('predict' in body) this.#validate(service, body.predict.config);
     return this.#gate.open(service, body, this.#openOptions(request, caller, signal));
   }
 
-  #admit(request: ClientRequestProto): { caller: Caller; service: ServiceEntry } {
+  /** Admission from the fields the preflight read: the key is checked before the message is decoded. */
+  #admit(message: ClientMessage): { caller: Caller; service: ServiceEntry } {
+    if (message.refused) throw message.refused;
     return this.#pipeline.admit({
-      apiKey: request.authToken,
+      apiKey: message.authToken,
       keyHeader: 'authToken',
       permission: 'MODEL_REQUESTS',
-      account: request.account ?? '',
-      model: request.model ?? '',
+      account: message.account,
+      model: message.model,
     });
   }
 
@@ -207,12 +223,4 @@ function toClientResponse(answer: ServiceAnswer): ClientResponseProto | null {
     default:
       return null;
   }
-}
-
-/** An AbortSignal that fires when the gRPC caller cancels or goes away. */
-function abortOnCancel(call: { on(e: "cancelled", f: () => void): unknown; off(e: "cancelled", f: () => void): unknown }): { signal: AbortSignal; dispose: () => void } {
-  const controller = new AbortController();
-  const onCancel = () => controller.abort();
-  call.on('cancelled', onCancel);
-  return { signal: controller.signal, dispose: () => call.off('cancelled', onCancel) };
 }

@@ -9,6 +9,7 @@ import type {
   BatchRequestProto,
   ExtendedRequestProto,
   FitRequestProto,
+  GateToServiceProto,
   PartialPredictRequestProto,
   PredictRequestProto,
   ServiceToGateProto,
@@ -72,20 +73,7 @@ export class Gate {
    */
   readonly #events = new EventEmitter().setMaxListeners(0);
   /** What every call asks of the Gate, shared by all calls. */
-  readonly #callHooks: ServiceCallHooks = {
-    send: (call, partialPredict) => this.#sessionOf(call)?.send({ requestId: call.requestId, partialPredict }),
-    whenWritable: (call) => this.#sessionOf(call)?.whenWritable() ?? Promise.resolve(),
-    cancel: (call) => this.#sessionOf(call)?.send({ requestId: call.requestId, cancel: { requestIdToCancel: call.requestId } }),
-    release: (call) => {
-      const entry = this.#calls.get(call.requestId);
-      if (!entry) return;
-      this.#calls.delete(call.requestId);
-      entry.session.calls.delete(call.requestId);
-      if (entry.timer) clearTimeout(entry.timer);
-      entry.signal?.removeEventListener('abort', call);
-      if (this.#calls.size === 0) this.#events.emit('idle');
-    },
-  };
+  readonly #callHooks: ServiceCallHooks;
   #nextRequestId = 1;
   #rotation = 0;
   #shuttingDown = false;
@@ -95,22 +83,51 @@ export class Gate {
     this.#config = config;
     this.#log = log.child({ component: 'gate' });
     this.billing = new BillingLedger(this.#log);
+    this.#callHooks = {
+      send: (call, partialPredict) => this.#sessionOf(call)?.send({ requestId: call.requestId, partialPredict }),
+      whenWritable: (call) => this.#sessionOf(call)?.whenWritable() ?? Promise.resolve(),
+      cancel: (call) => this.#sessionOf(call)?.send({ requestId: call.requestId, cancel: { requestIdToCancel: call.requestId } }),
+      release: (call) => {
+        const entry = this.#calls.get(call.requestId);
+        if (!entry) return;
+        this.#calls.delete(call.requestId);
+        entry.session.calls.delete(call.requestId);
+        if (entry.timer) clearTimeout(entry.timer);
+        entry.signal?.removeEventListener('abort', call);
+        if (this.#calls.size === 0) this.#events.emit('idle');
+      },
+      maxBufferedBytes: config.maxBufferedAnswerBytes,
+      maxAnswerBytes: config.maxAnswerBytes,
+    };
   }
 
   get defaultTimeoutSec(): number {
     return this.#config.defaultTimeoutSec;
   }
 
-  /** Handles one `processAsync` stream from its first message to its end. */
-  acceptServiceStream(stream: ServiceStream): void {
+  /**
+   * Handles one `processAsync` stream from its first message to its end. A stream that has not
+   * registered within `registrationTimeoutMs` is closed with START_SERVING_TIMEOUT: until then its
+   * peer is unauthenticated, and thousands of idle streams must not stay open. `onRegistered` runs
+   * once the stream's startServing is accepted (the gRPC server then raises its message limit).
+   */
+  acceptServiceStream(stream: ServiceStream, onRegistered?: () => void): void {
     let session: ServiceSession | undefined;
     let finished = false;
     const finish = (reason: string) => {
       if (finished) return;
       finished = true;
+      clearTimeout(registration);
       if (session) this.#onSessionEnded(session, reason);
       else endQuietly(stream);
     };
+    const registration = setTimeout(() => {
+      if (session || finished) return;
+      const error = gatewayError('START_SERVING_TIMEOUT', { args: { timeoutMs: this.#config.registrationTimeoutMs } });
+      this.#log.debug('service stream closed: no startServing in time');
+      writeQuietly(stream, { error: toApiErrorProto(error) });
+      finish('no startServing in time');
+    }, this.#config.registrationTimeoutMs);
     stream.on('data', (message: ServiceToGateProto) => {
       if (finished) return;
       if (session) {
@@ -119,7 +136,9 @@ export class Gate {
         return;
       }
       session = this.#register(stream, message);
-      if (!session) finish('registration refused');
+      if (!session) return finish('registration refused');
+      clearTimeout(registration);
+      onRegistered?.();
     });
     stream.on('end', () => finish('stream ended by the service'));
     stream.on('cancelled', () => finish('stream cancelled'));
@@ -347,7 +366,7 @@ export class Gate {
     }
 
     const requestId = this.#nextRequestId++;
-    const timeoutMs = options.timeoutMs ?? (service.timeoutSec ?? this.#config.defaultTimeoutSec) * 1000;
+    const timeoutMs = Math.min(options.timeoutMs ?? (service.timeoutSec ?? this.#config.defaultTimeoutSec) * 1000, MAX_TIMER_MS);
     const signal = options.signal;
 
     // Answers come from the target's instances, and #deliver matches them by the target's ID.
@@ -391,6 +410,12 @@ export class Gate {
   }
 }
 
+/**
+ * The longest deadline a Node timer can hold (2^31 - 1 ms, about 24.8 days). A longer one overflows
+ * and fires after 1 ms, so a caller's `timeoutSec` of 2,147,484 or more would time out at once.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** A call in flight: the session that answers it (it moves on a reconnect), its deadline and abort signal. */
 interface CallEntry {
   readonly call: ServiceCall;
@@ -419,6 +444,14 @@ function withDeclaredConfig(request: GateRequest, session: ServiceSession): Gate
 /** The predict deadline of a call passed (a timer callback shared by every call). */
 function expire(call: ServiceCall, serviceName: string, timeoutMs: number): void {
   call.fail(gatewayError('PREDICT_TIMEOUT', { args: { service: serviceName, timeoutSec: timeoutMs / 1000 } }), true);
+}
+
+function writeQuietly(stream: ServiceStream, message: GateToServiceProto): void {
+  try {
+    stream.write(message);
+  } catch {
+    // Already closed by the peer.
+  }
 }
 
 function endQuietly(stream: ServiceStream): void {

@@ -3,7 +3,13 @@ import { gatewayError } from '../errors.js';
 import { toApiErrorProto } from './api-error.js';
 import type { ClientCalls } from './client-calls.js';
 import type { Gate } from './gate.js';
-import { gateServiceDefinition, type GateHandlers } from '../../proto/src/index.js';
+import { gateServiceDefinition, type ClientRequestProto, type GateHandlers } from '../../proto/src/index.js';
+import { clientMessageDeserializer, type ClientMessageLimits } from './client-message.js';
+import { receiveLimitInterceptor, receiveLimitOf } from './receive-limits.js';
+
+/** The client calls take ClientMessages: their deserializer reads only what admission needs. */
+type ClientMethod = 'process' | 'processResponseStream' | 'processStream';
+type ServedHandlers = Pick<GateHandlers, 'healthCheck' | 'processAsync' | 'processSynthesis' | 'processRecognition'> & Pick<ClientCalls, ClientMethod>;
 
 /** Handlers of the speech calls, supplied by whatever implements them (see core/speech). */
 export type SpeechHandlers = Pick<GateHandlers, 'processSynthesis' | 'processRecognition'>;
@@ -11,7 +17,12 @@ export type SpeechHandlers = Pick<GateHandlers, 'processSynthesis' | 'processRec
 export interface GrpcServerOptions {
   host: string;
   port: number;
+  /** Largest message of service streams (once registered) and speech calls. */
   maxMessageBytes: number;
+  /** Bounds of client-call messages, checked before they are read or decoded. */
+  client: ClientMessageLimits;
+  /** Largest message of a processAsync stream before it has registered. */
+  registrationMaxMessageBytes: number;
   heartbeatIntervalMs: number;
   gate: Gate;
   clientCalls: ClientCalls;
@@ -38,7 +49,21 @@ const speechNotImplemented: SpeechHandlers = {
 };
 
 export async function startGrpcServer(options: GrpcServerOptions): Promise<RunningGrpcServer> {
+  const definition = gateServiceDefinition();
+  const clientMethods = ['process', 'processResponseStream', 'processStream'] as const;
+  const clientPaths = new Set(clientMethods.map((name) => definition[name]!.path));
+  const processAsyncPath = definition.processAsync!.path;
+  const limitOf = (path: string) =>
+    clientPaths.has(path) ? options.client.maxMessageBytes : path === processAsyncPath ? options.registrationMaxMessageBytes : undefined;
+  // Client calls get a deserializer that reads only what admission needs (client-message.ts).
+  const served: grpc.ServiceDefinition = Object.fromEntries(Object.entries(definition).map(([name, method]) => [
+    name,
+    clientPaths.has(method.path)
+      ? { ...method, requestDeserialize: clientMessageDeserializer(options.client, method.requestDeserialize as (bytes: Buffer) => ClientRequestProto) }
+      : method,
+  ]));
   const server = new grpc.Server({
+    interceptors: [receiveLimitInterceptor(limitOf)],
     'grpc.max_receive_message_length': options.maxMessageBytes,
     'grpc.max_send_message_length': options.maxMessageBytes,
     // SDK clients ping every 120 s, also without active calls; the grpc-js default (5 min minimum
@@ -47,18 +72,21 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     'grpc.http2.min_ping_interval_without_data_ms': 10_000,
   });
   const speech = options.speech ?? speechNotImplemented;
-  const handlers: GateHandlers = {
+  const handlers: ServedHandlers = {
     healthCheck: (_call, callback) => {
       callback(null, { status: 'Ok', interval: options.heartbeatIntervalMs });
     },
-    processAsync: (stream) => options.gate.acceptServiceStream(stream),
+    processAsync: (stream) => {
+      // Registered: the stream may now carry messages up to the service limit.
+      options.gate.acceptServiceStream(stream, () => receiveLimitOf(stream).set(options.maxMessageBytes));
+    },
     process: options.clientCalls.process,
     processResponseStream: options.clientCalls.processResponseStream,
     processStream: options.clientCalls.processStream,
     processSynthesis: speech.processSynthesis,
     processRecognition: speech.processRecognition,
   };
-  server.addService(gateServiceDefinition(), handlers);
+  server.addService(served, handlers);
 
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${options.host}:${options.port}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>

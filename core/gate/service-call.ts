@@ -34,6 +34,26 @@ export interface ServiceCallHooks {
   cancel(call: ServiceCall): void;
   /** Called once when the call settles, whatever the reason, to free its slot. */
   release(call: ServiceCall): void;
+  /**
+   * Bytes of answers a call holds for a reader that does not take them (gate.maxBufferedAnswerBytes).
+   * The service cannot be paused without stalling every other request of its instance (they share
+   * one processAsync stream), so a call over it fails with CALLER_TOO_SLOW and the service gets cancel.
+   */
+  readonly maxBufferedBytes: number;
+  /** Largest answer a reader may gather into one response (gate.maxAnswerBytes; see answer.ts). */
+  readonly maxAnswerBytes: number;
+}
+
+/** The payload bytes an answer frame carries: what a reader that does not read makes the gateway hold. */
+export function answerBytes(answer: ServiceToGateProto): number {
+  const member = answer.predict ?? answer.partialPredict ?? answer.ext;
+  let bytes = payloadBytes(member?.data);
+  for (const item of answer.batch?.data ?? []) bytes += payloadBytes(item.predict?.data);
+  return bytes;
+}
+
+function payloadBytes(data: { json?: string; protobuf?: Uint8Array } | undefined): number {
+  return (data?.json?.length ?? 0) + (data?.protobuf?.length ?? 0);
 }
 
 /**
@@ -47,6 +67,10 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<
   readonly serviceId: number;
   readonly #hooks: ServiceCallHooks;
   readonly #queue: ServiceAnswer[] = [];
+  /** Payload bytes in #queue (answerBytes of each). */
+  #queuedBytes = 0;
+  /** Created on first use: only relays that wait on something else (a 'drain') need it. */
+  #ended$: AbortController | undefined;
   #failure: GatewayError | undefined;
   #ended = false;
   #settled = false;
@@ -59,14 +83,37 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<
     this.#hooks = hooks;
   }
 
+  /** Largest answer a reader may gather into one response (gate.maxAnswerBytes). */
+  get maxAnswerBytes(): number {
+    return this.#hooks.maxAnswerBytes;
+  }
+
   get settled(): boolean {
     return this.#settled;
+  }
+
+  /**
+   * Aborts when the call fails (service error, deadline, overflow, cancel): a relay waiting for its
+   * caller to drain stops waiting, and finds the failure on its next read.
+   */
+  get failedSignal(): AbortSignal {
+    this.#ended$ ??= new AbortController();
+    if (this.#failure) this.#ended$.abort(this.#failure);
+    return this.#ended$.signal;
   }
 
   /** Delivers a non-error answer frame from the service. */
   deliver(answer: ServiceAnswer): void {
     if (this.#settled) return;
     this.#queue.push(answer);
+    this.#queuedBytes += answerBytes(answer);
+    if (this.#queuedBytes > this.#hooks.maxBufferedBytes) {
+      // Nobody reads: holding more helps nobody, so the queue goes and the reader gets the error.
+      this.#queue.length = 0;
+      this.#queuedBytes = 0;
+      this.fail(gatewayError('CALLER_TOO_SLOW', { args: { limit: this.#hooks.maxBufferedBytes } }), true);
+      return;
+    }
     if (isTerminal(answer)) this.#settle();
     this.#wakeReader();
   }
@@ -77,6 +124,7 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<
     if (notifyService) this.#hooks.cancel(this);
     this.#failure = error;
     this.#settle();
+    this.#ended$?.abort(error);
     this.#wakeReader();
   }
 
@@ -109,7 +157,10 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<
   /** The next answer, the end, or the failure: what the iterator's next() settles with. */
   #next(): Promise<IteratorResult<ServiceAnswer>> {
     const next = this.#queue.shift();
-    if (next) return Promise.resolve({ value: next, done: false });
+    if (next) {
+      this.#queuedBytes -= answerBytes(next);
+      return Promise.resolve({ value: next, done: false });
+    }
     if (this.#failure) return Promise.reject(this.#failure);
     if (this.#ended) return Promise.resolve({ value: undefined, done: true });
     return new Promise((resolve, reject) => (this.#waiting = { resolve, reject }));

@@ -1,5 +1,6 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { ServiceEntry } from '../directory.js';
+import { drained } from '../flow.js';
 import type { Logger } from '../logger.js';
 import type { GateToServiceProto, ServiceToGateProto, StartServingProto } from '../../proto/src/index.js';
 import type { ServiceCall } from './service-call.js';
@@ -79,15 +80,7 @@ export class ServiceSession {
    */
   whenWritable(): Promise<void> {
     if (this.state === 'closed' || !this.#stream.writableNeedDrain) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        this.#stream.off('drain', done);
-        this.#stream.off('close', done);
-        resolve();
-      };
-      this.#stream.once('drain', done);
-      this.#stream.once('close', done);
-    });
+    return drained(this.#stream);
   }
 
   /**

@@ -32,6 +32,10 @@ export function createHttpApp(log: Logger): Koa {
       ctx.status = err.status;
       ctx.set('x-request-id', requestId);
       if (err.permanent) ctx.set('x-should-retry', 'false');
+      // An error answered before the request body was read to its end (413 mid-body, 401 before the
+      // body): the rest of the body would stay in the socket and poison the next request on it (or
+      // Node would read it all to discard it). Closing the connection bounds both.
+      if (!ctx.req.complete) ctx.set('Connection', 'close');
       ctx.body = renderErrorBody(err);
     } finally {
       // Guarded: the access-log object is not built on the hot path unless debug logging is on.

@@ -14,6 +14,8 @@ export type { GateRequest, OpenOptions } from '../gate/gate.js';
 export { fromServiceError } from '../gate/api-error.js';
 export type { ServiceAnswer, ServiceCall } from '../gate/service-call.js';
 export type * from '../../proto/src/index.js';
+export { drained } from '../flow.js';
+export { AnswerCollector, answerBody, collectAnswer, isAllowedServiceHeader, type ServiceResponse } from '../gate/answer.js';
 export { compileRequestSchema } from '../validation/request.js';
 export {
   binaryMediaType, parseJsonText, readPredict2RequestData, readPredictQuery, readPredictRequestData,

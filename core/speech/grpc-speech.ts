@@ -12,6 +12,7 @@ import type {
   StringMap,
 } from '../../proto/src/index.js';
 import { GateHeaders } from '../../proto/src/index.js';
+import { abortOnCancel, drained } from '../flow.js';
 import type { Logger } from '../logger.js';
 import type { Pipeline } from '../pipeline.js';
 import type { RecognitionStream } from './recognition.js';
@@ -148,29 +149,4 @@ export function createGrpcSpeechHandlers({ pipeline, bridge, logger }: GrpcSpeec
 
 function serviceHeaders(caller: Caller): StringMap {
   return { [GateHeaders.requestId]: randomUUID(), [GateHeaders.callerAccountId]: String(caller.account.id), [GateHeaders.apiKeyName]: caller.keyName };
-}
-
-type EventSource = { once(event: string, listener: () => void): unknown; off(event: string, listener: () => void): unknown };
-
-/** Resolves on 'drain', or when the call ends or any of `signals` aborts (then nothing will drain). */
-export function drained(stream: EventSource, signals: AbortSignal[]): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const events = ['drain', 'close', 'finish', 'error', 'cancelled'];
-    const done = () => {
-      for (const event of events) stream.off(event, done);
-      for (const signal of signals) signal.removeEventListener('abort', done);
-      resolve();
-    };
-    if (signals.some((s) => s.aborted)) return resolve();
-    for (const event of events) stream.once(event, done);
-    for (const signal of signals) signal.addEventListener('abort', done, { once: true });
-  });
-}
-
-/** An AbortSignal that fires when the gRPC caller cancels or goes away. */
-function abortOnCancel(call: { on(e: 'cancelled', f: () => void): unknown; off(e: 'cancelled', f: () => void): unknown }): { signal: AbortSignal; dispose: () => void } {
-  const controller = new AbortController();
-  const onCancel = () => controller.abort();
-  call.on('cancelled', onCancel);
-  return { signal: controller.signal, dispose: () => call.off('cancelled', onCancel) };
 }

@@ -7,7 +7,7 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { gatewayError, gatewayErrorFromTask, type Permission, type PluginContext, type TaskRecord } from '../../core/plugins/index.js';
+import { gatewayError, gatewayErrorFromTask, isAllowedServiceHeader, type Permission, type PluginContext, type TaskRecord } from '../../core/plugins/index.js';
 import { queuedCap } from './limits.js';
 import type { AsyncPredictOptions } from './options.js';
 import { createTaskReaders, type TaskReader } from './requests.js';
@@ -75,7 +75,13 @@ export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptio
         koa.status = 204;
         return;
       case 'result':
-        koa.status = 200;
+        // The service's status and allowed headers, as sync predict serves them; the body is always
+        // JSON here (a protobuf answer is stored in its JSON form), so the type is the gateway's.
+        // 204 means "not done yet" on this endpoint, so a service's own 204 is served as 200.
+        for (const [name, value] of Object.entries(stored.headers)) {
+          if (isAllowedServiceHeader(name, value) && name.toLowerCase() !== 'content-type') koa.set(name, value);
+        }
+        koa.status = stored.statusCode >= 200 && stored.statusCode <= 599 && stored.statusCode !== 204 ? stored.statusCode : 200;
         koa.type = 'application/json';
         koa.body = stored.body;
         return;

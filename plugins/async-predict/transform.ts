@@ -7,7 +7,7 @@
  * other is UTF-8 JSON text (checked at creation) and goes as `json`, byte for byte. `dataType` is the
  * query's.
  */
-import { binaryMediaType, type PayloadProto, type PredictRequestProto, type ServiceAnswer, type TaskRequestInfo, type TaskResult } from '../../core/plugins/index.js';
+import { AnswerCollector, binaryMediaType, type PayloadProto, type ServiceResponse, type PredictRequestProto, type ServiceAnswer, type TaskRequestInfo, type TaskResult } from '../../core/plugins/index.js';
 
 /** The predict request a stored task is dispatched with. */
 export function predictRequestOf(info: TaskRequestInfo, body: Buffer): PredictRequestProto {
@@ -18,32 +18,25 @@ export function predictRequestOf(info: TaskRequestInfo, body: Buffer): PredictRe
 }
 
 /**
- * The stored result of a service's answer, as synchronous predict would answer it: one payload's JSON
- * text exactly as sent; an answer streamed as several partialPredict frames becomes a JSON array of
- * their payloads (joined as text, not parsed). A protobuf payload takes the proto3 JSON form of
- * PayloadProto (`{"dataType": …, "protobuf": "<base64>"}`): the result endpoint answers JSON.
- * Headers and status code may ride on any frame.
+ * The stored result of a service's answer (gathered by core/gate/answer.ts, the reading sync predict
+ * uses too: status, allowed headers, payloads): one payload's JSON text exactly as sent; an answer of
+ * several partialPredict frames becomes a JSON array of their payloads (joined as text, not parsed).
+ * A protobuf payload takes the proto3 JSON form of PayloadProto (`{"dataType": …, "protobuf":
+ * "<base64>"}`): the result endpoint answers JSON.
  */
-export function resultOf(answers: readonly ServiceAnswer[]): TaskResult {
-  const payloads: string[] = [];
-  const headers: Record<string, string> = {};
-  let statusCode: number | undefined;
-  for (const answer of answers) {
-    const member = answer.body === 'predict' ? answer.predict : answer.partialPredict;
-    if (!member) continue;
-    Object.assign(headers, answer.headers ?? {}, member.headers ?? {});
-    statusCode ??= member.statusCode;
-    const payload = payloadJson(member.data);
-    if (payload !== undefined) payloads.push(payload);
-  }
+export function resultOf(answer: ServiceResponse): TaskResult {
+  const payloads = answer.json.length ? answer.json : answer.protobuf.map((bytes) => protobufJson(bytes, answer.dataType));
   const body = payloads.length === 1 ? payloads[0]! : payloads.length === 0 ? 'null' : `[${payloads.join(',')}]`;
-  return { statusCode: statusCode ?? 200, headers, body: Buffer.from(body, 'utf8') };
+  return { statusCode: answer.status ?? 200, headers: answer.headers, body: Buffer.from(body, 'utf8') };
 }
 
-function payloadJson(payload: PayloadProto | undefined): string | undefined {
-  if (payload?.json && payload.body !== 'protobuf') return payload.json;
-  if (payload?.protobuf?.length) {
-    return JSON.stringify({ ...(payload.dataType ? { dataType: payload.dataType } : {}), protobuf: Buffer.from(payload.protobuf).toString('base64') });
-  }
-  return undefined;
+/** The result of the frames of one answer (a batch item's predict), bounded by `maxBytes`. */
+export function resultOfFrames(frames: readonly ServiceAnswer[], serviceName: string, maxBytes: number): TaskResult {
+  const collector = new AnswerCollector(serviceName, maxBytes);
+  for (const frame of frames) collector.add(frame);
+  return resultOf(collector.result());
+}
+
+function protobufJson(bytes: Buffer, dataType: string | undefined): string {
+  return JSON.stringify({ ...(dataType ? { dataType } : {}), protobuf: bytes.toString('base64') });
 }

@@ -11,6 +11,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import {
+  AnswerCollector,
   GateHeaders,
   GatewayError, LeaseKeeper, fromServiceError, gatewayError, taskErrorFrom, toGatewayError,
   type ClaimedTask, type PluginContext, type PredictRequestProto, type ServiceAnswer, type ServiceCall, type ServiceEntry, type TaskRecord,
@@ -18,7 +19,7 @@ import {
 } from '../../core/plugins/index.js';
 import { runningCap } from './limits.js';
 import type { AsyncPredictOptions } from './options.js';
-import { predictRequestOf, resultOf } from './transform.js';
+import { predictRequestOf, resultOf, resultOfFrames } from './transform.js';
 
 /** Failures after which the same claim may dispatch again: the instance went away, not the request. */
 const RETRYABLE = new Set(['SERVICE_DISCONNECTED', 'NO_ACTIVE_INSTANCES']);
@@ -255,20 +256,32 @@ export class WorkerPool {
         },
       }, { headers: { [GateHeaders.requestId]: randomUUID() }, signal: stop, timeoutMs });
     const expected = single ? ['predict', 'partialPredict'] : ['batch'];
+    const maxAnswerBytes = this.#ctx.config.gate.maxAnswerBytes;
+    // A single answer is folded in as it comes, so that its bound holds while it arrives.
+    const collector = new AnswerCollector(service.name, maxAnswerBytes);
     const answers: ServiceAnswer[] = [];
     for await (const answer of call) {
-      if (!expected.includes(answer.body ?? '')) {
-        const error = badResponse(`a ${answer.body ?? 'bodiless'} frame answered a ${single ? 'predict' : 'batch'} request`);
+      try {
+        if (!expected.includes(answer.body ?? '')) throw badResponse(`a ${answer.body ?? 'bodiless'} frame answered a ${single ? 'predict' : 'batch'} request`);
+        if (single) collector.add(answer);
+        else answers.push(answer);
+      } catch (err) {
+        const error = toGatewayError(err);
         call.cancel(error);
         throw error;
       }
-      answers.push(answer);
     }
-    if (single) return new Map<Job, TaskResult | GatewayError>([[single.job, resultOf(answers)]]);
+    if (single) return new Map<Job, TaskResult | GatewayError>([[single.job, resultOf(collector.result())]]);
     const byRequestId = new Map((answers[0]?.batch?.data ?? []).map((item) => [Number(item.requestId), item]));
     return new Map(items.map(({ job }, i): [Job, TaskResult | GatewayError] => {
       const item = byRequestId.get(i + 1);
-      if (item?.body === 'predict' && item.predict) return [job, resultOf([{ body: 'predict', predict: item.predict }])];
+      if (item?.body === 'predict' && item.predict) {
+        try {
+          return [job, resultOfFrames([{ body: 'predict', predict: item.predict }], service.name, maxAnswerBytes)];
+        } catch (err) {
+          return [job, toGatewayError(err)];
+        }
+      }
       if (item?.body === 'error' && item.error) return [job, fromServiceError(item.error, service.name)];
       return [job, badResponse(`the batch answer has no item ${i + 1}`)];
     }));

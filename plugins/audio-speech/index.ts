@@ -11,6 +11,7 @@ import {
   SpeechBridge,
   compileRequestSchema,
   definePlugin,
+  drained,
   gatewayError,
   wavHeader,
   type AudioChunkOut,
@@ -131,19 +132,4 @@ async function relay(
   } catch (err) {
     onError(err instanceof GatewayError ? err : gatewayError('INTERNAL_ERROR', { cause: err }));
   }
-}
-
-function drained(out: PassThrough, signals: AbortSignal[]): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      out.off('drain', done);
-      out.off('close', done);
-      for (const s of signals) s.removeEventListener('abort', done);
-      resolve();
-    };
-    if (signals.some((s) => s.aborted)) return resolve();
-    out.once('drain', done);
-    out.once('close', done);
-    for (const s of signals) s.addEventListener('abort', done, { once: true });
-  });
 }

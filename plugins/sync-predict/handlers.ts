@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import {
   binaryMediaType,
+  collectAnswer,
   compileRequestSchema,
   gatewayError,
   parseJsonText,
@@ -14,7 +15,7 @@ import {
   type ServiceEntry,
 } from '../../core/plugins/index.js';
 import extSchema from '../../schemas/sync-predict/ext.schema.json' with { type: 'json' };
-import { collectAnswer, writeAnswer } from './answer.js';
+import { writeAnswer } from './answer.js';
 
 export const KEY_HEADER = 'PLATFORM-API-KEY';
 
@@ -37,6 +38,7 @@ export type Handler = (ctx: Context) => Promise<void>;
  */
 export function createHandlers(plugin: PluginContext): Record<'predict' | 'predictWithConfig' | 'predictWithConfigV2' | 'ext', Handler> {
   const { pipeline, gate, http, dataTypes } = plugin;
+  const maxAnswerBytes = plugin.config.gate.maxAnswerBytes;
   const readExt = compileRequestSchema<ExtRequestData>(extSchema);
 
   const admit = (ctx: Context) =>
@@ -51,7 +53,7 @@ export function createHandlers(plugin: PluginContext): Record<'predict' | 'predi
   const dispatch = async (ctx: Context, caller: Caller, service: ServiceEntry, request: GateRequest) => {
     const call = gate.open(service, request, { headers: http.serviceHeaders(ctx, caller) });
     http.cancelOnClose(ctx, call);
-    writeAnswer(ctx, await collectAnswer(call, service.name));
+    writeAnswer(ctx, await collectAnswer(call, service.name, maxAnswerBytes));
   };
 
   return {

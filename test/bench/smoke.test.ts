@@ -51,7 +51,13 @@ describe('bench harness (smoke mode)', () => {
     expect(r.memory!.drift.requests).toBeGreaterThan(0);
     expect(r.memory!.drift.errors).toBe(0);
 
-    expect(verdicts(r)).toHaveLength(11);
+    const h = r.hostile!;
+    expect(h.rounds).toHaveLength(1);
+    expect(h.rounds[0]!.attackerCodes.API_KEY_MISSING).toBeGreaterThan(0);
+    expect(h.rounds[0]!.attackerMessageBytes).toBeGreaterThan(4_000_000);
+    expect(Number.isFinite(h.summary.p99Ratio.median)).toBe(true);
+
+    expect(verdicts(r)).toHaveLength(12);
     expect(markdown(r)).toContain('### Targets');
   }, 90_000);
 });

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
-import type { ServerResponse } from 'node:http';
 import {
+  collectAnswer as collectServiceAnswer,
+  drained,
   gatewayError,
   toGatewayError,
   type GatewayError,
@@ -95,14 +96,17 @@ export async function relaySse<R>(
       if (!text) continue;
       if (res.destroyed) break;
       if (!committed) committed = commit(koa);
-      if (!res.write(text)) await drained(res);
+      // A caller that stops reading leaves the answers in the call, whose bound (CALLER_TOO_SLOW) ends it.
+      if (!res.write(text)) await drained(res, [call.failedSignal]);
     }
   } catch (thrown) {
     clearTimeout(timer);
     const err = toGatewayError(thrown);
     call.cancel(err);
     if (!committed) throw err;
-    if (!res.destroyed) res.end(format.error(err));
+    // A caller that does not read would never get the error event: cut the connection instead.
+    if (res.writableNeedDrain) res.destroy();
+    else if (!res.destroyed) res.end(format.error(err));
     return usage;
   }
   clearTimeout(timer);
@@ -131,40 +135,19 @@ function commit(koa: Context): true {
   return true;
 }
 
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
-}
-
 /** A non-streamed answer: the JSON of a `predict` answer, or the JSON texts of partial answers. */
 export type CollectedAnswer = { whole: string; parts?: undefined } | { whole?: undefined; parts: string[] };
 
 /**
- * Reads a service's whole answer for a non-streaming request. A service may answer a plain predict
- * with a stream of partial answers; their JSON texts are returned in order for the caller to merge.
+ * Reads a service's whole answer for a non-streaming request, with the one reading of answer frames
+ * (core/gate/answer.ts: bounded by gate.maxAnswerBytes, statuses and headers checked). A service may
+ * answer a plain predict with a stream of partial answers; their JSON texts are returned in order for
+ * the caller to merge.
  */
 export async function collectAnswer(call: ServiceCall, serviceName: string): Promise<CollectedAnswer> {
-  let whole: string | undefined;
-  let parts: string[] | undefined;
-  try {
-    for await (const answer of call) {
-      const json = answerJson(answer, serviceName);
-      if (json === undefined) continue;
-      if (answer.body === 'predict') whole = json;
-      else (parts ??= []).push(json);
-    }
-  } catch (err) {
-    call.cancel(toGatewayError(err));
-    throw err;
-  }
-  if (whole !== undefined) return { whole };
-  if (parts) return { parts };
-  throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: serviceName, reason: 'the answer carried no data' } });
+  const answer = await collectServiceAnswer(call, serviceName);
+  const bad = (reason: string) => gatewayError('SERVICE_BAD_RESPONSE', { args: { service: serviceName, reason } });
+  if (answer.protobuf.length) throw bad('expected a JSON answer, got protobuf');
+  if (!answer.json.length) throw bad('the answer carried no data');
+  return answer.streamed ? { parts: answer.json } : { whole: answer.json.at(-1)! };
 }

@@ -1,0 +1,80 @@
+/**
+ * Scenario 9 (#15 "Broken"): the chat adapter's latency while an unauthenticated gRPC caller loops
+ * the largest `Gate.process` message the client limits allow (4 MiB, headers at their cap, no
+ * authToken). Each round measures the chat adapter at a fixed rate without the attacker, then with it
+ * (bench/servers/attacker.ts, its own process), and reports p99 under attack ÷ p99 without, taken
+ * within the round. Target: at most 2. The attacker's answers are counted by error code: every one
+ * must be a coded refusal (API_KEY_MISSING), never a success or an uncoded failure.
+ */
+import { gatewayHeaders, chatRequest } from '../lib/config.js';
+import { fixedRate, type LoadResult } from '../lib/load.js';
+import { startChild } from '../lib/procs.js';
+import { spread, type Spread } from '../lib/stats.js';
+import type { Systems } from '../lib/systems.js';
+
+export interface HostileOptions {
+  rounds: number;
+  durationSec: number;
+  connections: number;
+  /** Offered chat requests per second (the same with and without the attacker). */
+  rate: number;
+  /** Concurrent attacker loops. */
+  attackLoops: number;
+  log: (line: string) => void;
+}
+
+export interface HostileRound {
+  baseline: LoadResult;
+  attacked: LoadResult;
+  /** Attacker calls per second during the attacked run, and the codes the gateway answered them with. */
+  attackerCallsPerSec: number;
+  attackerCodes: Record<string, number>;
+  attackerMessageBytes: number;
+}
+
+export interface HostileResult {
+  settings: Omit<HostileOptions, 'log'>;
+  rounds: HostileRound[];
+  summary: { baselineP99Ms: Spread; attackedP99Ms: Spread; p99Ratio: Spread; attackerCallsPerSec: Spread };
+}
+
+export async function runHostile(systems: Systems, options: HostileOptions): Promise<HostileResult> {
+  const [{ httpUrl, grpcAddress }] = await Promise.all([systems.gatewayUrls(), systems.echo()]);
+  const target = {
+    url: `${httpUrl}/api/adapters/chatapi/v1/chat/completions`,
+    requests: [{ method: 'POST' as const, headers: gatewayHeaders(), body: JSON.stringify(chatRequest('bench/echo')) }],
+  };
+  const settings = { connections: options.connections, durationSec: options.durationSec };
+  const rounds: HostileRound[] = [];
+  for (let round = 0; round < options.rounds; round++) {
+    const baseline = await fixedRate(target, settings, options.rate);
+    const attacker = await startChild('attacker', {
+      script: 'bench/servers/attacker.ts',
+      env: { BENCH_ATTACK_TARGET: grpcAddress, BENCH_ATTACK_LOOPS: String(options.attackLoops) },
+      waitReady: true,
+    });
+    try {
+      const before = await attacker.ask<{ calls: number }>('stats');
+      const started = performance.now();
+      const attacked = await fixedRate(target, settings, options.rate);
+      const after = await attacker.ask<{ calls: number; codes: Record<string, number>; messageBytes: number }>('stats');
+      const attackerCallsPerSec = (after.calls - before.calls) / ((performance.now() - started) / 1000);
+      rounds.push({ baseline, attacked, attackerCallsPerSec, attackerCodes: after.codes, attackerMessageBytes: after.messageBytes });
+      options.log(`  hostile round ${round + 1}: chat p99 ${baseline.latencyMs.p99.toFixed(2)} ms → ${attacked.latencyMs.p99.toFixed(2)} ms under attack `
+        + `(× ${(attacked.latencyMs.p99 / baseline.latencyMs.p99).toFixed(2)}); attacker ${attackerCallsPerSec.toFixed(0)} calls/s of ${after.messageBytes} bytes, answered ${JSON.stringify(after.codes)}`);
+    } finally {
+      await attacker.stop();
+    }
+  }
+  const { log: _log, ...rest } = options;
+  return {
+    settings: rest,
+    rounds,
+    summary: {
+      baselineP99Ms: spread(rounds.map((r) => r.baseline.latencyMs.p99)),
+      attackedP99Ms: spread(rounds.map((r) => r.attacked.latencyMs.p99)),
+      p99Ratio: spread(rounds.map((r) => r.attacked.latencyMs.p99 / r.baseline.latencyMs.p99)),
+      attackerCallsPerSec: spread(rounds.map((r) => r.attackerCallsPerSec)),
+    },
+  };
+}

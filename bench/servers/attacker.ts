@@ -1,0 +1,75 @@
+/**
+ * The unauthenticated gRPC attacker of scenario 9 (#15 "Broken"), as its own process so that its CPU
+ * is not the load generator's: `BENCH_ATTACK_LOOPS` loops, each sending `Gate.process` calls whose one
+ * message is the largest the gateway's client limits allow (`BENCH_ATTACK_BYTES`, default 4 MiB, with
+ * `BENCH_ATTACK_HEADERS` headers entries of `BENCH_ATTACK_HEADER_BYTES` bytes in all) and no authToken,
+ * back to back over raw HTTP/2 (the framed message is built once). Answers `stats` over IPC with the
+ * calls made and the error codes the gateway answered.
+ */
+import { connect, constants } from 'node:http2';
+import { gateServiceDefinition, type ClientResponseProto } from '../../proto/src/index.js';
+import { reportReady } from '../lib/procs.js';
+
+const target = process.env.BENCH_ATTACK_TARGET!;
+const loops = Number(process.env.BENCH_ATTACK_LOOPS ?? 4);
+const messageBytes = Number(process.env.BENCH_ATTACK_BYTES ?? 4 * 1024 * 1024);
+const headerCount = Number(process.env.BENCH_ATTACK_HEADERS ?? 64);
+const headerBytes = Number(process.env.BENCH_ATTACK_HEADER_BYTES ?? 16 * 1024);
+
+const method = gateServiceDefinition().process;
+// Headers at the cap: each entry costs its key and value plus 7 bytes of framing.
+const valueBytes = Math.max(1, Math.floor(headerBytes / headerCount) - 16);
+const headers = Object.fromEntries(Array.from({ length: headerCount }, (_, i) => [`h${String(i).padStart(4, '0')}`, 'v'.repeat(valueBytes)]));
+const shell = method.requestSerialize({ account: 'bench', model: 'echo', headers, predict: { data: { json: '' } } });
+const json = JSON.stringify('x'.repeat(Math.max(0, messageBytes - shell.length - 16)));
+const message = method.requestSerialize({ account: 'bench', model: 'echo', headers, predict: { data: { json } } });
+const framed = Buffer.alloc(5 + message.length);
+framed.writeUInt32BE(message.length, 1);
+message.copy(framed, 5);
+
+let calls = 0;
+const codes: Record<string, number> = {};
+const session = connect(`http://${target}`);
+session.on('error', () => undefined);
+
+function once(): Promise<void> {
+  return new Promise((resolve) => {
+    const stream = session.request({
+      [constants.HTTP2_HEADER_METHOD]: 'POST',
+      [constants.HTTP2_HEADER_PATH]: method.path,
+      [constants.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc',
+      te: 'trailers',
+    });
+    const chunks: Buffer[] = [];
+    let status = '';
+    stream.on('response', (h) => (status = String(h['grpc-status'] ?? status)));
+    stream.on('trailers', (h) => (status = String(h['grpc-status'] ?? status)));
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.on('close', () => {
+      calls++;
+      const body = Buffer.concat(chunks);
+      let code = `grpc-status ${status || 'none'}`;
+      if (body.length > 5) code = (method.responseDeserialize(body.subarray(5, 5 + body.readUInt32BE(1))) as ClientResponseProto).error?.code ?? 'no error';
+      codes[code] = (codes[code] ?? 0) + 1;
+      resolve();
+    });
+    stream.on('error', () => undefined);
+    stream.end(framed);
+  });
+}
+
+let running = true;
+for (let i = 0; i < loops; i++) {
+  void (async () => {
+    while (running) await once();
+  })();
+}
+process.on('message', (m: { type?: string }) => {
+  if (m.type === 'stats') process.send?.({ type: 'stats', calls, codes, messageBytes: message.length, headerCount, headerBytes: valueBytes * headerCount });
+});
+process.on('SIGTERM', () => {
+  running = false;
+  session.close();
+  process.exit(0);
+});
+reportReady({ messageBytes: message.length });

@@ -1,0 +1,143 @@
+import { gatewayError, type GatewayError } from '../errors.js';
+import type { ClientRequestProto } from '../../proto/src/index.js';
+
+/** Bounds of one client-call message (process, processResponseStream, processStream). */
+export interface ClientMessageLimits {
+  /** Largest message, in bytes (the gRPC server also refuses larger ones before reading them). */
+  maxMessageBytes: number;
+  /** Most `headers` entries. */
+  maxHeaders: number;
+  /** Most bytes of `headers` entries together (keys, values and their framing). */
+  maxHeaderBytes: number;
+}
+
+/** The fields of ClientRequestProto the preflight reads (proto/gate.proto). */
+const FIELD = { account: 1, model: 2, authToken: 3, headers: 1000 } as const;
+/** Longer account, model or authToken values are not decoded: no valid one is that long. */
+const MAX_ADDRESS_BYTES = 1024;
+/** Fields besides headers a well-formed message can carry: the 4 scalars, the body, some slack. */
+const OTHER_FIELDS = 16;
+
+/**
+ * A client message as the deserializer hands it over: the few fields admission needs, read by a scan
+ * of the wire format that decodes nothing else, and the full decode for later. Decoding a message
+ * with a huge `headers` map costs seconds of CPU, so the key, account and model are checked first
+ * (pipeline.admit) and the rest is decoded only for an admitted caller (#15 "Broken").
+ */
+export class ClientMessage {
+  readonly account: string;
+  readonly model: string;
+  readonly authToken: string | undefined;
+  /** Why the message is refused before any decoding (too large, too many headers, malformed). */
+  readonly refused: GatewayError | undefined;
+  readonly #bytes: Buffer;
+  readonly #decode: (bytes: Buffer) => ClientRequestProto;
+
+  constructor(fields: { account?: string; model?: string; authToken?: string; refused?: GatewayError }, bytes: Buffer, decode: (bytes: Buffer) => ClientRequestProto) {
+    this.account = fields.account ?? '';
+    this.model = fields.model ?? '';
+    this.authToken = fields.authToken;
+    this.refused = fields.refused;
+    this.#bytes = bytes;
+    this.#decode = decode;
+  }
+
+  /** The whole message; call only after admission. Throws VALIDATION_FAILED when it does not decode. */
+  decode(): ClientRequestProto {
+    if (this.refused) throw this.refused;
+    try {
+      return this.#decode(this.#bytes);
+    } catch (err) {
+      throw gatewayError('VALIDATION_FAILED', { args: { reason: `the message is not a ClientRequestProto: ${(err as Error).message}` } });
+    }
+  }
+}
+
+/**
+ * A gRPC request deserializer for the client calls: it never throws (a throwing deserializer becomes
+ * an uncoded INTERNAL status); what is wrong travels in `ClientMessage.refused` and is answered in-band.
+ */
+export function clientMessageDeserializer(limits: ClientMessageLimits, decode: (bytes: Buffer) => ClientRequestProto): (bytes: Buffer) => ClientMessage {
+  return (bytes) => new ClientMessage(preflight(bytes, limits), bytes, decode);
+}
+
+/** Reads account, model and authToken and measures `headers`, without decoding the message. */
+export function preflight(bytes: Buffer, limits: ClientMessageLimits): { account?: string; model?: string; authToken?: string; refused?: GatewayError } {
+  if (bytes.length > limits.maxMessageBytes) {
+    return { refused: gatewayError('MESSAGE_TOO_LARGE', { args: { size: bytes.length, limit: limits.maxMessageBytes } }) };
+  }
+  const out: { account?: string; model?: string; authToken?: string; refused?: GatewayError } = {};
+  const malformed = (reason: string) => ({ refused: gatewayError('VALIDATION_FAILED', { args: { reason: `the message is not a ClientRequestProto: ${reason}` } }) });
+  const maxFields = limits.maxHeaders + OTHER_FIELDS;
+  let headerCount = 0;
+  let headerBytes = 0;
+  let fields = 0;
+  let pos = 0;
+  while (pos < bytes.length) {
+    const fieldStart = pos;
+    const tag = readVarint(bytes, pos);
+    if (!tag) return malformed('a truncated field tag');
+    pos = tag.next;
+    if (++fields > maxFields) return tooManyHeaders(limits, fields);
+    const field = Math.floor(tag.value / 8);
+    switch (tag.value % 8) {
+      case 0: {
+        const skipped = readVarint(bytes, pos);
+        if (!skipped) return malformed('a truncated varint');
+        pos = skipped.next;
+        break;
+      }
+      case 1:
+        pos += 8;
+        break;
+      case 5:
+        pos += 4;
+        break;
+      case 2: {
+        const length = readVarint(bytes, pos);
+        if (!length || length.next + length.value > bytes.length) return malformed('a field runs past the end of the message');
+        const start = length.next;
+        pos = start + length.value;
+        if (field === FIELD.headers) {
+          headerCount++;
+          headerBytes += pos - fieldStart;
+          if (headerCount > limits.maxHeaders || headerBytes > limits.maxHeaderBytes) return tooManyHeaders(limits, headerCount, headerBytes);
+        } else if (field === FIELD.account || field === FIELD.model || field === FIELD.authToken) {
+          // An over-long value is kept as a marker that cannot match (admission refuses it) without decoding it.
+          const text = length.value > MAX_ADDRESS_BYTES ? '\u0000too-long' : bytes.toString('utf8', start, pos);
+          if (field === FIELD.account) out.account = text;
+          else if (field === FIELD.model) out.model = text;
+          else out.authToken = text;
+        }
+        break;
+      }
+      default:
+        return malformed(`wire type ${tag.value % 8}`);
+    }
+  }
+  if (pos > bytes.length) return malformed('a field runs past the end of the message');
+  return out;
+}
+
+function tooManyHeaders(limits: ClientMessageLimits, count: number, bytes?: number) {
+  return {
+    refused: gatewayError('HEADERS_TOO_LARGE', {
+      param: 'headers',
+      args: { maxHeaders: limits.maxHeaders, maxHeaderBytes: limits.maxHeaderBytes, count, ...(bytes === undefined ? {} : { bytes }) },
+    }),
+  };
+}
+
+/** A base-128 varint at `pos` (up to 2^53), or undefined when the buffer ends inside it. */
+function readVarint(bytes: Buffer, pos: number): { value: number; next: number } | undefined {
+  let value = 0;
+  let scale = 1;
+  for (let i = 0; i < 10; i++) {
+    if (pos >= bytes.length) return undefined;
+    const byte = bytes[pos++]!;
+    value += (byte & 0x7f) * scale;
+    if (byte < 0x80) return { value, next: pos };
+    scale *= 128;
+  }
+  return undefined;
+}
