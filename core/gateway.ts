@@ -9,6 +9,7 @@ import { ClientCalls } from './gate/client-calls.js';
 import { Gate } from './gate/gate.js';
 import { startGrpcServer, type RunningGrpcServer, type SpeechHandlers } from './gate/grpc-server.js';
 import { createHttpApp } from './http/app.js';
+import { createAdmission } from './http/admission.js';
 import { createHttpHelpers } from './http/helpers.js';
 import { createLogger, type Logger } from './logger.js';
 import { Pipeline } from './pipeline.js';
@@ -51,14 +52,15 @@ export interface Gateway {
 export async function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger();
   const directory = new Directory(config);
-  const pipeline = new Pipeline(directory, new RateLimiter());
+  const pipeline = new Pipeline(directory, new RateLimiter(), { concurrentStreamsPerAccount: config.limits.concurrentStreamsPerAccount });
   const registry = createRegistry(config);
   pipeline.addValidator(registry);
   const gate = new Gate(directory, config.gate, logger);
-  const clientCalls = new ClientCalls(pipeline, gate, logger);
+  const clientCalls = new ClientCalls(pipeline, gate, logger, config.limits.jsonMaxDepth);
   const speech = options.speech ?? createGrpcSpeechHandlers({ pipeline, bridge: new SpeechBridge(gate, options.speechLimits), logger });
   const app = createHttpApp(logger);
-  const http = createHttpHelpers(config.server.bodyLimitBytes);
+  const http = createHttpHelpers(config.server.bodyLimitBytes, config.limits.jsonMaxDepth);
+  const admission = createAdmission(pipeline, directory);
   const store = await createTaskStore(config.store, logger);
   let specsUrl = `${publicUrl(config, config.server.httpPort)}/specs`;
   const dataTypes = new DataTypes(() => specsUrl);
@@ -73,6 +75,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     gate,
     store,
     http,
+    admission,
     get specsUrl() {
       return specsUrl;
     },

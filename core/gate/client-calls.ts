@@ -4,9 +4,11 @@ import type { Caller, ServiceEntry } from '../directory.js';
 import { gatewayError, toGatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Pipeline } from '../pipeline.js';
+import { DEFAULT_JSON_MAX_DEPTH, parseJson } from '../validation/json.js';
 import { toApiErrorProto } from './api-error.js';
+import { serviceHeaders } from './service-headers.js';
 import type { Gate, GateRequest } from './gate.js';
-import type { ClientRequestProto, ClientResponseProto, PartialPredictRequestProto, PayloadProto, StringMap } from './messages.js';
+import type { ClientRequestProto, ClientResponseProto, PartialPredictRequestProto, PayloadProto } from './messages.js';
 import type { ServiceAnswer, ServiceCall } from './service-call.js';
 
 type Unary = grpc.handleUnaryCall<ClientRequestProto, ClientResponseProto>;
@@ -21,10 +23,12 @@ export class ClientCalls {
   readonly #pipeline: Pipeline;
   readonly #gate: Gate;
   readonly #log: Logger;
+  readonly #jsonMaxDepth: number;
 
-  constructor(pipeline: Pipeline, gate: Gate, log: Logger) {
+  constructor(pipeline: Pipeline, gate: Gate, log: Logger, jsonMaxDepth = DEFAULT_JSON_MAX_DEPTH) {
     this.#pipeline = pipeline;
     this.#gate = gate;
+    this.#jsonMaxDepth = jsonMaxDepth;
     this.#log = log.child({ component: 'grpc-client' });
   }
 
@@ -145,20 +149,11 @@ export class ClientCalls {
 
   #validate(service: ServiceEntry, config: PayloadProto | undefined): void {
     if (!config?.json) return;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(config.json);
-    } catch (err) {
-      throw gatewayError('MALFORMED_JSON', { param: 'config', args: { reason: (err as Error).message } });
-    }
-    this.#pipeline.validateConfig(service, parsed);
+    this.#pipeline.validateConfig(service, parseJson(config.json, 'config', this.#jsonMaxDepth));
   }
 
   #openOptions(request: ClientRequestProto, caller: Caller, signal: AbortSignal) {
-    const headers: StringMap = { ...(request.headers ?? {}) };
-    headers['Z-requestId'] ??= randomUUID();
-    headers['Z-callerAccountId'] = String(caller.account.id);
-    headers['PLATFORM-API-KEY-NAME'] = caller.keyName;
+    const headers = serviceHeaders({ requestId: randomUUID(), callerAccountId: caller.account.id, keyName: caller.keyName }, request.headers);
     const timeoutSec = request.timeoutSec ?? 0;
     return { headers, signal, timeoutMs: timeoutSec > 0 ? timeoutSec * 1000 : undefined };
   }

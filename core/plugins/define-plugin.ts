@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { GatewayConfig } from '../config/types.js';
 import type { Directory } from '../directory.js';
 import type { Gate } from '../gate/gate.js';
+import type { Admission } from '../http/admission.js';
 import type { HttpHelpers } from '../http/helpers.js';
 import type { Logger } from '../logger.js';
 import type { Pipeline } from '../pipeline.js';
@@ -24,6 +25,8 @@ export interface PluginContext<Options = Record<string, unknown>> {
   /** Async tasks and their results (in-memory or MongoDB, per config). */
   readonly store: TaskStore;
   readonly http: HttpHelpers;
+  /** Admission middleware of the platform API (`PLATFORM-API-KEY`, permissions, rate limit, own account, service). */
+  readonly admission: Admission;
   /** Base URL of the published data-type schemas (`{specs_url}`). */
   readonly specsUrl: string;
   /** The model registry (read-only); config validation against it runs in `pipeline.validateConfig`. */

@@ -3,6 +3,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { Caller } from '../directory.js';
 import { gatewayError, toGatewayError } from '../errors.js';
 import { toApiErrorProto } from '../gate/api-error.js';
+import { serviceHeaders } from '../gate/service-headers.js';
 import type { SpeechHandlers } from '../gate/grpc-server.js';
 import type {
   ClientAsrRequestProto,
@@ -49,7 +50,7 @@ export function createGrpcSpeechHandlers({ pipeline, bridge, logger }: GrpcSpeec
       try {
         const { caller, service } = admit(call.request);
         const request = bridge.checkSynthesis(call.request.tts);
-        const stream = bridge.synthesize(service, request, { headers: serviceHeaders(caller), signal: abort.signal });
+        const stream = bridge.synthesize(service, request, { headers: headersFor(caller), signal: abort.signal });
         for await (const chunk of stream) {
           if (abort.signal.aborted) break;
           const message: ClientTtsResponseProto = { tts: { audio_chunk: { data: chunk.data }, first: chunk.first, last: chunk.last } };
@@ -109,7 +110,7 @@ export function createGrpcSpeechHandlers({ pipeline, bridge, logger }: GrpcSpeec
             throw gatewayError('SPEECH_CONFIG_REQUIRED', { param: 'asr.config', args: { got: kind ?? 'a message without asr' } });
           }
           const config = bridge.checkRecognition(asr.config);
-          recognition = bridge.recognize(service, config, { headers: serviceHeaders(caller), signal: abort.signal });
+          recognition = bridge.recognize(service, config, { headers: headersFor(caller), signal: abort.signal });
           void relay(recognition);
           return;
         }
@@ -145,8 +146,8 @@ export function createGrpcSpeechHandlers({ pipeline, bridge, logger }: GrpcSpeec
   };
 }
 
-function serviceHeaders(caller: Caller): StringMap {
-  return { 'Z-requestId': randomUUID(), 'Z-callerAccountId': String(caller.account.id), 'PLATFORM-API-KEY-NAME': caller.keyName };
+function headersFor(caller: Caller): StringMap {
+  return serviceHeaders({ requestId: randomUUID(), callerAccountId: caller.account.id, keyName: caller.keyName });
 }
 
 type EventSource = { once(event: string, listener: () => void): unknown; off(event: string, listener: () => void): unknown };

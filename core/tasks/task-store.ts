@@ -37,6 +37,8 @@ export interface TaskRequestInput {
   config?: string;
   /** The Content-Type the raw variant's body came with (it decides how the body reaches the service). */
   contentType?: string;
+  /** The name of the API key that created the task: the service gets it as PLATFORM-API-KEY-NAME. */
+  keyName?: string;
 }
 
 /** The request as kept in the record: everything but the body, which `getRequestBody` returns. */
@@ -46,6 +48,7 @@ export interface TaskRequestInfo {
   dataType?: string;
   config?: string;
   contentType?: string;
+  keyName?: string;
   bodyBytes: number;
 }
 

@@ -11,7 +11,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import {
-  GatewayError, fromServiceError, gatewayError, taskErrorFrom, toGatewayError,
+  GatewayError, fromServiceError, gatewayError, serviceHeaders, taskErrorFrom, toGatewayError,
   type PluginContext, type PredictRequestProto, type ServiceAnswer, type ServiceCall, type ServiceEntry, type TaskRecord, type TaskResult,
 } from '../../core/plugins/index.js';
 import { runningCap } from './limits.js';
@@ -227,7 +227,7 @@ export class WorkerPool {
    * their own requestIds (1…n), matched back to their tasks. `stop` cancels the call at the service.
    */
   async #dispatch(service: ServiceEntry, items: readonly Item[], stop: AbortSignal): Promise<Map<Job, TaskResult | GatewayError>> {
-    const headersOf = (task: TaskRecord) => ({ 'Z-requestId': task.taskId, 'Z-callerAccountId': String(task.callerId) });
+    const headersOf = (task: TaskRecord) => serviceHeaders({ requestId: task.taskId, callerAccountId: task.callerId, keyName: task.request.keyName });
     const timeoutMs = this.#ctx.options.taskTimeoutMs;
     const badResponse = (reason: string) => gatewayError('SERVICE_BAD_RESPONSE', { args: { service: service.name, reason } });
     const single = items.length === 1 ? items[0]! : undefined;

@@ -19,9 +19,10 @@ export default definePlugin({
   configSchema: { type: 'object', additionalProperties: false, properties: {} },
   routes(router, ctx) {
     const handlers = createHandlers(ctx);
-    router.post(`${SERVICE}/predict`, handlers.predict);
-    router.post(`${SERVICE}/predict-with-config`, handlers.predictWithConfig);
-    router.post(`${SERVICE}/predict-with-config-v2`, handlers.predictWithConfigV2);
-    router.post(`${SERVICE}/ext`, handlers.ext);
+    const admitted = ctx.admission.service();
+    router.post(`${SERVICE}/predict`, admitted, handlers.predict);
+    router.post(`${SERVICE}/predict-with-config`, admitted, handlers.predictWithConfig);
+    router.post(`${SERVICE}/predict-with-config-v2`, admitted, handlers.predictWithConfigV2);
+    router.post(`${SERVICE}/ext`, admitted, handlers.ext);
   },
 });
