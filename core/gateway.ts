@@ -52,16 +52,17 @@ export interface Gateway {
 export async function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger();
   const directory = new Directory(config);
-  const pipeline = new Pipeline(directory, new RateLimiter(), { concurrentStreamsPerAccount: config.limits.concurrentStreamsPerAccount });
+  const pipeline = new Pipeline(directory, new RateLimiter(), config.limits);
   const registry = createRegistry(config);
   pipeline.addValidator(registry);
-  const gate = new Gate(directory, config.gate, logger);
+  const gate = new Gate(directory, config.gate, logger, config.limits);
   const clientCalls = new ClientCalls(pipeline, gate, logger, config.limits.jsonMaxDepth);
   const speech = options.speech ?? createGrpcSpeechHandlers({ pipeline, bridge: new SpeechBridge(gate, options.speechLimits), logger });
   const app = createHttpApp(logger);
   const http = createHttpHelpers(config.server.bodyLimitBytes, config.limits.jsonMaxDepth);
   const admission = createAdmission(pipeline, directory);
   const store = await createTaskStore(config.store, logger);
+  pipeline.addStorageMeter((accountId) => store.storedBytes(accountId));
   let specsUrl = `${publicUrl(config, config.server.httpPort)}/specs`;
   const dataTypes = new DataTypes(() => specsUrl);
 

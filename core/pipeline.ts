@@ -1,6 +1,7 @@
 import type { Permission } from './config/types.js';
 import type { Caller, Directory, ServiceEntry } from './directory.js';
 import { gatewayError } from './errors.js';
+import { StorageQuota, type StorageMeter } from './quotas/storage-quota.js';
 import { StreamQuota } from './quotas/stream-quota.js';
 import type { RateLimiter } from './rate-limiter.js';
 
@@ -39,11 +40,28 @@ export class Pipeline {
   readonly #rateLimiter: RateLimiter;
   readonly #validators: ConfigValidator[] = [];
   readonly #streams: StreamQuota;
+  readonly #storage: StorageQuota;
 
-  constructor(directory: Directory, rateLimiter: RateLimiter, quotas: { concurrentStreamsPerAccount?: number } = {}) {
+  constructor(directory: Directory, rateLimiter: RateLimiter, quotas: { concurrentStreamsPerAccount?: number; storageBytesPerAccount?: number } = {}) {
     this.#directory = directory;
     this.#rateLimiter = rateLimiter;
     this.#streams = new StreamQuota(quotas.concurrentStreamsPerAccount ?? 32);
+    this.#storage = new StorageQuota(quotas.storageBytesPerAccount ?? 256 * 1024 * 1024);
+  }
+
+  /** Adds a kind of stored data to the per-account storage quota (core meters async tasks; fitting, datasets). */
+  addStorageMeter(meter: StorageMeter): void {
+    this.#storage.addMeter(meter);
+  }
+
+  /** Throws 413 STORAGE_QUOTA_EXCEEDED when the caller's account may not store `adding` more bytes. */
+  checkStorage(caller: Caller, adding: number): Promise<void> {
+    return this.#storage.check(caller, adding);
+  }
+
+  /** Bytes the account keeps stored, over every meter. */
+  storedBytes(accountId: number): Promise<number> {
+    return this.#storage.used(accountId);
   }
 
   /**

@@ -43,9 +43,12 @@ export class ClientCalls {
 
   readonly processResponseStream = (call: ServerStreaming): void => {
     const abort = abortOnCancel(call);
+    let release: (() => void) | undefined;
     void (async () => {
       try {
-        const serviceCall = await this.#run(call.request, abort.signal);
+        const { caller, service } = this.#admit(call.request);
+        release = this.#pipeline.openStream(caller);
+        const serviceCall = this.#start(call.request, caller, service, abort.signal);
         for await (const answer of serviceCall) {
           const response = toClientResponse(answer);
           if (response) call.write(response);
@@ -53,6 +56,7 @@ export class ClientCalls {
       } catch (err) {
         if (!abort.signal.aborted) call.write(this.#errorResponse(err));
       } finally {
+        release?.();
         abort.dispose();
         call.end();
       }
@@ -70,10 +74,12 @@ export class ClientCalls {
     let held: PartialPredictRequestProto | undefined;
     let sentFinish = false;
     let failed = false;
+    let release: (() => void) | undefined;
 
     const fail = (err: unknown) => {
       if (failed) return;
       failed = true;
+      release?.();
       serviceCall?.cancel(toGatewayError(err));
       if (!abort.signal.aborted) call.write(this.#errorResponse(err));
       abort.dispose();
@@ -85,6 +91,7 @@ export class ClientCalls {
           const response = toClientResponse(answer);
           if (response) call.write(response);
         }
+        release?.();
         abort.dispose();
         call.end();
       } catch (err) {
@@ -98,6 +105,7 @@ export class ClientCalls {
         const part = asPartial(request);
         if (!serviceCall) {
           const { caller, service } = this.#admit(request);
+          release = this.#pipeline.openStream(caller);
           this.#validate(service, part.config);
           part.start = true;
           if (part.finish) sentFinish = true;
@@ -132,6 +140,10 @@ export class ClientCalls {
 
   async #run(request: ClientRequestProto, signal: AbortSignal): Promise<ServiceCall> {
     const { caller, service } = this.#admit(request);
+    return this.#start(request, caller, service, signal);
+  }
+
+  #start(request: ClientRequestProto, caller: Caller, service: ServiceEntry, signal: AbortSignal): ServiceCall {
     const body = clientRequestBody(request);
     if ('predict' in body) this.#validate(service, body.predict.config);
     return this.#gate.open(service, body, this.#openOptions(request, caller, signal));

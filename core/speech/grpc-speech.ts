@@ -46,9 +46,11 @@ export function createGrpcSpeechHandlers({ pipeline, bridge, logger }: GrpcSpeec
 
   const processSynthesis = (call: SynthesisCall): void => {
     const abort = abortOnCancel(call);
+    let release: (() => void) | undefined;
     void (async () => {
       try {
         const { caller, service } = admit(call.request);
+        release = pipeline.openStream(caller);
         const request = bridge.checkSynthesis(call.request.tts);
         const stream = bridge.synthesize(service, request, { headers: headersFor(caller), signal: abort.signal });
         for await (const chunk of stream) {
@@ -59,6 +61,7 @@ export function createGrpcSpeechHandlers({ pipeline, bridge, logger }: GrpcSpeec
       } catch (err) {
         if (!abort.signal.aborted) call.write(errorMessage(err));
       } finally {
+        release?.();
         abort.dispose();
         call.end();
       }
@@ -74,10 +77,12 @@ export function createGrpcSpeechHandlers({ pipeline, bridge, logger }: GrpcSpeec
     const abort = abortOnCancel(call);
     let recognition: RecognitionStream | undefined;
     let closed = false;
+    let release: (() => void) | undefined;
 
     const close = () => {
       if (closed) return;
       closed = true;
+      release?.();
       abort.dispose();
       call.end();
     };
@@ -106,6 +111,7 @@ export function createGrpcSpeechHandlers({ pipeline, bridge, logger }: GrpcSpeec
         const kind = asr?.body ?? (asr?.config ? 'config' : asr?.audio_content ? 'audio_content' : undefined);
         if (!recognition) {
           const { caller, service } = admit(message);
+          release ??= pipeline.openStream(caller);
           if (kind !== 'config' || !asr?.config) {
             throw gatewayError('SPEECH_CONFIG_REQUIRED', { param: 'asr.config', args: { got: kind ?? 'a message without asr' } });
           }

@@ -181,6 +181,14 @@ export class MongoTaskStore implements TaskStore {
     return this.model.countDocuments({ callerId: accountId, status: 'PROCESSING' }).exec();
   }
 
+  async storedBytes(accountId: number): Promise<number> {
+    const [sum] = await this.model.aggregate<{ request: number; result: number }>([
+      { $match: { callerId: accountId } },
+      { $group: { _id: null, request: { $sum: '$request.body.size' }, result: { $sum: '$result.body.size' } } },
+    ]);
+    return (sum?.request ?? 0) + (sum?.result ?? 0);
+  }
+
   /** Files first, then the task: a crash in between leaves a task whose result reads as missing. */
   async purgeExpired(now: number = this.now()): Promise<number> {
     const cutoff = now - this.retentionMs;

@@ -176,6 +176,9 @@ export interface TaskStore {
   /** PROCESSING tasks of the caller, including those whose lease ran out and wait to be re-claimed. */
   countRunning(accountId: number): Promise<number>;
 
+  /** Bytes the caller's tasks keep stored (request bodies and results), for the storage quota. */
+  storedBytes(accountId: number): Promise<number>;
+
   /**
    * Removes the tasks final for longer than the retention (`completedAt < now - retentionMs`), with
    * their stored files; returns how many tasks were removed. Call it periodically (the reaper).

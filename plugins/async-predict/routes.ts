@@ -28,6 +28,7 @@ export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptio
       throw gatewayError('NO_ACTIVE_INSTANCES', { args: { service: service.name } });
     }
     const request = await read(koa, service);
+    await ctx.pipeline.checkStorage(caller, request.body.length);
     const task = await store.create(
       { callerId: caller.account.id, serviceId: service.id, serviceAccountId: service.accountId, request: { ...request, keyName: caller.keyName } },
       { maxQueuedPerAccount: queuedCap(caller.account.requestsPerSecond) },

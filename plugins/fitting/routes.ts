@@ -224,6 +224,9 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
       const content = await http.readRawBody(koa);
       if (content.length === 0) throw gatewayError('VALIDATION_FAILED', { param: 'body', args: { reason: 'the body is empty; send the dataset content' } });
       const dataType = query.dataType ?? (koa.get('content-type') || 'application/octet-stream');
+      if (!PRINTABLE.test(dataType)) {
+        throw gatewayError('VALIDATION_FAILED', { param: 'dataType', args: { reason: 'dataType (here the Content-Type) must be printable ASCII of at most 500 characters' } });
+      }
       const encoding = isUtf8(content) ? 'text' : 'binary';
       koa.body = datasetView(directory, await createDataset(caller, query.name, query.description, dataType, content, null, encoding));
     });
@@ -281,6 +284,7 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
   async function createDataset(
     caller: Caller, name: string, description: string | undefined, dataType: string, content: Buffer, targets: Buffer | null, encoding: 'text' | 'binary',
   ): Promise<DatasetRecord> {
+    await pipeline.checkStorage(caller, content.length + (targets?.length ?? 0));
     const { store } = await runtime.opened();
     const id = await store.nextId('dataset');
     const record = await store.createDataset({ id, accountId: caller.account.id, name, description: description ?? '', dataType, encoding, content, targets });
@@ -289,6 +293,8 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
   }
 }
 
+/** What a dataType may hold: it is sent back as a Content-Type, where other characters are a 500. */
+const PRINTABLE = /^[\x20-\x7E]{1,500}$/;
 const MEDIA_TYPE = /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+(\s*;.*)?$/i;
 
 /** The config a fit sends: its own, else the named one, else the base service's default, else none. */
