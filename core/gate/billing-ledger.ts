@@ -1,7 +1,7 @@
 import type { ServiceEntry } from '../directory.js';
 import { boundForLog } from '../log-fields.js';
 import type { Logger } from '../logger.js';
-import type { DeferredBillingChargeProto, DeferredBillingParamsProto, ServiceToGateProto } from './messages.js';
+import type { DeferredBillingChargeProto, DeferredBillingParamsProto, ServiceToGateProto } from '../../proto/src/index.js';
 
 export interface BillingRecord {
   at: number;

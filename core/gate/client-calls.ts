@@ -8,7 +8,12 @@ import { DEFAULT_JSON_MAX_DEPTH, parseJson } from '../validation/json.js';
 import { toApiErrorProto } from './api-error.js';
 import { serviceHeaders } from './service-headers.js';
 import type { Gate, GateRequest } from './gate.js';
-import type { ClientRequestProto, ClientResponseProto, PartialPredictRequestProto, PayloadProto } from './messages.js';
+import type {
+  ClientRequestProto,
+  ClientResponseProto,
+  PartialPredictRequestProto,
+  PayloadProto,
+} from '../../proto/src/index.js';
 import type { ServiceAnswer, ServiceCall } from './service-call.js';
 
 type Unary = grpc.handleUnaryCall<ClientRequestProto, ClientResponseProto>;

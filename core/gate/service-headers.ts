@@ -6,20 +6,16 @@
  * trust these headers for identity and billing (reference/service-protocol.md section 3), so a
  * caller-sent `PLATFORM-BILLING-ACCOUNT-ID` or `z-calleraccountid` must never reach them.
  */
-import type { StringMap } from './messages.js';
-
-export const REQUEST_ID_HEADER = 'Z-requestId';
-export const CALLER_ACCOUNT_ID_HEADER = 'Z-callerAccountId';
-export const API_KEY_NAME_HEADER = 'PLATFORM-API-KEY-NAME';
+import { GateHeaders, type StringMap } from '../../proto/src/index.js';
 
 /** Headers a caller may pass to the service over HTTP (lower case → the name the service reads). */
 const HTTP_PASSED: Readonly<Record<string, string>> = {
-  'platform-billing-key': 'PLATFORM-BILLING-KEY',
-  'content-hidden': 'Content-Hidden',
+  [GateHeaders.billingKey.toLowerCase()]: GateHeaders.billingKey,
+  [GateHeaders.contentHidden.toLowerCase()]: GateHeaders.contentHidden,
 };
 
 /** Caller names in the gateway's families that still pass (lower case). */
-const CALLER_MAY_SEND = new Set(['platform-billing-key']);
+const CALLER_MAY_SEND = new Set([GateHeaders.billingKey.toLowerCase()]);
 
 /** Whether `name` (any case) is the gateway's to set: the `Z-` and `PLATFORM-` families, and credentials. */
 export function isGatewayHeader(name: string): boolean {
@@ -49,9 +45,9 @@ export function serviceHeaders(identity: ServiceIdentity, fromCaller?: Readonly<
       if (typeof value === 'string') headers[name] = value;
     }
   }
-  headers[REQUEST_ID_HEADER] = identity.requestId;
-  headers[CALLER_ACCOUNT_ID_HEADER] = String(identity.callerAccountId);
-  if (identity.keyName !== undefined) headers[API_KEY_NAME_HEADER] = identity.keyName;
+  headers[GateHeaders.requestId] = identity.requestId;
+  headers[GateHeaders.callerAccountId] = String(identity.callerAccountId);
+  if (identity.keyName !== undefined) headers[GateHeaders.apiKeyName] = identity.keyName;
   return headers;
 }
 

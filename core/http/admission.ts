@@ -15,13 +15,14 @@
  * these stages, with the caller they leave in `ctx.state`.
  */
 import type { Context, Middleware } from 'koa';
+import { API_KEY_HEADER } from '../../proto/src/index.js';
 import type { Permission } from '../config/types.js';
 import type { Caller, Directory, ServiceEntry } from '../directory.js';
 import { gatewayError } from '../errors.js';
 import type { Pipeline } from '../pipeline.js';
 
 /** The header that carries the API key on the platform API (spec section 6). */
-export const PLATFORM_KEY_HEADER = 'PLATFORM-API-KEY';
+export const PLATFORM_KEY_HEADER = API_KEY_HEADER;
 
 export interface Admission {
   /**

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import type { Caller } from '../directory.js';
 import { gatewayError } from '../errors.js';
-import type { StringMap } from '../gate/messages.js';
+import type { StringMap } from '../../proto/src/index.js';
 import type { ServiceCall } from '../gate/service-call.js';
 import { httpCallerHeaders, serviceHeaders } from '../gate/service-headers.js';
 import { DEFAULT_JSON_MAX_DEPTH, parseJson } from '../validation/json.js';

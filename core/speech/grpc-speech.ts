@@ -11,7 +11,7 @@ import type {
   ClientTtsRequestProto,
   ClientTtsResponseProto,
   StringMap,
-} from '../gate/messages.js';
+} from '../../proto/src/index.js';
 import type { Logger } from '../logger.js';
 import type { Pipeline } from '../pipeline.js';
 import type { RecognitionStream } from './recognition.js';
@@ -147,8 +147,8 @@ export function createGrpcSpeechHandlers({ pipeline, bridge, logger }: GrpcSpeec
   };
 
   return {
-    processSynthesis: processSynthesis as SpeechHandlers['processSynthesis'],
-    processRecognition: processRecognition as SpeechHandlers['processRecognition'],
+    processSynthesis,
+    processRecognition,
   };
 }
 

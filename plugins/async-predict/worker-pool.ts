@@ -11,6 +11,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import {
+  GateHeaders,
   GatewayError, fromServiceError, gatewayError, serviceHeaders, taskErrorFrom, toGatewayError,
   type PluginContext, type PredictRequestProto, type ServiceAnswer, type ServiceCall, type ServiceEntry, type TaskRecord, type TaskResult,
 } from '../../core/plugins/index.js';
@@ -238,7 +239,7 @@ export class WorkerPool {
           data: items.map(({ job, request }, i) => ({ requestId: i + 1, data: request.data, headers: headersOf(job.task) })),
           ...(items[0]!.request.config ? { config: items[0]!.request.config } : {}),
         },
-      }, { headers: { 'Z-requestId': randomUUID() }, signal: stop, timeoutMs });
+      }, { headers: { [GateHeaders.requestId]: randomUUID() }, signal: stop, timeoutMs });
     const expected = single ? ['predict', 'partialPredict'] : ['batch'];
     const answers: ServiceAnswer[] = [];
     for await (const answer of call) {
