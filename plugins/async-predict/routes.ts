@@ -17,10 +17,9 @@ const ACCOUNT = '/api/platformgateway/account/:account';
 const TASK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptions>, pool: WorkerPool): void {
-  const { store } = ctx;
+  const { store, admission, pipeline } = ctx;
   const readers = createTaskReaders(ctx);
 
-  const { admission } = ctx;
   const create = (read: TaskReader) => async (koa: Context) => {
     const caller = callerOf(koa);
     const service = serviceOf(koa);
@@ -28,7 +27,7 @@ export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptio
       throw gatewayError('NO_ACTIVE_INSTANCES', { args: { service: service.name } });
     }
     const request = await read(koa, service);
-    await ctx.pipeline.checkStorage(caller, request.body.length);
+    await pipeline.checkStorage(caller, request.body.length);
     const task = await store.create(
       { callerId: caller.account.id, serviceId: service.id, serviceAccountId: service.accountId, request: { ...request, keyName: caller.keyName } },
       { maxQueuedPerAccount: queuedCap(caller.account.requestsPerSecond) },
