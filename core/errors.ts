@@ -43,6 +43,9 @@ function boundText(a: Args): string {
 export const ERROR_CATALOG = {
   // 400
   MALFORMED_JSON: { status: 400, type: 'invalid_request_error', message: (a) => `Request body is not valid JSON: ${str(a.reason)}` },
+  JSON_TOO_DEEP: { status: 400, type: 'invalid_request_error', message: (a) => `${str(a.param) || 'body'} nests JSON deeper than ${str(a.limit)} levels`, permanent: true },
+  JSON_KEY_FORBIDDEN: { status: 400, type: 'invalid_request_error', message: (a) => `Field '${str(a.field)}': the key '${str(a.key)}' is not accepted (__proto__, constructor and prototype are refused)`, permanent: true },
+  JSON_NUMBER_INEXACT: { status: 400, type: 'invalid_request_error', message: (a) => `Field '${str(a.field)}': the number ${str(a.value)} cannot be represented exactly as a double; send fewer digits, or the number as a string`, permanent: true },
   VALIDATION_FAILED: { status: 400, type: 'invalid_request_error', message: (a) => `Invalid request: ${str(a.reason)}` },
   PARAMETER_OUT_OF_RANGE: { status: 400, type: 'invalid_request_error', message: (a) => (a.reason !== undefined ? `Parameter '${str(a.param)}' ${str(a.reason)}` : `Parameter '${str(a.param)}' must be ${boundText(a)}, got ${str(a.value)}`) },
   PARAMETER_REQUIRED: { status: 400, type: 'invalid_request_error', message: (a) => `Parameter '${str(a.param)}' is required by model '${str(a.model)}'` },
@@ -87,10 +90,12 @@ export const ERROR_CATALOG = {
   CONFLICT: { status: 409, type: 'invalid_request_error', message: (a) => str(a.reason) || 'Conflict', permanent: true },
   REQUEST_TOO_LARGE: { status: 413, type: 'invalid_request_error', message: (a) => `Request body exceeds the limit of ${str(a.limit)} bytes`, permanent: true },
   MESSAGE_TOO_LARGE: { status: 413, type: 'invalid_request_error', message: (a) => `gRPC message of ${str(a.size)} bytes exceeds the limit of ${str(a.limit)} bytes for this call`, permanent: true },
+  STORAGE_QUOTA_EXCEEDED: { status: 413, type: 'invalid_request_error', message: (a) => `Account '${str(a.account)}' would store more than its quota of ${str(a.limit)} bytes (${str(a.used)} stored); delete datasets or wait for stored results to expire`, permanent: true },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, type: 'invalid_request_error', message: (a) => `Content-Type '${str(a.contentType)}' is not supported here; send ${str(a.expected)}`, permanent: true },
   HEADERS_TOO_LARGE: { status: 431, type: 'invalid_request_error', message: (a) => `headers exceed the limit of ${str(a.maxHeaders)} entries and ${str(a.maxHeaderBytes)} bytes`, permanent: true },
   // 429
   RATE_LIMIT_EXCEEDED: { status: 429, type: 'rate_limit_error', grpcCode: 'platform.gate.pps_limit_exceeded', message: (a) => `Account '${str(a.account)}' exceeded its limit of ${str(a.limit)} requests per second` },
+  TOO_MANY_CONCURRENT_STREAMS: { status: 429, type: 'rate_limit_error', message: (a) => `Account '${str(a.account)}' already holds ${str(a.limit)} streams open on this gateway; close one first` },
   TOO_MANY_IDLE_ASYNC_TASKS: { status: 429, type: 'rate_limit_error', message: (a) => `Account '${str(a.account)}' already has ${str(a.limit)} tasks waiting for processing` },
   // 499, 5xx
   REQUEST_CANCELED: { status: 499, type: 'api_error', message: () => 'The request was canceled by the caller' },

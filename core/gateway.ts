@@ -9,6 +9,7 @@ import { ClientCalls } from './gate/client-calls.js';
 import { Gate } from './gate/gate.js';
 import { startGrpcServer, type RunningGrpcServer, type SpeechHandlers } from './gate/grpc-server.js';
 import { createHttpApp } from './http/app.js';
+import { createAdmission } from './http/admission.js';
 import { createHttpHelpers } from './http/helpers.js';
 import { createLogger, type Logger } from './logger.js';
 import { Pipeline } from './pipeline.js';
@@ -57,16 +58,18 @@ export interface Gateway {
 export async function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger();
   const directory = new Directory(config);
-  const pipeline = new Pipeline(directory, new RateLimiter());
+  const pipeline = new Pipeline(directory, new RateLimiter(), config.limits);
   const registry = createRegistry(config);
   pipeline.addValidator(registry);
-  const gate = new Gate(directory, config.gate, logger);
-  const clientCalls = new ClientCalls(pipeline, gate, logger);
+  const gate = new Gate(directory, config.gate, logger, config.limits);
+  const clientCalls = new ClientCalls(pipeline, gate, logger, config.limits.jsonMaxDepth);
   const speech = options.speech ?? createGrpcSpeechHandlers({ pipeline, bridge: new SpeechBridge(gate, options.speechLimits), logger });
   const app = createHttpApp(logger);
-  const http = createHttpHelpers(config.server.bodyLimitBytes);
+  const http = createHttpHelpers(config.server.bodyLimitBytes, config.limits.jsonMaxDepth);
+  const admission = createAdmission(pipeline, directory);
   const storage = await openStorage(config.store, logger);
   const store = storage.tasks;
+  pipeline.addStorageMeter((accountId) => store.storedBytes(accountId));
   let specsUrl = `${publicUrl(config, config.server.httpPort)}/specs`;
   const dataTypes = new DataTypes(() => specsUrl);
 
@@ -81,6 +84,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     store,
     storage,
     http,
+    admission,
     get specsUrl() {
       return specsUrl;
     },

@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { LOG_BOUNDS, truncateText } from './log-fields.js';
 
 export type { Logger };
 
@@ -19,6 +20,9 @@ export function censorSecrets(object: Record<string, unknown>): Record<string, u
   let copy: Record<string, unknown> | undefined;
   for (const name in object) {
     const value = object[name];
+    // Also a bound on size: a top-level string field longer than LOG_BOUNDS.maxChars is cut
+    // (code that logs outside data logs it through boundForLog; this is the backstop).
+    if (typeof value === 'string' && value.length > LOG_BOUNDS.maxChars) (copy ??= { ...object })[name] = truncateText(value);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
     let censored: Record<string, unknown> | undefined;
     for (const key of SECRET_KEYS) {

@@ -1,6 +1,8 @@
 import type { Permission } from './config/types.js';
 import type { Caller, Directory, ServiceEntry } from './directory.js';
 import { gatewayError } from './errors.js';
+import { StorageQuota, type StorageMeter } from './quotas/storage-quota.js';
+import { StreamQuota } from './quotas/stream-quota.js';
 import type { RateLimiter } from './rate-limiter.js';
 
 export interface AdmitRequest {
@@ -37,10 +39,37 @@ export class Pipeline {
   readonly #directory: Directory;
   readonly #rateLimiter: RateLimiter;
   readonly #validators: ConfigValidator[] = [];
+  readonly #streams: StreamQuota;
+  readonly #storage: StorageQuota;
 
-  constructor(directory: Directory, rateLimiter: RateLimiter) {
+  constructor(directory: Directory, rateLimiter: RateLimiter, quotas: { concurrentStreamsPerAccount?: number; storageBytesPerAccount?: number } = {}) {
     this.#directory = directory;
     this.#rateLimiter = rateLimiter;
+    this.#streams = new StreamQuota(quotas.concurrentStreamsPerAccount ?? 32);
+    this.#storage = new StorageQuota(quotas.storageBytesPerAccount ?? 256 * 1024 * 1024);
+  }
+
+  /** Adds a kind of stored data to the per-account storage quota (core meters async tasks; fitting, datasets). */
+  addStorageMeter(meter: StorageMeter): void {
+    this.#storage.addMeter(meter);
+  }
+
+  /** Throws 413 STORAGE_QUOTA_EXCEEDED when the caller's account may not store `adding` more bytes. */
+  checkStorage(caller: Caller, adding: number): Promise<void> {
+    return this.#storage.check(caller, adding);
+  }
+
+  /** Bytes the account keeps stored, over every meter. */
+  storedBytes(accountId: number): Promise<number> {
+    return this.#storage.used(accountId);
+  }
+
+  /**
+   * Takes one of the caller's concurrent-stream slots (429 TOO_MANY_CONCURRENT_STREAMS when all are
+   * held); call the returned release when the stream ends, however it ends.
+   */
+  openStream(caller: Caller): () => void {
+    return this.#streams.acquire(caller);
   }
 
   get directory(): Directory {
@@ -69,10 +98,14 @@ export class Pipeline {
     }
   }
 
-  /** The owner may call its services; other accounts only public ones. */
-  checkAccess(caller: Caller, service: ServiceEntry): void {
+  /**
+   * The owner may call its services; other accounts only public ones. The refusal keeps the spec's
+   * 403 but names the service only as the caller addressed it (`ref`): a caller sweeping IDs learns
+   * no names of private or derived services it may not see.
+   */
+  checkAccess(caller: Caller, service: ServiceEntry, ref: { account: string | number; model: string | number } = { account: service.accountId, model: service.id }): void {
     if (service.accountId !== caller.account.id && !service.public) {
-      throw gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED', { args: { account: service.account.name, service: service.name } });
+      throw gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED', { args: { account: ref.account, service: ref.model } });
     }
   }
 
@@ -81,7 +114,7 @@ export class Pipeline {
     const caller = this.authenticate(request.apiKey, request.keyHeader, request.permission);
     this.countRequest(caller);
     const service = this.#directory.service(request.account, request.model);
-    this.checkAccess(caller, service);
+    this.checkAccess(caller, service, request);
     return { caller, service };
   }
 

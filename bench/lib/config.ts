@@ -54,6 +54,8 @@ export function benchConfigInput(): Record<string, unknown> {
     server: { host: '127.0.0.1', httpPort: 0, grpcPort: 0 },
     // No per-account rate limit in the way of a load test: the limiter still runs on every request.
     accounts: [{ id: 1, name: 'bench', requestsPerSecond: 1_000_000_000 }],
+    // Nor the per-account stream quota (default 32): the streaming scenario holds many gRPC streams.
+    limits: { concurrentStreamsPerAccount: 1_000_000 },
     apiKeys: [{ name: 'bench-key', account: 'bench', key: BENCH_KEY, permissions: ['MODEL_REQUESTS', 'READ_DATA'] }],
     services: [
       service(1, 'echo', TOKENS.echo),

@@ -102,7 +102,17 @@ export interface GatewayConfig {
     readonly dataDir: string;
     readonly resultRetentionDays: number;
   };
-  readonly limits: { readonly defaultRequestsPerSecond: number };
+  readonly limits: {
+    readonly defaultRequestsPerSecond: number;
+    /** Deepest nesting accepted in caller JSON. */
+    readonly jsonMaxDepth: number;
+    /** Bytes an account may keep stored (datasets, async task bodies and results). */
+    readonly storageBytesPerAccount: number;
+    /** Streaming calls an account may hold open at once on one gateway. */
+    readonly concurrentStreamsPerAccount: number;
+    /** Bytes of billing records the in-memory ledger keeps. */
+    readonly billingLedgerBytes: number;
+  };
   readonly accounts: readonly AccountConfig[];
   readonly apiKeys: readonly ApiKeyConfig[];
   readonly services: readonly ServiceConfig[];

@@ -1,4 +1,5 @@
 import type { ServiceEntry } from '../directory.js';
+import { boundForLog } from '../log-fields.js';
 import type { Logger } from '../logger.js';
 import type { DeferredBillingChargeProto, DeferredBillingParamsProto, ServiceToGateProto } from '../../proto/src/index.js';
 
@@ -14,19 +15,27 @@ export interface BillingRecord {
   params?: DeferredBillingParamsProto;
 }
 
-/** How many records are kept in memory; the log line of each record is the durable trail. */
+/** The in-memory list's bound when none is configured (`limits.billingLedgerBytes`). */
+export const DEFAULT_LEDGER_BYTES = 16 * 1024 * 1024;
+/** At most this many records, however small. */
 const KEEP = 10_000;
 
 /**
  * Deferred billing charges reported by services after the work, on any stream (requestId 0 allowed).
- * Each is logged and kept in a bounded in-memory list that tests and operators can read.
+ * Each is logged (large fields cut, core/log-fields.ts) and kept in an in-memory list that tests and
+ * operators can read, bounded by count and by bytes (the records' JSON size): the oldest go first, and
+ * a record larger than the whole bound is logged but not kept. Services decide the size of these
+ * records, so without the byte bound 5 records of 20 MiB kept 100 MB.
  */
 export class BillingLedger {
-  readonly #records: BillingRecord[] = [];
+  readonly #records: { record: BillingRecord; bytes: number }[] = [];
   readonly #log: Logger;
+  readonly #maxBytes: number;
+  #bytes = 0;
 
-  constructor(log: Logger) {
+  constructor(log: Logger, maxBytes = DEFAULT_LEDGER_BYTES) {
     this.#log = log.child({ component: 'billing' });
+    this.#maxBytes = maxBytes;
   }
 
   record(service: ServiceEntry, message: ServiceToGateProto): BillingRecord {
@@ -39,13 +48,22 @@ export class BillingLedger {
       charges: message.deferredBillingCharges?.charges,
       params: message.deferredBillingCharges?.params,
     };
-    this.#records.push(record);
-    if (this.#records.length > KEEP) this.#records.splice(0, this.#records.length - KEEP);
-    this.#log.info({ billing: record }, 'deferred billing charge recorded');
+    const bytes = JSON.stringify(record, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)).length;
+    if (bytes <= this.#maxBytes) {
+      this.#records.push({ record, bytes });
+      this.#bytes += bytes;
+      while (this.#bytes > this.#maxBytes || this.#records.length > KEEP) this.#bytes -= this.#records.shift()!.bytes;
+    }
+    this.#log.info({ billing: boundForLog(record), bytes }, 'deferred billing charge recorded');
     return record;
   }
 
   list(): readonly BillingRecord[] {
-    return this.#records;
+    return this.#records.map((r) => r.record);
+  }
+
+  /** Bytes (JSON size) of the records kept. */
+  get bytes(): number {
+    return this.#bytes;
   }
 }

@@ -5,16 +5,16 @@ import { gatewayError, toGatewayError } from '../errors.js';
 import { abortOnCancel, drained } from '../flow.js';
 import type { Logger } from '../logger.js';
 import type { Pipeline } from '../pipeline.js';
+import { DEFAULT_JSON_MAX_DEPTH, parseJson } from '../validation/json.js';
 import { toApiErrorProto } from './api-error.js';
 import type { ClientMessage } from './client-message.js';
+import { serviceHeaders } from './service-headers.js';
 import type { Gate, GateRequest } from './gate.js';
-import {
-  GateHeaders,
-  type ClientRequestProto,
-  type ClientResponseProto,
-  type PartialPredictRequestProto,
-  type PayloadProto,
-  type StringMap,
+import type {
+  ClientRequestProto,
+  ClientResponseProto,
+  PartialPredictRequestProto,
+  PayloadProto,
 } from '../../proto/src/index.js';
 import type { ServiceAnswer, ServiceCall } from './service-call.js';
 
@@ -31,10 +31,12 @@ export class ClientCalls {
   readonly #pipeline: Pipeline;
   readonly #gate: Gate;
   readonly #log: Logger;
+  readonly #jsonMaxDepth: number;
 
-  constructor(pipeline: Pipeline, gate: Gate, log: Logger) {
+  constructor(pipeline: Pipeline, gate: Gate, log: Logger, jsonMaxDepth = DEFAULT_JSON_MAX_DEPTH) {
     this.#pipeline = pipeline;
     this.#gate = gate;
+    this.#jsonMaxDepth = jsonMaxDepth;
     this.#log = log.child({ component: 'grpc-client' });
   }
 
@@ -49,9 +51,12 @@ export class ClientCalls {
 
   readonly processResponseStream = (call: ServerStreaming): void => {
     const abort = abortOnCancel(call);
+    let release: (() => void) | undefined;
     void (async () => {
       try {
-        const serviceCall = await this.#run(call.request, abort.signal);
+        const { caller, service } = this.#admit(call.request);
+        release = this.#pipeline.openStream(caller);
+        const serviceCall = this.#start(call.request.decode(), caller, service, abort.signal);
         for await (const answer of serviceCall) {
           const response = toClientResponse(answer);
           // A caller that stops reading leaves the answers in the call, whose bound (CALLER_TOO_SLOW) ends it.
@@ -60,6 +65,7 @@ export class ClientCalls {
       } catch (err) {
         if (!abort.signal.aborted) call.write(this.#errorResponse(err));
       } finally {
+        release?.();
         abort.dispose();
         call.end();
       }
@@ -77,10 +83,12 @@ export class ClientCalls {
     let held: PartialPredictRequestProto | undefined;
     let sentFinish = false;
     let failed = false;
+    let release: (() => void) | undefined;
 
     const fail = (err: unknown) => {
       if (failed) return;
       failed = true;
+      release?.();
       serviceCall?.cancel(toGatewayError(err));
       if (!abort.signal.aborted) call.write(this.#errorResponse(err));
       abort.dispose();
@@ -92,6 +100,7 @@ export class ClientCalls {
           const response = toClientResponse(answer);
           if (response && !call.write(response)) await drained(call, [abort.signal, c.failedSignal]);
         }
+        release?.();
         abort.dispose();
         call.end();
       } catch (err) {
@@ -104,6 +113,7 @@ export class ClientCalls {
       try {
         if (!serviceCall) {
           const { caller, service } = this.#admit(message);
+          release = this.#pipeline.openStream(caller);
           const request = message.decode();
           const part = asPartial(request);
           this.#validate(service, part.config);
@@ -148,7 +158,10 @@ export class ClientCalls {
 
   async #run(message: ClientMessage, signal: AbortSignal): Promise<ServiceCall> {
     const { caller, service } = this.#admit(message);
-    const request = message.decode();
+    return this.#start(message.decode(), caller, service, signal);
+  }
+
+  #start(request: ClientRequestProto, caller: Caller, service: ServiceEntry, signal: AbortSignal): ServiceCall {
     const body = clientRequestBody(request);
     if ('predict' in body) this.#validate(service, body.predict.config);
     return this.#gate.open(service, body, this.#openOptions(request, caller, signal));
@@ -168,20 +181,11 @@ export class ClientCalls {
 
   #validate(service: ServiceEntry, config: PayloadProto | undefined): void {
     if (!config?.json) return;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(config.json);
-    } catch (err) {
-      throw gatewayError('MALFORMED_JSON', { param: 'config', args: { reason: (err as Error).message } });
-    }
-    this.#pipeline.validateConfig(service, parsed);
+    this.#pipeline.validateConfig(service, parseJson(config.json, 'config', this.#jsonMaxDepth));
   }
 
   #openOptions(request: ClientRequestProto, caller: Caller, signal: AbortSignal) {
-    const headers: StringMap = { ...(request.headers ?? {}) };
-    headers[GateHeaders.requestId] ??= randomUUID();
-    headers[GateHeaders.callerAccountId] = String(caller.account.id);
-    headers[GateHeaders.apiKeyName] = caller.keyName;
+    const headers = serviceHeaders({ requestId: randomUUID(), callerAccountId: caller.account.id, keyName: caller.keyName }, request.headers);
     const timeoutSec = request.timeoutSec ?? 0;
     return { headers, signal, timeoutMs: timeoutSec > 0 ? timeoutSec * 1000 : undefined };
   }

@@ -78,11 +78,11 @@ export class Gate {
   #rotation = 0;
   #shuttingDown = false;
 
-  constructor(directory: Directory, config: GatewayConfig['gate'], log: Logger) {
+  constructor(directory: Directory, config: GatewayConfig['gate'], log: Logger, limits: { billingLedgerBytes?: number } = {}) {
     this.#directory = directory;
     this.#config = config;
     this.#log = log.child({ component: 'gate' });
-    this.billing = new BillingLedger(this.#log);
+    this.billing = new BillingLedger(this.#log, limits.billingLedgerBytes);
     this.#callHooks = {
       send: (call, partialPredict) => this.#sessionOf(call)?.send({ requestId: call.requestId, partialPredict }),
       whenWritable: (call) => this.#sessionOf(call)?.whenWritable() ?? Promise.resolve(),

@@ -3,17 +3,24 @@ import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import type { Caller } from '../directory.js';
 import { gatewayError } from '../errors.js';
-import { GateHeaders, type StringMap } from '../../proto/src/index.js';
+import type { StringMap } from '../../proto/src/index.js';
 import type { ServiceCall } from '../gate/service-call.js';
+import { httpCallerHeaders, serviceHeaders } from '../gate/service-headers.js';
+import { DEFAULT_JSON_MAX_DEPTH, parseJson } from '../validation/json.js';
 
 /** Request-body and header helpers every HTTP plugin uses, bound to the configured body limit. */
 export interface HttpHelpers {
   /** The body exactly as sent, up to `limit` bytes (413 REQUEST_TOO_LARGE beyond). */
   readRawBody(ctx: Context, limit?: number): Promise<Buffer>;
-  /** The body parsed as JSON (400 MALFORMED_JSON when it is not). */
+  /** The body parsed as JSON (400 MALFORMED_JSON when it is not; see core/validation/json.ts for the other 400s). */
   readJson(ctx: Context, limit?: number): Promise<unknown>;
   /** The body parsed as JSON together with its text, for plugins that pass parts of it on as they came. */
   readJsonText(ctx: Context, limit?: number): Promise<{ text: string; value: unknown }>;
+  /**
+   * JSON text parsed with the gateway's rules (core/validation/json.ts); `part` (data, config, body)
+   * is named in the 400; leave it out for a whole body read as JSON.
+   */
+  parseJson(text: string, part?: string): unknown;
   /** Headers to pass to a service for this request (request ID, caller, billing). */
   serviceHeaders(ctx: Context, caller: Caller): StringMap;
   /**
@@ -37,12 +44,7 @@ function onResponseClose(this: ResponseWithCall): void {
   if (!this.writableFinished) this[CALL]?.cancel(gatewayError('REQUEST_CANCELED'));
 }
 
-/** Headers a caller may send that services read (reference/service-protocol.md section 3). */
-const PASSED_HEADERS = [
-  GateHeaders.billingKey, GateHeaders.contentHidden, GateHeaders.billingKeyName, GateHeaders.billingAccountId, GateHeaders.billingUserId,
-];
-
-export function createHttpHelpers(bodyLimitBytes: number): HttpHelpers {
+export function createHttpHelpers(bodyLimitBytes: number, jsonMaxDepth = DEFAULT_JSON_MAX_DEPTH): HttpHelpers {
   const readRawBody = async (ctx: Context, limit = bodyLimitBytes): Promise<Buffer> => {
     try {
       return await getRawBody(ctx.req, { limit, length: ctx.request.headers['content-length'] });
@@ -56,29 +58,20 @@ export function createHttpHelpers(bodyLimitBytes: number): HttpHelpers {
     const raw = await readRawBody(ctx, limit);
     if (raw.length === 0) throw gatewayError('MALFORMED_JSON', { args: { reason: 'the body is empty' } });
     const text = raw.toString('utf8');
-    try {
-      return { text, value: JSON.parse(text) as unknown };
-    } catch (err) {
-      throw gatewayError('MALFORMED_JSON', { args: { reason: (err as Error).message } });
-    }
+    return { text, value: parseJson(text, undefined, jsonMaxDepth) };
   };
   return {
     readRawBody,
     readJsonText,
+    parseJson: (text, part) => parseJson(text, part, jsonMaxDepth),
     async readJson(ctx, limit) {
       return (await readJsonText(ctx, limit)).value;
     },
     serviceHeaders(ctx, caller) {
-      const headers: StringMap = {
-        [GateHeaders.requestId]: String(ctx.state.requestId),
-        [GateHeaders.callerAccountId]: String(caller.account.id),
-        [GateHeaders.apiKeyName]: caller.keyName,
-      };
-      for (const name of PASSED_HEADERS) {
-        const value = ctx.get(name);
-        if (value) headers[name.toUpperCase()] = value;
-      }
-      return headers;
+      return serviceHeaders(
+        { requestId: String(ctx.state.requestId), callerAccountId: caller.account.id, keyName: caller.keyName },
+        httpCallerHeaders(ctx.request.headers),
+      );
     },
     closeSignal(ctx) {
       // The response's close, not the request's: IncomingMessage emits 'close' once its body is read.

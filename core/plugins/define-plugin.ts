@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { GatewayConfig } from '../config/types.js';
 import type { Directory } from '../directory.js';
 import type { Gate } from '../gate/gate.js';
+import type { Admission } from '../http/admission.js';
 import type { HttpHelpers } from '../http/helpers.js';
 import type { Logger } from '../logger.js';
 import type { Pipeline } from '../pipeline.js';
@@ -27,6 +28,8 @@ export interface PluginContext<Options = Record<string, unknown>> {
   /** The gateway's storage, opened once; a plugin with state of its own opens its store here. */
   readonly storage: Storage;
   readonly http: HttpHelpers;
+  /** Admission middleware of the platform API (`PLATFORM-API-KEY`, permissions, rate limit, own account, service). */
+  readonly admission: Admission;
   /** Base URL of the published data-type schemas (`{specs_url}`). */
   readonly specsUrl: string;
   /** The model registry (read-only); config validation against it runs in `pipeline.validateConfig`. */

@@ -13,12 +13,14 @@ export type { Permission } from '../config/types.js';
 export type { GateRequest, OpenOptions } from '../gate/gate.js';
 export { fromServiceError } from '../gate/api-error.js';
 export type { ServiceAnswer, ServiceCall } from '../gate/service-call.js';
+export { serviceHeaders, isGatewayHeader, type ServiceIdentity } from '../gate/service-headers.js';
 export type * from '../../proto/src/index.js';
 export { drained } from '../flow.js';
 export { AnswerCollector, answerBody, collectAnswer, isAllowedServiceHeader, type ServiceResponse } from '../gate/answer.js';
 export { compileRequestSchema } from '../validation/request.js';
+export { callerOf, serviceOf, PLATFORM_KEY_HEADER, type Admission } from '../http/admission.js';
 export {
-  binaryMediaType, parseJsonText, readPredict2RequestData, readPredictQuery, readPredictRequestData,
+  binaryMediaType, readPredict2RequestData, readPredictQuery, readPredictRequestData, utf8Text,
   type Predict2RequestData, type PredictQuery, type PredictRequestData,
 } from '../validation/predict-bodies.js';
 export type { Registry } from '../registry/registry.js';

@@ -3,6 +3,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { Caller } from '../directory.js';
 import { gatewayError, toGatewayError } from '../errors.js';
 import { toApiErrorProto } from '../gate/api-error.js';
+import { serviceHeaders } from '../gate/service-headers.js';
 import type { SpeechHandlers } from '../gate/grpc-server.js';
 import type {
   ClientAsrRequestProto,
@@ -47,11 +48,13 @@ export function createGrpcSpeechHandlers({ pipeline, bridge, logger }: GrpcSpeec
 
   const processSynthesis = (call: SynthesisCall): void => {
     const abort = abortOnCancel(call);
+    let release: (() => void) | undefined;
     void (async () => {
       try {
         const { caller, service } = admit(call.request);
+        release = pipeline.openStream(caller);
         const request = bridge.checkSynthesis(call.request.tts);
-        const stream = bridge.synthesize(service, request, { headers: serviceHeaders(caller), signal: abort.signal });
+        const stream = bridge.synthesize(service, request, { headers: headersFor(caller), signal: abort.signal });
         for await (const chunk of stream) {
           if (abort.signal.aborted) break;
           const message: ClientTtsResponseProto = { tts: { audio_chunk: { data: chunk.data }, first: chunk.first, last: chunk.last } };
@@ -60,6 +63,7 @@ export function createGrpcSpeechHandlers({ pipeline, bridge, logger }: GrpcSpeec
       } catch (err) {
         if (!abort.signal.aborted) call.write(errorMessage(err));
       } finally {
+        release?.();
         abort.dispose();
         call.end();
       }
@@ -75,10 +79,12 @@ export function createGrpcSpeechHandlers({ pipeline, bridge, logger }: GrpcSpeec
     const abort = abortOnCancel(call);
     let recognition: RecognitionStream | undefined;
     let closed = false;
+    let release: (() => void) | undefined;
 
     const close = () => {
       if (closed) return;
       closed = true;
+      release?.();
       abort.dispose();
       call.end();
     };
@@ -107,11 +113,12 @@ export function createGrpcSpeechHandlers({ pipeline, bridge, logger }: GrpcSpeec
         const kind = asr?.body ?? (asr?.config ? 'config' : asr?.audio_content ? 'audio_content' : undefined);
         if (!recognition) {
           const { caller, service } = admit(message);
+          release ??= pipeline.openStream(caller);
           if (kind !== 'config' || !asr?.config) {
             throw gatewayError('SPEECH_CONFIG_REQUIRED', { param: 'asr.config', args: { got: kind ?? 'a message without asr' } });
           }
           const config = bridge.checkRecognition(asr.config);
-          recognition = bridge.recognize(service, config, { headers: serviceHeaders(caller), signal: abort.signal });
+          recognition = bridge.recognize(service, config, { headers: headersFor(caller), signal: abort.signal });
           void relay(recognition);
           return;
         }
@@ -147,6 +154,6 @@ export function createGrpcSpeechHandlers({ pipeline, bridge, logger }: GrpcSpeec
   };
 }
 
-function serviceHeaders(caller: Caller): StringMap {
-  return { [GateHeaders.requestId]: randomUUID(), [GateHeaders.callerAccountId]: String(caller.account.id), [GateHeaders.apiKeyName]: caller.keyName };
+function headersFor(caller: Caller): StringMap {
+  return serviceHeaders({ requestId: randomUUID(), callerAccountId: caller.account.id, keyName: caller.keyName });
 }

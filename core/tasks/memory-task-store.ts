@@ -198,6 +198,14 @@ export class MemoryTaskStore implements TaskStore {
     return this.countActive(accountId, 'PROCESSING');
   }
 
+  async storedBytes(accountId: number): Promise<number> {
+    let bytes = 0;
+    for (const { record, requestBody, resultBody } of this.tasks.values()) {
+      if (record.callerId === accountId) bytes += requestBody.size + (resultBody?.size ?? 0);
+    }
+    return bytes;
+  }
+
   async purgeExpired(now: number = this.now()): Promise<number> {
     const cutoff = now - this.retentionMs;
     const expired = [...this.tasks.values()].filter((t) => t.record.completedAt !== null && t.record.completedAt < cutoff);

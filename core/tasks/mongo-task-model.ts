@@ -41,7 +41,7 @@ export interface TaskDoc {
   completedAt: number | null;
   /** TTL backstop only (real MongoDB); the reaper removes tasks before it. */
   expireAt: Date | null;
-  request: { kind: TaskRequestKind; configId?: number; dataType?: string; config?: string; contentType?: string; body: PayloadDoc };
+  request: { kind: TaskRequestKind; configId?: number; dataType?: string; config?: string; contentType?: string; keyName?: string; body: PayloadDoc };
   leaseToken: string | null;
   leaseUntil: number | null;
   workerId: string | null;
@@ -74,6 +74,7 @@ const taskSchema = new Schema<TaskDoc>(
       dataType: String,
       config: String,
       contentType: String,
+      keyName: String,
       body: { type: payloadSchema, required: true },
     },
     leaseToken: { type: String, default: null },

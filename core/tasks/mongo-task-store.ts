@@ -186,6 +186,14 @@ export class MongoTaskStore implements TaskStore {
     return this.model.countDocuments({ callerId: accountId, status: 'PROCESSING' }).exec();
   }
 
+  async storedBytes(accountId: number): Promise<number> {
+    const [sum] = await this.model.aggregate<{ request: number; result: number }>([
+      { $match: { callerId: accountId } },
+      { $group: { _id: null, request: { $sum: '$request.body.size' }, result: { $sum: '$result.body.size' } } },
+    ]);
+    return (sum?.request ?? 0) + (sum?.result ?? 0);
+  }
+
   /** Files first, then the task: a crash in between leaves a task whose result reads as missing. */
   async purgeExpired(now: number = this.now()): Promise<number> {
     const cutoff = now - this.retentionMs;
@@ -294,13 +302,13 @@ function payloadOf(doc: PayloadDoc): StoredPayload {
 }
 
 function recordOf(doc: Omit<TaskDoc, 'queueSlot' | 'runSlot'>): TaskRecord {
-  const { kind, configId, dataType, config, contentType, body } = doc.request;
+  const { kind, configId, dataType, config, contentType, keyName, body } = doc.request;
   return {
     taskId: doc._id, callerId: doc.callerId, serviceId: doc.serviceId, serviceAccountId: doc.serviceAccountId,
     status: doc.status, createdAt: doc.createdAt, completedAt: doc.completedAt ?? null,
     request: {
       kind, ...(configId != null ? { configId } : {}), ...(dataType != null ? { dataType } : {}), ...(config != null ? { config } : {}),
-      ...(contentType != null ? { contentType } : {}), bodyBytes: body.size,
+      ...(contentType != null ? { contentType } : {}), ...(keyName != null ? { keyName } : {}), bodyBytes: body.size,
     },
     leaseToken: doc.leaseToken ?? null, leaseUntil: doc.leaseUntil ?? null, workerId: doc.workerId ?? null, attempt: doc.attempt ?? 0,
     result: doc.result ? { statusCode: doc.result.statusCode, headers: fromPairs(doc.result.headers), bodyBytes: doc.result.body.size } : null,

@@ -37,6 +37,8 @@ export interface TaskRequestInput {
   config?: string;
   /** The Content-Type the raw variant's body came with (it decides how the body reaches the service). */
   contentType?: string;
+  /** The name of the API key that created the task: the service gets it as PLATFORM-API-KEY-NAME. */
+  keyName?: string;
 }
 
 /** The request as kept in the record: everything but the body, which `claim` and `getRequestBody` return. */
@@ -46,6 +48,7 @@ export interface TaskRequestInfo {
   dataType?: string;
   config?: string;
   contentType?: string;
+  keyName?: string;
   bodyBytes: number;
 }
 
@@ -187,6 +190,9 @@ export interface TaskStore {
 
   /** PROCESSING tasks of the caller, including those whose lease ran out and wait to be re-claimed. */
   countRunning(accountId: number): Promise<number>;
+
+  /** Bytes the caller's tasks keep stored (request bodies and results), for the storage quota. */
+  storedBytes(accountId: number): Promise<number>;
 
   /**
    * Removes the tasks final for longer than the retention (`completedAt < now - retentionMs`), with

@@ -3,7 +3,6 @@
  * raw variant's query, as every predict endpoint reads them (synchronous and asynchronous predict):
  * the checks compiled once, and the rule that decides how a raw body reaches the service.
  */
-import { gatewayError } from '../errors.js';
 import querySchema from '../../schemas/predict/predict-query.schema.json' with { type: 'json' };
 import v2Schema from '../../schemas/predict/predict-with-config-v2.schema.json' with { type: 'json' };
 import withConfigSchema from '../../schemas/predict/predict-with-config.schema.json' with { type: 'json' };
@@ -36,6 +35,19 @@ export const readPredictQuery = compileRequestSchema<PredictQuery>(querySchema, 
 
 const BINARY_TYPES = new Set(['application/octet-stream', 'application/x-protobuf', 'application/protobuf', 'application/vnd.google.protobuf']);
 
+// fatal: bytes that are not UTF-8 are reported, not replaced; ignoreBOM: a byte order mark is kept
+// as U+FEFF, so that a body starting with one is seen (JSON.parse refuses it) instead of dropped.
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The bytes as text when they are UTF-8 (a leading byte order mark kept), else undefined. */
+export function utf8Text(bytes: Uint8Array): string | undefined {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The media type of a raw body's Content-Type when the body goes to the service as a protobuf
  * payload; undefined when it goes as JSON text.
@@ -45,11 +57,3 @@ export function binaryMediaType(contentType: string | undefined): string | undef
   return media !== undefined && BINARY_TYPES.has(media) ? media : undefined;
 }
 
-/** JSON text of a request part (`param`: body, data, config) parsed; 400 MALFORMED_JSON naming it. */
-export function parseJsonText(text: string, param: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    throw gatewayError('MALFORMED_JSON', { param, args: { reason: `${param}: ${(err as Error).message}` } });
-  }
-}

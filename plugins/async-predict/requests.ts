@@ -8,14 +8,12 @@
  */
 import type { Context } from 'koa';
 import {
-  binaryMediaType, gatewayError, parseJsonText, readPredict2RequestData, readPredictQuery, readPredictRequestData,
-  type PluginContext, type ServiceEntry, type TaskRequestInput,
+  binaryMediaType, gatewayError, readPredict2RequestData, readPredictQuery, readPredictRequestData,
+  utf8Text, type PluginContext, type ServiceEntry, type TaskRequestInput,
 } from '../../core/plugins/index.js';
 import type { AsyncPredictOptions } from './options.js';
 
 export type TaskReader = (koa: Context, service: ServiceEntry) => Promise<TaskRequestInput>;
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** One reader per creation endpoint. */
 export function createTaskReaders(ctx: PluginContext<AsyncPredictOptions>): Record<'raw' | 'object' | 'string', TaskReader> {
@@ -32,7 +30,7 @@ export function createTaskReaders(ctx: PluginContext<AsyncPredictOptions>): Reco
       const contentType = binaryMediaType(koa.get('content-type'));
       const check = dataTypes.checkFor(query.dataType, koa.origin);
       if (contentType === undefined) {
-        const data = parseJsonText(utf8Text(body), 'body'); // the service gets it as JSON text: it must be JSON
+        const data = http.parseJson(jsonText(body), 'body'); // the service gets it as JSON text: it must be JSON
         check?.(data);
       } else if (check) {
         throw gatewayError('DATA_TYPE_MISMATCH', { param: 'body', args: { param: 'body', dataType: query.dataType, reason: 'a binary body is not JSON' } });
@@ -63,8 +61,8 @@ export function createTaskReaders(ctx: PluginContext<AsyncPredictOptions>): Reco
     async string(koa, service) {
       const body = readPredict2RequestData(await http.readJson(koa));
       const check = dataTypes.checkFor(body.dataType, koa.origin);
-      if (check) check(parseJsonText(body.data, 'data'));
-      const own = body.config ? parseJsonText(body.config, 'config') : undefined;
+      if (check) check(http.parseJson(body.data, 'data'));
+      const own = body.config ? http.parseJson(body.config, 'config') : undefined;
       const config = pipeline.predictConfig(service, own, { text: body.config ?? undefined });
       return withConfig({
         kind: 'string',
@@ -75,10 +73,10 @@ export function createTaskReaders(ctx: PluginContext<AsyncPredictOptions>): Reco
   };
 }
 
-function utf8Text(body: Buffer): string {
-  try {
-    return utf8.decode(body);
-  } catch {
-    throw gatewayError('MALFORMED_JSON', { param: 'body', args: { reason: 'the body is not UTF-8 text; send binary data with Content-Type application/octet-stream' } });
-  }
+/** A raw body that goes to the service as JSON text: UTF-8 without a byte order mark (JSON has none). */
+function jsonText(body: Buffer): string {
+  const text = utf8Text(body);
+  if (text === undefined) throw gatewayError('MALFORMED_JSON', { param: 'body', args: { reason: 'the body is not UTF-8 text; send binary data with Content-Type application/octet-stream' } });
+  if (text.charCodeAt(0) === 0xfeff) throw gatewayError('MALFORMED_JSON', { param: 'body', args: { reason: 'the body starts with a UTF-8 byte order mark; send JSON without one' } });
+  return text;
 }

@@ -7,34 +7,29 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { gatewayError, gatewayErrorFromTask, isAllowedServiceHeader, type Permission, type PluginContext, type TaskRecord } from '../../core/plugins/index.js';
+import { callerOf, gatewayError, gatewayErrorFromTask, isAllowedServiceHeader, serviceOf, type PluginContext, type TaskRecord } from '../../core/plugins/index.js';
 import { queuedCap } from './limits.js';
 import type { AsyncPredictOptions } from './options.js';
 import { createTaskReaders, type TaskReader } from './requests.js';
 import type { WorkerPool } from './worker-pool.js';
 
 const ACCOUNT = '/api/platformgateway/account/:account';
-const KEY_HEADER = 'PLATFORM-API-KEY';
 const TASK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptions>, pool: WorkerPool): void {
-  const { pipeline, store } = ctx;
+  const { store, admission, pipeline } = ctx;
   const readers = createTaskReaders(ctx);
 
   const create = (read: TaskReader) => async (koa: Context) => {
-    const { caller, service } = pipeline.admit({
-      apiKey: koa.get(KEY_HEADER) || undefined,
-      keyHeader: KEY_HEADER,
-      permission: 'MODEL_REQUESTS',
-      account: koa.params.account ?? '',
-      model: koa.params.model ?? '',
-    });
+    const caller = callerOf(koa);
+    const service = serviceOf(koa);
     if (!ctx.options.acceptWithoutInstances && !ctx.gate.hasInstances(service.id)) {
       throw gatewayError('NO_ACTIVE_INSTANCES', { args: { service: service.name } });
     }
     const request = await read(koa, service);
+    await pipeline.checkStorage(caller, request.body.length);
     const task = await store.create(
-      { callerId: caller.account.id, serviceId: service.id, serviceAccountId: service.accountId, request },
+      { callerId: caller.account.id, serviceId: service.id, serviceAccountId: service.accountId, request: { ...request, keyName: caller.keyName } },
       { maxQueuedPerAccount: queuedCap(caller.account.requestsPerSecond) },
     );
     pool.wake();
@@ -42,17 +37,15 @@ export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptio
     koa.body = JSON.stringify(task.taskId);
   };
 
-  router.post(`${ACCOUNT}/model/:model/async/predict`, create(readers.raw));
-  router.post(`${ACCOUNT}/model/:model/async/predict-with-config`, create(readers.object));
-  router.post(`${ACCOUNT}/model/:model/async/predict-with-config-v2`, create(readers.string));
+  const admitted = admission.service();
+  router.post(`${ACCOUNT}/model/:model/async/predict`, admitted, create(readers.raw));
+  router.post(`${ACCOUNT}/model/:model/async/predict-with-config`, admitted, create(readers.object));
+  router.post(`${ACCOUNT}/model/:model/async/predict-with-config-v2`, admitted, create(readers.string));
 
-  /** The task named in the path, when the caller's key has `permission` and the caller created it. */
-  const ownTask = async (koa: Context, permission: Permission): Promise<TaskRecord> => {
-    const caller = pipeline.authenticate(koa.get(KEY_HEADER) || undefined, KEY_HEADER, permission);
+  /** The task named in the path, when the caller (admitted for its own account) created it. */
+  const ownTask = async (koa: Context): Promise<TaskRecord> => {
+    const caller = callerOf(koa);
     const accountRef = koa.params.account ?? '';
-    if (ctx.directory.findAccount(accountRef)?.id !== caller.account.id) {
-      throw gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_DENIED', { args: { account: accountRef } });
-    }
     const taskId = koa.params.taskId ?? '';
     const task = TASK_ID.test(taskId) ? await store.get(taskId.toLowerCase()) : null;
     if (!task) throw gatewayError('ENTITY_NOT_FOUND_BY_ID', { args: { entity: 'task', id: taskId } });
@@ -62,13 +55,14 @@ export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptio
     return task;
   };
 
-  router.get(`${ACCOUNT}/async/task/:taskId`, async (koa) => {
-    const { taskId, callerId, status, createdAt, completedAt } = await ownTask(koa, 'READ_DATA');
+  const reading = [admission.caller('READ_DATA'), admission.ownAccount] as const;
+  router.get(`${ACCOUNT}/async/task/:taskId`, ...reading, async (koa) => {
+    const { taskId, callerId, status, createdAt, completedAt } = await ownTask(koa);
     koa.body = { taskId, callerId, status, createdAt, completedAt };
   });
 
-  router.get(`${ACCOUNT}/async/task/:taskId/response`, async (koa) => {
-    const { taskId } = await ownTask(koa, 'READ_DATA');
+  router.get(`${ACCOUNT}/async/task/:taskId/response`, ...reading, async (koa) => {
+    const { taskId } = await ownTask(koa);
     const stored = await store.getResult(taskId);
     switch (stored.kind) {
       case 'pending':
@@ -94,8 +88,8 @@ export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptio
     }
   });
 
-  router.post(`${ACCOUNT}/async/task/:taskId/cancel`, async (koa) => {
-    const { taskId } = await ownTask(koa, 'MODIFY_DATA');
+  router.post(`${ACCOUNT}/async/task/:taskId/cancel`, admission.caller('MODIFY_DATA'), admission.ownAccount, async (koa) => {
+    const { taskId } = await ownTask(koa);
     const before = await store.cancel(taskId);
     if (before === null) throw gatewayError('ENTITY_NOT_FOUND_BY_ID', { args: { entity: 'task', id: taskId } });
     if (before === 'PROCESSING') pool.cancelLocal(taskId);

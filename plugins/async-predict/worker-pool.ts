@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import {
   AnswerCollector,
   GateHeaders,
-  GatewayError, LeaseKeeper, fromServiceError, gatewayError, taskErrorFrom, toGatewayError,
+  GatewayError, LeaseKeeper, fromServiceError, gatewayError, serviceHeaders, taskErrorFrom, toGatewayError,
   type ClaimedTask, type PluginContext, type PredictRequestProto, type ServiceAnswer, type ServiceCall, type ServiceEntry, type TaskRecord,
   type TaskResult,
 } from '../../core/plugins/index.js';
@@ -243,7 +243,7 @@ export class WorkerPool {
    * their own requestIds (1…n), matched back to their tasks. `stop` cancels the call at the service.
    */
   async #dispatch(service: ServiceEntry, items: readonly Item[], stop: AbortSignal): Promise<Map<Job, TaskResult | GatewayError>> {
-    const headersOf = (task: TaskRecord) => ({ [GateHeaders.requestId]: task.taskId, [GateHeaders.callerAccountId]: String(task.callerId) });
+    const headersOf = (task: TaskRecord) => serviceHeaders({ requestId: task.taskId, callerAccountId: task.callerId, keyName: task.request.keyName });
     const timeoutMs = this.#ctx.options.taskTimeoutMs;
     const badResponse = (reason: string) => gatewayError('SERVICE_BAD_RESPONSE', { args: { service: service.name, reason } });
     const single = items.length === 1 ? items[0]! : undefined;

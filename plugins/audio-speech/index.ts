@@ -80,6 +80,8 @@ export default definePlugin<AudioSpeechOptions>({
 
     router.post(openAiRoute('audio/speech'), async (koa: Context) => {
       const caller = admitCaller(ctx, koa);
+      // A synthesis holds one of the account's stream slots until its response is closed.
+      koa.res.once('close', ctx.pipeline.openStream(caller));
       const body = readBody(await ctx.http.readJson(koa));
       const service = resolveModel(ctx, caller, body.model);
       const format = body.response_format ?? 'wav';

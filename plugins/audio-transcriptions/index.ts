@@ -67,6 +67,8 @@ export default definePlugin<AudioTranscriptionsOptions>({
 
     router.post(openAiRoute('audio/transcriptions'), async (koa: Context) => {
       const caller = admitCaller(ctx, koa);
+      // A recognition holds one of the account's stream slots until its response is closed.
+      koa.res.once('close', ctx.pipeline.openStream(caller));
       const form = await readMultipart(koa, 'file', { fileBytes, fieldBytes: 64 * 1024, fields: 32 });
       const fields = readFields(form.fields);
       if (!form.file) throw gatewayError('VALIDATION_FAILED', { param: 'file', args: { reason: 'the multipart body has no file part' } });

@@ -13,7 +13,7 @@
  * - `other`: data type `JsonObject`; streamed like `openai`.
  */
 import type { Context } from 'koa';
-import { definePlugin, gatewayError, type PluginContext, type ServiceEntry } from '../../core/plugins/index.js';
+import { definePlugin, type PluginContext, type ServiceEntry } from '../../core/plugins/index.js';
 import { mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../_shared/openai/answers.js';
 import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
@@ -56,8 +56,8 @@ export default definePlugin<ChatApiDirectOptions>({
       const caller = ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, 'MODEL_REQUESTS');
       ctx.pipeline.countRequest(caller);
       // The raw text is what the service gets; the parsed body is read for routing and checks only.
-      const text = (await ctx.http.readRawBody(koa)).toString('utf8');
-      const body = checkBody(parseJson(text));
+      const { text, value } = await ctx.http.readJsonText(koa);
+      const body = checkBody(value);
       const { service } = resolveChatTarget(ctx, caller, body.model);
       if (service.family === 'anthropic') checkAnthropicBody(body);
 
@@ -93,14 +93,6 @@ export default definePlugin<ChatApiDirectOptions>({
   },
 });
 
-function parseJson(text: string): unknown {
-  if (text.length === 0) throw gatewayError('MALFORMED_JSON', { args: { reason: 'the body is empty' } });
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    throw gatewayError('MALFORMED_JSON', { args: { reason: (err as Error).message } });
-  }
-}
 
 /**
  * The predict data type per service family, as a reference into the published specs: the general

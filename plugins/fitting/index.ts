@@ -19,6 +19,13 @@ export default definePlugin<FittingOptions>({
   routes(router, ctx) {
     const runtime = new FittingRuntime(ctx);
     runtimes.set(ctx, runtime);
+    // Datasets count against the account's storage quota (limits.storageBytesPerAccount).
+    ctx.pipeline.addStorageMeter(async (accountId) => {
+      const { store } = await runtime.opened();
+      let bytes = 0;
+      for (const d of await store.listDatasets(accountId)) bytes += d.size + (d.targetsSize ?? 0);
+      return bytes;
+    });
     mountRoutes(router, runtime);
   },
   async start(ctx) {

@@ -2,7 +2,9 @@
  * The fitting endpoints (spec 4.4, plus what using them needs: dataset upload, read and delete, job
  * cancel, derived-service list, read and delete). Every route takes `PLATFORM-API-KEY`. Reading needs
  * READ_DATA; creating, deleting and canceling need MODIFY_DATA; `fit` needs MODIFY_DATA and
- * MODEL_REQUESTS (it changes a service and runs a model) and counts against the rate limit.
+ * MODEL_REQUESTS (it changes a service and runs a model). Fits, dataset uploads and derived-service
+ * creation count against the account's rate limit (they store data or start work). Admission is
+ * core's middleware (`ctx.admission`).
  * Datasets, jobs and derived services belong to the account that created them: another account's
  * are refused with 403 ACCESS_TO_ANOTHER_ACCOUNT_DENIED, missing ones are 404 ENTITY_NOT_FOUND_BY_ID.
  */
@@ -11,10 +13,10 @@ import { join } from 'node:path';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import {
+  callerOf,
   compileRequestSchema,
   gatewayError,
   type Caller,
-  type Permission,
   type ServiceEntry,
 } from '../../core/plugins/index.js';
 import datasetQuerySchema from '../../schemas/fitting/dataset-raw-query.schema.json' with { type: 'json' };
@@ -27,7 +29,6 @@ import { datasetView, derivedView, fitConfigView, jobView } from './views.js';
 
 /** The spec's `{gate}` prefix, and `{core}`, where the platform's Java SDK sends fit and job calls. */
 export const PREFIXES = ['/api/platformgate', '/api/platformcore'];
-export const KEY_HEADER = 'PLATFORM-API-KEY';
 
 /** Dataset, derived-service and job IDs: positive int64 numbers (within a double's exact range). */
 const NUMERIC_ID = /^[1-9][0-9]{0,15}$/;
@@ -60,20 +61,11 @@ interface DatasetQuery {
 
 export function mountRoutes(router: Router, runtime: FittingRuntime): void {
   const { ctx, derived } = runtime;
-  const { pipeline, directory, gate, http, options } = ctx;
+  const { pipeline, directory, gate, http, options, admission } = ctx;
   const readDerived = compileRequestSchema<DerivedBody>(derivedSchema);
   const readFit = compileRequestSchema<FitBody>(fitSchema);
   const readDataset = compileRequestSchema<DatasetBody>(datasetSchema);
   const readDatasetQuery = compileRequestSchema<DatasetQuery>(datasetQuerySchema, 'query');
-
-  const authenticate = (koa: Context, permission: Permission): Caller =>
-    pipeline.authenticate(koa.get(KEY_HEADER) || undefined, KEY_HEADER, permission);
-
-  /** The `{account}` of the path must be the caller's own. */
-  const ownAccount = (koa: Context, caller: Caller): void => {
-    const ref = koa.params.account ?? '';
-    if (directory.findAccount(ref)?.id !== caller.account.id) throw gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_DENIED', { args: { account: ref } });
-  };
 
   const notFound = (entity: string, id: string | number, param?: string) =>
     gatewayError('ENTITY_NOT_FOUND_BY_ID', { args: { entity, id }, ...(param ? { param } : {}) });
@@ -114,7 +106,7 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
   /** A fittable service the caller may use (the base of a derived service counts for fit-config). */
   const fittableService = (caller: Caller, koa: Context, forReading: boolean): ServiceEntry => {
     const service = directory.service(koa.params.account ?? '', koa.params.model ?? '');
-    pipeline.checkAccess(caller, service);
+    pipeline.checkAccess(caller, service, { account: koa.params.account ?? '', model: koa.params.model ?? '' });
     const base = forReading && service.base ? directory.serviceById(service.base.serviceId) : service;
     if (!base || base.base) throw gatewayError('SERVICE_NOT_FITTABLE', { args: { service: service.name, reason: 'is a derived service: fit it again instead of deriving from it' } });
     if (!base.fittable) throw gatewayError('SERVICE_NOT_FITTABLE', { args: { service: base.name } });
@@ -127,11 +119,11 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
     const account = `${prefix}/account/:account`;
     const model = `${account}/model/:model`;
 
-    router.post(`${model}/derived`, async (koa) => {
-      const caller = authenticate(koa, 'MODIFY_DATA');
+    router.post(`${model}/derived`, admission.caller('MODIFY_DATA'), admission.counted, async (koa) => {
+      const caller = callerOf(koa);
       const base = fittableService(caller, koa, false);
       const raw = await http.readRawBody(koa);
-      const body = readDerived(raw.length > 0 ? parseJson(raw) : { ...(typeof koa.query.name === 'string' ? { name: koa.query.name } : {}) });
+      const body = readDerived(raw.length > 0 ? http.parseJson(raw.toString('utf8')) : { ...(typeof koa.query.name === 'string' ? { name: koa.query.name } : {}) });
       const clash = directory.findService(caller.account, body.name);
       const { store } = await runtime.opened();
       if (clash) throw gatewayError('CONFLICT', { param: 'name', args: { reason: `The account already has a service named '${body.name}'` } });
@@ -144,16 +136,13 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
       koa.body = baseView(record);
     });
 
-    router.get(`${model}/fit-config`, (koa) => {
-      const caller = authenticate(koa, 'READ_DATA');
+    router.get(`${model}/fit-config`, admission.caller('READ_DATA'), (koa) => {
+      const caller = callerOf(koa);
       koa.body = fitConfigView(fittableService(caller, koa, true));
     });
 
-    router.post(`${model}/fit`, async (koa) => {
-      const caller = authenticate(koa, 'MODIFY_DATA');
-      if (!caller.permissions.has('MODEL_REQUESTS')) throw gatewayError('TOKEN_PERMISSION_REQUIRED', { args: { permission: 'MODEL_REQUESTS' } });
-      pipeline.countRequest(caller);
-      ownAccount(koa, caller);
+    router.post(`${model}/fit`, admission.caller('MODIFY_DATA', 'MODEL_REQUESTS'), admission.counted, admission.ownAccount, async (koa) => {
+      const caller = callerOf(koa);
       const service = await ownDerived(caller, koa.params.model ?? '');
       const raw = await http.readJson(koa);
       const given = (raw ?? {}) as Partial<FitBody>;
@@ -187,22 +176,19 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
       koa.body = jobView(directory, job);
     });
 
-    router.get(`${account}/derived`, async (koa) => {
-      const caller = authenticate(koa, 'READ_DATA');
-      ownAccount(koa, caller);
+    router.get(`${account}/derived`, admission.caller('READ_DATA'), admission.ownAccount, async (koa) => {
+      const caller = callerOf(koa);
       const { store } = await runtime.opened();
       koa.body = (await store.listDerived(caller.account.id)).map(baseView);
     });
 
-    router.get(`${account}/derived/:model`, async (koa) => {
-      const caller = authenticate(koa, 'READ_DATA');
-      ownAccount(koa, caller);
+    router.get(`${account}/derived/:model`, admission.caller('READ_DATA'), admission.ownAccount, async (koa) => {
+      const caller = callerOf(koa);
       koa.body = baseView(await ownDerived(caller, koa.params.model ?? ''));
     });
 
-    router.delete(`${account}/derived/:model`, async (koa) => {
-      const caller = authenticate(koa, 'MODIFY_DATA');
-      ownAccount(koa, caller);
+    router.delete(`${account}/derived/:model`, admission.caller('MODIFY_DATA'), admission.ownAccount, async (koa) => {
+      const caller = callerOf(koa);
       const service = await ownDerived(caller, koa.params.model ?? '');
       const { store } = await runtime.opened();
       const outcome = await store.deleteDerived(service.id);
@@ -212,16 +198,14 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
       koa.status = 204;
     });
 
-    router.get(`${account}/dataset`, async (koa) => {
-      const caller = authenticate(koa, 'READ_DATA');
-      ownAccount(koa, caller);
+    router.get(`${account}/dataset`, admission.caller('READ_DATA'), admission.ownAccount, async (koa) => {
+      const caller = callerOf(koa);
       const { store } = await runtime.opened();
       koa.body = (await store.listDatasets(caller.account.id)).map((d) => datasetView(directory, d));
     });
 
-    router.post(`${account}/dataset`, async (koa) => {
-      const caller = authenticate(koa, 'MODIFY_DATA');
-      ownAccount(koa, caller);
+    router.post(`${account}/dataset`, admission.caller('MODIFY_DATA'), admission.counted, admission.ownAccount, async (koa) => {
+      const caller = callerOf(koa);
       if (!koa.request.is('json')) {
         throw gatewayError('UNSUPPORTED_MEDIA_TYPE', { args: { contentType: koa.get('content-type'), expected: 'application/json (or POST …/dataset/raw for raw content)' } });
       }
@@ -233,26 +217,26 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
       koa.body = datasetView(directory, await createDataset(caller, body.name, body.description, dataType, content, targets, 'text'));
     });
 
-    router.post(`${account}/dataset/raw`, async (koa) => {
-      const caller = authenticate(koa, 'MODIFY_DATA');
-      ownAccount(koa, caller);
+    router.post(`${account}/dataset/raw`, admission.caller('MODIFY_DATA'), admission.counted, admission.ownAccount, async (koa) => {
+      const caller = callerOf(koa);
       const query = readDatasetQuery({ ...koa.query });
       const content = await http.readRawBody(koa);
       if (content.length === 0) throw gatewayError('VALIDATION_FAILED', { param: 'body', args: { reason: 'the body is empty; send the dataset content' } });
       const dataType = query.dataType ?? (koa.get('content-type') || 'application/octet-stream');
+      if (!PRINTABLE.test(dataType)) {
+        throw gatewayError('VALIDATION_FAILED', { param: 'dataType', args: { reason: 'dataType (here the Content-Type) must be printable ASCII of at most 500 characters' } });
+      }
       const encoding = isUtf8(content) ? 'text' : 'binary';
       koa.body = datasetView(directory, await createDataset(caller, query.name, query.description, dataType, content, null, encoding));
     });
 
-    router.get(`${account}/dataset/:datasetId`, async (koa) => {
-      const caller = authenticate(koa, 'READ_DATA');
-      ownAccount(koa, caller);
+    router.get(`${account}/dataset/:datasetId`, admission.caller('READ_DATA'), admission.ownAccount, async (koa) => {
+      const caller = callerOf(koa);
       koa.body = datasetView(directory, await ownDataset(caller, koa.params.datasetId ?? ''));
     });
 
-    router.get(`${account}/dataset/:datasetId/content`, async (koa) => {
-      const caller = authenticate(koa, 'READ_DATA');
-      ownAccount(koa, caller);
+    router.get(`${account}/dataset/:datasetId/content`, admission.caller('READ_DATA'), admission.ownAccount, async (koa) => {
+      const caller = callerOf(koa);
       const dataset = await ownDataset(caller, koa.params.datasetId ?? '');
       const { store } = await runtime.opened();
       const stored = await store.readDataset(dataset.id);
@@ -266,31 +250,27 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
       koa.body = bytes;
     });
 
-    router.delete(`${account}/dataset/:datasetId`, async (koa) => {
-      const caller = authenticate(koa, 'MODIFY_DATA');
-      ownAccount(koa, caller);
+    router.delete(`${account}/dataset/:datasetId`, admission.caller('MODIFY_DATA'), admission.ownAccount, async (koa) => {
+      const caller = callerOf(koa);
       const dataset = await ownDataset(caller, koa.params.datasetId ?? '');
       const { store } = await runtime.opened();
       await store.deleteDataset(dataset.id);
       koa.status = 204;
     });
 
-    router.get(`${account}/job`, async (koa) => {
-      const caller = authenticate(koa, 'READ_DATA');
-      ownAccount(koa, caller);
+    router.get(`${account}/job`, admission.caller('READ_DATA'), admission.ownAccount, async (koa) => {
+      const caller = callerOf(koa);
       const { store } = await runtime.opened();
       koa.body = (await store.listJobs(caller.account.id, JOB_LIST_LIMIT)).map((j) => jobView(directory, j));
     });
 
-    router.get(`${account}/job/:jobId`, async (koa) => {
-      const caller = authenticate(koa, 'READ_DATA');
-      ownAccount(koa, caller);
+    router.get(`${account}/job/:jobId`, admission.caller('READ_DATA'), admission.ownAccount, async (koa) => {
+      const caller = callerOf(koa);
       koa.body = jobView(directory, await ownJob(caller, koa.params.jobId ?? ''));
     });
 
-    router.post(`${account}/job/:jobId/cancel`, async (koa) => {
-      const caller = authenticate(koa, 'MODIFY_DATA');
-      ownAccount(koa, caller);
+    router.post(`${account}/job/:jobId/cancel`, admission.caller('MODIFY_DATA'), admission.ownAccount, async (koa) => {
+      const caller = callerOf(koa);
       const job = await ownJob(caller, koa.params.jobId ?? '');
       const { store, runner } = await runtime.opened();
       const after = (await store.cancelJob(job.jobId)) ?? job;
@@ -303,6 +283,7 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
   async function createDataset(
     caller: Caller, name: string, description: string | undefined, dataType: string, content: Buffer, targets: Buffer | null, encoding: 'text' | 'binary',
   ): Promise<DatasetRecord> {
+    await pipeline.checkStorage(caller, content.length + (targets?.length ?? 0));
     const { store } = await runtime.opened();
     const id = await store.nextId('dataset');
     const record = await store.createDataset({ id, accountId: caller.account.id, name, description: description ?? '', dataType, encoding, content, targets });
@@ -311,6 +292,8 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
   }
 }
 
+/** What a dataType may hold: it is sent back as a Content-Type, where other characters are a 500. */
+const PRINTABLE = /^[\x20-\x7E]{1,500}$/;
 const MEDIA_TYPE = /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+(\s*;.*)?$/i;
 
 /** The config a fit sends: its own, else the named one, else the base service's default, else none. */
@@ -323,14 +306,6 @@ function chooseConfig(base: ServiceEntry, body: FitBody): { configId: number | n
   }
   const fallback = base.fitConfigs.find((c) => c.default);
   return fallback ? { configId: fallback.id, config: fallback.config } : { configId: null, config: undefined };
-}
-
-function parseJson(raw: Buffer): unknown {
-  try {
-    return JSON.parse(raw.toString('utf8')) as unknown;
-  } catch (err) {
-    throw gatewayError('MALFORMED_JSON', { args: { reason: (err as Error).message } });
-  }
 }
 
 /** Text as given; any other JSON value as its JSON text. */

@@ -24,11 +24,12 @@ export default definePlugin({
   configSchema: { type: 'object', additionalProperties: false, properties: {} },
   routes(router, ctx) {
     const handlers = createHandlers(ctx);
+    const admitted = ctx.admission.service();
     for (const prefix of PREFIXES) {
-      router.post(`${prefix}${SERVICE}/predict`, handlers.predict);
-      router.post(`${prefix}${SERVICE}/predict-with-config`, handlers.predictWithConfig);
-      router.post(`${prefix}${SERVICE}/predict-with-config-v2`, handlers.predictWithConfigV2);
-      router.post(`${prefix}${SERVICE}/ext`, handlers.ext);
+      router.post(`${prefix}${SERVICE}/predict`, admitted, handlers.predict);
+      router.post(`${prefix}${SERVICE}/predict-with-config`, admitted, handlers.predictWithConfig);
+      router.post(`${prefix}${SERVICE}/predict-with-config-v2`, admitted, handlers.predictWithConfigV2);
+      router.post(`${prefix}${SERVICE}/ext`, admitted, handlers.ext);
     }
   },
 });

@@ -63,10 +63,12 @@ describe('Gate processAsync', () => {
     const s = open();
     s.startServing(ECHO_TOKEN, 'boot-1');
     await s.next((m) => m.body === 'serviceInfo');
-    const pending = predict({ headers: { 'Z-requestId': 'corr-1' } });
+    const pending = predict({ headers: { 'Z-requestId': 'corr-1', 'X-Trace': 't-1' } });
     const req = await s.next((m) => m.body === 'predict');
     expect(JSON.parse(req.predict!.data!.json!)).toEqual({ q: 1 });
-    expect(req.headers).toMatchObject({ 'Z-requestId': 'corr-1', 'Z-callerAccountId': '1', 'PLATFORM-API-KEY-NAME': 'all' });
+    // The caller's own headers pass; Z-requestId is the gateway's (DESIGN.md section 4), not the caller's.
+    expect(req.headers).toMatchObject({ 'X-Trace': 't-1', 'Z-callerAccountId': '1', 'PLATFORM-API-KEY-NAME': 'all' });
+    expect(req.headers!['Z-requestId']).toMatch(/^[0-9a-f-]{36}$/);
     // An answer for an unknown request is ignored; the real one is delivered.
     s.send({ requestId: 999_999, predict: { data: json('stray') } });
     s.send({ requestId: req.requestId, headers: { 'Z-Server-Time': '5' }, predict: { data: json({ a: 2 }) } });

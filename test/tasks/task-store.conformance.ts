@@ -151,6 +151,25 @@ export function taskStoreConformance(name: string, factory: HarnessFactory): voi
         expect(stored.kind === 'result' && stored.body.equals(body)).toBe(true);
       });
 
+      it('counts the bytes each caller keeps stored (request bodies and results), for the storage quota', async () => {
+        expect(await store.storedBytes(1)).toBe(0);
+        const big = randomBytes(REQUEST_BODY_OVER_INLINE);
+        const { taskId } = await store.create(input(1, big), CAPS);
+        expect(await store.storedBytes(1)).toBe(big.length);
+        const task = await claimed();
+        expect(task.taskId).toBe(taskId);
+        clock += 1;
+        await store.create(input(1, 'abc'), CAPS);
+        await store.create(input(2, 'other caller'), CAPS);
+        expect(await store.storedBytes(1)).toBe(big.length + 3);
+        await store.complete(taskId, task.leaseToken, result('r'.repeat(500)));
+        expect(await store.storedBytes(1)).toBe(big.length + 3 + 500);
+        expect(await store.storedBytes(2)).toBe('other caller'.length);
+        clock += RETENTION_MS + 1;
+        await store.purgeExpired();
+        expect(await store.storedBytes(1)).toBe(3); // the purged task no longer counts
+      });
+
       it('fails: CANCELED with the error kept', async () => {
         const { taskId } = await store.create(input(), CAPS);
         const task = await claimed();

@@ -40,7 +40,7 @@ export function resolveChatTarget(ctx: PluginContext<any>, caller: Caller, model
   const account = id && ctx.directory.findAccount(id.author);
   const service = account && ctx.directory.findService(account, id.service);
   if (!id || !service) throw gatewayError('MODEL_NOT_FOUND', { param: 'model', args: { model } });
-  ctx.pipeline.checkAccess(caller, service);
+  ctx.pipeline.checkAccess(caller, service, { account: id.author, model: id.service });
   return { id, service };
 }
 
