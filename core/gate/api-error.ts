@@ -1,4 +1,4 @@
-import { GatewayError, errorTypeForStatus, type GatewayError as GatewayErrorType } from '../errors.js';
+import { GatewayError, errorTypeForStatus, type GatewayError as GatewayErrorType, type UpstreamErrorFields } from '../errors.js';
 import type { ApiErrorProto } from './messages.js';
 
 /** A catalog error as the `error` member of a gRPC response, with its HTTP status in `statusCode`. */
@@ -28,15 +28,64 @@ const CLIENT_ERROR_CODES = new Set([
 export function fromServiceError(proto: ApiErrorProto, serviceName: string): GatewayError {
   const code = proto.code || 'platform-action.common.internal-error';
   const status = validStatus(proto.statusCode) ?? statusFromEnum(proto.status) ?? (CLIENT_ERROR_CODES.has(code) ? 400 : 500);
+  const relay = upstreamRelay(proto.args ?? {});
   return new GatewayError({
     code,
     status,
     type: errorTypeForStatus(status),
     message: proto.message || `Service '${serviceName}' failed with ${code}`,
-    args: proto.args ?? {},
+    args: relay.args,
     grpcCode: code,
     permanent: proto.args?.retryable === 'false',
+    headers: relay.headers,
+    upstream: relay.upstream,
   });
+}
+
+/**
+ * The relay convention of proxying services (the example proxies, and any service that fronts an HTTP
+ * engine): a service error whose args carry `upstream.relayed: "true"` repeats an upstream's HTTP
+ * error, with `upstream.type`, `upstream.code` and `upstream.param` (absent when the upstream sent
+ * null), `upstream.header.<name>` for each of its retry headers and `upstream.request_id`. They become
+ * the error's exact type/code/param and response headers instead of ordinary args.
+ */
+export const UPSTREAM_ARG = {
+  relayed: 'upstream.relayed',
+  type: 'upstream.type',
+  code: 'upstream.code',
+  param: 'upstream.param',
+  headerPrefix: 'upstream.header.',
+  requestId: 'upstream.request_id',
+} as const;
+
+/** Upstream headers passed on to the caller: the ones clients read to pace their retries. */
+const RELAYED_HEADER = /^(retry-after|retry-after-ms|x-ratelimit-[a-z0-9-]+|anthropic-ratelimit-[a-z0-9-]+)$/;
+
+interface Relay {
+  args: Record<string, string>;
+  headers?: Record<string, string>;
+  upstream?: UpstreamErrorFields;
+}
+
+function upstreamRelay(args: Record<string, string>): Relay {
+  if (args[UPSTREAM_ARG.relayed] !== 'true') return { args };
+  const rest: Record<string, string> = {};
+  const headers: Record<string, string> = {};
+  for (const [key, value] of Object.entries(args)) {
+    if (key.startsWith(UPSTREAM_ARG.headerPrefix)) {
+      const name = key.slice(UPSTREAM_ARG.headerPrefix.length).toLowerCase();
+      if (RELAYED_HEADER.test(name) && /^[\x20-\x7e]{1,200}$/.test(value)) headers[name] = value;
+    } else if (key === UPSTREAM_ARG.requestId) {
+      if (/^[\x21-\x7e]{1,200}$/.test(value)) headers['x-upstream-request-id'] = value;
+    } else if (!key.startsWith('upstream.')) {
+      rest[key] = value;
+    }
+  }
+  return {
+    args: rest,
+    headers,
+    upstream: { type: args[UPSTREAM_ARG.type] ?? null, code: args[UPSTREAM_ARG.code] ?? null, param: args[UPSTREAM_ARG.param] ?? null },
+  };
 }
 
 function validStatus(status: number | undefined): number | undefined {

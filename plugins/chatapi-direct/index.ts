@@ -22,7 +22,7 @@ import { collectAnswer, relaySse, type SseFormat } from '../_shared/openai/relay
 import { findUsage, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
 import { CHAT_ADAPTER_OPTIONS_SCHEMA, streamTimeouts, type ChatAdapterOptions } from '../_shared/openai/options.js';
-import { anthropicErrorEvent, anthropicEvent, anthropicMessageAsEvents } from './anthropic.js';
+import { ANTHROPIC_SSE, type AnthropicStreamState } from '../_shared/anthropic/events.js';
 import { DIRECT_BODY, checkAnthropicBody, type DirectBody } from './schemas.js';
 
 export type ChatApiDirectOptions = ChatAdapterOptions;
@@ -34,13 +34,6 @@ const OPENAI_SSE: SseFormat<AnswerDefaults> = {
   whole: wholeAnswerAsEvents,
   error: openAiErrorEvent,
   end: OPENAI_DONE,
-};
-
-const ANTHROPIC_SSE: SseFormat<AnswerDefaults> = {
-  partial: anthropicEvent,
-  whole: anthropicMessageAsEvents,
-  error: anthropicErrorEvent,
-  end: '',
 };
 
 const checkBody = compileBodyCheck<DirectBody>(DIRECT_BODY);
@@ -77,8 +70,10 @@ export default definePlugin<ChatApiDirectOptions>({
       };
       let usage: Usage | undefined;
       if (stream) {
-        const format = service.family === 'anthropic' ? ANTHROPIC_SSE : OPENAI_SSE;
-        usage = await relaySse(koa, call, format, defaults, streamTimeouts(ctx.options, service, ctx.gate.defaultTimeoutSec), service.name);
+        const timeouts = streamTimeouts(ctx.options, service, ctx.gate.defaultTimeoutSec);
+        usage = service.family === 'anthropic'
+          ? await relaySse<AnthropicStreamState>(koa, call, ANTHROPIC_SSE, { stopped: false }, timeouts, service.name)
+          : await relaySse(koa, call, OPENAI_SSE, defaults, timeouts, service.name);
       } else {
         const answer = await collectAnswer(call, service.name);
         const json = answer.whole ?? (service.family === 'anthropic' ? answer.parts.at(-1)! : mergeChunks(answer.parts, defaults));
