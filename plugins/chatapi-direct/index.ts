@@ -21,6 +21,8 @@ import { resolveChatTarget } from '../_shared/openai/model-id.js';
 import { collectAnswer, relaySse, type SseFormat } from '../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
+import { openChatCall } from '../_shared/openai/open-call.js';
+import { mountCors } from '../_shared/http/cors.js';
 import { CHAT_ADAPTER_OPTIONS_SCHEMA, streamTimeouts, type ChatAdapterOptions } from '../_shared/openai/options.js';
 import { ANTHROPIC_SSE, type AnthropicStreamState } from '../_shared/anthropic/events.js';
 import { DIRECT_BODY, checkAnthropicBody, type DirectBody } from './schemas.js';
@@ -43,6 +45,7 @@ export default definePlugin<ChatApiDirectOptions>({
   description: 'Direct chat adapter: chat/completions in the service\'s own format (OpenAI or Anthropic)',
   configSchema: CHAT_ADAPTER_OPTIONS_SCHEMA,
   routes(router, ctx) {
+    mountCors(router, BASE, ctx.options.cors);
     const dataTypeOf = dataTypes(ctx);
 
     router.post(`${BASE}{/v1}/chat/completions`, async (koa: Context) => {
@@ -55,12 +58,7 @@ export default definePlugin<ChatApiDirectOptions>({
       if (service.family === 'anthropic') checkAnthropicBody(body);
 
       const stream = body.stream === true;
-      const call = ctx.gate.open(
-        service,
-        { predict: { data: { json: text, dataType: dataTypeOf(service) } } },
-        { headers: ctx.http.serviceHeaders(koa, caller), timeoutMs: stream ? 0 : undefined },
-      );
-      ctx.http.cancelOnClose(koa, call);
+      const call = openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: dataTypeOf(service) } } }, stream);
       const defaults: AnswerDefaults = {
         id: `chatcmpl-${String(koa.state.requestId)}`,
         created: Math.floor(Date.now() / 1000),

@@ -14,6 +14,8 @@ import { resolveChatTarget } from '../_shared/openai/model-id.js';
 import { collectAnswer, relaySse, type SseFormat } from '../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
+import { openChatCall } from '../_shared/openai/open-call.js';
+import { mountCors } from '../_shared/http/cors.js';
 import { CHAT_ADAPTER_OPTIONS_SCHEMA, streamTimeouts, type ChatAdapterOptions } from '../_shared/openai/options.js';
 import { ModelCatalog } from './models.js';
 import { CHAT_BODY, COMPLETIONS_BODY, EMBEDDINGS_BODY, type OpenAiBody } from './schemas.js';
@@ -43,6 +45,7 @@ export default definePlugin<ChatApiOptions>({
   description: 'OpenAI-compatible chat adapter: chat/completions, completions, embeddings, models',
   configSchema: CHAT_ADAPTER_OPTIONS_SCHEMA,
   routes(router, ctx) {
+    mountCors(router, BASE, ctx.options.cors);
     const catalog = new ModelCatalog(ctx);
     const dataTypes = dataTypesOf(ctx);
 
@@ -60,13 +63,9 @@ export default definePlugin<ChatApiOptions>({
 
       const stream = endpoint !== 'embeddings' && body.stream === true;
       const types = dataTypes[endpoint]();
-      const call = ctx.gate.open(
-        service,
-        { predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } } },
-        // A stream has no overall deadline; its first-chunk and idle deadlines apply instead.
-        { headers: ctx.http.serviceHeaders(koa, caller), timeoutMs: stream ? 0 : undefined },
-      );
-      ctx.http.cancelOnClose(koa, call);
+      const call = openChatCall(ctx, koa, caller, service, {
+        predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
+      }, stream);
       const defaults: AnswerDefaults = {
         id: `${spec.idPrefix}${String(koa.state.requestId)}`,
         created: Math.floor(Date.now() / 1000),
