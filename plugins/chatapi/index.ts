@@ -6,7 +6,7 @@
  * `id`, `object`, `created` and `model` filled in when the service leaves them out.
  */
 import type { Context } from 'koa';
-import { definePlugin, gatewayError, type Caller, type PluginContext } from '../../core/plugins/index.js';
+import { definePlugin, gatewayError, type Caller, type Permission, type PluginContext } from '../../core/plugins/index.js';
 import { completeAnswer, mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../_shared/openai/answers.js';
 import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
@@ -18,6 +18,8 @@ import { openChatCall } from '../_shared/openai/open-call.js';
 import { mountCors } from '../_shared/http/cors.js';
 import { CHAT_ADAPTER_OPTIONS_SCHEMA, streamTimeouts, type ChatAdapterOptions } from '../_shared/openai/options.js';
 import { ModelCatalog } from './models.js';
+import { ResponseStoreHolder } from './responses/open-store.js';
+import { mountResponses } from './responses/routes.js';
 import { CHAT_BODY, COMPLETIONS_BODY, EMBEDDINGS_BODY, type OpenAiBody } from './schemas.js';
 import { encodeEmbeddings, splitRequest, type Endpoint } from './transform.js';
 
@@ -40,16 +42,26 @@ const ENDPOINTS: Record<Endpoint, { check: (body: unknown) => OpenAiBody; idPref
   embeddings: { check: compileBodyCheck<OpenAiBody>(EMBEDDINGS_BODY), idPrefix: 'emb-', object: 'list' },
 };
 
+/** Per gateway (one process may run several). */
+const responseStores = new WeakMap<PluginContext<ChatApiOptions>, ResponseStoreHolder>();
+
 export default definePlugin<ChatApiOptions>({
   name: 'chatapi',
-  description: 'OpenAI-compatible chat adapter: chat/completions, completions, embeddings, models',
+  description: 'OpenAI-compatible chat adapter: chat/completions, completions, embeddings, models, responses',
   configSchema: CHAT_ADAPTER_OPTIONS_SCHEMA,
   routes(router, ctx) {
     mountCors(router, BASE, ctx.options.cors);
     const catalog = new ModelCatalog(ctx);
     const dataTypes = dataTypesOf(ctx);
+    const responseStore = new ResponseStoreHolder(ctx);
+    responseStores.set(ctx, responseStore);
 
-    const authenticate = (koa: Context): Caller => ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, 'MODEL_REQUESTS');
+    const authenticate = (koa: Context, permission: Permission = 'MODEL_REQUESTS'): Caller => ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, permission);
+    const logUsage = (koa: Context, caller: Caller, model: string, usage: Usage | undefined, endpoint = 'responses') => {
+      if (usage && ctx.options.logUsage) {
+        ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model, endpoint, usage }, 'usage');
+      }
+    };
 
     const predict = (endpoint: Endpoint) => async (koa: Context) => {
       const caller = authenticate(koa);
@@ -85,14 +97,14 @@ export default definePlugin<ChatApiOptions>({
         koa.type = 'application/json';
         koa.body = text;
       }
-      if (usage && ctx.options.logUsage) {
-        ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model: body.model, endpoint, usage }, 'usage');
-      }
+      logUsage(koa, caller, body.model, usage, endpoint);
     };
 
     router.post(route('chat/completions'), predict('chat'));
     router.post(route('completions'), predict('completions'));
     router.post(route('embeddings'), predict('embeddings'));
+
+    mountResponses(router, { ctx, route, authenticate, store: () => responseStore.get(), chatTypes: dataTypes.chat, logUsage });
 
     router.get(route('models'), (koa) => {
       koa.body = { object: 'list', data: catalog.list(authenticate(koa)) };
@@ -106,6 +118,9 @@ export default definePlugin<ChatApiOptions>({
       if (!model) throw gatewayError('MODEL_NOT_FOUND', { param: 'model', args: { model: id } });
       koa.body = model;
     });
+  },
+  async close(ctx) {
+    await responseStores.get(ctx)?.close();
   },
 });
 
