@@ -28,7 +28,7 @@ const CLIENT_ERROR_CODES = new Set([
 export function fromServiceError(proto: ApiErrorProto, serviceName: string): GatewayError {
   const code = proto.code || 'platform-action.common.internal-error';
   const status = validStatus(proto.statusCode) ?? statusFromEnum(proto.status) ?? (CLIENT_ERROR_CODES.has(code) ? 400 : 500);
-  const relay = upstreamRelay(proto.args ?? {});
+  const relay = upstreamRelay(proto.args ?? {}, code);
   return new GatewayError({
     code,
     status,
@@ -51,6 +51,8 @@ export function fromServiceError(proto: ApiErrorProto, serviceName: string): Gat
  */
 export const UPSTREAM_ARG = {
   relayed: 'upstream.relayed',
+  /** `openai` or `anthropic`: whose error body the upstream sent. */
+  dialect: 'upstream.dialect',
   type: 'upstream.type',
   code: 'upstream.code',
   param: 'upstream.param',
@@ -67,7 +69,7 @@ interface Relay {
   upstream?: UpstreamErrorFields;
 }
 
-function upstreamRelay(args: Record<string, string>): Relay {
+function upstreamRelay(args: Record<string, string>, code: string): Relay {
   if (args[UPSTREAM_ARG.relayed] !== 'true') return { args };
   const rest: Record<string, string> = {};
   const headers: Record<string, string> = {};
@@ -84,7 +86,8 @@ function upstreamRelay(args: Record<string, string>): Relay {
   return {
     args: rest,
     headers,
-    upstream: { type: args[UPSTREAM_ARG.type] ?? null, code: args[UPSTREAM_ARG.code] ?? null, param: args[UPSTREAM_ARG.param] ?? null },
+    // An Anthropic error has no code: the service's own error code stands in for it.
+    upstream: { type: args[UPSTREAM_ARG.type] ?? null, code: args[UPSTREAM_ARG.code] ?? (args[UPSTREAM_ARG.dialect] === 'anthropic' ? code : null), param: args[UPSTREAM_ARG.param] ?? null },
   };
 }
 

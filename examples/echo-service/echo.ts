@@ -164,3 +164,18 @@ export function deterministicVector(text: string, dimensions: number): number[] 
   }
   return out;
 }
+
+/**
+ * The ext call `count_tokens` (the adapters' `v1/messages/count_tokens`): the echo model's tokens are
+ * words, so the count is the words of every message's text (string content or text parts) and of a
+ * `system` prompt, the same count its answers report as prompt tokens.
+ */
+export function countPromptTokens(request: Json): { input_tokens: number } {
+  let tokens = 0;
+  if (typeof request.system === 'string') tokens += countWords(request.system);
+  else if (Array.isArray(request.system)) tokens += countWords(contentText(request.system));
+  for (const message of Array.isArray(request.messages) ? request.messages : []) {
+    if (isObject(message)) tokens += countWords(contentText(message.content));
+  }
+  return { input_tokens: tokens };
+}

@@ -26,6 +26,7 @@ import { mountCors } from '../_shared/http/cors.js';
 import { CHAT_ADAPTER_OPTIONS_SCHEMA, streamTimeouts, type ChatAdapterOptions } from '../_shared/openai/options.js';
 import { ANTHROPIC_SSE, type AnthropicStreamState } from '../_shared/anthropic/events.js';
 import { DIRECT_BODY, checkAnthropicBody, type DirectBody } from './schemas.js';
+import { mountDirectMessages } from './messages.js';
 
 export type ChatApiDirectOptions = ChatAdapterOptions;
 
@@ -42,11 +43,12 @@ const checkBody = compileBodyCheck<DirectBody>(DIRECT_BODY);
 
 export default definePlugin<ChatApiDirectOptions>({
   name: 'chatapi-direct',
-  description: 'Direct chat adapter: chat/completions in the service\'s own format (OpenAI or Anthropic)',
+  description: 'Direct chat adapter: chat/completions and v1/messages in the service\'s own format (OpenAI or Anthropic)',
   configSchema: CHAT_ADAPTER_OPTIONS_SCHEMA,
   routes(router, ctx) {
     mountCors(router, BASE, ctx.options.cors);
     const dataTypeOf = dataTypes(ctx);
+    mountDirectMessages(router, ctx, BASE, dataTypeOf, parseJson);
 
     router.post(`${BASE}{/v1}/chat/completions`, async (koa: Context) => {
       const caller = ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, 'MODEL_REQUESTS');

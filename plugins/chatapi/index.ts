@@ -20,6 +20,7 @@ import { CHAT_ADAPTER_OPTIONS_SCHEMA, streamTimeouts, type ChatAdapterOptions } 
 import { ModelCatalog } from './models.js';
 import { ResponseStoreHolder } from './responses/open-store.js';
 import { mountResponses } from './responses/routes.js';
+import { mountMessages } from './messages/routes.js';
 import { CHAT_BODY, COMPLETIONS_BODY, EMBEDDINGS_BODY, type OpenAiBody } from './schemas.js';
 import { encodeEmbeddings, splitRequest, type Endpoint } from './transform.js';
 
@@ -47,7 +48,7 @@ const responseStores = new WeakMap<PluginContext<ChatApiOptions>, ResponseStoreH
 
 export default definePlugin<ChatApiOptions>({
   name: 'chatapi',
-  description: 'OpenAI-compatible chat adapter: chat/completions, completions, embeddings, models, responses',
+  description: 'OpenAI-compatible chat adapter: chat/completions, completions, embeddings, models, responses; Anthropic v1/messages',
   configSchema: CHAT_ADAPTER_OPTIONS_SCHEMA,
   routes(router, ctx) {
     mountCors(router, BASE, ctx.options.cors);
@@ -105,6 +106,7 @@ export default definePlugin<ChatApiOptions>({
     router.post(route('embeddings'), predict('embeddings'));
 
     mountResponses(router, { ctx, route, authenticate, store: () => responseStore.get(), chatTypes: dataTypes.chat, logUsage });
+    mountMessages(router, { ctx, base: BASE, authenticate, chatTypes: dataTypes.chat, logUsage });
 
     router.get(route('models'), (koa) => {
       koa.body = { object: 'list', data: catalog.list(authenticate(koa)) };

@@ -176,6 +176,10 @@ export function startAnthropicUpstream(): Promise<Upstream> {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(value));
     };
+    if (path === '/v1/messages/count_tokens') {
+      // The upstream's own count (here: characters of the messages' JSON, a number no gateway could guess).
+      return json(200, { input_tokens: JSON.stringify(body.messages).length });
+    }
     if (path !== '/v1/messages') return json(404, { type: 'error', error: { type: 'not_found_error', message: `no route ${path}` } });
     const text = lastUserText(body.messages);
     if (text === 'upstream-error') return json(529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });

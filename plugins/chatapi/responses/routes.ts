@@ -7,7 +7,7 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { GatewayError, gatewayError, type Caller, type PluginContext, type ServiceEntry } from '../../../core/plugins/index.js';
+import { gatewayError, type Caller, type PluginContext, type ServiceEntry } from '../../../core/plugins/index.js';
 import { mergeChunks, type AnswerDefaults } from '../../_shared/openai/answers.js';
 import { parseJsonObject, type JsonObject as Json } from '../../_shared/openai/json-object.js';
 import { resolveChatTarget } from '../../_shared/openai/model-id.js';
@@ -17,6 +17,7 @@ import { collectAnswer, relaySse } from '../../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../../_shared/openai/usage.js';
 import { compileBodyCheck } from '../../_shared/openai/validate.js';
 import { splitRequest } from '../transform.js';
+import { validateTranslatedConfig } from '../validate-config.js';
 import { outputAsMessages, responseFromChat, type ResponseHead } from './answer.js';
 import { newId } from './ids.js';
 import { NATIVE_RESPONSES_SSE, type NativeStreamState } from './native.js';
@@ -66,7 +67,7 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
     const previous = body.previous_response_id ? await ownStored(deps, caller, body.previous_response_id, 'previous_response_id') : undefined;
     const { chat, conversation, inputItems } = toChatRequest(body, previous?.conversation);
     const split = splitRequest(chat, 'chat', id.model ?? service.defaultModel);
-    validateConfig(ctx, service, split.configObject, id.model);
+    validateTranslatedConfig(ctx, service, split.configObject, id.model, CHAT_TO_RESPONSES_PARAM);
 
     const types = deps.chatTypes();
     const call = openChatCall(ctx, koa, caller, service, {
@@ -130,24 +131,6 @@ async function ownStored(deps: ResponsesDeps, caller: Caller, id: string, param 
   return stored;
 }
 
-/** The registry validation of chat, with the field named as the Responses request calls it. */
-function validateConfig(ctx: PluginContext<ChatAdapterOptions>, service: ServiceEntry, config: Record<string, unknown>, model: string | undefined): void {
-  try {
-    ctx.pipeline.validateConfig(service, config, model);
-  } catch (err) {
-    const renamed = err instanceof GatewayError && err.param ? CHAT_TO_RESPONSES_PARAM[err.param] : undefined;
-    if (!renamed || !(err instanceof GatewayError)) throw err;
-    throw new GatewayError({
-      code: err.code,
-      status: err.status,
-      type: err.type,
-      message: err.message.split(`'${err.param!}'`).join(`'${renamed}'`),
-      param: renamed,
-      args: { ...err.args, param: renamed },
-      permanent: err.permanent,
-    });
-  }
-}
 
 function timeoutsOf(ctx: PluginContext<ChatAdapterOptions>, service: ServiceEntry) {
   return streamTimeouts(ctx.options, service, ctx.gate.defaultTimeoutSec);
