@@ -1,5 +1,5 @@
 import { GatewayError, errorTypeForStatus, type GatewayError as GatewayErrorType, type UpstreamErrorFields } from '../errors.js';
-import { CLIENT_ERROR_CODES, statusOfSimpleStatus, type ApiErrorProto } from '../../proto/src/index.js';
+import { CLIENT_ERROR_CODES, UpstreamErrorArgs, statusOfSimpleStatus, type ApiErrorProto } from '../../proto/src/index.js';
 
 /** A catalog error as the `error` member of a gRPC response, with its HTTP status in `statusCode`. */
 export function toApiErrorProto(err: GatewayErrorType): ApiErrorProto {
@@ -34,27 +34,17 @@ export function fromServiceError(proto: ApiErrorProto, serviceName: string): Gat
   });
 }
 
-/**
- * The relay convention of proxying services (the example proxies, and any service that fronts an HTTP
- * engine): a service error whose args carry `upstream.relayed: "true"` repeats an upstream's HTTP
- * error, with `upstream.type`, `upstream.code` and `upstream.param` (absent when the upstream sent
- * null), `upstream.header.<name>` for each of its retry headers and `upstream.request_id`. They become
- * the error's exact type/code/param and response headers instead of ordinary args.
- */
-export const UPSTREAM_ARG = {
-  relayed: 'upstream.relayed',
-  /** `openai` or `anthropic`: whose error body the upstream sent. */
-  dialect: 'upstream.dialect',
-  type: 'upstream.type',
-  code: 'upstream.code',
-  param: 'upstream.param',
-  headerPrefix: 'upstream.header.',
-  requestId: 'upstream.request_id',
-} as const;
+/** The relay convention of proxying services (proto `UpstreamErrorArgs`): see upstreamRelay. */
+const UPSTREAM_ARG = UpstreamErrorArgs;
 
 /** Upstream headers passed on to the caller: the ones clients read to pace their retries. */
 const RELAYED_HEADER = /^(retry-after|retry-after-ms|x-ratelimit-[a-z0-9-]+|anthropic-ratelimit-[a-z0-9-]+)$/;
 
+/**
+ * A service error that relays an upstream's HTTP error (`upstream.relayed: "true"`) becomes the
+ * upstream's exact type/code/param and its retry headers (`retry-after`, `retry-after-ms`,
+ * `x-ratelimit-*`) plus `x-upstream-request-id`, instead of ordinary args.
+ */
 interface Relay {
   args: Record<string, string>;
   headers?: Record<string, string>;

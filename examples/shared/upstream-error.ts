@@ -1,11 +1,11 @@
 /**
  * An HTTP upstream's error, relayed exactly (for the proxy examples, and any service fronting an HTTP
  * engine): the upstream's status, its message unchanged, and in the error's args the relay
- * convention the gateway reads (core/gate/api-error.ts `UPSTREAM_ARG`): its `type`, `code` and
+ * convention the gateway reads (the protocol's `UpstreamErrorArgs`): its `type`, `code` and
  * `param`, its retry and rate-limit headers, and its request id. The adapters then answer the caller
  * with that status, body fields and headers, so clients see what the upstream sent.
  */
-import { ServiceError } from '../../sdk/index.js';
+import { ServiceError, UpstreamErrorArgs as ARG } from '../../sdk/index.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -35,17 +35,17 @@ export function upstreamError(status: number, headers: UpstreamHeaders, text: st
   const error = isObject(body) && isObject(body.error) ? body.error : dialect === 'openai' && isObject(body) ? body : {};
   const message = typeof error.message === 'string' ? error.message : text.slice(0, 500) || `HTTP ${status}`;
   const type = typeof error.type === 'string' ? error.type : undefined;
-  const args: Record<string, string> = { 'upstream.relayed': 'true', 'upstream.dialect': dialect };
-  if (type !== undefined) args['upstream.type'] = type;
-  if (typeof error.code === 'string') args['upstream.code'] = error.code;
-  if (typeof error.param === 'string') args['upstream.param'] = error.param;
+  const args: Record<string, string> = { [ARG.relayed]: 'true', [ARG.dialect]: dialect };
+  if (type !== undefined) args[ARG.type] = type;
+  if (typeof error.code === 'string') args[ARG.code] = error.code;
+  if (typeof error.param === 'string') args[ARG.param] = error.param;
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
     const v = first(value);
-    if (v !== undefined && RELAYED_HEADER.test(lower)) args[`upstream.header.${lower}`] = v;
+    if (v !== undefined && RELAYED_HEADER.test(lower)) args[`${ARG.headerPrefix}${lower}`] = v;
   }
   const requestId = first(headers['x-request-id']) ?? first(headers['request-id']);
-  if (requestId) args['upstream.request_id'] = requestId;
+  if (requestId) args[ARG.requestId] = requestId;
   const refused = status === 401 || status === 403;
   if (refused || type === 'insufficient_quota' || error.code === 'insufficient_quota') args.retryable = 'false';
   return new ServiceError(`upstream.${type ?? `http_${status}`}`, message, refused ? 502 : status, args);
