@@ -244,7 +244,7 @@ export function renderErrorBody(err: GatewayError): ErrorBody {
 export function errorHeaders(err: GatewayError): Record<string, string> {
   const headers: Record<string, string> = { ...err.headers };
   if (err.permanent) headers['x-should-retry'] = 'false';
-  const retryAfter = err.retryAfterSec ?? ((err.status === 429 || err.status === 503) && !err.permanent ? 1 : undefined);
+  const retryAfter = err.retryAfterSec ?? (err.status === 429 || err.status === 503 ? 1 : undefined);
   if (retryAfter !== undefined && headers['retry-after'] === undefined) headers['retry-after'] = String(retryAfter);
   return headers;
 }
