@@ -36,7 +36,8 @@ export class MessagesStream {
     if (this.#started) return '';
     this.#started = true;
     const message = { id: this.#id, type: 'message', role: 'assistant', model: this.#model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } };
-    return this.#event('message_start', { message });
+    // Anthropic sends a ping early in every stream; clients skip it, proxies see the stream is alive.
+    return this.#event('message_start', { message }) + this.#event('ping', {});
   }
 
   #close(): string {
