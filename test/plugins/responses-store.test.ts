@@ -54,6 +54,14 @@ function conformance(name: string, open: (retentionMs: number) => Promise<Respon
 
 conformance('MemoryResponseStore', async (retentionMs) => new MemoryResponseStore(retentionMs), (r, byMs) => ({ ...r, createdAt: r.createdAt - byMs }));
 
+it('MemoryResponseStore keeps at most maxRecords, dropping the oldest', async () => {
+  const store = new MemoryResponseStore(60_000, { maxRecords: 2 });
+  for (const id of ['resp_1', 'resp_2', 'resp_3']) await store.put(record(id));
+  expect(await store.get('resp_1')).toBeNull();
+  expect(await store.get('resp_2')).not.toBeNull();
+  expect(await store.get('resp_3')).not.toBeNull();
+});
+
 describe.skipIf(!requirePrerequisite('stored responses with MongoDB', mongoPrerequisite()))('stored responses with MongoDB', () => {
   let mongo: MongoTestServer;
   beforeAll(async () => {

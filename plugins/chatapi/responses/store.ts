@@ -31,20 +31,29 @@ export interface ResponseStore {
   close(): Promise<void>;
 }
 
-/** One gateway process: records in a Map in creation order, dropped once past the retention. */
+/** The memory store's bound: beyond it the oldest responses go first, so memory stays flat. */
+export const MEMORY_MAX_RESPONSES = 10_000;
+
+/**
+ * One gateway process: records in a Map in creation order, dropped once past the retention or, the
+ * oldest first, beyond `maxRecords` (MongoDB keeps every response for the whole retention).
+ */
 export class MemoryResponseStore implements ResponseStore {
   readonly #records = new Map<string, StoredResponse>();
   readonly #retentionMs: number;
+  readonly #maxRecords: number;
   readonly #now: () => number;
 
-  constructor(retentionMs: number, now: () => number = Date.now) {
+  constructor(retentionMs: number, options: { maxRecords?: number; now?: () => number } = {}) {
     this.#retentionMs = retentionMs;
-    this.#now = now;
+    this.#maxRecords = options.maxRecords ?? MEMORY_MAX_RESPONSES;
+    this.#now = options.now ?? Date.now;
   }
 
   async put(record: StoredResponse): Promise<void> {
     this.#purge();
     this.#records.set(record.id, record);
+    if (this.#records.size > this.#maxRecords) this.#records.delete(this.#records.keys().next().value!);
   }
 
   async get(id: string): Promise<StoredResponse | null> {
