@@ -108,6 +108,7 @@ describe('Messages → Chat', () => {
       stop_sequences: ['END'],
       metadata: { user_id: 'u1' },
       tool_choice: { type: 'any', disable_parallel_tool_use: true },
+      output_config: { format: { type: 'json_schema', schema: { type: 'object' } } },
       messages: [
         { role: 'assistant', content: [{ type: 'text', text: 'calling' }, { type: 'tool_use', id: 't1', name: 'w', input: { x: 1 } }] },
         { role: 'user', content: [
@@ -118,6 +119,7 @@ describe('Messages → Chat', () => {
       ],
     });
     expect(chat).toMatchObject({ max_tokens: 10, stop: ['END'], user: 'u1', tool_choice: 'required', parallel_tool_calls: false });
+    expect(chat.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'output', schema: { type: 'object' }, strict: true } });
     expect(chat.messages).toEqual([
       { role: 'system', content: 'a\nb' },
       { role: 'assistant', content: 'calling', tool_calls: [{ id: 't1', type: 'function', function: { name: 'w', arguments: '{"x":1}' } }] },

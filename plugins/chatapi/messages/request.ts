@@ -35,6 +35,9 @@ export function toChatRequest(body: MessagesBody): Json {
       function: { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), parameters: tool.input_schema ?? { type: 'object' } },
     }));
   }
+  // Structured output (output_config.format) is Chat's json_schema response_format (C.2).
+  const format = isObject(body.output_config) && isObject(body.output_config.format) ? body.output_config.format : undefined;
+  if (format?.type === 'json_schema') chat.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema ?? {}, strict: true } };
   const choice = body.tool_choice;
   if (choice) {
     if (choice.type === 'auto') chat.tool_choice = 'auto';

@@ -16,6 +16,7 @@ export interface MessagesBody extends Record<string, unknown> {
   top_p?: number;
   top_k?: number;
   metadata?: { user_id?: string | null };
+  output_config?: { format?: { type?: string; schema?: unknown } };
 }
 
 const block = { type: 'object', required: ['type'], properties: { type: { type: 'string' } } };
