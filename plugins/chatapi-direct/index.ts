@@ -9,7 +9,8 @@
  *   each partial answer is one chunk, written as a `data:` event, then `data: [DONE]`.
  * - `anthropic`: Messages API. Data type `{specs_url}/common.json#/JsonObject`; `max_tokens` is
  *   mandatory and `content` must be an array of typed parts; each partial answer is one stream event
- *   (see anthropic.ts), written as `event: <type>` + `data:`.
+ *   (see _shared/anthropic/events.ts), written as `event: <type>` + `data:`; its v1/messages routes are
+ *   in messages.ts.
  * - `other`: data type `JsonObject`; streamed like `openai`.
  */
 import type { Context } from 'koa';

@@ -3,7 +3,8 @@
  * `model` is `<author>/<service>[/model]`; its body is split into predict data (`model`, `messages`,
  * `stream`; `prompt` for completions, `input` for embeddings) and predict config (every other field,
  * validated against the registry model first), and the service's answer goes back unchanged, with
- * `id`, `object`, `created` and `model` filled in when the service leaves them out.
+ * `id`, `object`, `created` and `model` filled in when the service leaves them out. The Responses
+ * API (responses/) and the Anthropic Messages API (messages/) are translated to the same chat predict.
  */
 import type { Context } from 'koa';
 import { definePlugin, gatewayError, type Caller, type Permission, type PluginContext } from '../../core/plugins/index.js';
