@@ -24,6 +24,8 @@ interface CatalogEntry {
   expose?: boolean;
   /** A retry cannot help: sent as `x-should-retry: false`. */
   permanent?: boolean;
+  /** Seconds a client should wait before retrying, sent as `Retry-After` (every 429 and 503 gets one). */
+  retryAfterSec?: number;
 }
 
 const str = (v: unknown): string => (v === undefined || v === null ? '' : String(v));
@@ -61,6 +63,7 @@ export const ERROR_CATALOG = {
   SPEECH_CONFIG_REQUIRED: { status: 400, type: 'invalid_request_error', message: (a) => `The first processRecognition message must carry config (RecognitionConfig), got ${str(a.got)}` },
   SPEECH_CONFIG_REPEATED: { status: 400, type: 'invalid_request_error', message: () => 'config may be sent only once, in the first processRecognition message' },
   AUDIO_FORMAT_UNSUPPORTED: { status: 400, type: 'invalid_request_error', message: (a) => `Audio format not supported: ${str(a.reason)}` },
+  TOKEN_COUNT_UNSUPPORTED: { status: 400, type: 'invalid_request_error', message: (a) => `Service '${str(a.service)}' cannot count tokens (it answers no ext call count_tokens): ${str(a.reason)}`, permanent: true },
   NO_ACTIVE_INSTANCES: { status: 400, type: 'invalid_request_error', message: (a) => `Service '${str(a.service)}' has no active instances` },
   SERVICE_NOT_FITTED: { status: 400, type: 'invalid_request_error', message: (a) => `Service '${str(a.service)}' is not fitted yet: it answers once a fitting job of it reaches SUCCESS` },
   SERVICE_NOT_FITTABLE: { status: 400, type: 'invalid_request_error', message: (a) => `Service '${str(a.service)}' ${str(a.reason) || 'is not fittable'}`, permanent: true },
@@ -94,9 +97,9 @@ export const ERROR_CATALOG = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, type: 'invalid_request_error', message: (a) => `Content-Type '${str(a.contentType)}' is not supported here; send ${str(a.expected)}`, permanent: true },
   HEADERS_TOO_LARGE: { status: 431, type: 'invalid_request_error', message: (a) => `headers exceed the limit of ${str(a.maxHeaders)} entries and ${str(a.maxHeaderBytes)} bytes`, permanent: true },
   // 429
-  RATE_LIMIT_EXCEEDED: { status: 429, type: 'rate_limit_error', grpcCode: 'platform.gate.pps_limit_exceeded', message: (a) => `Account '${str(a.account)}' exceeded its limit of ${str(a.limit)} requests per second` },
+  RATE_LIMIT_EXCEEDED: { status: 429, type: 'rate_limit_error', grpcCode: 'platform.gate.pps_limit_exceeded', message: (a) => `Account '${str(a.account)}' exceeded its limit of ${str(a.limit)} requests per second`, retryAfterSec: 1 },
+  TOO_MANY_IDLE_ASYNC_TASKS: { status: 429, type: 'rate_limit_error', message: (a) => `Account '${str(a.account)}' already has ${str(a.limit)} tasks waiting for processing`, retryAfterSec: 1 },
   TOO_MANY_CONCURRENT_STREAMS: { status: 429, type: 'rate_limit_error', message: (a) => `Account '${str(a.account)}' already holds ${str(a.limit)} streams open on this gateway; close one first` },
-  TOO_MANY_IDLE_ASYNC_TASKS: { status: 429, type: 'rate_limit_error', message: (a) => `Account '${str(a.account)}' already has ${str(a.limit)} tasks waiting for processing` },
   // 499, 5xx
   REQUEST_CANCELED: { status: 499, type: 'api_error', message: () => 'The request was canceled by the caller' },
   INTERNAL_ERROR: { status: 500, type: 'api_error', message: () => 'Internal gateway error', expose: false },
@@ -104,6 +107,8 @@ export const ERROR_CATALOG = {
   SERVICE_BAD_RESPONSE: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}' answered with an invalid message: ${str(a.reason)}` },
   SERVICE_ANSWER_TOO_LARGE: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}' answered more than ${str(a.limit)} bytes, the limit of an answer the gateway collects` },
   SERVICE_DISCONNECTED: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}' disconnected before answering` },
+  STREAM_CUT_OFF: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}' ended its stream before its terminal event (${str(a.expected)}): the answer is incomplete` },
+  SERVICE_UNAVAILABLE: { status: 503, type: 'api_error', message: (a) => `Service '${str(a.service)}' has no connected instance right now; retry shortly`, retryAfterSec: 1 },
   FITTING_INTERRUPTED: { status: 503, type: 'api_error', message: () => 'The gateway running this fitting job stopped before the fit finished; start the fit again' },
   GATE_IS_SHUT_DOWN: { status: 503, type: 'api_error', grpcCode: 'platform.gate.gate_is_shut_down', message: () => 'The gateway is shutting down' },
   PREDICT_TIMEOUT: { status: 504, type: 'api_error', message: (a) => `Service '${str(a.service)}' did not answer within ${str(a.timeoutSec)} s` },
@@ -121,6 +126,17 @@ export interface GatewayErrorOptions {
   cause?: unknown;
 }
 
+/**
+ * An error an HTTP upstream answered, relayed by a proxying service (the `upstream.*` args of its
+ * service error, see core/gate/api-error.ts): the adapters render its `type`, `code` and `param`
+ * exactly as the upstream sent them.
+ */
+export interface UpstreamErrorFields {
+  readonly type: string | null;
+  readonly code: string | null;
+  readonly param: string | null;
+}
+
 export class GatewayError extends Error {
   readonly code: string;
   readonly status: number;
@@ -130,6 +146,11 @@ export class GatewayError extends Error {
   readonly expose: boolean;
   readonly permanent: boolean;
   readonly grpcCode: string;
+  /** `Retry-After` seconds for HTTP callers; undefined: none (429 and 503 still get a default). */
+  readonly retryAfterSec: number | undefined;
+  /** Response headers relayed from an upstream (`retry-after-ms`, `x-ratelimit-*`, `x-upstream-request-id`). */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly upstream: UpstreamErrorFields | undefined;
 
   constructor(fields: {
     code: string;
@@ -142,6 +163,9 @@ export class GatewayError extends Error {
     permanent?: boolean;
     grpcCode?: string;
     cause?: unknown;
+    retryAfterSec?: number;
+    headers?: Record<string, string>;
+    upstream?: UpstreamErrorFields;
   }) {
     super(fields.message, fields.cause === undefined ? undefined : { cause: fields.cause });
     this.name = 'GatewayError';
@@ -153,6 +177,9 @@ export class GatewayError extends Error {
     this.expose = fields.expose ?? true;
     this.permanent = fields.permanent ?? false;
     this.grpcCode = fields.grpcCode ?? fields.code;
+    this.retryAfterSec = fields.retryAfterSec;
+    this.headers = fields.headers ?? {};
+    this.upstream = fields.upstream;
   }
 }
 
@@ -177,6 +204,7 @@ export function gatewayError(code: ErrorCode, options: GatewayErrorOptions = {})
     permanent: entry.permanent,
     grpcCode: entry.grpcCode,
     cause: options.cause,
+    retryAfterSec: entry.retryAfterSec,
   });
 }
 
@@ -201,19 +229,34 @@ export function errorTypeForStatus(status: number): ErrorType {
 
 /** The envelope of DESIGN.md section 4, used by the platform API and the adapters alike. */
 export interface ErrorBody {
-  error: { code: string; message: string; type: ErrorType; param: string | null; args: Record<string, string> };
+  /** `type`, `code` and `param` of a relayed upstream error are the upstream's own (`code` may be null). */
+  error: { code: string | null; message: string; type: string; param: string | null; args: Record<string, string> };
 }
 
 export function renderErrorBody(err: GatewayError): ErrorBody {
+  const upstream = err.upstream;
   return {
     error: {
-      code: err.code,
+      code: upstream ? upstream.code : err.code,
       message: err.expose ? err.message : ERROR_CATALOG.INTERNAL_ERROR.message(),
-      type: err.type,
-      param: err.param,
+      type: upstream?.type ?? err.type,
+      param: upstream ? upstream.param : err.param,
       args: err.expose ? err.args : {},
     },
   };
+}
+
+/**
+ * The response headers of an error for HTTP callers: `x-should-retry: false` when no retry can help,
+ * `Retry-After` on every 429 and 503 (the SDKs honour it; 1 s when the error names no delay), and the
+ * headers relayed from an upstream.
+ */
+export function errorHeaders(err: GatewayError): Record<string, string> {
+  const headers: Record<string, string> = { ...err.headers };
+  if (err.permanent) headers['x-should-retry'] = 'false';
+  const retryAfter = err.retryAfterSec ?? (err.status === 429 || err.status === 503 ? 1 : undefined);
+  if (retryAfter !== undefined && headers['retry-after'] === undefined) headers['retry-after'] = String(retryAfter);
+  return headers;
 }
 
 /** Codes that stop the boot; each names what is wrong (a config path, a plugin, a model). */

@@ -16,6 +16,7 @@ export {
   FITTED_MODEL_DIR_HEADER,
   DERIVED_SERVICE_ID_HEADER,
   DERIVED_ACCOUNT_ID_HEADER,
+  UpstreamErrorArgs,
 } from '@model-gateway/protocol';
 export { ServiceError, ServiceErrorCodes, RequestCancelledError, toApiErrorProto } from './service/errors.js';
 export { StreamClosedError } from './service/session.js';

@@ -115,6 +115,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     provider: s.provider as string | undefined,
     defaultModel: s.defaultModel as string | undefined,
     family: s.family as ServiceFamily,
+    nativeResponses: s.nativeResponses as boolean,
     batch: s.batch as boolean,
     fittable: s.fittable as boolean,
     configs: s.configs,

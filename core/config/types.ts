@@ -38,6 +38,8 @@ export interface ServiceConfig {
   readonly provider?: string;
   readonly defaultModel?: string;
   readonly family: ServiceFamily;
+  /** The service takes OpenAI Responses API bodies itself: the standard adapter passes them through. */
+  readonly nativeResponses?: boolean;
   readonly batch: boolean;
   readonly fittable: boolean;
   readonly configs: readonly NamedConfig[];

@@ -1,5 +1,5 @@
-import { GatewayError, errorTypeForStatus, type GatewayError as GatewayErrorType } from '../errors.js';
-import { CLIENT_ERROR_CODES, simpleStatusOf, statusOfSimpleStatus, type ApiErrorProto } from '../../proto/src/index.js';
+import { GatewayError, errorTypeForStatus, type GatewayError as GatewayErrorType, type UpstreamErrorFields } from '../errors.js';
+import { CLIENT_ERROR_CODES, UpstreamErrorArgs, simpleStatusOf, statusOfSimpleStatus, type ApiErrorProto } from '../../proto/src/index.js';
 
 /**
  * A catalog error as the `error` member of a gRPC response: its HTTP status in `statusCode`, and in
@@ -27,15 +27,57 @@ export function toApiErrorProto(err: GatewayErrorType): ApiErrorProto {
 export function fromServiceError(proto: ApiErrorProto, serviceName: string): GatewayError {
   const code = proto.code || 'platform-action.common.internal-error';
   const status = validStatus(proto.statusCode) ?? statusFromEnum(proto.status) ?? (CLIENT_ERROR_CODES.has(code) ? 400 : 500);
+  const relay = upstreamRelay(proto.args ?? {}, code);
   return new GatewayError({
     code,
     status,
     type: errorTypeForStatus(status),
     message: proto.message || `Service '${serviceName}' failed with ${code}`,
-    args: proto.args ?? {},
+    args: relay.args,
     grpcCode: code,
     permanent: proto.args?.retryable === 'false',
+    headers: relay.headers,
+    upstream: relay.upstream,
   });
+}
+
+/** The relay convention of proxying services (proto `UpstreamErrorArgs`): see upstreamRelay. */
+const UPSTREAM_ARG = UpstreamErrorArgs;
+
+/** Upstream headers passed on to the caller: the ones clients read to pace their retries. */
+const RELAYED_HEADER = /^(retry-after|retry-after-ms|x-ratelimit-[a-z0-9-]+|anthropic-ratelimit-[a-z0-9-]+)$/;
+
+/**
+ * A service error that relays an upstream's HTTP error (`upstream.relayed: "true"`) becomes the
+ * upstream's exact type/code/param and its retry headers (`retry-after`, `retry-after-ms`,
+ * `x-ratelimit-*`) plus `x-upstream-request-id`, instead of ordinary args.
+ */
+interface Relay {
+  args: Record<string, string>;
+  headers?: Record<string, string>;
+  upstream?: UpstreamErrorFields;
+}
+
+function upstreamRelay(args: Record<string, string>, code: string): Relay {
+  if (args[UPSTREAM_ARG.relayed] !== 'true') return { args };
+  const rest: Record<string, string> = {};
+  const headers: Record<string, string> = {};
+  for (const [key, value] of Object.entries(args)) {
+    if (key.startsWith(UPSTREAM_ARG.headerPrefix)) {
+      const name = key.slice(UPSTREAM_ARG.headerPrefix.length).toLowerCase();
+      if (RELAYED_HEADER.test(name) && /^[\x20-\x7e]{1,200}$/.test(value)) headers[name] = value;
+    } else if (key === UPSTREAM_ARG.requestId) {
+      if (/^[\x21-\x7e]{1,200}$/.test(value)) headers['x-upstream-request-id'] = value;
+    } else if (!key.startsWith('upstream.')) {
+      rest[key] = value;
+    }
+  }
+  return {
+    args: rest,
+    headers,
+    // An Anthropic error has no code: the service's own error code stands in for it.
+    upstream: { type: args[UPSTREAM_ARG.type] ?? null, code: args[UPSTREAM_ARG.code] ?? (args[UPSTREAM_ARG.dialect] === 'anthropic' ? code : null), param: args[UPSTREAM_ARG.param] ?? null },
+  };
 }
 
 function validStatus(status: number | undefined): number | undefined {

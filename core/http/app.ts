@@ -1,14 +1,29 @@
 import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
-import { GatewayError, errorTypeForStatus, gatewayError, renderErrorBody, toGatewayError } from '../errors.js';
+import type { Context } from 'koa';
+import { GatewayError, errorHeaders, errorTypeForStatus, gatewayError, renderErrorBody, toGatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** Renders an error body in a route's own wire shape (e.g. Anthropic's on the Messages API routes). */
+export type ErrorRenderer = (err: GatewayError, requestId: string) => unknown;
+
+const RENDERER = Symbol('error renderer');
+
+/**
+ * Makes the error middleware render this request's errors with `render` instead of the envelope of
+ * DESIGN.md section 4: status and headers stay the middleware's; only the body's shape changes.
+ */
+export function useErrorRenderer(ctx: Context, render: ErrorRenderer): void {
+  (ctx.state as Record<symbol, ErrorRenderer>)[RENDERER] = render;
+}
+
 /**
  * The Koa app with the cross-cutting middleware every route gets: a request ID (taken from
  * `x-request-id` when the caller sends a sane one) on every response, an access log line, and the one
- * error middleware that renders every thrown error in the envelope of DESIGN.md section 4.
+ * error middleware that renders every thrown error in the envelope of DESIGN.md section 4 (or the
+ * shape a route chose with useErrorRenderer).
  */
 export function createHttpApp(log: Logger): Koa {
   const app = new Koa();
@@ -31,12 +46,13 @@ export function createHttpApp(log: Logger): Koa {
       if (err.status >= 500) log.error({ requestId, err: err.cause ?? err, code: err.code }, 'request failed');
       ctx.status = err.status;
       ctx.set('x-request-id', requestId);
-      if (err.permanent) ctx.set('x-should-retry', 'false');
+      ctx.set(errorHeaders(err));
       // An error answered before the request body was read to its end (413 mid-body, 401 before the
       // body): the rest of the body would stay in the socket and poison the next request on it (or
       // Node would read it all to discard it). Closing the connection bounds both.
       if (!ctx.req.complete) ctx.set('Connection', 'close');
-      ctx.body = renderErrorBody(err);
+      const render = (ctx.state as Record<symbol, ErrorRenderer | undefined>)[RENDERER];
+      ctx.body = render ? render(err, requestId) : renderErrorBody(err);
     } finally {
       // Guarded: the access-log object is not built on the hot path unless debug logging is on.
       if (debug) log.debug({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) }, 'http');

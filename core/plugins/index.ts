@@ -1,6 +1,7 @@
 /** The public surface for plugins: everything a plugin may import from core. */
 export { definePlugin, type PluginContext, type PluginDefinition } from './define-plugin.js';
-export { gatewayError, GatewayError, renderErrorBody, toGatewayError, type ErrorBody, type ErrorCode } from '../errors.js';
+export { errorHeaders, gatewayError, GatewayError, renderErrorBody, toGatewayError, type ErrorBody, type ErrorCode, type UpstreamErrorFields } from '../errors.js';
+export { useErrorRenderer, type ErrorRenderer } from '../http/app.js';
 export { startTaskReaper } from '../tasks/task-reaper.js';
 export type { Storage, StorageKind, StoreChoices } from '../storage/storage.js';
 export { LeaseKeeper, type LeaseKeeperOptions } from '../storage/lease-keeper.js';

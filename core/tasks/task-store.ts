@@ -219,8 +219,8 @@ export const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** The stored form of a catalog error: what its rendered body shows (internal details stay out). */
 export function taskErrorFrom(err: GatewayError): TaskError {
-  const { code, message, args } = renderErrorBody(err).error;
-  return { status: err.status, code, message, args: { ...args } };
+  const { message, args } = renderErrorBody(err).error;
+  return { status: err.status, code: err.code, message, args: { ...args } };
 }
 
 /** A stored task error as the catalog error it was (for the result endpoint to throw). */

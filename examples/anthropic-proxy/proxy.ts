@@ -6,11 +6,15 @@
  * `<author>/<service>[/model]` and the upstream model is the part after the second `/`.
  * Partial-answer format: a streamed answer goes back as one partial answer per upstream event, the
  * event's data object as its JSON text unchanged (its `type` is the event name, from which the
- * adapter writes `event: <type>`). An upstream `error` event becomes a service error.
+ * adapter writes `event: <type>`). An upstream `error` event becomes a service error, and a stream
+ * that ends without `message_stop` fails (it was cut off). Upstream errors are relayed exactly
+ * (examples/shared/upstream-error.ts). The ext call `count_tokens` asks the upstream to count.
  */
 import { ModelService, ServiceError, rawJsonPayload, type ModelHandlers, type ModelServiceOptions, type RequestContext } from '@model-gateway/sdk';
 import { readSse, upstreamModel } from '../shared/sse.js';
+import { untilTerminal } from '../shared/stream-end.js';
 import { postJson } from '../shared/upstream.js';
+import { upstreamError, upstreamStreamError } from '../shared/upstream-error.js';
 
 type Json = Record<string, unknown>;
 
@@ -36,59 +40,59 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): Anthropic
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** HTTP status of an error that arrives as a stream event (after the upstream's 200). */
-const STREAM_ERROR_STATUS: Record<string, number> = {
-  overloaded_error: 529, rate_limit_error: 429, api_error: 500, invalid_request_error: 400, request_too_large: 413,
-};
-
-/** Anthropic's error body `{type:"error", error:{type, message}}` as a service error. */
-function anthropicError(status: number, body: unknown, fallback: string): ServiceError {
-  const error = isObject(body) && isObject(body.error) ? body.error : {};
-  const type = typeof error.type === 'string' ? error.type : `http_${status}`;
-  const message = typeof error.message === 'string' ? error.message : fallback;
-  // The upstream refusing the proxy's own key is the proxy's fault, not the caller's, and permanent.
-  const refused = status === 401 || status === 403;
-  return new ServiceError(`upstream.${type}`, message, refused ? 502 : status, refused ? { retryable: 'false' } : {});
-}
-
 export function anthropicProxyHandlers(settings: AnthropicProxySettings): ModelHandlers {
-  const url = `${settings.baseUrl.replace(/\/+$/, '')}/v1/messages`;
+  const base = settings.baseUrl.replace(/\/+$/, '');
+  /** The upstream headers: the proxy's key and version, with the caller's version and betas when the gateway passed them. */
+  const upstreamHeaders = (ctx: RequestContext): Record<string, string> => {
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'anthropic-version': settings.version };
+    if (settings.apiKey) headers['x-api-key'] = settings.apiKey;
+    for (const name of ['anthropic-version', 'anthropic-beta']) {
+      const value = headerOf(ctx, name);
+      if (value) headers[name] = value;
+    }
+    return headers;
+  };
+  /** The caller's body for the upstream: the model id of the gateway replaced by the upstream model. */
+  const upstreamBody = (body: unknown): Json => {
+    if (!isObject(body)) throw ServiceError.badRequest('the data must be a Messages API request object');
+    const model = upstreamModel(body.model, true, settings.defaultModel);
+    if (!model) throw ServiceError.badRequest('no model: name one as <author>/<service>/<model> or set ANTHROPIC_DEFAULT_MODEL');
+    return { ...body, model };
+  };
   return {
     async predict(request, ctx: RequestContext) {
-      const body = request.data.json<Json>();
-      if (!isObject(body)) throw ServiceError.badRequest('the data must be a Messages API request object');
-      const model = upstreamModel(body.model, true, settings.defaultModel);
-      if (!model) throw ServiceError.badRequest('no model: name one as <author>/<service>/<model> or set ANTHROPIC_DEFAULT_MODEL');
-      const headers: Record<string, string> = {
-        'content-type': 'application/json',
-        'anthropic-version': settings.version,
-        ...(settings.apiKey ? { 'x-api-key': settings.apiKey } : {}),
-      };
-      const res = await postJson(url, headers, JSON.stringify({ ...body, model }), ctx.signal);
-      if (!res.ok) {
-        const text = await res.text().catch(() => '');
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          parsed = undefined;
-        }
-        throw anthropicError(res.status, parsed, text.slice(0, 500) || res.statusText);
-      }
+      const body = upstreamBody(request.data.json<Json>());
+      const res = await postJson(`${base}/v1/messages`, upstreamHeaders(ctx), JSON.stringify(body), ctx.signal);
+      if (!res.ok) throw upstreamError(res.status, res.headers, await res.text().catch(() => ''), 'anthropic');
       if (body.stream !== true) return rawJsonPayload(await res.text());
       return (async function* relay() {
-        for await (const event of readSse(res.body)) {
-          if (event.event === 'error') {
-            const body = JSON.parse(event.data) as unknown;
-            const type = isObject(body) && isObject(body.error) ? body.error.type : undefined;
-            throw anthropicError(STREAM_ERROR_STATUS[String(type)] ?? 500, body, 'upstream stream error');
-          }
+        // A stream without message_stop was cut off: untilTerminal throws instead of ending cleanly.
+        for await (const event of untilTerminal(readSse(res.body), (e) => e.event === 'message_stop', 'message_stop')) {
+          if (event.event === 'error') throw upstreamStreamError(event.data, 'anthropic', 500);
           yield rawJsonPayload(event.data);
-          if (event.event === 'message_stop') return;
         }
       })();
     },
+    /** `count_tokens`: the upstream counts (the gateway's v1/messages/count_tokens); never an estimate. */
+    async ext(methodName, params, ctx: RequestContext) {
+      if (methodName !== 'count_tokens') throw ServiceError.methodNotSupported(methodName);
+      let request: unknown;
+      try {
+        request = JSON.parse(params.request?.text ?? '');
+      } catch {
+        throw ServiceError.badRequest('count_tokens expects the Messages request as JSON in the param "request"');
+      }
+      const res = await postJson(`${base}/v1/messages/count_tokens`, upstreamHeaders(ctx), JSON.stringify(upstreamBody(request)), ctx.signal);
+      if (!res.ok) throw upstreamError(res.status, res.headers, await res.text().catch(() => ''), 'anthropic');
+      return rawJsonPayload(await res.text());
+    },
   };
+}
+
+/** A request header the gateway passed, by name in any case. */
+function headerOf(ctx: RequestContext, name: string): string | undefined {
+  for (const [key, value] of Object.entries(ctx.headers)) if (key.toLowerCase() === name) return value;
+  return undefined;
 }
 
 /** Starts the proxy service; gateways and token default to PLATFORM_GRPC_HOST(S) and PLATFORM_SERVICE_TOKEN. */

@@ -15,6 +15,7 @@ export interface EchoRequest {
   prompt?: unknown;
   input?: unknown;
   stream?: boolean | null;
+  stream_options?: unknown;
 }
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -46,8 +47,13 @@ function countWords(text: string): number {
 let counter = 0;
 const nextId = (prefix: string): string => `${prefix}-echo-${Date.now().toString(36)}-${(++counter).toString(36)}`;
 
-function includeUsage(config: Json): boolean {
-  return isObject(config.stream_options) && config.stream_options.include_usage === true;
+/**
+ * `stream_options.include_usage`: in the config through the standard adapter (its split rule), in the
+ * data through the direct adapter (the caller's whole body is the data there).
+ */
+function includeUsage(config: Json, data: Json = {}): boolean {
+  const options = isObject(config.stream_options) ? config.stream_options : data.stream_options;
+  return isObject(options) && options.include_usage === true;
 }
 
 /** What kind of request the data is, by its fields. */
@@ -94,7 +100,7 @@ export function echoChat(data: EchoRequest, config: Json = {}): Json | AsyncIter
       usage,
     };
   }
-  const withUsage = includeUsage(config);
+  const withUsage = includeUsage(config, data as Json);
   const chunk = (delta: Json, finish: string | null): Json => ({
     ...head,
     object: 'chat.completion.chunk',
@@ -120,7 +126,7 @@ export function echoCompletion(data: EchoRequest, config: Json = {}): Json | Asy
   if (data.stream !== true) {
     return { ...head, choices: [{ text, index: 0, logprobs: null, finish_reason: 'stop' }], usage };
   }
-  const withUsage = includeUsage(config);
+  const withUsage = includeUsage(config, data as Json);
   return (async function* stream() {
     const parts = pieces(text);
     for (let i = 0; i < parts.length; i++) {
@@ -157,4 +163,19 @@ export function deterministicVector(text: string, dimensions: number): number[] 
     }
   }
   return out;
+}
+
+/**
+ * The ext call `count_tokens` (the adapters' `v1/messages/count_tokens`): the echo model's tokens are
+ * words, so the count is the words of every message's text (string content or text parts) and of a
+ * `system` prompt, the same count its answers report as prompt tokens.
+ */
+export function countPromptTokens(request: Json): { input_tokens: number } {
+  let tokens = 0;
+  if (typeof request.system === 'string') tokens += countWords(request.system);
+  else if (Array.isArray(request.system)) tokens += countWords(contentText(request.system));
+  for (const message of Array.isArray(request.messages) ? request.messages : []) {
+    if (isObject(message)) tokens += countWords(contentText(message.content));
+  }
+  return { input_tokens: tokens };
 }

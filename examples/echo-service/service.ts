@@ -5,7 +5,7 @@
  * the data, no config.
  */
 import { ModelService, ServiceError, type ModelHandlers, type ModelServiceOptions } from '@model-gateway/sdk';
-import { echoAnswer, requestKind, type EchoRequest } from './echo.js';
+import { countPromptTokens, echoAnswer, requestKind, type EchoRequest } from './echo.js';
 
 type Json = Record<string, unknown>;
 
@@ -17,6 +17,17 @@ export const echoHandlers: ModelHandlers = {
       throw ServiceError.badRequest('expected chat data {messages}, completion data {prompt} or embeddings data {input}');
     }
     return echoAnswer(data, config ?? {});
+  },
+  ext(methodName, params) {
+    if (methodName !== 'count_tokens') throw ServiceError.methodNotSupported(methodName);
+    let request: unknown;
+    try {
+      request = JSON.parse(params.request?.text ?? '');
+    } catch {
+      throw ServiceError.badRequest('count_tokens expects the request as JSON in the param "request"');
+    }
+    if (typeof request !== 'object' || request === null) throw ServiceError.badRequest('count_tokens expects a request object');
+    return countPromptTokens(request as Json);
   },
 };
 

@@ -9,11 +9,14 @@
  *   `model` is `<author>/<service>[/model]`; the upstream model is the part after the second `/`.
  *
  * A streamed upstream answer goes back as one partial answer per `data:` event, the event's JSON text
- * unchanged; `[DONE]` ends the stream.
+ * unchanged; `[DONE]` ends the stream, and a stream that ends without it fails (it was cut off).
+ * Upstream errors are relayed exactly (examples/shared/upstream-error.ts).
  */
 import { ModelService, ServiceError, rawJsonPayload, type ModelHandlers, type ModelServiceOptions, type RequestContext } from '@model-gateway/sdk';
 import { isDirectDataType, readSse, upstreamModel } from '../shared/sse.js';
-import { postJson, type UpstreamResponse } from '../shared/upstream.js';
+import { untilTerminal } from '../shared/stream-end.js';
+import { postJson } from '../shared/upstream.js';
+import { upstreamError, upstreamStreamError } from '../shared/upstream-error.js';
 
 type Json = Record<string, unknown>;
 
@@ -43,29 +46,6 @@ function endpointOf(body: Json): string {
   throw ServiceError.badRequest('expected a chat (messages), completion (prompt) or embeddings (input) request');
 }
 
-/**
- * An upstream error as a service error with the upstream's status and message. The upstream refusing
- * the proxy's own credentials is the proxy's fault, not the caller's: 502, not 401/403. Errors no
- * retry can fix carry `retryable: "false"`, which the gateway turns into `x-should-retry: false`.
- */
-async function upstreamError(res: UpstreamResponse): Promise<ServiceError> {
-  const text = await res.text().catch(() => '');
-  let message = text.slice(0, 500) || res.statusText;
-  let type = `http_${res.status}`;
-  try {
-    const body = JSON.parse(text) as Json;
-    const error = isObject(body.error) ? body.error : body;
-    if (typeof error.message === 'string') message = error.message;
-    if (typeof error.type === 'string') type = error.type;
-  } catch {
-    // not JSON: keep the text
-  }
-  const status = res.status === 401 || res.status === 403 ? 502 : res.status;
-  // OpenAI's exhausted quota is a 429 that no retry fixes; nor do the proxy's refused credentials.
-  const permanent = type === 'insufficient_quota' || status === 502;
-  return new ServiceError(`upstream.${type}`, `Upstream answered ${res.status}: ${message}`, status, permanent ? { retryable: 'false' } : {});
-}
-
 export function openAiProxyHandlers(settings: OpenAiProxySettings): ModelHandlers {
   const base = settings.baseUrl.replace(/\/+$/, '');
   return {
@@ -85,15 +65,13 @@ export function openAiProxyHandlers(settings: OpenAiProxySettings): ModelHandler
         ...(settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {}),
       };
       const res = await postJson(`${base}${path}`, headers, JSON.stringify(body), ctx.signal);
-      if (!res.ok) throw await upstreamError(res);
+      if (!res.ok) throw upstreamError(res.status, res.headers, await res.text().catch(() => ''), 'openai');
       if (body.stream !== true) return rawJsonPayload(await res.text());
       return (async function* relay() {
-        for await (const event of readSse(res.body)) {
+        // A stream without `data: [DONE]` was cut off: untilTerminal throws instead of ending cleanly.
+        for await (const event of untilTerminal(readSse(res.body), (e) => e.data === '[DONE]', 'data: [DONE]')) {
           if (event.data === '[DONE]') return;
-          if (event.data.startsWith('{"error"')) {
-            const error = (JSON.parse(event.data) as { error: Json }).error;
-            throw new ServiceError(`upstream.${String(error.type ?? 'error')}`, String(error.message ?? 'upstream stream error'), 502);
-          }
+          if (event.data.startsWith('{"error"')) throw upstreamStreamError(event.data, 'openai', 502);
           yield rawJsonPayload(event.data);
         }
       })();

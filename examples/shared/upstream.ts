@@ -12,6 +12,8 @@ export interface UpstreamResponse {
   readonly status: number;
   readonly statusText: string;
   readonly ok: boolean;
+  /** Response headers, names in lower case. */
+  readonly headers: Record<string, string | string[] | undefined>;
   /** The body as it arrives. */
   readonly body: AsyncIterable<Uint8Array>;
   /** The whole body as UTF-8 text. */
@@ -26,6 +28,7 @@ export async function postJson(url: string, headers: Record<string, string>, bod
     status,
     statusText: STATUS_CODES[status] ?? '',
     ok: status >= 200 && status < 300,
+    headers: res.headers,
     body: res.body,
     text: () => res.body.text(),
   };

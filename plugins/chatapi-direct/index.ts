@@ -9,7 +9,8 @@
  *   each partial answer is one chunk, written as a `data:` event, then `data: [DONE]`.
  * - `anthropic`: Messages API. Data type `{specs_url}/common.json#/JsonObject`; `max_tokens` is
  *   mandatory and `content` must be an array of typed parts; each partial answer is one stream event
- *   (see anthropic.ts), written as `event: <type>` + `data:`.
+ *   (see _shared/anthropic/events.ts), written as `event: <type>` + `data:`; its v1/messages routes are
+ *   in messages.ts.
  * - `other`: data type `JsonObject`; streamed like `openai`.
  */
 import type { Context } from 'koa';
@@ -21,9 +22,12 @@ import { resolveChatTarget } from '../_shared/openai/model-id.js';
 import { collectAnswer, relaySse, type SseFormat } from '../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
+import { openChatCall } from '../_shared/openai/open-call.js';
+import { mountCors } from '../_shared/http/cors.js';
 import { CHAT_ADAPTER_OPTIONS_SCHEMA, streamTimeouts, type ChatAdapterOptions } from '../_shared/openai/options.js';
-import { anthropicErrorEvent, anthropicEvent, anthropicMessageAsEvents } from './anthropic.js';
+import { ANTHROPIC_SSE, type AnthropicStreamState } from '../_shared/anthropic/events.js';
 import { DIRECT_BODY, checkAnthropicBody, type DirectBody } from './schemas.js';
+import { mountDirectMessages } from './messages.js';
 
 export type ChatApiDirectOptions = ChatAdapterOptions;
 
@@ -36,21 +40,16 @@ const OPENAI_SSE: SseFormat<AnswerDefaults> = {
   end: OPENAI_DONE,
 };
 
-const ANTHROPIC_SSE: SseFormat<AnswerDefaults> = {
-  partial: anthropicEvent,
-  whole: anthropicMessageAsEvents,
-  error: anthropicErrorEvent,
-  end: '',
-};
-
 const checkBody = compileBodyCheck<DirectBody>(DIRECT_BODY);
 
 export default definePlugin<ChatApiDirectOptions>({
   name: 'chatapi-direct',
-  description: 'Direct chat adapter: chat/completions in the service\'s own format (OpenAI or Anthropic)',
+  description: 'Direct chat adapter: chat/completions and v1/messages in the service\'s own format (OpenAI or Anthropic)',
   configSchema: CHAT_ADAPTER_OPTIONS_SCHEMA,
   routes(router, ctx) {
+    mountCors(router, BASE, ctx.options.cors);
     const dataTypeOf = dataTypes(ctx);
+    mountDirectMessages(router, ctx, BASE, dataTypeOf, (text) => ctx.http.parseJson(text));
 
     router.post(`${BASE}{/v1}/chat/completions`, async (koa: Context) => {
       const caller = ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, 'MODEL_REQUESTS');
@@ -62,12 +61,7 @@ export default definePlugin<ChatApiDirectOptions>({
       if (service.family === 'anthropic') checkAnthropicBody(body);
 
       const stream = body.stream === true;
-      const call = ctx.gate.open(
-        service,
-        { predict: { data: { json: text, dataType: dataTypeOf(service) } } },
-        { headers: ctx.http.serviceHeaders(koa, caller), timeoutMs: stream ? 0 : undefined },
-      );
-      ctx.http.cancelOnClose(koa, call);
+      const call = openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: dataTypeOf(service) } } }, stream);
       const defaults: AnswerDefaults = {
         id: `chatcmpl-${String(koa.state.requestId)}`,
         created: Math.floor(Date.now() / 1000),
@@ -77,8 +71,10 @@ export default definePlugin<ChatApiDirectOptions>({
       };
       let usage: Usage | undefined;
       if (stream) {
-        const format = service.family === 'anthropic' ? ANTHROPIC_SSE : OPENAI_SSE;
-        usage = await relaySse(koa, call, format, defaults, streamTimeouts(ctx.options, service, ctx.gate.defaultTimeoutSec), service.name);
+        const timeouts = streamTimeouts(ctx.options, service, ctx.gate.defaultTimeoutSec);
+        usage = service.family === 'anthropic'
+          ? await relaySse<AnthropicStreamState>(koa, call, ANTHROPIC_SSE, { stopped: false }, timeouts, service.name)
+          : await relaySse(koa, call, OPENAI_SSE, defaults, timeouts, service.name);
       } else {
         const answer = await collectAnswer(call, service.name);
         const json = answer.whole ?? (service.family === 'anthropic' ? answer.parts.at(-1)! : mergeChunks(answer.parts, defaults));

@@ -23,13 +23,17 @@ export const DIRECT_BODY = {
   },
 };
 
-/** The Anthropic family's rules: `max_tokens` is mandatory; `content` is an array of typed parts. */
-export function checkAnthropicBody(body: DirectBody): void {
+/**
+ * The Anthropic family's rules: `max_tokens` is mandatory (not for count_tokens, which takes none);
+ * `content` is an array of typed parts.
+ */
+export function checkAnthropicBody(body: DirectBody, options: { maxTokensRequired?: boolean } = {}): void {
   const maxTokens = body.max_tokens;
-  if (maxTokens === undefined || maxTokens === null) {
+  const skip = options.maxTokensRequired === false && maxTokens === undefined;
+  if (!skip && (maxTokens === undefined || maxTokens === null)) {
     throw gatewayError('VALIDATION_FAILED', { param: 'max_tokens', args: { reason: 'max_tokens is required for Anthropic-family services' } });
   }
-  if (!Number.isInteger(maxTokens) || (maxTokens as number) < 1) {
+  if (!skip && (!Number.isInteger(maxTokens) || (maxTokens as number) < 1)) {
     throw gatewayError('VALIDATION_FAILED', { param: 'max_tokens', args: { reason: 'max_tokens must be a positive integer' } });
   }
   const messages = body.messages as unknown[];

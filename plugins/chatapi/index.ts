@@ -3,10 +3,11 @@
  * `model` is `<author>/<service>[/model]`; its body is split into predict data (`model`, `messages`,
  * `stream`; `prompt` for completions, `input` for embeddings) and predict config (every other field,
  * validated against the registry model first), and the service's answer goes back unchanged, with
- * `id`, `object`, `created` and `model` filled in when the service leaves them out.
+ * `id`, `object`, `created` and `model` filled in when the service leaves them out. The Responses
+ * API (responses/) and the Anthropic Messages API (messages/) are translated to the same chat predict.
  */
 import type { Context } from 'koa';
-import { definePlugin, gatewayError, type Caller, type PluginContext } from '../../core/plugins/index.js';
+import { definePlugin, gatewayError, type Caller, type Permission, type PluginContext } from '../../core/plugins/index.js';
 import { completeAnswer, mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../_shared/openai/answers.js';
 import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
@@ -14,8 +15,13 @@ import { resolveChatTarget } from '../_shared/openai/model-id.js';
 import { collectAnswer, relaySse, type SseFormat } from '../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
+import { openChatCall } from '../_shared/openai/open-call.js';
+import { mountCors } from '../_shared/http/cors.js';
 import { CHAT_ADAPTER_OPTIONS_SCHEMA, streamTimeouts, type ChatAdapterOptions } from '../_shared/openai/options.js';
 import { ModelCatalog } from './models.js';
+import { ResponseStoreHolder } from './responses/open-store.js';
+import { mountResponses } from './responses/routes.js';
+import { mountMessages } from './messages/routes.js';
 import { CHAT_BODY, COMPLETIONS_BODY, EMBEDDINGS_BODY, type OpenAiBody } from './schemas.js';
 import { encodeEmbeddings, splitRequest, type Endpoint } from './transform.js';
 
@@ -38,15 +44,26 @@ const ENDPOINTS: Record<Endpoint, { check: (body: unknown) => OpenAiBody; idPref
   embeddings: { check: compileBodyCheck<OpenAiBody>(EMBEDDINGS_BODY), idPrefix: 'emb-', object: 'list' },
 };
 
+/** Per gateway (one process may run several). */
+const responseStores = new WeakMap<PluginContext<ChatApiOptions>, ResponseStoreHolder>();
+
 export default definePlugin<ChatApiOptions>({
   name: 'chatapi',
-  description: 'OpenAI-compatible chat adapter: chat/completions, completions, embeddings, models',
+  description: 'OpenAI-compatible chat adapter: chat/completions, completions, embeddings, models, responses; Anthropic v1/messages',
   configSchema: CHAT_ADAPTER_OPTIONS_SCHEMA,
   routes(router, ctx) {
+    mountCors(router, BASE, ctx.options.cors);
     const catalog = new ModelCatalog(ctx);
     const dataTypes = dataTypesOf(ctx);
+    const responseStore = new ResponseStoreHolder(ctx);
+    responseStores.set(ctx, responseStore);
 
-    const authenticate = (koa: Context): Caller => ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, 'MODEL_REQUESTS');
+    const authenticate = (koa: Context, permission: Permission = 'MODEL_REQUESTS'): Caller => ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, permission);
+    const logUsage = (koa: Context, caller: Caller, model: string, usage: Usage | undefined, endpoint = 'responses') => {
+      if (usage && ctx.options.logUsage) {
+        ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model, endpoint, usage }, 'usage');
+      }
+    };
 
     const predict = (endpoint: Endpoint) => async (koa: Context) => {
       const caller = authenticate(koa);
@@ -60,13 +77,9 @@ export default definePlugin<ChatApiOptions>({
 
       const stream = endpoint !== 'embeddings' && body.stream === true;
       const types = dataTypes[endpoint]();
-      const call = ctx.gate.open(
-        service,
-        { predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } } },
-        // A stream has no overall deadline; its first-chunk and idle deadlines apply instead.
-        { headers: ctx.http.serviceHeaders(koa, caller), timeoutMs: stream ? 0 : undefined },
-      );
-      ctx.http.cancelOnClose(koa, call);
+      const call = openChatCall(ctx, koa, caller, service, {
+        predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
+      }, stream);
       const defaults: AnswerDefaults = {
         id: `${spec.idPrefix}${String(koa.state.requestId)}`,
         created: Math.floor(Date.now() / 1000),
@@ -86,14 +99,15 @@ export default definePlugin<ChatApiOptions>({
         koa.type = 'application/json';
         koa.body = text;
       }
-      if (usage && ctx.options.logUsage) {
-        ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model: body.model, endpoint, usage }, 'usage');
-      }
+      logUsage(koa, caller, body.model, usage, endpoint);
     };
 
     router.post(route('chat/completions'), predict('chat'));
     router.post(route('completions'), predict('completions'));
     router.post(route('embeddings'), predict('embeddings'));
+
+    mountResponses(router, { ctx, route, authenticate, store: () => responseStore.get(), chatTypes: dataTypes.chat, logUsage });
+    mountMessages(router, { ctx, base: BASE, authenticate, chatTypes: dataTypes.chat, logUsage });
 
     router.get(route('models'), (koa) => {
       koa.body = { object: 'list', data: catalog.list(authenticate(koa)) };
@@ -107,6 +121,9 @@ export default definePlugin<ChatApiOptions>({
       if (!model) throw gatewayError('MODEL_NOT_FOUND', { param: 'model', args: { model: id } });
       koa.body = model;
     });
+  },
+  async close(ctx) {
+    await responseStores.get(ctx)?.close();
   },
 });
 

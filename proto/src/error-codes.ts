@@ -19,3 +19,20 @@ export const CLIENT_ERROR_CODES: ReadonlySet<string> = new Set<string>([
   ServiceErrorCodes.noPartialInBatch,
   ServiceErrorCodes.noRawPayloadInBatch,
 ]);
+
+/**
+ * Args of a service error that relays an HTTP upstream's error exactly (a proxy in front of an
+ * engine): `relayed: "true"` marks it; `dialect` says whose error body the upstream sent (`openai` or
+ * `anthropic`); `type`, `code` and `param` are the upstream's (absent when it sent null);
+ * `headerPrefix + <name>` carries each of its retry and rate-limit headers; `requestId` its request
+ * id. The gateway answers HTTP callers with them instead of ordinary args.
+ */
+export const UpstreamErrorArgs = {
+  relayed: 'upstream.relayed',
+  dialect: 'upstream.dialect',
+  type: 'upstream.type',
+  code: 'upstream.code',
+  param: 'upstream.param',
+  headerPrefix: 'upstream.header.',
+  requestId: 'upstream.request_id',
+} as const;

@@ -6,7 +6,7 @@ import { parseModelId } from '../../plugins/_shared/openai/model-id.js';
 import { oneLine } from '../../plugins/_shared/openai/relay.js';
 import { findUsage, mergeUsage } from '../../plugins/_shared/openai/usage.js';
 import { base64ToFloats, encodeEmbeddings, floatsToBase64, splitRequest } from '../../plugins/chatapi/transform.js';
-import { anthropicEvent, anthropicMessageAsEvents } from '../../plugins/chatapi-direct/anthropic.js';
+import { anthropicEvent, anthropicMessageAsEvents } from '../../plugins/_shared/anthropic/events.js';
 import { sseData } from '../support/chat.js';
 
 const defaults: AnswerDefaults = { id: 'chatcmpl-r1', created: 1700, model: 'demo/echo', object: 'chat.completion', includeUsage: false };
@@ -133,10 +133,13 @@ describe('stream helpers', () => {
     expect(mergeUsage(mergeUsage(undefined, { input_tokens: 7, output_tokens: 1 }), { output_tokens: 5 })).toEqual({ input_tokens: 7, output_tokens: 5 });
   });
   it('frames Anthropic events by their type, or from the {event, data} form', () => {
-    expect(anthropicEvent('{"type":"ping"}')).toBe('event: ping\ndata: {"type":"ping"}\n\n');
-    expect(anthropicEvent('{"index":0,"type":"content_block_stop"}')).toBe('event: content_block_stop\ndata: {"index":0,"type":"content_block_stop"}\n\n');
-    expect(anthropicEvent('{"event":"message_stop","data":{"type":"message_stop"}}')).toBe('event: message_stop\ndata: {"type":"message_stop"}\n\n');
-    expect(anthropicEvent('[1]')).toBe('');
+    const state = { stopped: false };
+    expect(anthropicEvent('{"type":"ping"}', state)).toBe('event: ping\ndata: {"type":"ping"}\n\n');
+    expect(anthropicEvent('{"index":0,"type":"content_block_stop"}', state)).toBe('event: content_block_stop\ndata: {"index":0,"type":"content_block_stop"}\n\n');
+    expect(anthropicEvent('[1]', state)).toBe('');
+    expect(state.stopped).toBe(false);
+    expect(anthropicEvent('{"event":"message_stop","data":{"type":"message_stop"}}', state)).toBe('event: message_stop\ndata: {"type":"message_stop"}\n\n');
+    expect(state.stopped).toBe(true);
   });
   it('turns a complete Message into the Anthropic event sequence', () => {
     const events = anthropicMessageAsEvents(JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: 'c', content: [{ type: 'text', text: 'hi' }, { type: 'tool_use', id: 't', name: 'f', input: { a: 1 } }], stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 2 } }));

@@ -151,7 +151,8 @@ describe('direct chat adapter', () => {
       const events = namedEvents(res.text);
       const last = events.at(-1)!;
       expect(last.event).toBe('error');
-      expect(last.data).toMatchObject({ type: 'error', error: { type: 'api_error', code: 'upstream.overloaded_error', message: 'Overloaded mid-stream' } });
+      // Anthropic's own error event: the upstream's type and message, exactly.
+      expect(last.data).toEqual({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded mid-stream' } });
     });
 
     it('answers an upstream error before the stream with its status as JSON', async () => {
@@ -165,7 +166,8 @@ describe('direct chat adapter', () => {
     const res = await rawPost(url, { model: 'demo/openai-proxy/gpt-4o', messages: [{ role: 'user', content: 'upstream-error' }] }, auth);
     expect(res.status).toBe(429);
     expect(res.headers['x-should-retry']).toBe('false');
-    expect(JSON.parse(res.text).error).toMatchObject({ code: 'upstream.insufficient_quota', type: 'rate_limit_error', args: { retryable: 'false' } });
+    // Relayed exactly: the upstream's message, type and code.
+    expect(JSON.parse(res.text).error).toMatchObject({ code: 'insufficient_quota', type: 'insufficient_quota', message: 'upstream quota exhausted', param: null, args: { retryable: 'false' } });
     const retryable = await rawPost(url, { model: 'demo/claude/c', max_tokens: 5, messages: [{ role: 'user', content: [{ type: 'text', text: 'upstream-error' }] }] }, auth);
     expect(retryable.status).toBe(529);
     expect(retryable.headers['x-should-retry']).toBeUndefined();

@@ -105,7 +105,7 @@ describe('official openai Node SDK against the standard adapter', () => {
     const cases: [string, () => Promise<unknown>, new (...args: any[]) => Error, number, string][] = [
       ['401', () => failing('not-a-key').chat.completions.create({ model: 'demo/echo', messages }), OpenAI.AuthenticationError, 401, 'API key is not valid'],
       ['403 permission', () => failing(READ_ONLY_KEY).chat.completions.create({ model: 'demo/echo', messages }), OpenAI.PermissionDeniedError, 403, 'lacks the MODEL_REQUESTS permission'],
-      ['403 private', () => failing(OTHER_ACCOUNT_KEY).chat.completions.create({ model: 'demo/private', messages }), OpenAI.PermissionDeniedError, 403, "Service 'private' is not public"],
+      ['404 private', () => failing(OTHER_ACCOUNT_KEY).chat.completions.create({ model: 'demo/private', messages }), OpenAI.NotFoundError, 404, 'not available to this key'],
       ['404', () => failing().chat.completions.create({ model: 'demo/no-such-service', messages }), OpenAI.NotFoundError, 404, "Model 'demo/no-such-service' does not exist"],
       ['400', () => failing().chat.completions.create({ model: 'demo/echo', messages: [] }), OpenAI.BadRequestError, 400, 'messages'],
       ['400 registry', () => failing().chat.completions.create({ model: 'demo/echo/echo-1', messages, temperature: 3 }), OpenAI.BadRequestError, 400, "Parameter 'temperature'"],

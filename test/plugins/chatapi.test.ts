@@ -140,7 +140,8 @@ describe('standard chat adapter over raw HTTP', () => {
       [{ Authorization: 'Bearer nope' }, chat(), 401, 'API_KEY_INVALID', 'authentication_error'],
       [{ Authorization: BLOCKED_KEY }, chat(), 402, 'ACCOUNT_BLOCKED', 'permission_error'],
       [{ Authorization: READ_ONLY_KEY }, chat(), 403, 'TOKEN_PERMISSION_REQUIRED', 'permission_error'],
-      [{ Authorization: OTHER_ACCOUNT_KEY }, chat({ model: 'demo/private' }), 403, 'ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED', 'permission_error'],
+      // A private service of another account is as unknown to the key as a missing one.
+      [{ Authorization: OTHER_ACCOUNT_KEY }, chat({ model: 'demo/private' }), 404, 'MODEL_NOT_FOUND', 'not_found_error'],
       [auth, chat({ model: 'nobody/echo' }), 404, 'MODEL_NOT_FOUND', 'not_found_error'],
       [auth, chat({ model: 'demo/nothing' }), 404, 'MODEL_NOT_FOUND', 'not_found_error'],
       [auth, chat({ model: 'no-slash' }), 404, 'MODEL_NOT_FOUND', 'not_found_error'],

@@ -106,7 +106,7 @@ def errors():
            lambda: other("not-a-key").chat.completions.create(model="demo/echo", messages=MESSAGES))
     raises(openai.PermissionDeniedError, 403, "MODEL_REQUESTS",
            lambda: other(os.environ["READ_ONLY_KEY"]).chat.completions.create(model="demo/echo", messages=MESSAGES))
-    raises(openai.PermissionDeniedError, 403, "is not public",
+    raises(openai.NotFoundError, 404, "not available to this key",
            lambda: other(os.environ["OTHER_KEY"]).chat.completions.create(model="demo/private", messages=MESSAGES))
     raises(openai.NotFoundError, 404, "demo/nothing",
            lambda: client.chat.completions.create(model="demo/nothing", messages=MESSAGES))

@@ -5,7 +5,7 @@
  * it; `demo/faulty` fails on request).
  */
 import { startAnthropicProxy } from '../../examples/anthropic-proxy/proxy.js';
-import { echoAnswer } from '../../examples/echo-service/echo.js';
+import { contentText, echoAnswer } from '../../examples/echo-service/echo.js';
 import { startEchoService } from '../../examples/echo-service/service.js';
 import { startOpenAiProxy } from '../../examples/openai-proxy/proxy.js';
 import { silentLogger, type ModelService } from '../../sdk/index.js';
@@ -30,7 +30,8 @@ export interface ChatFixture {
 
 /** `demo/faulty` answers by the last user message: `fail-500`, `fail-503`, `fail-mid-stream`, else like the echo service. */
 function faultyAnswer(data: any, config: any): unknown {
-  const last = data.messages?.at(-1)?.content;
+  // Content as a string, or as text parts (the Responses and Messages translations send parts).
+  const last = contentText(data.messages?.at(-1)?.content);
   if (last === 'fail-500') throw new RawServiceError('model.crashed', 'the model crashed', 500);
   if (last === 'fail-503') throw new RawServiceError('model.overloaded', 'the model is overloaded', 503);
   if (last === 'fail-mid-stream') {

@@ -57,6 +57,53 @@ export async function startUpstream(handle: (req: UpstreamRequest, res: http.Ser
   };
 }
 
+/** What a model asked for JSON answers (`response_format` json_schema or json_object). */
+export const STRUCTURED_REPLY = '{"city":"Paris","temp_c":21}';
+
+/**
+ * Errors as a real OpenAI-compatible engine sends them, by the last user text: status, body and the
+ * headers clients read (retry-after, rate limits, the engine's request id).
+ */
+export const ENGINE_FAILURES: Record<string, { status: number; headers: Record<string, string>; body: Json }> = {
+  'rate-limited': {
+    status: 429,
+    headers: {
+      'retry-after': '7', 'retry-after-ms': '6500', 'x-ratelimit-limit-requests': '100', 'x-ratelimit-remaining-requests': '0',
+      'x-ratelimit-reset-requests': '6.5s', 'x-request-id': 'req_engine_429',
+    },
+    body: { error: { message: 'Rate limit reached for requests per min (RPM): Limit 100, Used 100', type: 'requests', param: null, code: 'rate_limit_exceeded' } },
+  },
+  'bad-param': {
+    status: 400,
+    headers: { 'x-request-id': 'req_engine_400' },
+    body: { error: { message: "Invalid value for 'temperature': must be at most 2.", type: 'invalid_request_error', param: 'temperature', code: 'invalid_value' } },
+  },
+  'server-error': {
+    status: 500,
+    headers: { 'x-request-id': 'req_engine_500' },
+    body: { error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: null } },
+  },
+};
+
+/** The same failures as an Anthropic Messages upstream sends them. */
+export const ANTHROPIC_FAILURES: Record<string, { status: number; headers: Record<string, string>; body: Json }> = {
+  'rate-limited': {
+    status: 429,
+    headers: { 'retry-after': '9', 'anthropic-ratelimit-requests-remaining': '0', 'request-id': 'req_anthropic_429' },
+    body: { type: 'error', error: { type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit.' } },
+  },
+  'bad-param': {
+    status: 400,
+    headers: { 'request-id': 'req_anthropic_400' },
+    body: { type: 'error', error: { type: 'invalid_request_error', message: 'temperature: range: 0..1' } },
+  },
+  'server-error': {
+    status: 500,
+    headers: { 'request-id': 'req_anthropic_500' },
+    body: { type: 'error', error: { type: 'api_error', message: 'Internal server error' } },
+  },
+};
+
 const TOOL_CALL = { id: 'call_weather_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } };
 
 /** An OpenAI-compatible upstream at `<url>/v1`. Asking for tools gets a tool call; `upstream-error` a 429. */
@@ -71,11 +118,21 @@ export function startOpenAiUpstream(): Promise<Upstream> {
     if (path === '/v1/chat/completions') {
       const text = lastUserText(body.messages);
       if (text === 'upstream-error') return json(429, { error: { message: 'upstream quota exhausted', type: 'insufficient_quota', param: null, code: 'insufficient_quota' } });
-      const tools = Array.isArray(body.tools) && body.tools.length > 0;
+      const failure = ENGINE_FAILURES[text];
+      if (failure) {
+        res.writeHead(failure.status, { 'content-type': 'application/json', ...failure.headers });
+        return res.end(JSON.stringify(failure.body));
+      }
+      // After a tool call the model answers with the tool's output; asked for JSON it answers JSON.
+      const last = body.messages?.at(-1);
+      const toolResult = last?.role === 'tool' ? String(last.content) : undefined;
+      const structured = body.response_format?.type === 'json_schema' || body.response_format?.type === 'json_object';
+      const tools = toolResult === undefined && Array.isArray(body.tools) && body.tools.length > 0;
+      const reply = toolResult !== undefined ? `The tool said: ${toolResult}` : structured ? STRUCTURED_REPLY : `Upstream heard: ${text}`;
       if (!body.stream) {
         const message = tools
           ? { role: 'assistant', content: null, refusal: null, tool_calls: [TOOL_CALL] }
-          : { role: 'assistant', content: `Upstream heard: ${text}`, refusal: null };
+          : { role: 'assistant', content: reply, refusal: null };
         return json(200, { ...head, object: 'chat.completion', choices: [{ index: 0, message, logprobs: null, finish_reason: tools ? 'tool_calls' : 'stop' }], usage });
       }
       const withUsage = body.stream_options?.include_usage === true;
@@ -87,7 +144,9 @@ export function startOpenAiUpstream(): Promise<Upstream> {
           chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }, null),
           chunk({}, 'tool_calls'),
         ]
-        : [chunk({ role: 'assistant', content: '' }, null), chunk({ content: 'Upstream heard: ' }, null), chunk({ content: text }, null), chunk({}, 'stop')];
+        : [chunk({ role: 'assistant', content: '' }, null), chunk({ content: reply.slice(0, 16) }, null), chunk({ content: reply.slice(16) }, null), chunk({}, 'stop')];
+      // A cut-off stream: the engine stops after two chunks, with no finish_reason and no [DONE].
+      if (text === 'cut-off') return sse(res, frames.slice(0, 2));
       if (withUsage) frames.push(`data: ${JSON.stringify({ ...head, object: 'chat.completion.chunk', choices: [], usage })}\n\n`);
       frames.push('data: [DONE]\n\n');
       return sse(res, frames);
@@ -117,9 +176,18 @@ export function startAnthropicUpstream(): Promise<Upstream> {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(value));
     };
+    if (path === '/v1/messages/count_tokens') {
+      // The upstream's own count (here: characters of the messages' JSON, a number no gateway could guess).
+      return json(200, { input_tokens: JSON.stringify(body.messages).length });
+    }
     if (path !== '/v1/messages') return json(404, { type: 'error', error: { type: 'not_found_error', message: `no route ${path}` } });
     const text = lastUserText(body.messages);
     if (text === 'upstream-error') return json(529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+    const failure = ANTHROPIC_FAILURES[text];
+    if (failure) {
+      res.writeHead(failure.status, { 'content-type': 'application/json', ...failure.headers });
+      return res.end(JSON.stringify(failure.body));
+    }
     const reply = `Claude heard: ${text}`;
     const message = { id: 'msg_upstream_1', type: 'message', role: 'assistant', model: body.model, content: [{ type: 'text', text: reply }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 7, output_tokens: 5 } };
     if (!body.stream) return json(200, message);
@@ -129,6 +197,8 @@ export function startAnthropicUpstream(): Promise<Upstream> {
       named('ping', {}),
       named('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Claude heard: ' } }),
     ];
+    // A cut-off stream: the upstream stops mid-answer, with no message_delta and no message_stop.
+    if (text === 'cut-off') return sse(res, frames);
     if (text === 'stream-error') {
       frames.push(named('error', { error: { type: 'overloaded_error', message: 'Overloaded mid-stream' } }));
       return sse(res, frames);

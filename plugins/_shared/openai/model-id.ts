@@ -32,14 +32,15 @@ export interface ChatTarget {
 /**
  * The service a `model` value names, for a caller who may call it. An unknown author or service is
  * 404 MODEL_NOT_FOUND (OpenAI's status for an unknown model, so SDKs raise NotFoundError), not the
- * 400 ACCOUNT_NOT_FOUND / SERVICE_NOT_FOUND of the platform API; a private service of another account
- * is 403 as everywhere.
+ * 400 ACCOUNT_NOT_FOUND / SERVICE_NOT_FOUND of the platform API. A private service of another account
+ * answers the same 404, as OpenAI does for a model the key cannot use: a key learns nothing about
+ * services it may not call, and `GET models` does not list them either.
  */
 export function resolveChatTarget(ctx: PluginContext<any>, caller: Caller, model: string): ChatTarget {
   const id = parseModelId(model);
   const account = id && ctx.directory.findAccount(id.author);
   const service = account && ctx.directory.findService(account, id.service);
-  if (!id || !service) throw gatewayError('MODEL_NOT_FOUND', { param: 'model', args: { model } });
+  if (!id || !service || !canCall(caller, service)) throw gatewayError('MODEL_NOT_FOUND', { param: 'model', args: { model } });
   ctx.pipeline.checkAccess(caller, service, { account: id.author, model: id.service });
   return { id, service };
 }

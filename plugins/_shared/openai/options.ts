@@ -1,4 +1,5 @@
 import type { ServiceEntry } from '../../../core/plugins/index.js';
+import { CORS_OPTIONS_SCHEMA, type CorsOptions } from '../http/cors.js';
 import type { StreamTimeouts } from './relay.js';
 
 /** Options both chat adapters take (`plugins.options.chatapi` / `plugins.options.chatapi-direct`). */
@@ -9,6 +10,8 @@ export interface ChatAdapterOptions {
   idleTimeoutMs: number;
   /** Log each answer's token usage (info level). */
   logUsage: boolean;
+  /** CORS for browser apps; off unless `allowedOrigins` lists some. */
+  cors?: CorsOptions;
 }
 
 export const CHAT_ADAPTER_OPTIONS_SCHEMA = {
@@ -18,6 +21,7 @@ export const CHAT_ADAPTER_OPTIONS_SCHEMA = {
     firstChunkTimeoutMs: { type: 'integer', minimum: 0 },
     idleTimeoutMs: { type: 'integer', minimum: 0, default: 60_000 },
     logUsage: { type: 'boolean', default: true },
+    cors: CORS_OPTIONS_SCHEMA,
   },
 };
 

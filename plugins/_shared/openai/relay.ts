@@ -28,9 +28,15 @@ export interface SseFormat<R> {
   /** The SSE text for a complete (non-partial) answer to a streaming request. */
   whole(json: string, request: R): string;
   /** The event that reports an error after the 200 headers went out. */
-  error(err: GatewayError): string;
+  error(err: GatewayError, request: R): string;
   /** Written after the last answer, before the response closes ('' for none). */
-  readonly end: string;
+  readonly end: string | ((request: R) => string);
+  /**
+   * Whether the answer reached its terminal event (Anthropic's `message_stop`, a Responses terminal).
+   * A stream the service finished without it is cut off: the caller gets an error event, never a
+   * clean end. Absent: the service's finished stream is complete.
+   */
+  terminated?(request: R): boolean;
 }
 
 const SSE_HEADERS = {
@@ -106,13 +112,20 @@ export async function relaySse<R>(
     if (!committed) throw err;
     // A caller that does not read would never get the error event: cut the connection instead.
     if (res.writableNeedDrain) res.destroy();
-    else if (!res.destroyed) res.end(format.error(err));
+    else if (!res.destroyed) res.end(format.error(err, request));
     return usage;
   }
   clearTimeout(timer);
   if (res.destroyed) return usage;
+  if (format.terminated && !format.terminated(request)) {
+    const err = gatewayError('STREAM_CUT_OFF', { args: { service: serviceName, expected: 'no terminal event' } });
+    if (!committed) throw err;
+    res.end(format.error(err, request));
+    return usage;
+  }
   if (!committed) commit(koa);
-  if (format.end) res.end(format.end);
+  const end = typeof format.end === 'function' ? format.end(request) : format.end;
+  if (end) res.end(end);
   else res.end();
   return usage;
 }
@@ -127,7 +140,7 @@ function answerJson(answer: ServiceAnswer, serviceName: string): string | undefi
   throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: serviceName, reason: `expected a JSON answer, got ${answer.body ?? 'an empty frame'}` } });
 }
 
-function commit(koa: Context): true {
+export function commit(koa: Context): true {
   // Koa stays out of the response from here on; the access log still sees status 200.
   koa.status = 200;
   koa.respond = false;

@@ -7,16 +7,29 @@
  * data's `type`, so the adapter takes the name from there and writes the JSON text unchanged. The
  * wrapped form `{"event": "<name>", "data": {…}}` is accepted too.
  */
-import { renderErrorBody, type GatewayError } from '../../core/plugins/index.js';
-import { isJsonObject as isObject, parseJsonObject } from '../_shared/openai/json-object.js';
+import type { GatewayError } from '../../../core/plugins/index.js';
+import { isJsonObject as isObject, parseJsonObject } from '../openai/json-object.js';
+import type { SseFormat } from '../openai/relay.js';
+import { anthropicErrorData } from './errors.js';
+
+/** Per streamed answer: whether `message_stop` went out (a stream without it is cut off). */
+export interface AnthropicStreamState {
+  stopped: boolean;
+}
 
 /** `"type"` as the first key, the way Anthropic (and the example proxy) serialise events. */
 const LEADING_TYPE = /^\{\s*"type"\s*:\s*"([A-Za-z0-9_.-]+)"/;
 
-const named = (event: string, data: string): string => `event: ${event}\ndata: ${data}\n\n`;
+export const named = (event: string, data: string): string => `event: ${event}\ndata: ${data}\n\n`;
 
 /** The SSE frame of one partial answer; '' when it carries no event. */
-export function anthropicEvent(json: string): string {
+export function anthropicEvent(json: string, state: AnthropicStreamState): string {
+  const frame = eventFrame(json);
+  if (frame.startsWith('event: message_stop\n')) state.stopped = true;
+  return frame;
+}
+
+function eventFrame(json: string): string {
   const lead = LEADING_TYPE.exec(json);
   if (lead) return named(lead[1]!, json);
   const value = parseJsonObject(json);
@@ -28,13 +41,23 @@ export function anthropicEvent(json: string): string {
   return typeof value.type === 'string' ? named(value.type, json) : '';
 }
 
-/**
- * A mid-stream error as Anthropic sends it: `event: error` with `{"type":"error","error":{…}}`. The
- * inner object is the gateway's one error envelope; its `type` values are also Anthropic's.
- */
+/** A mid-stream error as Anthropic sends it: `event: error` with `{"type":"error","error":{type,message}}`. */
 export function anthropicErrorEvent(err: GatewayError): string {
-  return named('error', JSON.stringify({ type: 'error', ...renderErrorBody(err) }));
+  return named('error', anthropicErrorData(err));
 }
+
+/** Anthropic's stream framing for services that speak the Messages API themselves. */
+export const ANTHROPIC_SSE: SseFormat<AnthropicStreamState> = {
+  partial: anthropicEvent,
+  whole: (json, state) => {
+    const events = anthropicMessageAsEvents(json);
+    if (events.endsWith('event: message_stop\ndata: {"type":"message_stop"}\n\n')) state.stopped = true;
+    return events;
+  },
+  error: anthropicErrorEvent,
+  end: '',
+  terminated: (state) => state.stopped,
+};
 
 /**
  * A complete Message given to a streaming request, as the events a streaming service would have

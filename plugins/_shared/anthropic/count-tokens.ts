@@ -1,0 +1,40 @@
+/**
+ * `count_tokens` asked of the service itself, as the ext call `count_tokens` with the request as the
+ * `request` param (the Messages body for `family: anthropic`, the chat request otherwise); its answer
+ * is `{"input_tokens": N}`. A service that cannot count gets a clear 400, never an invented number.
+ */
+import type { Context } from 'koa';
+import { GatewayError, gatewayError, toGatewayError, type Caller, type PluginContext, type ServiceEntry } from '../../../core/plugins/index.js';
+import { parseJsonObject } from '../openai/json-object.js';
+import { openChatCall } from '../openai/open-call.js';
+
+export const COUNT_TOKENS_METHOD = 'count_tokens';
+
+/** Codes with which the service SDKs say a method is not there. */
+const UNSUPPORTED = /method-not-supported|not[-_ ]?implemented|unknown[-_ ]method/i;
+
+export async function countTokens(
+  ctx: PluginContext<any>,
+  koa: Context,
+  caller: Caller,
+  service: ServiceEntry,
+  requestJson: string,
+  extraHeaders: Record<string, string>,
+): Promise<{ input_tokens: number }> {
+  const call = openChatCall(ctx, koa, caller, service, { ext: { methodName: COUNT_TOKENS_METHOD, params: { request: { json: requestJson } } } }, false, extraHeaders);
+  let json: string | undefined;
+  try {
+    for await (const answer of call) if (answer.body === 'ext') json = answer.ext?.data?.json;
+  } catch (thrown) {
+    const err = toGatewayError(thrown);
+    if (err instanceof GatewayError && (UNSUPPORTED.test(err.code) || err.status === 501)) {
+      throw gatewayError('TOKEN_COUNT_UNSUPPORTED', { args: { service: service.name, reason: err.message } });
+    }
+    throw err;
+  }
+  const count = json === undefined ? undefined : parseJsonObject(json)?.input_tokens;
+  if (typeof count !== 'number' || !Number.isInteger(count) || count < 0) {
+    throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: service.name, reason: 'count_tokens must answer {"input_tokens": <integer>}' } });
+  }
+  return { input_tokens: count };
+}

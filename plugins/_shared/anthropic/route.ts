@@ -1,0 +1,23 @@
+/**
+ * What every Messages API route (`/v1/messages`, `/v1/messages/count_tokens`) of either adapter does
+ * before its own work: errors in Anthropic's shape, a `request-id` header (the SDKs expose it as
+ * `_request_id` / `requestID`), and the `anthropic-version` / `anthropic-beta` headers the caller
+ * sent, to be passed on to the service.
+ */
+import type { Context } from 'koa';
+import { useErrorRenderer } from '../../../core/plugins/index.js';
+import { renderAnthropicError } from './errors.js';
+
+/** Caller headers passed to the service on these routes. */
+const PASSED = ['anthropic-version', 'anthropic-beta'] as const;
+
+export function prepareAnthropicRoute(koa: Context): Record<string, string> {
+  useErrorRenderer(koa, renderAnthropicError);
+  koa.set('request-id', String(koa.state.requestId));
+  const headers: Record<string, string> = {};
+  for (const name of PASSED) {
+    const value = koa.get(name);
+    if (value && value.length <= 1000) headers[name] = value;
+  }
+  return headers;
+}

@@ -1,0 +1,31 @@
+import type { Context } from 'koa';
+import { GatewayError, gatewayError, type Caller, type GateRequest, type PluginContext, type ServiceCall, type ServiceEntry } from '../../../core/plugins/index.js';
+
+/**
+ * Opens a call to a chat service for an adapter request, cancelled when the caller goes away. A
+ * service with no connected instance is 503 SERVICE_UNAVAILABLE with `Retry-After` here, which the
+ * OpenAI and Anthropic SDKs retry (DESIGN.md section 4); the platform API keeps the spec's 400.
+ * `stream`: the call has no overall deadline (its first-chunk and idle deadlines apply instead).
+ * `extraHeaders` go to the service too (e.g. `anthropic-version`), after the gateway's own.
+ */
+export function openChatCall(
+  ctx: PluginContext<any>,
+  koa: Context,
+  caller: Caller,
+  service: ServiceEntry,
+  request: GateRequest,
+  stream: boolean,
+  extraHeaders?: Record<string, string>,
+): ServiceCall {
+  let call: ServiceCall;
+  const headers = ctx.http.serviceHeaders(koa, caller);
+  if (extraHeaders) for (const [name, value] of Object.entries(extraHeaders)) headers[name] ??= value;
+  try {
+    call = ctx.gate.open(service, request, { headers, timeoutMs: stream ? 0 : undefined });
+  } catch (err) {
+    if (err instanceof GatewayError && err.code === 'NO_ACTIVE_INSTANCES') throw gatewayError('SERVICE_UNAVAILABLE', { args: { service: service.name } });
+    throw err;
+  }
+  ctx.http.cancelOnClose(koa, call);
+  return call;
+}

@@ -1,0 +1,71 @@
+/**
+ * The Messages API on the direct adapter: `POST <base>/v1/messages` and `…/count_tokens` pass the body
+ * byte for byte to a `family: anthropic` service, under the direct adapter's spec rules for that
+ * family (`max_tokens` required, `content` only as typed parts; a string is a 400 naming the field).
+ * Keys in `x-api-key` or `Authorization`; errors in Anthropic's shape with a `request-id` header.
+ */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { gatewayError, type PluginContext, type ServiceEntry } from '../../core/plugins/index.js';
+import { countTokens } from '../_shared/anthropic/count-tokens.js';
+import { ANTHROPIC_SSE, type AnthropicStreamState } from '../_shared/anthropic/events.js';
+import { prepareAnthropicRoute } from '../_shared/anthropic/route.js';
+import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
+import { resolveChatTarget } from '../_shared/openai/model-id.js';
+import { openChatCall } from '../_shared/openai/open-call.js';
+import { streamTimeouts, type ChatAdapterOptions } from '../_shared/openai/options.js';
+import { collectAnswer, relaySse } from '../_shared/openai/relay.js';
+import { findUsage } from '../_shared/openai/usage.js';
+import { compileBodyCheck } from '../_shared/openai/validate.js';
+import { DIRECT_BODY, checkAnthropicBody, type DirectBody } from './schemas.js';
+
+const checkBody = compileBodyCheck<DirectBody>(DIRECT_BODY);
+
+export function mountDirectMessages(
+  router: Router,
+  ctx: PluginContext<ChatAdapterOptions>,
+  base: string,
+  dataTypeOf: (service: ServiceEntry) => string,
+  parseJson: (text: string) => unknown,
+): void {
+  /** The caller, the raw body, and the Anthropic-family service it names, all checked. */
+  const admit = async (koa: Context) => {
+    const caller = ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, 'MODEL_REQUESTS');
+    ctx.pipeline.countRequest(caller);
+    const text = (await ctx.http.readRawBody(koa)).toString('utf8');
+    const body = checkBody(parseJson(text));
+    const { service } = resolveChatTarget(ctx, caller, body.model);
+    if (service.family !== 'anthropic') {
+      throw gatewayError('VALIDATION_FAILED', { param: 'model', args: { reason: `'${body.model}' does not speak the Messages API here (not an Anthropic-family service): use chat/completions, or the standard adapter's v1/messages` } });
+    }
+    return { caller, text, body, service };
+  };
+
+  router.post(`${base}/v1/messages`, async (koa) => {
+    const passed = prepareAnthropicRoute(koa);
+    const { caller, text, body, service } = await admit(koa);
+    checkAnthropicBody(body);
+    const stream = body.stream === true;
+    const call = openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: dataTypeOf(service) } } }, stream, passed);
+    let usage;
+    if (stream) {
+      usage = await relaySse<AnthropicStreamState>(koa, call, ANTHROPIC_SSE, { stopped: false }, streamTimeouts(ctx.options, service, ctx.gate.defaultTimeoutSec), service.name);
+    } else {
+      const answer = await collectAnswer(call, service.name);
+      const json = answer.whole ?? answer.parts.at(-1)!;
+      koa.type = 'application/json';
+      koa.body = json;
+      usage = findUsage(json);
+    }
+    if (usage && ctx.options.logUsage) {
+      ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model: body.model, endpoint: 'messages', usage }, 'usage');
+    }
+  });
+
+  router.post(`${base}/v1/messages/count_tokens`, async (koa) => {
+    const passed = prepareAnthropicRoute(koa);
+    const { caller, text, body, service } = await admit(koa);
+    checkAnthropicBody(body, { maxTokensRequired: false });
+    koa.body = await countTokens(ctx, koa, caller, service, text, passed);
+  });
+}

@@ -1,0 +1,118 @@
+/**
+ * The Anthropic Messages API on the standard adapter (DESIGN.md section 4): `POST v1/messages` and
+ * `v1/messages/count_tokens` in front of any chat service, translated to the chat predict of
+ * `chat/completions` (same split, same registry validation) and back; services of `family: anthropic`
+ * get the Messages body itself, with string `content` turned into text blocks (what their spec
+ * requires). Keys in `x-api-key` or `Authorization`; errors in Anthropic's shape.
+ */
+import { randomBytes } from 'node:crypto';
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { gatewayError, type Caller, type PluginContext, type ServiceEntry } from '../../../core/plugins/index.js';
+import { countTokens } from '../../_shared/anthropic/count-tokens.js';
+import { ANTHROPIC_SSE, type AnthropicStreamState } from '../../_shared/anthropic/events.js';
+import { prepareAnthropicRoute } from '../../_shared/anthropic/route.js';
+import { mergeChunks, type AnswerDefaults } from '../../_shared/openai/answers.js';
+import { parseJsonObject } from '../../_shared/openai/json-object.js';
+import { resolveChatTarget } from '../../_shared/openai/model-id.js';
+import { openChatCall } from '../../_shared/openai/open-call.js';
+import { streamTimeouts, type ChatAdapterOptions } from '../../_shared/openai/options.js';
+import { collectAnswer, relaySse } from '../../_shared/openai/relay.js';
+import { findUsage, type Usage } from '../../_shared/openai/usage.js';
+import { compileBodyCheck } from '../../_shared/openai/validate.js';
+import { splitRequest } from '../transform.js';
+import { validateTranslatedConfig } from '../validate-config.js';
+import { messageFromChat } from './answer.js';
+import { CHAT_TO_MESSAGES_PARAM, toChatRequest } from './request.js';
+import { COUNT_TOKENS_BODY, MESSAGES_BODY, type MessagesBody } from './schema.js';
+import { MESSAGES_SSE, MessagesStream } from './stream.js';
+
+export interface MessagesDeps {
+  ctx: PluginContext<ChatAdapterOptions>;
+  /** The adapter base path; these routes are only under `<base>/v1/…`, where the Anthropic SDKs call. */
+  base: string;
+  authenticate: (koa: Context) => Caller;
+  chatTypes: () => { data?: string; config?: string };
+  logUsage: (koa: Context, caller: Caller, model: string, usage: Usage | undefined, endpoint: string) => void;
+}
+
+const checkCreate = compileBodyCheck<MessagesBody>(MESSAGES_BODY);
+const checkCount = compileBodyCheck<MessagesBody>(COUNT_TOKENS_BODY);
+
+export function mountMessages(router: Router, deps: MessagesDeps): void {
+  const { ctx, base } = deps;
+
+  router.post(`${base}/v1/messages`, async (koa) => {
+    const passed = prepareAnthropicRoute(koa);
+    const caller = deps.authenticate(koa);
+    ctx.pipeline.countRequest(caller);
+    const { text, value } = await ctx.http.readJsonText(koa);
+    const body = checkCreate(value);
+    const { id, service } = resolveChatTarget(ctx, caller, body.model);
+    const stream = body.stream === true;
+    const timeouts = streamTimeouts(ctx.options, service, ctx.gate.defaultTimeoutSec);
+    let usage: Usage | undefined;
+
+    if (service.family === 'anthropic') {
+      const call = openChatCall(ctx, koa, caller, service, { predict: { data: { json: nativeBody(body, text), dataType: `${ctx.specsUrl}/common.json#/JsonObject` } } }, stream, passed);
+      if (stream) {
+        usage = await relaySse<AnthropicStreamState>(koa, call, ANTHROPIC_SSE, { stopped: false }, timeouts, service.name);
+      } else {
+        const answer = await collectAnswer(call, service.name);
+        const json = answer.whole ?? answer.parts.at(-1)!;
+        koa.type = 'application/json';
+        koa.body = json;
+        usage = findUsage(json);
+      }
+      deps.logUsage(koa, caller, body.model, usage, 'messages');
+      return;
+    }
+
+    const split = splitRequest(toChatRequest(body), 'chat', id.model ?? service.defaultModel);
+    validateTranslatedConfig(ctx, service, split.configObject, id.model, CHAT_TO_MESSAGES_PARAM);
+    const types = deps.chatTypes();
+    const call = openChatCall(ctx, koa, caller, service, {
+      predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
+    }, stream, passed);
+    const messageId = `msg_${randomBytes(12).toString('hex')}`;
+    if (stream) {
+      usage = await relaySse(koa, call, MESSAGES_SSE, new MessagesStream(messageId, body.model), timeouts, service.name);
+    } else {
+      const answer = await collectAnswer(call, service.name);
+      const defaults: AnswerDefaults = { id: messageId, created: Math.floor(Date.now() / 1000), model: body.model, object: 'chat.completion', includeUsage: false };
+      const json = answer.whole ?? mergeChunks(answer.parts, defaults);
+      const completion = parseJsonObject(json);
+      if (!completion) throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: service.name, reason: 'the chat answer is not a JSON object' } });
+      koa.body = messageFromChat(completion, messageId, body.model);
+      usage = findUsage(json);
+    }
+    deps.logUsage(koa, caller, body.model, usage, 'messages');
+  });
+
+  router.post(`${base}/v1/messages/count_tokens`, async (koa) => {
+    const passed = prepareAnthropicRoute(koa);
+    const caller = deps.authenticate(koa);
+    ctx.pipeline.countRequest(caller);
+    const { text, value } = await ctx.http.readJsonText(koa);
+    const body = checkCount(value);
+    const { id, service } = resolveChatTarget(ctx, caller, body.model);
+    let request: string;
+    if (service.family === 'anthropic') {
+      request = nativeBody(body, text);
+    } else {
+      const chat = toChatRequest(body);
+      const model = id.model ?? service.defaultModel;
+      request = JSON.stringify({ ...(model !== undefined ? { model } : {}), messages: chat.messages, ...(chat.tools ? { tools: chat.tools } : {}) });
+    }
+    koa.body = await countTokens(ctx, koa, caller, service, request, passed);
+  });
+}
+
+/** The Messages body for an Anthropic-family service: as sent, with string content as one text block. */
+function nativeBody(body: MessagesBody, text: string): string {
+  if (!body.messages.some((m) => typeof m.content === 'string')) return text;
+  return JSON.stringify({
+    ...body,
+    messages: body.messages.map((m) => (typeof m.content === 'string' ? { ...m, content: [{ type: 'text', text: m.content }] } : m)),
+  });
+}

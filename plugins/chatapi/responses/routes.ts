@@ -1,0 +1,154 @@
+/**
+ * The Responses API on the standard adapter (DESIGN.md section 4): `POST responses` translated to the
+ * chat predict the adapter makes for `chat/completions` (same split, same registry validation), the
+ * answer translated back (a response object, or typed events), and the stored responses:
+ * `GET`/`DELETE responses/{id}` and `GET responses/{id}/input_items`, readable only by the account
+ * that created them. A service with `nativeResponses` gets the body unchanged instead.
+ */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { gatewayError, type Caller, type PluginContext, type ServiceEntry } from '../../../core/plugins/index.js';
+import { mergeChunks, type AnswerDefaults } from '../../_shared/openai/answers.js';
+import { parseJsonObject, type JsonObject as Json } from '../../_shared/openai/json-object.js';
+import { resolveChatTarget } from '../../_shared/openai/model-id.js';
+import { openChatCall } from '../../_shared/openai/open-call.js';
+import { streamTimeouts, type ChatAdapterOptions } from '../../_shared/openai/options.js';
+import { collectAnswer, relaySse } from '../../_shared/openai/relay.js';
+import { findUsage, type Usage } from '../../_shared/openai/usage.js';
+import { compileBodyCheck } from '../../_shared/openai/validate.js';
+import { splitRequest } from '../transform.js';
+import { validateTranslatedConfig } from '../validate-config.js';
+import { outputAsMessages, responseFromChat, type ResponseHead } from './answer.js';
+import { newId } from './ids.js';
+import { NATIVE_RESPONSES_SSE, type NativeStreamState } from './native.js';
+import { CHAT_TO_RESPONSES_PARAM, toChatRequest } from './request.js';
+import { RESPONSES_BODY, type ResponsesBody } from './schema.js';
+import type { ResponseStore } from './store.js';
+import { RESPONSES_SSE, ResponsesStream } from './stream.js';
+
+export interface ResponsesDeps {
+  ctx: PluginContext<ChatAdapterOptions>;
+  /** The route pattern for a path under the adapter base (`<base>{/v1}/<path>`). */
+  route: (path: string) => string;
+  authenticate: (koa: Context, permission: 'MODEL_REQUESTS' | 'READ_DATA' | 'MODIFY_DATA') => Caller;
+  store: () => Promise<ResponseStore>;
+  /** `dataType` of chat predict data and config. */
+  chatTypes: () => { data?: string; config?: string };
+  logUsage: (koa: Context, caller: Caller, model: string, usage: Usage | undefined) => void;
+}
+
+const checkBody = compileBodyCheck<ResponsesBody>(RESPONSES_BODY);
+
+export function mountResponses(router: Router, deps: ResponsesDeps): void {
+  const { ctx, route } = deps;
+
+  router.post(route('responses'), async (koa) => {
+    const caller = deps.authenticate(koa, 'MODEL_REQUESTS');
+    ctx.pipeline.countRequest(caller);
+    const { text, value } = await ctx.http.readJsonText(koa);
+    const body = checkBody(value);
+    const { id, service } = resolveChatTarget(ctx, caller, body.model);
+    const stream = body.stream === true;
+    if (service.nativeResponses) {
+      const call = openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: `${ctx.specsUrl}/gpt.json#/ResponsesRequest` } } }, stream);
+      if (stream) {
+        const usage = await relaySse<NativeStreamState>(koa, call, NATIVE_RESPONSES_SSE, { terminated: false, sequence: 0 }, timeoutsOf(ctx, service), service.name);
+        deps.logUsage(koa, caller, body.model, usage);
+      } else {
+        const answer = await collectAnswer(call, service.name);
+        const json = answer.whole ?? answer.parts.at(-1)!;
+        koa.type = 'application/json';
+        koa.body = json;
+        deps.logUsage(koa, caller, body.model, findUsage(json));
+      }
+      return;
+    }
+
+    const previous = body.previous_response_id ? await ownStored(deps, caller, body.previous_response_id, 'previous_response_id') : undefined;
+    const { chat, conversation, inputItems } = toChatRequest(body, previous?.conversation);
+    const split = splitRequest(chat, 'chat', id.model ?? service.defaultModel);
+    validateTranslatedConfig(ctx, service, split.configObject, id.model, CHAT_TO_RESPONSES_PARAM);
+
+    const types = deps.chatTypes();
+    const call = openChatCall(ctx, koa, caller, service, {
+      predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
+    }, stream);
+    const head: ResponseHead = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), model: body.model, body };
+    let response: Json | undefined;
+    let usage: Usage | undefined;
+    if (stream) {
+      const translator = new ResponsesStream(head);
+      usage = await relaySse(koa, call, RESPONSES_SSE, translator, timeoutsOf(ctx, service), service.name);
+      response = translator.final?.status === 'failed' ? undefined : translator.final;
+    } else {
+      const answer = await collectAnswer(call, service.name);
+      const defaults: AnswerDefaults = { id: head.id, created: head.createdAt, model: body.model, object: 'chat.completion', includeUsage: false };
+      const json = answer.whole ?? mergeChunks(answer.parts, defaults);
+      const completion = parseJsonObject(json);
+      if (!completion) throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: service.name, reason: 'the chat answer is not a JSON object' } });
+      response = responseFromChat(head, completion);
+      usage = findUsage(json);
+      koa.body = response;
+    }
+    deps.logUsage(koa, caller, body.model, usage);
+    if (response && body.store !== false) {
+      const store = await deps.store();
+      await store.put({
+        id: head.id,
+        ownerId: caller.account.id,
+        createdAt: Date.now(),
+        response,
+        inputItems,
+        conversation: [...conversation, ...outputAsMessages(response.output as Json[])],
+      });
+    }
+  });
+
+  router.get(route('responses/:id'), async (koa) => {
+    const caller = deps.authenticate(koa, 'READ_DATA');
+    koa.body = (await ownStored(deps, caller, String(koa.params.id))).response;
+  });
+
+  router.delete(route('responses/:id'), async (koa) => {
+    const caller = deps.authenticate(koa, 'MODIFY_DATA');
+    const id = String(koa.params.id);
+    await ownStored(deps, caller, id);
+    await (await deps.store()).delete(id);
+    koa.body = { id, object: 'response', deleted: true };
+  });
+
+  router.get(route('responses/:id/input_items'), async (koa) => {
+    const caller = deps.authenticate(koa, 'READ_DATA');
+    const stored = await ownStored(deps, caller, String(koa.params.id));
+    koa.body = listPage(stored.inputItems, koa.query);
+  });
+}
+
+/** A stored response of the caller; another account's is as missing as an unknown id (404). */
+async function ownStored(deps: ResponsesDeps, caller: Caller, id: string, param = 'id') {
+  const stored = await (await deps.store()).get(id);
+  if (!stored || stored.ownerId !== caller.account.id) throw gatewayError('ENTITY_NOT_FOUND_BY_ID', { param, args: { entity: 'response', id } });
+  return stored;
+}
+
+
+function timeoutsOf(ctx: PluginContext<ChatAdapterOptions>, service: ServiceEntry) {
+  return streamTimeouts(ctx.options, service, ctx.gate.defaultTimeoutSec);
+}
+
+/** One page of input items: `order` (default desc), `after` (an item id), `limit` (1–100, default 20). */
+function listPage(items: readonly Json[], query: Record<string, unknown>): Json {
+  const order = query.order === 'asc' ? 'asc' : 'desc';
+  const limit = Math.min(100, Math.max(1, Number.parseInt(String(query.limit ?? '20'), 10) || 20));
+  const ordered = order === 'asc' ? [...items] : [...items].reverse();
+  const after = typeof query.after === 'string' ? ordered.findIndex((item) => item.id === query.after) : -1;
+  const rest = ordered.slice(after + 1);
+  const data = rest.slice(0, limit);
+  return {
+    object: 'list',
+    data,
+    first_id: data[0]?.id ?? null,
+    last_id: data.at(-1)?.id ?? null,
+    has_more: rest.length > limit,
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * Stored responses: both stores (memory, MongoDB) behave alike (put, get, delete, retention), and
+ * gateways sharing MongoDB share stored responses, so `previous_response_id` and retrieve work on
+ * any of them (judged by the official openai Node SDK).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openMongoConnection } from '../../core/tasks/mongo-connection.js';
+import { startEchoService } from '../../examples/echo-service/service.js';
+import { MongoResponseStore } from '../../plugins/chatapi/responses/mongo-store.js';
+import { MemoryResponseStore, type ResponseStore, type StoredResponse } from '../../plugins/chatapi/responses/store.js';
+import { silentLogger } from '../../sdk/index.js';
+import { CHAT_TOKENS, chatConfigInput } from '../support/chat.js';
+import { startTestGateway, TEST_KEY, type TestGateway } from '../support/gateway.js';
+import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/mongo-server.js';
+import { requirePrerequisite } from '../support/prerequisites.js';
+
+const record = (id: string, createdAt = Date.now()): StoredResponse => ({
+  id,
+  ownerId: 1,
+  createdAt,
+  response: { id, object: 'response', output: [{ type: 'message', content: [{ type: 'output_text', text: 'héllo' }] }] },
+  inputItems: [{ id: 'msg_1', type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] }],
+  conversation: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'héllo' }],
+});
+
+/** The behaviour both stores share; `retentionMs` is the store's, `age` ages a record past it. */
+function conformance(name: string, open: (retentionMs: number) => Promise<ResponseStore>, age: (record: StoredResponse, byMs: number) => StoredResponse) {
+  describe(name, () => {
+    it('gives back what was put, and deletes it once', async () => {
+      const store = await open(60_000);
+      await store.put(record('resp_a'));
+      expect(await store.get('resp_a')).toEqual(record('resp_a', (await store.get('resp_a'))!.createdAt));
+      expect(await store.get('resp_missing')).toBeNull();
+      expect(await store.delete('resp_a')).toBe(true);
+      expect(await store.delete('resp_a')).toBe(false);
+      expect(await store.get('resp_a')).toBeNull();
+      await store.close();
+    });
+
+    it('does not give back a record past the retention', async () => {
+      const store = await open(60_000);
+      await store.put(age(record('resp_old'), 61_000));
+      await store.put(record('resp_new'));
+      expect(await store.get('resp_old')).toBeNull();
+      expect(await store.get('resp_new')).not.toBeNull();
+      await store.close();
+    });
+  });
+}
+
+conformance('MemoryResponseStore', async (retentionMs) => new MemoryResponseStore(retentionMs), (r, byMs) => ({ ...r, createdAt: r.createdAt - byMs }));
+
+it('MemoryResponseStore keeps at most maxRecords, dropping the oldest', async () => {
+  const store = new MemoryResponseStore(60_000, { maxRecords: 2 });
+  for (const id of ['resp_1', 'resp_2', 'resp_3']) await store.put(record(id));
+  expect(await store.get('resp_1')).toBeNull();
+  expect(await store.get('resp_2')).not.toBeNull();
+  expect(await store.get('resp_3')).not.toBeNull();
+});
+
+describe.skipIf(!requirePrerequisite('stored responses with MongoDB', mongoPrerequisite()))('stored responses with MongoDB', () => {
+  let mongo: MongoTestServer;
+  beforeAll(async () => {
+    mongo = await startMongo();
+  }, 60_000);
+  afterAll(async () => {
+    await mongo?.stop();
+  });
+
+  conformance(
+    'MongoResponseStore',
+    async (retentionMs) => MongoResponseStore.open(await openMongoConnection(mongo.freshDatabaseUri()), retentionMs, () => undefined),
+    (r, byMs) => ({ ...r, createdAt: r.createdAt - byMs }),
+  );
+
+  it('shares stored responses between gateways on one database', async () => {
+    const uri = mongo.freshDatabaseUri();
+    const dataDir = mkdtempSync(join(tmpdir(), 'responses-store-'));
+    const gateways: TestGateway[] = [];
+    const boot = async () => {
+      const input = chatConfigInput();
+      input.store = { kind: 'mongodb', mongodbUri: uri, dataDir };
+      const gw = await startTestGateway(input);
+      gateways.push(gw);
+      return gw;
+    };
+    const a = await boot();
+    const b = await boot();
+    const echo = startEchoService({ gateways: [a.grpcAddress, b.grpcAddress].join(','), connectionToken: CHAT_TOKENS.echo, logger: silentLogger });
+    try {
+      await echo.ready();
+      const onA = new OpenAI({ apiKey: TEST_KEY, baseURL: `${a.httpUrl}/api/adapters/chatapi/v1`, maxRetries: 0 });
+      const onB = new OpenAI({ apiKey: TEST_KEY, baseURL: `${b.httpUrl}/api/adapters/chatapi/v1`, maxRetries: 0 });
+      const first = await onA.responses.create({ model: 'demo/echo', input: 'stored in mongo' });
+      expect((await onB.responses.retrieve(first.id)).output_text).toBe('Echo: stored in mongo');
+      const next = await onB.responses.create({ model: 'demo/echo', input: 'and continued', previous_response_id: first.id });
+      // The echo counts the words of the whole conversation: 'stored in mongo', 'Echo: stored in mongo', 'and continued'.
+      expect(next.usage?.input_tokens).toBe(3 + 4 + 2);
+      await onB.responses.delete(first.id);
+      await expect(onA.responses.retrieve(first.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    } finally {
+      await echo.stop();
+      for (const gw of gateways) await gw.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
