@@ -12,7 +12,6 @@ import type {
   ClientTtsResponseProto,
   StringMap,
 } from '../../proto/src/index.js';
-import { GateHeaders } from '../../proto/src/index.js';
 import { abortOnCancel, drained } from '../flow.js';
 import type { Logger } from '../logger.js';
 import type { Pipeline } from '../pipeline.js';

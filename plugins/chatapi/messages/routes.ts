@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { gatewayError, type Caller, type PluginContext, type ServiceEntry } from '../../../core/plugins/index.js';
+import { gatewayError, type Caller, type PluginContext } from '../../../core/plugins/index.js';
 import { countTokens } from '../../_shared/anthropic/count-tokens.js';
 import { ANTHROPIC_SSE, type AnthropicStreamState } from '../../_shared/anthropic/events.js';
 import { prepareAnthropicRoute } from '../../_shared/anthropic/route.js';
