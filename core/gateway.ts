@@ -9,7 +9,10 @@ import { ClientCalls } from './gate/client-calls.js';
 import { Gate } from './gate/gate.js';
 import { startGrpcServer, type RunningGrpcServer, type SpeechHandlers } from './gate/grpc-server.js';
 import { createHttpApp } from './http/app.js';
+import { HttpDrain } from './http/drain.js';
 import { createHttpHelpers } from './http/helpers.js';
+import { GatewayEvents } from './observe/events.js';
+import { Readiness } from './observe/readiness.js';
 import { createLogger, type Logger } from './logger.js';
 import { Pipeline } from './pipeline.js';
 import { loadPlugins, type LoadedPlugin } from './plugins/loader.js';
@@ -41,25 +44,44 @@ export interface Gateway {
   readonly dataTypes: DataTypes;
   readonly logger: Logger;
   readonly plugins: readonly LoadedPlugin[];
+  readonly events: GatewayEvents;
+  readonly readiness: Readiness;
   /** Listens for HTTP and gRPC (port 0 picks free ports) and starts the plugins' background work. */
   start(): Promise<{ httpPort: number; grpcPort: number; httpUrl: string; grpcAddress: string }>;
-  /** Stops in order: drain the services, stop plugins, close listeners, close the store. */
+  /**
+   * Stops in order: refuse new requests (readiness fails, new HTTP requests get 503 with
+   * `Connection: close`, services get `stopServing`), let those in flight finish within
+   * `gate.drainTimeoutMs`, stop plugins, close listeners, close the store.
+   */
   close(): Promise<void>;
 }
 
 /** Builds a gateway from a validated config: the core parts, then the enabled plugins. */
 export async function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger();
+  const events = new GatewayEvents();
+  events.onListenerError = (err, event) => logger.warn({ err, event }, 'an event listener failed');
   const directory = new Directory(config);
   const pipeline = new Pipeline(directory, new RateLimiter());
   const registry = createRegistry(config);
   pipeline.addValidator(registry);
-  const gate = new Gate(directory, config.gate, logger);
-  const clientCalls = new ClientCalls(pipeline, gate, logger);
+  const gate = new Gate(directory, config.gate, logger, events);
+  const clientCalls = new ClientCalls(pipeline, gate, logger, events);
   const speech = options.speech ?? createGrpcSpeechHandlers({ pipeline, bridge: new SpeechBridge(gate, options.speechLimits), logger });
-  const app = createHttpApp(logger);
-  const http = createHttpHelpers(config.server.bodyLimitBytes);
+  const app = createHttpApp(logger, events);
+  const drain = new HttpDrain();
+  app.use(drain.middleware);
+  const http = createHttpHelpers(config.server.bodyLimitBytes, events);
   const store = await createTaskStore(config.store, logger);
+  let httpServer: Server | undefined;
+  let grpcServer: RunningGrpcServer | undefined;
+  let started = false;
+  let running = false;
+  const readiness = new Readiness({
+    started: () => running,
+    draining: () => drain.draining,
+    pingStore: () => store.ping(),
+  });
   let specsUrl = `${publicUrl(config, config.server.httpPort)}/specs`;
   const dataTypes = new DataTypes(() => specsUrl);
 
@@ -78,11 +100,9 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     },
     registry,
     dataTypes,
+    events,
+    readiness,
   }));
-
-  let httpServer: Server | undefined;
-  let grpcServer: RunningGrpcServer | undefined;
-  let started = false;
 
   return {
     config,
@@ -95,6 +115,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     dataTypes,
     logger,
     plugins,
+    events,
+    readiness,
     async start() {
       if (started) throw new Error('gateway already started');
       started = true;
@@ -121,12 +143,18 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
           throw new BootError('PLUGIN_START_FAILED', `plugin '${plugin.definition.name}' failed to start: ${(err as Error).message}`, [], err);
         }
       }
+      running = true;
       const result = { httpPort, grpcPort: grpcServer.port, httpUrl: `http://${host}:${httpPort}`, grpcAddress: `${host}:${grpcServer.port}` };
       logger.info({ ...result, plugins: plugins.map((p) => p.definition.name) }, 'gateway listening');
       return result;
     },
     async close() {
-      await gate.shutdown();
+      running = false;
+      // No new connections; idle keep-alive ones are closed, busy ones get `Connection: close`.
+      httpServer?.close();
+      httpServer?.closeIdleConnections();
+      const deadline = Date.now() + config.gate.drainTimeoutMs;
+      await Promise.all([drain.drain(deadline), gate.shutdown()]);
       for (const plugin of [...plugins].reverse()) {
         try {
           await plugin.definition.close?.(plugin.context);
@@ -138,7 +166,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       await store.close();
       if (httpServer) {
         httpServer.closeAllConnections();
-        await new Promise<void>((resolve) => httpServer!.close(() => resolve()));
+        if (httpServer.listening) await new Promise<void>((resolve) => httpServer!.close(() => resolve()));
       }
     },
   };

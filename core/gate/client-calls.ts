@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type * as grpc from '@grpc/grpc-js';
 import type { Caller, ServiceEntry } from '../directory.js';
-import { gatewayError, toGatewayError } from '../errors.js';
+import { gatewayError, toGatewayError, type GatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { GatewayEvents } from '../observe/events.js';
+import { isLimitRejection } from '../observe/rejections.js';
+import { linkHeadersToRecord, RequestRecord } from '../observe/request-record.js';
 import type { Pipeline } from '../pipeline.js';
 import { toApiErrorProto } from './api-error.js';
 import type { Gate, GateRequest } from './gate.js';
@@ -21,36 +24,53 @@ export class ClientCalls {
   readonly #pipeline: Pipeline;
   readonly #gate: Gate;
   readonly #log: Logger;
+  readonly #events: GatewayEvents;
 
-  constructor(pipeline: Pipeline, gate: Gate, log: Logger) {
+  constructor(pipeline: Pipeline, gate: Gate, log: Logger, events: GatewayEvents = new GatewayEvents()) {
     this.#pipeline = pipeline;
     this.#gate = gate;
     this.#log = log.child({ component: 'grpc-client' });
+    this.#events = events;
   }
 
   readonly process: Unary = (call, callback) => {
     const abort = abortOnCancel(call);
-    this.#run(call.request, abort.signal)
+    const record = new RequestRecord();
+    const started = performance.now();
+    this.#run(call.request, abort.signal, record)
       .then((c) => c.final())
-      .then((answer) => callback(null, toClientResponse(answer) ?? this.#errorResponse(unexpectedAnswer(answer))))
-      .catch((err: unknown) => callback(null, this.#errorResponse(err)))
+      .then((answer) => {
+        const response = toClientResponse(answer);
+        if (!response) throw unexpectedAnswer(answer);
+        this.#observed('process', record, started, undefined);
+        callback(null, response);
+      })
+      .catch((err: unknown) => {
+        this.#observed('process', record, started, toGatewayError(err));
+        callback(null, this.#errorResponse(err));
+      })
       .finally(abort.dispose);
   };
 
   readonly processResponseStream = (call: ServerStreaming): void => {
     const abort = abortOnCancel(call);
+    const record = new RequestRecord();
+    const started = performance.now();
     void (async () => {
+      let failure: GatewayError | undefined;
       try {
-        const serviceCall = await this.#run(call.request, abort.signal);
+        const serviceCall = await this.#run(call.request, abort.signal, record);
         for await (const answer of serviceCall) {
           const response = toClientResponse(answer);
           if (response) call.write(response);
         }
       } catch (err) {
+        failure = toGatewayError(err);
         if (!abort.signal.aborted) call.write(this.#errorResponse(err));
       } finally {
         abort.dispose();
         call.end();
+        this.#observed('processResponseStream', record, started, failure);
       }
     })();
   };
@@ -66,6 +86,8 @@ export class ClientCalls {
     let held: PartialPredictRequestProto | undefined;
     let sentFinish = false;
     let failed = false;
+    const record = new RequestRecord();
+    const started = performance.now();
 
     const fail = (err: unknown) => {
       if (failed) return;
@@ -74,6 +96,7 @@ export class ClientCalls {
       if (!abort.signal.aborted) call.write(this.#errorResponse(err));
       abort.dispose();
       call.end();
+      this.#observed('processStream', record, started, toGatewayError(err));
     };
     const pump = async (c: ServiceCall) => {
       try {
@@ -83,6 +106,7 @@ export class ClientCalls {
         }
         abort.dispose();
         call.end();
+        this.#observed('processStream', record, started, undefined);
       } catch (err) {
         fail(err);
       }
@@ -97,7 +121,7 @@ export class ClientCalls {
           this.#validate(service, part.config);
           part.start = true;
           if (part.finish) sentFinish = true;
-          serviceCall = this.#gate.open(service, { partialPredict: part }, this.#openOptions(request, caller, abort.signal));
+          serviceCall = this.#gate.open(service, { partialPredict: part }, this.#openOptions(request, caller, abort.signal, record));
           void pump(serviceCall);
           return;
         }
@@ -126,11 +150,26 @@ export class ClientCalls {
     call.on('error', (err) => fail(err));
   };
 
-  async #run(request: ClientRequestProto, signal: AbortSignal): Promise<ServiceCall> {
+  async #run(request: ClientRequestProto, signal: AbortSignal, record: RequestRecord): Promise<ServiceCall> {
     const { caller, service } = this.#admit(request);
     const body = clientRequestBody(request);
     if ('predict' in body) this.#validate(service, body.predict.config);
-    return this.#gate.open(service, body, this.#openOptions(request, caller, signal));
+    return this.#gate.open(service, body, this.#openOptions(request, caller, signal, record));
+  }
+
+  /** A client call ended: the `grpcCall` event, and a `rejection` when a limit refused it. */
+  #observed(method: string, record: RequestRecord, started: number, failure: GatewayError | undefined): void {
+    if (failure && isLimitRejection(failure)) this.#events.emit('rejection', { code: failure.code });
+    if (!this.#events.has('grpcCall')) return;
+    const { caller, service } = record;
+    this.#events.emit('grpcCall', {
+      method,
+      service: service && `${service.account.name}/${service.name}`,
+      account: caller?.account.name,
+      code: failure?.code ?? 'OK',
+      durationMs: performance.now() - started,
+      serviceWaitMs: record.serviceWaitMs,
+    });
   }
 
   #admit(request: ClientRequestProto): { caller: Caller; service: ServiceEntry } {
@@ -154,11 +193,13 @@ export class ClientCalls {
     this.#pipeline.validateConfig(service, parsed);
   }
 
-  #openOptions(request: ClientRequestProto, caller: Caller, signal: AbortSignal) {
+  #openOptions(request: ClientRequestProto, caller: Caller, signal: AbortSignal, record: RequestRecord) {
     const headers: StringMap = { ...(request.headers ?? {}) };
     headers['Z-requestId'] ??= randomUUID();
     headers['Z-callerAccountId'] = String(caller.account.id);
     headers['PLATFORM-API-KEY-NAME'] = caller.keyName;
+    record.caller = caller;
+    linkHeadersToRecord(headers, record);
     const timeoutSec = request.timeoutSec ?? 0;
     return { headers, signal, timeoutMs: timeoutSec > 0 ? timeoutSec * 1000 : undefined };
   }

@@ -2,6 +2,8 @@ import type { GatewayConfig } from '../config/types.js';
 import type { Directory, ServiceEntry } from '../directory.js';
 import { gatewayError, type GatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { GatewayEvents } from '../observe/events.js';
+import { recordOfServiceHeaders, type RequestRecord } from '../observe/request-record.js';
 import { toApiErrorProto, fromServiceError } from './api-error.js';
 import { BillingLedger } from './billing-ledger.js';
 import type {
@@ -15,6 +17,7 @@ import type {
   StringMap,
 } from './messages.js';
 import { ServiceCall, type ServiceCallHooks } from './service-call.js';
+import { serviceLabel } from './service-label.js';
 import { ServiceSession, type ServiceStream } from './service-session.js';
 
 /** What a request to a service carries: exactly one GateToServiceProto request member. */
@@ -59,6 +62,7 @@ export interface InstanceInfo {
  */
 export class Gate {
   readonly billing: BillingLedger;
+  readonly #events: GatewayEvents;
   readonly #directory: Directory;
   readonly #config: GatewayConfig['gate'];
   readonly #log: Logger;
@@ -79,17 +83,24 @@ export class Gate {
       entry.session.calls.delete(call.requestId);
       if (entry.timer) clearTimeout(entry.timer);
       entry.signal?.removeEventListener('abort', call);
+      this.#observeSettled(entry, call);
     },
   };
+  /**
+   * The caller account of recent requests, so that a charge naming its request is booked to the
+   * caller; bounded (oldest first out), filled only while someone listens to `billing`.
+   */
+  readonly #recentCallers = new Map<number, number>();
   #nextRequestId = 1;
   #rotation = 0;
   #shuttingDown = false;
 
-  constructor(directory: Directory, config: GatewayConfig['gate'], log: Logger) {
+  constructor(directory: Directory, config: GatewayConfig['gate'], log: Logger, events: GatewayEvents) {
     this.#directory = directory;
     this.#config = config;
+    this.#events = events;
     this.#log = log.child({ component: 'gate' });
-    this.billing = new BillingLedger(this.#log);
+    this.billing = new BillingLedger(this.#log, directory, events);
   }
 
   get defaultTimeoutSec(): number {
@@ -151,6 +162,7 @@ export class Gate {
     }
     session.startHeartbeats(this.#config.heartbeatIntervalMs, () => this.#onSessionEnded(session, 'heartbeat timeout'));
     session.log.info({ hostname: start.hostname, version: start.version, reconnect: Boolean(previous) }, 'service instance connected');
+    this.#events.emit('instance', { service: serviceLabel(service), change: 'connected', reconnect: Boolean(previous) });
     return session;
   }
 
@@ -181,7 +193,7 @@ export class Gate {
         return;
       case 'deferredBillingCharge':
       case 'deferredBillingCharges':
-        this.billing.record(session.service, message);
+        this.billing.record(session.service, message, this.#recentCallers.get(Number(message.requestId ?? 0)));
         return;
       case 'startServing':
         session.log.warn('repeated startServing on a registered stream ignored');
@@ -209,7 +221,39 @@ export class Gate {
     if (message.body === 'error') {
       entry.call.fail(fromServiceError(message.error ?? {}, session.service.name));
     } else {
+      if (entry.observed) this.#observeChunk(entry);
       entry.call.deliver(message);
+    }
+  }
+
+  #rememberCaller(requestId: number, headers: StringMap | undefined): void {
+    const accountId = Number(headers?.['Z-callerAccountId']);
+    if (!accountId) return;
+    this.#recentCallers.set(requestId, accountId);
+    if (this.#recentCallers.size > RECENT_CALLERS) this.#recentCallers.delete(this.#recentCallers.keys().next().value!);
+  }
+
+  /** Timing of an answer frame: time to the first, then the gaps between frames of a stream. */
+  #observeChunk(entry: CallEntry): void {
+    const now = performance.now();
+    if (entry.chunks++ === 0) entry.firstChunkAt = now;
+    else if (this.#events.has('chunkGap')) this.#events.emit('chunkGap', { service: entry.serviceLabel, ms: now - entry.lastChunkAt });
+    entry.lastChunkAt = now;
+  }
+
+  /** A call settled: its wait counts to its HTTP request's record, and the `serviceCall` event. */
+  #observeSettled(entry: CallEntry, call: ServiceCall): void {
+    if (!entry.observed) return;
+    const durationMs = performance.now() - entry.openedAt;
+    if (entry.record) entry.record.serviceWaitMs += durationMs;
+    if (this.#events.has('serviceCall')) {
+      this.#events.emit('serviceCall', {
+        service: entry.serviceLabel,
+        outcome: call.failureCode ?? 'ok',
+        durationMs,
+        firstChunkMs: entry.chunks > 0 ? entry.firstChunkAt - entry.openedAt : undefined,
+        chunks: entry.chunks,
+      });
     }
   }
 
@@ -223,6 +267,7 @@ export class Gate {
     session.calls.clear();
     for (const call of lost) call.fail(gatewayError('SERVICE_DISCONNECTED', { args: { service: session.service.name } }));
     session.log.info({ reason, failedCalls: lost.length }, 'service instance disconnected');
+    this.#events.emit('instance', { service: serviceLabel(session.service), change: 'disconnected', reason, failedCalls: lost.length });
   }
 
   /** The session that answers a call in flight (undefined once it settled). */
@@ -311,12 +356,20 @@ export class Gate {
     }
 
     const requestId = this.#nextRequestId++;
+    if (this.#events.has('billing')) this.#rememberCaller(requestId, options.headers);
     const timeoutMs = options.timeoutMs ?? (service.timeoutSec ?? this.#config.defaultTimeoutSec) * 1000;
     const signal = options.signal;
 
     // Answers come from the target's instances, and #deliver matches them by the target's ID.
     const call = new ServiceCall(requestId, target.id, this.#callHooks);
-    const entry: CallEntry = { call, session, timer: undefined, signal };
+    const record = recordOfServiceHeaders(options.headers);
+    if (record) record.service = service;
+    const observed = record !== undefined || this.#events.has('serviceCall') || this.#events.has('chunkGap');
+    const entry: CallEntry = {
+      call, session, timer: undefined, signal, record, observed,
+      serviceLabel: observed ? serviceLabel(service) : '',
+      openedAt: observed ? performance.now() : 0, firstChunkAt: 0, lastChunkAt: 0, chunks: 0,
+    };
     this.#calls.set(requestId, entry);
     session.calls.set(requestId, call);
 
@@ -353,13 +406,26 @@ export class Gate {
   }
 }
 
+/** How many recent requests' caller accounts are kept for charges that name them. */
+const RECENT_CALLERS = 10_000;
+
 /** A call in flight: the session that answers it (it moves on a reconnect), its deadline and abort signal. */
 interface CallEntry {
   readonly call: ServiceCall;
   session: ServiceSession;
   timer: NodeJS.Timeout | undefined;
   readonly signal: AbortSignal | undefined;
+  /** The HTTP request the call serves, when it came through `http.serviceHeaders()`. */
+  readonly record: RequestRecord | undefined;
+  /** Whether timings are taken (someone listens, or an HTTP request waits for its record). */
+  readonly observed: boolean;
+  readonly serviceLabel: string;
+  readonly openedAt: number;
+  firstChunkAt: number;
+  lastChunkAt: number;
+  chunks: number;
 }
+
 
 /** The predict deadline of a call passed (a timer callback shared by every call). */
 function expire(call: ServiceCall, serviceName: string, timeoutMs: number): void {

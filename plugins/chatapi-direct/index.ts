@@ -19,7 +19,7 @@ import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
 import { resolveChatTarget } from '../_shared/openai/model-id.js';
 import { collectAnswer, relaySse, type SseFormat } from '../_shared/openai/relay.js';
-import { findUsage, type Usage } from '../_shared/openai/usage.js';
+import { findUsage, tokenCounts, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
 import { CHAT_ADAPTER_OPTIONS_SCHEMA, streamTimeouts, type ChatAdapterOptions } from '../_shared/openai/options.js';
 import { anthropicErrorEvent, anthropicEvent, anthropicMessageAsEvents } from './anthropic.js';
@@ -86,6 +86,7 @@ export default definePlugin<ChatApiDirectOptions>({
         koa.type = 'application/json';
         koa.body = json;
       }
+      if (usage) ctx.http.reportTokens(koa, tokenCounts(usage));
       if (usage && ctx.options.logUsage) {
         ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model: body.model, usage }, 'usage');
       }
