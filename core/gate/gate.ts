@@ -259,6 +259,8 @@ export class Gate {
 
   #onSessionEnded(session: ServiceSession, reason: string): void {
     if (session.state === 'closed') return;
+    // Ended while still taking requests, without stopServing and not by our shutdown: a lost stream.
+    const dropped = session.state === 'serving' && !this.#shuttingDown;
     session.close();
     this.#unroute(session);
     const key = `${session.service.id}:${session.bootUuid}`;
@@ -267,7 +269,7 @@ export class Gate {
     session.calls.clear();
     for (const call of lost) call.fail(gatewayError('SERVICE_DISCONNECTED', { args: { service: session.service.name } }));
     session.log.info({ reason, failedCalls: lost.length }, 'service instance disconnected');
-    this.#events.emit('instance', { service: serviceLabel(session.service), change: 'disconnected', reason, failedCalls: lost.length });
+    this.#events.emit('instance', { service: serviceLabel(session.service), change: 'disconnected', reason, dropped, failedCalls: lost.length });
   }
 
   /** The session that answers a call in flight (undefined once it settled). */

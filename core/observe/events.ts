@@ -57,7 +57,9 @@ export interface InstanceEvent {
   reconnect?: boolean;
   /** Why a stream ended (heartbeat timeout, stream error, ...). */
   reason?: string;
-  /** Calls that were in flight on a dropped stream. */
+  /** The stream ended while serving, without `stopServing`, and not because the gateway shuts down. */
+  dropped?: boolean;
+  /** Calls that were in flight on the stream when it ended. */
   failedCalls?: number;
 }
 

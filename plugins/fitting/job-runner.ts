@@ -116,6 +116,7 @@ export class JobRunner {
         return;
       }
       log.info({ baseServiceId: plan.base.id, requestId: call.requestId }, 'fitting job running');
+      this.#ctx.events.emit('fitJob', { status: 'RUNNING' });
       renewal = setInterval(() => {
         this.#store.renewLease(job.jobId, this.runnerId, leaseMs).then((ours) => ours || lost(), (err: unknown) => log.warn({ err }, 'fitting lease not renewed'));
       }, Math.max(50, Math.floor(leaseMs / 3)));
@@ -133,6 +134,7 @@ export class JobRunner {
       const service = await this.#store.getDerived(job.serviceId);
       if (service) this.#derived.register(service);
       log.info('fitting job succeeded');
+      this.#ctx.events.emit('fitJob', { status: 'SUCCESS' });
     } catch (err) {
       await progress.flush();
       if (controller.signal.aborted) {
@@ -141,7 +143,10 @@ export class JobRunner {
       }
       const error = asJobFailure(err);
       const failed = await this.#store.failJob(job.jobId, this.runnerId, jobErrorOf(error));
-      if (failed) log.info({ code: error.code, message: error.message }, 'fitting job failed');
+      if (failed) {
+        log.info({ code: error.code, message: error.message }, 'fitting job failed');
+        this.#ctx.events.emit('fitJob', { status: 'FAILED' });
+      }
       await removeQuietly(job.modelDir);
     } finally {
       if (renewal) clearInterval(renewal);
