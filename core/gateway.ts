@@ -49,8 +49,8 @@ export interface Gateway {
   /** Listens for HTTP and gRPC (port 0 picks free ports) and starts the plugins' background work. */
   start(): Promise<{ httpPort: number; grpcPort: number; httpUrl: string; grpcAddress: string }>;
   /**
-   * Stops in order: refuse new requests (readiness fails, new HTTP requests get 503 with
-   * `Connection: close`, services get `stopServing`), let those in flight finish within
+   * Stops in order: refuse new requests (readiness answers 503, other new HTTP requests get 503
+   * with `Connection: close`, services get `stopServing`), let those in flight finish within
    * `gate.drainTimeoutMs`, stop plugins, close listeners, close the store.
    */
   close(): Promise<void>;
@@ -150,9 +150,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     },
     async close() {
       running = false;
-      // No new connections; idle keep-alive ones are closed, busy ones get `Connection: close`.
-      httpServer?.close();
-      httpServer?.closeIdleConnections();
+      // The listener stays open while draining so that probes see `/health/ready` answer 503; every
+      // other new request gets 503 GATE_IS_SHUT_DOWN with `Connection: close` (HttpDrain).
       const deadline = Date.now() + config.gate.drainTimeoutMs;
       await Promise.all([drain.drain(deadline), gate.shutdown()]);
       for (const plugin of [...plugins].reverse()) {
@@ -166,7 +165,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       await store.close();
       if (httpServer) {
         httpServer.closeAllConnections();
-        if (httpServer.listening) await new Promise<void>((resolve) => httpServer!.close(() => resolve()));
+        await new Promise<void>((resolve) => httpServer!.close(() => resolve()));
       }
     },
   };

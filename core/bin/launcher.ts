@@ -8,7 +8,15 @@ const require = createRequire(import.meta.url);
 const TSX_LOADER = require.resolve('tsx');
 
 export interface LaunchedServices {
+  /** The process IDs of the services running now. */
+  pids(): number[];
   stop(): Promise<void>;
+}
+
+/** What the launcher tells about each entry: started (its service should be connected), or given up. */
+export interface LaunchEvents {
+  started?(entry: LaunchConfig): void;
+  skipped?(entry: LaunchConfig): void;
 }
 
 /**
@@ -24,7 +32,7 @@ const onPath = (command: string): boolean => spawnSync('sh', ['-c', `command -v 
  * outside service would. A service whose engine is missing is skipped with a message; one that
  * exits is restarted after a pause (bounded, so a broken one does not spin).
  */
-export function launchServices(entries: readonly LaunchConfig[], grpcAddress: string, log: Logger): LaunchedServices {
+export function launchServices(entries: readonly LaunchConfig[], grpcAddress: string, log: Logger, events: LaunchEvents = {}): LaunchedServices {
   const children = new Set<ChildProcess>();
   let stopping = false;
 
@@ -40,6 +48,7 @@ export function launchServices(entries: readonly LaunchConfig[], grpcAddress: st
       if (stopping) return;
       if (code === EX_CONFIG) {
         log.warn({ service: entry.name, code }, `example service '${entry.name}' not started: a prerequisite is missing (see its message above)`);
+        events.skipped?.(entry);
         return;
       }
       log.warn({ service: entry.name, code, signal }, 'example service exited');
@@ -51,12 +60,15 @@ export function launchServices(entries: readonly LaunchConfig[], grpcAddress: st
     const missing = entry.requires.filter((command) => !onPath(command));
     if (missing.length) {
       log.warn({ service: entry.name, missing }, `example service '${entry.name}' not started: ${missing.join(', ')} not installed`);
+      events.skipped?.(entry);
       continue;
     }
     start(entry, 0);
+    events.started?.(entry);
   }
 
   return {
+    pids: () => [...children].map((child) => child.pid).filter((pid): pid is number => pid !== undefined),
     async stop() {
       stopping = true;
       await Promise.all([...children].map((child) => new Promise<void>((resolve) => {

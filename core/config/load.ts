@@ -110,6 +110,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     name: s.name as string,
     accountId: accountId(s.account, `services[${i}] (${s.name})`),
     public: s.public as boolean,
+    required: s.required as boolean,
     connectionTokenHashes: (s.connectionTokens as any[]).map((t) => (t.tokenHash as string | undefined) ?? hashSecret(t.token as string)),
     timeoutSec: s.timeoutSec as number | undefined,
     provider: s.provider as string | undefined,

@@ -32,6 +32,8 @@ export interface ServiceConfig {
   readonly name: string;
   readonly accountId: number;
   readonly public: boolean;
+  /** `/health` is `degraded` while it has no connected instance. */
+  readonly required?: boolean;
   /** `sha256:<hex>` of each accepted connection token. */
   readonly connectionTokenHashes: readonly string[];
   readonly timeoutSec?: number;

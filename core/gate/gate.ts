@@ -91,6 +91,8 @@ export class Gate {
    * caller; bounded (oldest first out), filled only while someone listens to `billing`.
    */
   readonly #recentCallers = new Map<number, number>();
+  /** Services that should have a connected instance (config `required`, or launched by `npm start`). */
+  readonly #expected = new Set<number>();
   #nextRequestId = 1;
   #rotation = 0;
   #shuttingDown = false;
@@ -101,6 +103,23 @@ export class Gate {
     this.#events = events;
     this.#log = log.child({ component: 'gate' });
     this.billing = new BillingLedger(this.#log, directory, events);
+    for (const service of directory.services()) if (service.required) this.#expected.add(service.id);
+  }
+
+  /** Marks a service as one that should always have a connected instance (health turns `degraded` without). */
+  expectInstances(serviceId: number, expected = true): void {
+    if (expected) this.#expected.add(serviceId);
+    else this.#expected.delete(serviceId);
+  }
+
+  /** The expected services that have no serving instance now. */
+  missingServices(): ServiceEntry[] {
+    const missing: ServiceEntry[] = [];
+    for (const id of this.#expected) {
+      const service = this.#directory.serviceById(id);
+      if (service && (this.#routable.get(id)?.length ?? 0) === 0) missing.push(service);
+    }
+    return missing;
   }
 
   get defaultTimeoutSec(): number {
