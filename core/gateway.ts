@@ -16,7 +16,9 @@ import { Readiness } from './observe/readiness.js';
 import { createLogger, type Logger } from './logger.js';
 import { Pipeline } from './pipeline.js';
 import { loadPlugins, type LoadedPlugin } from './plugins/loader.js';
-import { RateLimiter } from './rate-limiter.js';
+import { SharedRateLimiter } from './limits/shared-rate-limiter.js';
+import { RateLimiter, type RequestLimiter } from './rate-limiter.js';
+import { MongoTaskStore } from './tasks/mongo-task-store.js';
 import { createTaskStore } from './tasks/create-task-store.js';
 import type { TaskStore } from './tasks/task-store.js';
 import { createRegistry, type Registry } from './registry/registry.js';
@@ -62,7 +64,9 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const events = new GatewayEvents();
   events.onListenerError = (err, event) => logger.warn({ err, event }, 'an event listener failed');
   const directory = new Directory(config);
-  const pipeline = new Pipeline(directory, new RateLimiter());
+  const store = await createTaskStore(config.store, logger);
+  const rateLimiter = await createRateLimiter(config, store, logger);
+  const pipeline = new Pipeline(directory, rateLimiter);
   const registry = createRegistry(config);
   pipeline.addValidator(registry);
   const gate = new Gate(directory, config.gate, logger, events);
@@ -72,7 +76,6 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const drain = new HttpDrain();
   app.use(drain.middleware);
   const http = createHttpHelpers(config.server.bodyLimitBytes, events);
-  const store = await createTaskStore(config.store, logger);
   let httpServer: Server | undefined;
   let grpcServer: RunningGrpcServer | undefined;
   let started = false;
@@ -162,6 +165,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         }
       }
       await grpcServer?.close();
+      rateLimiter.close?.();
       await store.close();
       if (httpServer) {
         httpServer.closeAllConnections();
@@ -169,6 +173,15 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       }
     },
   };
+}
+
+/**
+ * With MongoDB (and `limits.shared`, the default), the per-account rate holds across every gateway
+ * on the database; otherwise each gateway counts on its own.
+ */
+async function createRateLimiter(config: GatewayConfig, store: TaskStore, logger: Logger): Promise<RequestLimiter> {
+  if (!config.limits.shared || !(store instanceof MongoTaskStore)) return new RateLimiter();
+  return SharedRateLimiter.open(store.model.db, logger);
 }
 
 function publicUrl(config: GatewayConfig, httpPort: number): string {

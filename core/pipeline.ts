@@ -1,7 +1,7 @@
 import type { Permission } from './config/types.js';
 import type { Caller, Directory, ServiceEntry } from './directory.js';
 import { gatewayError } from './errors.js';
-import type { RateLimiter } from './rate-limiter.js';
+import type { RequestLimiter } from './rate-limiter.js';
 
 export interface AdmitRequest {
   /** The credential as received; undefined or empty when the caller sent none. */
@@ -35,10 +35,10 @@ export interface ConfigValidator {
  */
 export class Pipeline {
   readonly #directory: Directory;
-  readonly #rateLimiter: RateLimiter;
+  readonly #rateLimiter: RequestLimiter;
   readonly #validators: ConfigValidator[] = [];
 
-  constructor(directory: Directory, rateLimiter: RateLimiter) {
+  constructor(directory: Directory, rateLimiter: RequestLimiter) {
     this.#directory = directory;
     this.#rateLimiter = rateLimiter;
   }

@@ -97,7 +97,11 @@ export interface GatewayConfig {
     readonly dataDir: string;
     readonly resultRetentionDays: number;
   };
-  readonly limits: { readonly defaultRequestsPerSecond: number };
+  readonly limits: {
+    readonly defaultRequestsPerSecond: number;
+    /** With MongoDB: the per-account rate holds across every gateway on the database. */
+    readonly shared: boolean;
+  };
   readonly accounts: readonly AccountConfig[];
   readonly apiKeys: readonly ApiKeyConfig[];
   readonly services: readonly ServiceConfig[];
