@@ -1,7 +1,7 @@
 import type { Directory, ServiceEntry } from '../directory.js';
 import type { Logger } from '../logger.js';
 import type { GatewayEvents } from '../observe/events.js';
-import type { DeferredBillingChargeProto, DeferredBillingParamsProto, ServiceToGateProto } from './messages.js';
+import type { DeferredBillingChargeProto, DeferredBillingParamsProto, ServiceToGateProto } from '../../proto/src/index.js';
 import { serviceLabel } from './service-label.js';
 
 export interface BillingRecord {
