@@ -72,7 +72,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const gate = new Gate(directory, config.gate, logger, events);
   const clientCalls = new ClientCalls(pipeline, gate, logger, events);
   const speech = options.speech ?? createGrpcSpeechHandlers({ pipeline, bridge: new SpeechBridge(gate, options.speechLimits), logger });
-  const app = createHttpApp(logger, events);
+  const app = createHttpApp(logger, events, config.server.accessLog);
   const drain = new HttpDrain();
   app.use(drain.middleware);
   const http = createHttpHelpers(config.server.bodyLimitBytes, events);

@@ -82,6 +82,8 @@ export interface GatewayConfig {
     readonly grpcPort: number;
     readonly publicUrl?: string;
     readonly bodyLimitBytes: number;
+    /** One info line per HTTP request. */
+    readonly accessLog: boolean;
     readonly grpcMaxMessageBytes: number;
   };
   readonly gate: {

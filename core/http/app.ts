@@ -14,12 +14,12 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * `httpRequest` event, and the one error middleware that renders every thrown error in the envelope
  * of DESIGN.md section 4.
  */
-export function createHttpApp(log: Logger, events: GatewayEvents = new GatewayEvents()): Koa {
+export function createHttpApp(log: Logger, events: GatewayEvents = new GatewayEvents(), accessLogOn = true): Koa {
   const app = new Koa();
   app.proxy = false;
   // Errors are rendered by the middleware below; Koa's default handler would log them again.
   app.silent = true;
-  const accessLog = log.isLevelEnabled('info');
+  const accessLog = accessLogOn && log.isLevelEnabled('info');
 
   app.use(async function requestContext(ctx, next) {
     const given = ctx.get('x-request-id');

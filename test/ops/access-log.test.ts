@@ -74,3 +74,17 @@ describe('access log', () => {
     expect(requestLines().find((l) => l.requestId === 'access-log-4')).toMatchObject({ status: 404, plugin: 'none', route: 'unmatched', code: 'NOT_FOUND' });
   });
 });
+
+describe('access log switched off', () => {
+  it('writes no request line with server.accessLog false', async () => {
+    const { startTestGateway, testConfigInput } = await import('../support/gateway.js');
+    const log = capturingLogger();
+    const gw = await startTestGateway(testConfigInput({ server: { httpPort: 0, grpcPort: 0, accessLog: false }, plugins: { enabled: ['health'] } }), { logger: log.logger });
+    try {
+      expect((await fetch(`${gw.httpUrl}/health/live`)).status).toBe(200);
+      expect(log.lines.filter((l) => l.msg === 'request')).toEqual([]);
+    } finally {
+      await gw.close();
+    }
+  });
+});
