@@ -6,6 +6,7 @@ import { gatewayError } from '../errors.js';
 import { serviceLabel } from '../gate/service-label.js';
 import { GatewayEvents } from '../observe/events.js';
 import { linkHeadersToRecord, type RequestRecord } from '../observe/request-record.js';
+import { passTraceContext } from '../observe/trace-context.js';
 import { GateHeaders, type StringMap } from '../../proto/src/index.js';
 import type { ServiceCall } from '../gate/service-call.js';
 
@@ -89,6 +90,7 @@ export function createHttpHelpers(bodyLimitBytes: number, events: GatewayEvents 
         const value = ctx.get(name);
         if (value) headers[name.toUpperCase()] = value;
       }
+      passTraceContext((name) => ctx.get(name), headers);
       const record = ctx.state.record as RequestRecord | undefined;
       if (record) {
         record.caller = caller;
