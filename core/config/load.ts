@@ -119,12 +119,18 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     fittable: s.fittable as boolean,
     configs: s.configs,
     fitConfigs: s.fitConfigs,
+    ...(s.upstream ? { upstream: s.upstream } : {}),
   }));
   reportDuplicates(services.map((s) => s.id), 'service id', problems);
   reportDuplicates(services.map((s) => `${s.accountId}/${s.name}`), 'service name within an account', problems);
   reportDuplicates(services.flatMap((s) => s.connectionTokenHashes), 'connection token (shared by two services)', problems);
   services.forEach((s, i) => reportDuplicates(s.configs.map((c: any) => c.id), `configs id of services[${i}]`, problems));
 
+  services.forEach((s, i) => {
+    if (s.upstream && !(input.plugins.enabled as string[]).includes('upstream')) {
+      problems.push(`services[${i}] (${s.name}) has an upstream: enable the 'upstream' plugin (plugins.enabled) that calls it`);
+    }
+  });
   if (input.gate.servers.length > 1 && !input.gate.currentServer) {
     problems.push('gate.currentServer is required when gate.servers lists more than one gateway');
   }

@@ -14,6 +14,8 @@ import type {
   StartServingProto,
   StringMap,
 } from './messages.js';
+import type { GateInstance, InstanceKind } from './instance.js';
+import { LocalInstance, type LocalInstanceOptions } from './local-instance.js';
 import { ServiceCall, type ServiceCallHooks } from './service-call.js';
 import { ServiceSession, type ServiceStream } from './service-session.js';
 
@@ -46,26 +48,36 @@ const RESERVED_HEADERS = new Set([FITTED_MODEL_DIR_HEADER, DERIVED_SERVICE_ID_HE
 export interface InstanceInfo {
   serviceId: number;
   bootUuid: string;
+  kind: InstanceKind;
   state: string;
   inFlight: number;
   hostname?: string;
   connectedAt: number;
 }
 
+/** What the owner of an in-process instance controls: whether it takes requests, and its removal. */
+export interface LocalInstanceHandle {
+  readonly instance: GateInstance;
+  /** false takes the instance out of routing (a failed health check), true puts it back. */
+  setServing(serving: boolean): void;
+  /** Removes the instance; calls still in flight fail with SERVICE_DISCONNECTED. */
+  detach(reason: string): void;
+}
+
 /**
- * The gateway's side of the model-service protocol: it accepts `processAsync` streams, keeps the
- * connected instances of each service, routes requests to the least busy one and matches answers
- * to requests by requestId.
+ * The gateway's side of the model-service protocol: it accepts `processAsync` streams and in-process
+ * instances (GateInstance), keeps the instances of each service, routes requests to the least busy
+ * one and matches answers to requests by requestId.
  */
 export class Gate {
   readonly billing: BillingLedger;
   readonly #directory: Directory;
   readonly #config: GatewayConfig['gate'];
   readonly #log: Logger;
-  /** Sessions that take new requests, per service ID. */
-  readonly #routable = new Map<number, ServiceSession[]>();
-  /** The live session of each instance, keyed `serviceId:bootUuid`. */
-  readonly #byInstance = new Map<string, ServiceSession>();
+  /** Instances that take new requests, per service ID. */
+  readonly #routable = new Map<number, GateInstance[]>();
+  /** The live instance of each `serviceId:bootUuid` (a reconnect replaces the session). */
+  readonly #byInstance = new Map<string, GateInstance>();
   readonly #calls = new Map<number, CallEntry>();
   /** What every call asks of the Gate, shared by all calls. */
   readonly #callHooks: ServiceCallHooks = {
@@ -158,7 +170,7 @@ export class Gate {
    * A reconnect of the same process (same instanceBootUuid): the new stream takes over routing and
    * the old one's in-flight calls, and the old stream stays readable so late answers still arrive.
    */
-  #replace(previous: ServiceSession, next: ServiceSession): void {
+  #replace(previous: GateInstance, next: GateInstance): void {
     this.#unroute(previous);
     previous.state = 'draining';
     for (const [requestId, call] of previous.calls) {
@@ -170,7 +182,39 @@ export class Gate {
     previous.log.info('instance reconnected; old stream replaced');
   }
 
-  #onServiceMessage(session: ServiceSession, message: ServiceToGateProto): void {
+  /**
+   * Puts an in-process instance of `service` beside its dialled-in ones (the upstream connector's
+   * HTTP engines). Its answers take the path a stream's messages take.
+   */
+  attachLocal(service: ServiceEntry, options: LocalInstanceOptions): LocalInstanceHandle {
+    const instance = new LocalInstance(service, options, (from, message) => this.#onServiceMessage(from, message), this.#log);
+    const key = `${service.id}:${instance.bootUuid}`;
+    const previous = this.#byInstance.get(key);
+    if (previous) this.#onSessionEnded(previous, 'replaced by a new local instance');
+    this.#byInstance.set(key, instance);
+    if (!this.#shuttingDown) this.#routableOf(service.id).push(instance);
+    instance.log.info({ hostname: options.hostname }, 'local instance attached');
+    return {
+      instance,
+      setServing: (serving) => {
+        if (instance.state === 'closed' || this.#shuttingDown) return;
+        const list = this.#routableOf(service.id);
+        const routed = list.includes(instance);
+        if (serving && !routed) {
+          instance.state = 'serving';
+          list.push(instance);
+          instance.log.info('local instance serving again');
+        } else if (!serving && routed) {
+          instance.state = 'draining';
+          this.#unroute(instance);
+          instance.log.warn('local instance taken out of routing');
+        }
+      },
+      detach: (reason) => this.#onSessionEnded(instance, reason),
+    };
+  }
+
+  #onServiceMessage(session: GateInstance, message: ServiceToGateProto): void {
     switch (message.body) {
       case 'heartBeat':
         return;
@@ -194,7 +238,7 @@ export class Gate {
     }
   }
 
-  #deliver(session: ServiceSession, message: ServiceToGateProto): void {
+  #deliver(session: GateInstance, message: ServiceToGateProto): void {
     const requestId = Number(message.requestId ?? 0);
     const entry = this.#calls.get(requestId);
     if (!entry) {
@@ -213,7 +257,7 @@ export class Gate {
     }
   }
 
-  #onSessionEnded(session: ServiceSession, reason: string): void {
+  #onSessionEnded(session: GateInstance, reason: string): void {
     if (session.state === 'closed') return;
     session.close();
     this.#unroute(session);
@@ -226,28 +270,28 @@ export class Gate {
   }
 
   /** The session that answers a call in flight (undefined once it settled). */
-  #sessionOf(call: ServiceCall): ServiceSession | undefined {
+  #sessionOf(call: ServiceCall): GateInstance | undefined {
     return this.#calls.get(call.requestId)?.session;
   }
 
-  #routableOf(serviceId: number): ServiceSession[] {
+  #routableOf(serviceId: number): GateInstance[] {
     let list = this.#routable.get(serviceId);
     if (!list) this.#routable.set(serviceId, (list = []));
     return list;
   }
 
-  #unroute(session: ServiceSession): void {
+  #unroute(session: GateInstance): void {
     const list = this.#routable.get(session.service.id);
     const index = list?.indexOf(session) ?? -1;
     if (list && index >= 0) list.splice(index, 1);
   }
 
   /** The least busy serving instance; ties go round-robin so idle instances share the load. */
-  #pick(serviceId: number): ServiceSession | undefined {
+  #pick(serviceId: number): GateInstance | undefined {
     const list = this.#routable.get(serviceId);
     if (!list || list.length === 0) return undefined;
     const offset = this.#rotation++ % list.length;
-    let best: ServiceSession | undefined;
+    let best: GateInstance | undefined;
     for (let i = 0; i < list.length; i++) {
       const candidate = list[(offset + i) % list.length]!;
       if (!best || candidate.inFlight < best.inFlight) best = candidate;
@@ -264,7 +308,7 @@ export class Gate {
   instances(serviceId?: number): InstanceInfo[] {
     return [...this.#byInstance.values()]
       .filter((s) => serviceId === undefined || s.service.id === serviceId)
-      .map((s) => ({ serviceId: s.service.id, bootUuid: s.bootUuid, state: s.state, inFlight: s.inFlight, hostname: s.start.hostname, connectedAt: s.connectedAt }));
+      .map((s) => ({ serviceId: s.service.id, bootUuid: s.bootUuid, kind: s.kind, state: s.state, inFlight: s.inFlight, hostname: s.hostname, connectedAt: s.connectedAt }));
   }
 
   /**
@@ -356,7 +400,7 @@ export class Gate {
 /** A call in flight: the session that answers it (it moves on a reconnect), its deadline and abort signal. */
 interface CallEntry {
   readonly call: ServiceCall;
-  session: ServiceSession;
+  session: GateInstance;
   timer: NodeJS.Timeout | undefined;
   readonly signal: AbortSignal | undefined;
 }
