@@ -1,6 +1,6 @@
 import type { ServiceEntry } from '../directory.js';
 import type { Logger } from '../logger.js';
-import type { GateToServiceProto } from './messages.js';
+import type { GateToServiceProto } from '../../proto/src/index.js';
 import type { ServiceCall } from './service-call.js';
 
 export type InstanceState = 'serving' | 'draining' | 'closed';

@@ -1,7 +1,7 @@
 import type { ServiceEntry } from '../directory.js';
 import type { Logger } from '../logger.js';
 import { newInstanceId, type GateInstance, type InstanceLoad, type InstanceState } from './instance.js';
-import type { GateToServiceProto, ServiceToGateBodies, ServiceToGateProto } from './messages.js';
+import type { GateToServiceProto, ServiceToGateBodies, ServiceToGateProto } from '../../proto/src/index.js';
 import type { ServiceCall } from './service-call.js';
 
 /** Where a local worker sends its answers (any ServiceToGateProto a model service could send). */
