@@ -120,6 +120,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     configs: s.configs,
     fitConfigs: s.fitConfigs,
     ...(s.upstream ? { upstream: s.upstream } : {}),
+    ...(s.fallbacks?.length ? { fallbacks: s.fallbacks as string[] } : {}),
   }));
   reportDuplicates(services.map((s) => s.id), 'service id', problems);
   reportDuplicates(services.map((s) => `${s.accountId}/${s.name}`), 'service name within an account', problems);
@@ -127,6 +128,13 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
   services.forEach((s, i) => reportDuplicates(s.configs.map((c: any) => c.id), `configs id of services[${i}]`, problems));
 
   services.forEach((s, i) => {
+    for (const ref of s.fallbacks ?? []) {
+      const [account, name] = ref.split('/');
+      const owner = accounts.find((a) => a.name === account || String(a.id) === account);
+      if (!owner || !services.some((t) => t.accountId === owner.id && t.name === name)) {
+        problems.push(`services[${i}] (${s.name}): fallback '${ref}' names no service declared in services`);
+      }
+    }
     if (s.upstream && !(input.plugins.enabled as string[]).includes('upstream')) {
       problems.push(`services[${i}] (${s.name}) has an upstream: enable the 'upstream' plugin (plugins.enabled) that calls it`);
     }

@@ -63,6 +63,8 @@ export interface ServiceConfig {
   readonly configs: readonly NamedConfig[];
   readonly fitConfigs: readonly NamedConfig[];
   readonly upstream?: UpstreamConfig;
+  /** `<account>/<service>[/model]` tried in order when this service cannot answer (docs/routing.md). */
+  readonly fallbacks?: readonly string[];
 }
 
 export interface RegistryProviderConfig {
@@ -109,6 +111,8 @@ export interface GatewayConfig {
     readonly drainTimeoutMs: number;
     readonly servers: readonly string[];
     readonly currentServer?: string;
+    /** Retries of one request on fallback services at most. */
+    readonly retryBudget: number;
   };
   readonly store: {
     readonly kind: 'memory' | 'mongodb';

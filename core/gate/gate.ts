@@ -15,6 +15,7 @@ import type {
   StringMap,
 } from '../../proto/src/index.js';
 import { DERIVED_ACCOUNT_ID_HEADER, DERIVED_SERVICE_ID_HEADER, FITTED_MODEL_DIR_HEADER } from '../../proto/src/index.js';
+import { backoffMs, isRetryable, retargetPredict, targetName, type FallbackTarget } from './failover.js';
 import type { GateInstance, InstanceKind } from './instance.js';
 import { LocalInstance, type LocalInstanceOptions } from './local-instance.js';
 import { ServiceCall, type ServiceCallHooks } from './service-call.js';
@@ -35,6 +36,11 @@ export interface OpenOptions {
   signal?: AbortSignal;
   /** Headers for the service (Z-requestId, caller and billing headers). */
   headers?: StringMap;
+  /**
+   * Services to try, in order, when `service` cannot answer a predict (no instance, connection
+   * error, 5xx, 429, timeout before the first answer). Default: the service's configured `fallbacks`.
+   */
+  fallbacks?: readonly FallbackTarget[];
 }
 
 /**
@@ -86,7 +92,8 @@ export class Gate {
       const entry = this.#calls.get(call.requestId);
       if (!entry) return;
       this.#calls.delete(call.requestId);
-      entry.session.calls.delete(call.requestId);
+      entry.session?.calls.delete(call.requestId);
+      if (entry.retry) clearTimeout(entry.retry);
       if (entry.timer) clearTimeout(entry.timer);
       entry.signal?.removeEventListener('abort', call);
     },
@@ -249,7 +256,8 @@ export class Gate {
       return;
     }
     if (message.body === 'error') {
-      entry.call.fail(fromServiceError(message.error ?? {}, session.service.name));
+      const error = fromServiceError(message.error ?? {}, session.service.name);
+      if (!this.#retry(entry, error)) entry.call.fail(error);
     } else {
       entry.call.deliver(message);
     }
@@ -263,7 +271,11 @@ export class Gate {
     if (this.#byInstance.get(key) === session) this.#byInstance.delete(key);
     const lost = [...session.calls.values()];
     session.calls.clear();
-    for (const call of lost) call.fail(gatewayError('SERVICE_DISCONNECTED', { args: { service: session.service.name } }));
+    for (const call of lost) {
+      const error = gatewayError('SERVICE_DISCONNECTED', { args: { service: session.service.name } });
+      const entry = this.#calls.get(call.requestId);
+      if (!entry || !this.#retry(entry, error)) call.fail(error);
+    }
     session.log.info({ reason, failedCalls: lost.length }, 'service instance disconnected');
   }
 
@@ -345,12 +357,27 @@ export class Gate {
    */
   open(service: ServiceEntry, request: GateRequest, options: OpenOptions = {}): ServiceCall {
     if (this.#shuttingDown) throw gatewayError('GATE_IS_SHUT_DOWN');
-    const { target, headers } = this.#route(service, options.headers);
-    const session = this.#pick(target.id);
-    if (!session) {
-      const message = target === service ? undefined : `Service '${service.name}' is served by '${target.name}', which has no active instances`;
-      throw gatewayError('NO_ACTIVE_INSTANCES', { args: { service: service.name }, message });
+    // Only a predict can move to another service: other requests carry more than one message.
+    const chain = predictOf(request) ? [...(options.fallbacks ?? this.#fallbacksOf(service))] : [];
+    let routed = this.#route(service, options.headers);
+    let first: FallbackTarget = { service };
+    let session = this.#pick(routed.target.id);
+    let noInstance: GatewayError | undefined;
+    while (!session) {
+      noInstance ??= routed.target === service
+        ? gatewayError('NO_ACTIVE_INSTANCES', { args: { service: service.name } })
+        : gatewayError('NO_ACTIVE_INSTANCES', { args: { service: service.name }, message: `Service '${service.name}' is served by '${routed.target.name}', which has no active instances` });
+      const next = chain.shift();
+      if (!next) throw noInstance;
+      first = next;
+      routed = this.#route(next.service, options.headers);
+      session = this.#pick(routed.target.id);
     }
+    if (first.service !== service) {
+      this.#log.info({ service: service.name, servedBy: targetName(first) }, 'no instance; the request goes to a fallback');
+      request = { predict: retargetPredict(predictOf(request)!, first.model) };
+    }
+    const { target, headers } = routed;
 
     const requestId = this.#nextRequestId++;
     const timeoutMs = options.timeoutMs ?? (service.timeoutSec ?? this.#config.defaultTimeoutSec) * 1000;
@@ -358,7 +385,11 @@ export class Gate {
 
     // Answers come from the target's instances, and #deliver matches them by the target's ID.
     const call = new ServiceCall(requestId, target.id, this.#callHooks);
-    const entry: CallEntry = { call, session, timer: undefined, signal };
+    call.servedBy = { name: targetName(first), instance: session.bootUuid, fallback: first.service !== service };
+    const entry: CallEntry = {
+      call, session, timer: undefined, signal, request, headers: options.headers, chain,
+      attempts: 0, deadline: timeoutMs > 0 ? Date.now() + timeoutMs : Infinity, retry: undefined,
+    };
     this.#calls.set(requestId, entry);
     session.calls.set(requestId, call);
 
@@ -373,6 +404,70 @@ export class Gate {
       call.fail(gatewayError('SERVICE_DISCONNECTED', { args: { service: service.name } }));
     }
     return call;
+  }
+
+  /** The configured fallbacks of a service, resolved (unknown ones were refused at boot). */
+  #fallbacksOf(service: ServiceEntry): FallbackTarget[] {
+    const refs = service.fallbacks;
+    if (!refs?.length) return [];
+    const out: FallbackTarget[] = [];
+    for (const ref of refs) {
+      const [account, name, ...model] = ref.split('/');
+      const account_ = account === undefined ? undefined : this.#directory.findAccount(account);
+      const target = account_ && name ? this.#directory.findService(account_, name) : undefined;
+      if (target) out.push(model.length ? { service: target, model: model.join('/') } : { service: target });
+    }
+    return out;
+  }
+
+  /**
+   * Sends a failed predict to the next service of its chain, after a backoff, when nothing of the
+   * answer has reached the caller yet, the failure is one a retry may fix, the retry budget allows
+   * and the deadline leaves time. True when the call goes on (the caller sees nothing of the failure).
+   */
+  #retry(entry: CallEntry, error: GatewayError): boolean {
+    const { call } = entry;
+    if (call.settled || call.answered || !predictOf(entry.request) || entry.chain.length === 0) return false;
+    if (entry.attempts >= this.#config.retryBudget || !isRetryable(error)) return false;
+    const wait = backoffMs(++entry.attempts);
+    if (Date.now() + wait >= entry.deadline) return false;
+    entry.session?.calls.delete(call.requestId);
+    entry.session = undefined;
+    this.#log.info({ requestId: call.requestId, code: error.code, attempt: entry.attempts, next: targetName(entry.chain[0]!) }, 'request failed before its answer; trying the next service');
+    entry.retry = setTimeout(() => {
+      entry.retry = undefined;
+      if (this.#calls.get(call.requestId) === entry && !call.settled) this.#resend(entry, error);
+    }, wait);
+    return true;
+  }
+
+  /** Sends the request of a call in its backoff to the first service of its chain that has an instance. */
+  #resend(entry: CallEntry, lastError: GatewayError): void {
+    const { call } = entry;
+    for (let next = entry.chain.shift(); next; next = entry.chain.shift()) {
+      let routed: { target: ServiceEntry; headers: StringMap };
+      try {
+        routed = this.#route(next.service, entry.headers);
+      } catch (err) {
+        lastError = err as GatewayError;
+        continue;
+      }
+      const session = this.#shuttingDown ? undefined : this.#pick(routed.target.id);
+      if (!session) {
+        lastError = gatewayError('NO_ACTIVE_INSTANCES', { args: { service: next.service.name } });
+        continue;
+      }
+      entry.session = session;
+      call.serviceId = routed.target.id;
+      call.servedBy = { name: targetName(next), instance: session.bootUuid, fallback: true };
+      session.calls.set(call.requestId, call);
+      const request = { predict: retargetPredict(predictOf(entry.request)!, next.model) };
+      if (session.send({ requestId: call.requestId, headers: routed.headers, ...request })) return;
+      session.calls.delete(call.requestId);
+      entry.session = undefined;
+      lastError = gatewayError('SERVICE_DISCONNECTED', { args: { service: next.service.name } });
+    }
+    call.fail(lastError);
   }
 
   /**
@@ -395,17 +490,32 @@ export class Gate {
   }
 }
 
-/** A call in flight: the session that answers it (it moves on a reconnect), its deadline and abort signal. */
+/**
+ * A call in flight: the instance that answers it (it moves on a reconnect, and to a fallback
+ * service; none during a retry's backoff), its deadline and abort signal, and what a retry needs.
+ */
 interface CallEntry {
   readonly call: ServiceCall;
-  session: GateInstance;
+  session: GateInstance | undefined;
   timer: NodeJS.Timeout | undefined;
   readonly signal: AbortSignal | undefined;
+  /** The request as first sent, and the caller's headers (a fallback is routed afresh). */
+  readonly request: GateRequest;
+  readonly headers: StringMap | undefined;
+  /** The services still to try, in order. */
+  readonly chain: FallbackTarget[];
+  attempts: number;
+  readonly deadline: number;
+  retry: NodeJS.Timeout | undefined;
 }
 
 /** The predict deadline of a call passed (a timer callback shared by every call). */
 function expire(call: ServiceCall, serviceName: string, timeoutMs: number): void {
   call.fail(gatewayError('PREDICT_TIMEOUT', { args: { service: serviceName, timeoutSec: timeoutMs / 1000 } }), true);
+}
+
+function predictOf(request: GateRequest): PredictRequestProto | undefined {
+  return 'predict' in request ? request.predict : undefined;
 }
 
 function endQuietly(stream: ServiceStream): void {

@@ -21,6 +21,18 @@ export function isTerminal(answer: ServiceToGateProto): boolean {
   }
 }
 
+/** Who answers a call (the `x-served-by` header, and `model` when a fallback answered). */
+export interface ServedBy {
+  readonly name: string;
+  readonly instance: string;
+  readonly fallback: boolean;
+}
+
+/** The `x-served-by` header value: `<author>/<service>[/model]; instance=<instance>`. */
+export function servedByHeader(served: ServedBy): string {
+  return `${served.name}; instance=${served.instance}`;
+}
+
 /**
  * What a call asks of whoever routed it (the Gate): one object for every call, so that opening a
  * call allocates no closures.
@@ -44,8 +56,12 @@ export interface ServiceCallHooks {
  */
 export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<ServiceAnswer>, EventListenerObject {
   readonly requestId: number;
-  readonly serviceId: number;
+  /** The service whose instances answer (it changes when the Gate moves the call to a fallback). */
+  serviceId: number;
+  /** Who answers: `<author>/<service>[/model]`, the instance, and whether it is a fallback. */
+  servedBy: ServedBy | undefined;
   readonly #hooks: ServiceCallHooks;
+  #answered = false;
   readonly #queue: ServiceAnswer[] = [];
   #failure: GatewayError | undefined;
   #ended = false;
@@ -63,9 +79,15 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<
     return this.#settled;
   }
 
+  /** Whether any answer frame arrived: from then on the call never moves to another service. */
+  get answered(): boolean {
+    return this.#answered;
+  }
+
   /** Delivers a non-error answer frame from the service. */
   deliver(answer: ServiceAnswer): void {
     if (this.#settled) return;
+    this.#answered = true;
     this.#queue.push(answer);
     if (isTerminal(answer)) this.#settle();
     this.#wakeReader();

@@ -12,7 +12,8 @@ export type { GateRequest, LocalInstanceHandle, OpenOptions } from '../gate/gate
 export type { LocalInstanceOptions, LocalReply, LocalWorker } from '../gate/local-instance.js';
 export type { InstanceLoad } from '../gate/instance.js';
 export { fromServiceError } from '../gate/api-error.js';
-export type { ServiceAnswer, ServiceCall } from '../gate/service-call.js';
+export { servedByHeader, type ServedBy, type ServiceAnswer, type ServiceCall } from '../gate/service-call.js';
+export type { FallbackTarget } from '../gate/failover.js';
 export type * from '../../proto/src/index.js';
 export { compileRequestSchema } from '../validation/request.js';
 export {

@@ -18,6 +18,7 @@ import { mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../_share
 import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
 import { resolveChatTarget } from '../_shared/openai/model-id.js';
+import { markServedBy } from '../_shared/openai/served-by.js';
 import { collectAnswer, relaySse, type SseFormat } from '../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
@@ -84,7 +85,7 @@ export default definePlugin<ChatApiDirectOptions>({
         const json = answer.whole ?? (service.family === 'anthropic' ? answer.parts.at(-1)! : mergeChunks(answer.parts, defaults));
         usage = findUsage(json);
         koa.type = 'application/json';
-        koa.body = json;
+        koa.body = markServedBy(koa, call, json);
       }
       if (usage && ctx.options.logUsage) {
         ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model: body.model, usage }, 'usage');

@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_KEY, eventually, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
-import { startAnthropicUpstream, startOpenAiUpstream, startUpstream, type Upstream } from '../support/upstream.js';
+import { type ScriptedEngine, startAnthropicUpstream, startOpenAiUpstream, startScriptedEngine as scriptedEngine, type Upstream } from '../support/upstream.js';
 
 const PLUGINS = ['chatapi', 'chatapi-direct', 'sync-predict', 'upstream'];
 
@@ -21,29 +21,6 @@ async function closedPort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise((r) => server.close(r));
   return port;
-}
-
-/** An engine that accepts connections and counts them, answering per `behave`. */
-async function scriptedEngine(behave: (req: http.IncomingMessage, res: http.ServerResponse) => void): Promise<{ url: string; closed: string[]; close: () => Promise<void> }> {
-  const closed: string[] = [];
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => behave(req, res));
-    res.on('close', () => {
-      if (!res.writableFinished) closed.push(req.url ?? '');
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    closed,
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
-  };
 }
 
 const service = (id: number, name: string, upstream: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
@@ -155,11 +132,11 @@ describe('upstream connector: an Anthropic Messages engine', () => {
 
 describe('upstream connector: bad engines', () => {
   let gw: TestGateway;
-  let hung: Awaited<ReturnType<typeof scriptedEngine>>;
-  let garbage: Awaited<ReturnType<typeof scriptedEngine>>;
-  let cut: Awaited<ReturnType<typeof scriptedEngine>>;
-  let slow: Awaited<ReturnType<typeof scriptedEngine>>;
-  let health: Awaited<ReturnType<typeof scriptedEngine>>;
+  let hung: ScriptedEngine;
+  let garbage: ScriptedEngine;
+  let cut: ScriptedEngine;
+  let slow: ScriptedEngine;
+  let health: ScriptedEngine;
   let healthy = false;
   let client: OpenAI;
   const chat = (name: string) => ({ model: `demo/${name}`, messages: [{ role: 'user' as const, content: 'hi' }] });

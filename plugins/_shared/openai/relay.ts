@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import type { ServerResponse } from 'node:http';
 import {
   gatewayError,
+  servedByHeader,
   toGatewayError,
   type GatewayError,
   type ServiceAnswer,
@@ -94,7 +95,7 @@ export async function relaySse<R>(
       const text = answer.body === 'partialPredict' ? format.partial(oneLine(json), request) : format.whole(json, request);
       if (!text) continue;
       if (res.destroyed) break;
-      if (!committed) committed = commit(koa);
+      if (!committed) committed = commit(koa, call);
       if (!res.write(text)) await drained(res);
     }
   } catch (thrown) {
@@ -107,7 +108,7 @@ export async function relaySse<R>(
   }
   clearTimeout(timer);
   if (res.destroyed) return usage;
-  if (!committed) commit(koa);
+  if (!committed) commit(koa, call);
   if (format.end) res.end(format.end);
   else res.end();
   return usage;
@@ -123,8 +124,9 @@ function answerJson(answer: ServiceAnswer, serviceName: string): string | undefi
   throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: serviceName, reason: `expected a JSON answer, got ${answer.body ?? 'an empty frame'}` } });
 }
 
-function commit(koa: Context): true {
+function commit(koa: Context, call: ServiceCall): true {
   // Koa stays out of the response from here on; the access log still sees status 200.
+  if (call.servedBy) koa.set('x-served-by', servedByHeader(call.servedBy));
   koa.status = 200;
   koa.respond = false;
   koa.res.writeHead(200, SSE_HEADERS);
