@@ -121,6 +121,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     fitConfigs: s.fitConfigs,
     ...(s.upstream ? { upstream: s.upstream } : {}),
     ...(s.fallbacks?.length ? { fallbacks: s.fallbacks as string[] } : {}),
+    ...(s.affinity ? { affinity: s.affinity as { messages: number } } : {}),
   }));
   reportDuplicates(services.map((s) => s.id), 'service id', problems);
   reportDuplicates(services.map((s) => `${s.accountId}/${s.name}`), 'service name within an account', problems);

@@ -65,6 +65,8 @@ export interface ServiceConfig {
   readonly upstream?: UpstreamConfig;
   /** `<account>/<service>[/model]` tried in order when this service cannot answer (docs/routing.md). */
   readonly fallbacks?: readonly string[];
+  /** Prefix affinity: the first `messages` chat messages pick a consistent instance (docs/routing.md). */
+  readonly affinity?: { readonly messages: number };
 }
 
 export interface RegistryProviderConfig {

@@ -14,9 +14,10 @@ import type {
   StartServingProto,
   StringMap,
 } from '../../proto/src/index.js';
-import { DERIVED_ACCOUNT_ID_HEADER, DERIVED_SERVICE_ID_HEADER, FITTED_MODEL_DIR_HEADER } from '../../proto/src/index.js';
+import { DERIVED_ACCOUNT_ID_HEADER, DERIVED_SERVICE_ID_HEADER, FITTED_MODEL_DIR_HEADER, parseLoadReport } from '../../proto/src/index.js';
 import { backoffMs, isRetryable, retargetPredict, targetName, type FallbackTarget } from './failover.js';
-import type { GateInstance, InstanceKind } from './instance.js';
+import type { GateInstance, InstanceKind, InstanceLoad } from './instance.js';
+import { pickInstance, withModel } from './routing.js';
 import { LocalInstance, type LocalInstanceOptions } from './local-instance.js';
 import { ServiceCall, type ServiceCallHooks } from './service-call.js';
 import { ServiceSession, type ServiceStream } from './service-session.js';
@@ -41,6 +42,10 @@ export interface OpenOptions {
    * error, 5xx, 429, timeout before the first answer). Default: the service's configured `fallbacks`.
    */
   fallbacks?: readonly FallbackTarget[];
+  /** The model the request asks for: instances that report it loaded are preferred. */
+  model?: string;
+  /** A key (a hash of the conversation's prefix) that picks a consistent instance (prefix affinity). */
+  affinityKey?: string;
 }
 
 /**
@@ -57,6 +62,8 @@ export interface InstanceInfo {
   inFlight: number;
   hostname?: string;
   connectedAt: number;
+  /** The instance's last load report, if it sends any. */
+  load?: InstanceLoad;
 }
 
 /** What the owner of an in-process instance controls: whether it takes requests, and its removal. */
@@ -221,8 +228,11 @@ export class Gate {
 
   #onServiceMessage(session: GateInstance, message: ServiceToGateProto): void {
     switch (message.body) {
-      case 'heartBeat':
+      case 'heartBeat': {
+        const load = parseLoadReport(message.headers);
+        if (load) session.load = { ...load, at: Date.now() };
         return;
+      }
       case 'stopServing':
         session.state = 'draining';
         this.#unroute(session);
@@ -296,17 +306,12 @@ export class Gate {
     if (list && index >= 0) list.splice(index, 1);
   }
 
-  /** The least busy serving instance; ties go round-robin so idle instances share the load. */
-  #pick(serviceId: number): GateInstance | undefined {
+  /** The serving instance that takes a request (core/gate/routing.ts). */
+  #pick(serviceId: number, model?: string, affinityKey?: string): GateInstance | undefined {
     const list = this.#routable.get(serviceId);
     if (!list || list.length === 0) return undefined;
-    const offset = this.#rotation++ % list.length;
-    let best: GateInstance | undefined;
-    for (let i = 0; i < list.length; i++) {
-      const candidate = list[(offset + i) % list.length]!;
-      if (!best || candidate.inFlight < best.inFlight) best = candidate;
-    }
-    return best;
+    const candidates = withModel(list, model);
+    return pickInstance(candidates, this.#rotation++ % candidates.length, affinityKey);
   }
 
   /** Whether a request for the service could be sent now (a derived service: its base's instances). */
@@ -318,7 +323,7 @@ export class Gate {
   instances(serviceId?: number): InstanceInfo[] {
     return [...this.#byInstance.values()]
       .filter((s) => serviceId === undefined || s.service.id === serviceId)
-      .map((s) => ({ serviceId: s.service.id, bootUuid: s.bootUuid, kind: s.kind, state: s.state, inFlight: s.inFlight, hostname: s.hostname, connectedAt: s.connectedAt }));
+      .map((s) => ({ serviceId: s.service.id, bootUuid: s.bootUuid, kind: s.kind, state: s.state, inFlight: s.inFlight, hostname: s.hostname, connectedAt: s.connectedAt, load: s.load }));
   }
 
   /**
@@ -361,7 +366,7 @@ export class Gate {
     const chain = predictOf(request) ? [...(options.fallbacks ?? this.#fallbacksOf(service))] : [];
     let routed = this.#route(service, options.headers);
     let first: FallbackTarget = { service };
-    let session = this.#pick(routed.target.id);
+    let session = this.#pick(routed.target.id, options.model, options.affinityKey);
     let noInstance: GatewayError | undefined;
     while (!session) {
       noInstance ??= routed.target === service
@@ -371,7 +376,7 @@ export class Gate {
       if (!next) throw noInstance;
       first = next;
       routed = this.#route(next.service, options.headers);
-      session = this.#pick(routed.target.id);
+      session = this.#pick(routed.target.id, next.model);
     }
     if (first.service !== service) {
       this.#log.info({ service: service.name, servedBy: targetName(first) }, 'no instance; the request goes to a fallback');
@@ -452,7 +457,7 @@ export class Gate {
         lastError = err as GatewayError;
         continue;
       }
-      const session = this.#shuttingDown ? undefined : this.#pick(routed.target.id);
+      const session = this.#shuttingDown ? undefined : this.#pick(routed.target.id, next.model);
       if (!session) {
         lastError = gatewayError('NO_ACTIVE_INSTANCES', { args: { service: next.service.name } });
         continue;

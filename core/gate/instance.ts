@@ -1,6 +1,6 @@
 import type { ServiceEntry } from '../directory.js';
 import type { Logger } from '../logger.js';
-import type { GateToServiceProto } from '../../proto/src/index.js';
+import type { GateToServiceProto, LoadReport } from '../../proto/src/index.js';
 import type { ServiceCall } from './service-call.js';
 
 export type InstanceState = 'serving' | 'draining' | 'closed';
@@ -37,16 +37,8 @@ export interface GateInstance {
   close(): void;
 }
 
-/** What an instance says about its own load (docs/routing.md, "Load reports"). */
-export interface InstanceLoad {
-  /** Requests the engine is working on (its own count; the Gate also counts its calls). */
-  readonly inFlight?: number;
-  /** Requests waiting in the engine's own queue. */
-  readonly queueDepth?: number;
-  /** KV-cache use, 0 to 1. */
-  readonly kvCacheUsage?: number;
-  /** Models (and adapters) loaded and ready, by the names requests use. */
-  readonly models?: readonly string[];
+/** What an instance last said about its own load (proto/src/load-report.ts), and when. */
+export interface InstanceLoad extends LoadReport {
   /** When the report arrived (ms since the epoch). */
   readonly at: number;
 }

@@ -19,6 +19,7 @@ import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
 import { resolveChatTarget } from '../_shared/openai/model-id.js';
 import { markServedBy } from '../_shared/openai/served-by.js';
+import { affinityKey } from '../_shared/openai/affinity.js';
 import { collectAnswer, relaySse, type SseFormat } from '../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
@@ -59,14 +60,19 @@ export default definePlugin<ChatApiDirectOptions>({
       // The raw text is what the service gets; the parsed body is read for routing and checks only.
       const text = (await ctx.http.readRawBody(koa)).toString('utf8');
       const body = checkBody(parseJson(text));
-      const { service } = resolveChatTarget(ctx, caller, body.model);
+      const { id, service } = resolveChatTarget(ctx, caller, body.model);
       if (service.family === 'anthropic') checkAnthropicBody(body);
 
       const stream = body.stream === true;
       const call = ctx.gate.open(
         service,
         { predict: { data: { json: text, dataType: dataTypeOf(service) } } },
-        { headers: ctx.http.serviceHeaders(koa, caller), timeoutMs: stream ? 0 : undefined },
+        {
+          headers: ctx.http.serviceHeaders(koa, caller),
+          timeoutMs: stream ? 0 : undefined,
+          model: id.model ?? service.defaultModel,
+          affinityKey: affinityKey(service, body.messages),
+        },
       );
       ctx.http.cancelOnClose(koa, call);
       const defaults: AnswerDefaults = {

@@ -12,6 +12,7 @@ import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
 import { resolveChatTarget } from '../_shared/openai/model-id.js';
 import { markServedBy } from '../_shared/openai/served-by.js';
+import { affinityKey } from '../_shared/openai/affinity.js';
 import { collectAnswer, relaySse, type SseFormat } from '../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
@@ -66,7 +67,13 @@ export default definePlugin<ChatApiOptions>({
         service,
         { predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } } },
         // A stream has no overall deadline; its first-chunk and idle deadlines apply instead.
-        { headers: ctx.http.serviceHeaders(koa, caller), timeoutMs: stream ? 0 : undefined, fallbacks },
+        {
+          headers: ctx.http.serviceHeaders(koa, caller),
+          timeoutMs: stream ? 0 : undefined,
+          fallbacks,
+          model: id.model ?? service.defaultModel,
+          affinityKey: affinityKey(service, body.messages),
+        },
       );
       ctx.http.cancelOnClose(koa, call);
       const defaults: AnswerDefaults = {
