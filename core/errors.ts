@@ -209,6 +209,9 @@ export function renderErrorBody(err: GatewayError): ErrorBody {
 /** Codes that stop the boot; each names what is wrong (a config path, a plugin, a model). */
 export type BootErrorCode =
   | 'CONFIG_INVALID'
+  | 'CONFIG_UNREADABLE'
+  | 'PORT_IN_USE'
+  | 'STORE_UNREACHABLE'
   | 'REGISTRY_INVALID'
   | 'PLUGIN_NOT_FOUND'
   | 'PLUGIN_INVALID'
