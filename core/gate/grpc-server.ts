@@ -5,6 +5,7 @@ import type { ClientCalls } from './client-calls.js';
 import type { Gate } from './gate.js';
 import type { HeartBeatProto } from './messages.js';
 import { gateServiceDefinition } from './proto.js';
+import { addGateReflection } from './reflection.js';
 
 /** Handlers of the speech calls, supplied by whatever implements them (see core/speech). */
 export interface SpeechHandlers {
@@ -62,10 +63,15 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     processSynthesis: speech.processSynthesis,
     processRecognition: speech.processRecognition,
   } as unknown as grpc.UntypedServiceImplementation);
+  addGateReflection(server);
 
+  // grpc-js also logs a failed bind on its own ("E No address added…"); the caller reports it, once.
+  if (!process.env.GRPC_VERBOSITY) grpc.setLogVerbosity(grpc.logVerbosity.NONE);
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${options.host}:${options.port}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>
       err ? reject(err) : resolve(bound));
+  }).finally(() => {
+    if (!process.env.GRPC_VERBOSITY) grpc.setLogVerbosity(grpc.logVerbosity.ERROR);
   });
 
   return {
