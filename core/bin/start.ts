@@ -1,6 +1,7 @@
 /**
  * `npm start`: the gateway with the config named by GATEWAY_CONFIG, or the zero-setup demo
  * (in-memory store, demo account and key, demo services launched and connected over gRPC).
+ * `npm start -- --check` checks the config (and connects to its store) without starting anything.
  */
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +24,12 @@ async function main(): Promise<void> {
   const demo = !process.env.GATEWAY_CONFIG;
   const config = loadConfigFile(configPath);
   const gateway = await createGateway(config, { logger });
+  if (process.argv.includes('--check')) {
+    // Config, registry, plugins and their options, store connection: everything short of listening.
+    await gateway.close();
+    process.stdout.write(`Config OK: ${configPath} (${config.services.length} services, ${gateway.plugins.length} plugins, store ${config.store.kind})\n`);
+    return;
+  }
   const { httpUrl, grpcAddress } = await gateway.start();
   const services = launchServices(config.launch, grpcAddress, logger);
 
