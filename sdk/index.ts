@@ -7,7 +7,16 @@ export {
   type ServiceDescriptor,
 } from './service/options.js';
 export { GateConnectionError } from './service/connection.js';
-export { RequestContext, FitContext, REQUEST_ID_HEADER, SERVER_TIME_HEADER } from './service/context.js';
+export { RequestContext, FitContext } from './service/context.js';
+// The protocol's header names a service reads or sets.
+export {
+  GateHeaders,
+  REQUEST_ID_HEADER,
+  SERVER_TIME_HEADER,
+  FITTED_MODEL_DIR_HEADER,
+  DERIVED_SERVICE_ID_HEADER,
+  DERIVED_ACCOUNT_ID_HEADER,
+} from '../proto/src/index.js';
 export { ServiceError, ServiceErrorCodes, RequestCancelledError, toApiErrorProto } from './service/errors.js';
 export { StreamClosedError } from './service/session.js';
 export type {

@@ -1,4 +1,4 @@
-import type { PayloadProto } from '../core/gate/messages.js';
+import type { PayloadProto } from '../proto/src/index.js';
 
 /** A payload that cannot be read the way the caller asked (bad JSON, missing body, wrong kind). */
 export class PayloadError extends Error {

@@ -8,18 +8,18 @@
  * - recognition: the first message's config is a RecognitionConfig (`readRecognitionConfig`), every
  *   message's data is raw PCM (possibly empty); answer by yielding `asrResponsePayload(...)`.
  */
-import type { AsrResponseProto, PayloadProto, RecognitionConfig, TtsRequestProto } from '../core/gate/messages.js';
+import type { AsrResponseProto, PayloadProto, RecognitionConfig, TtsRequestProto } from '../proto/src/index.js';
 import {
   audioPayload,
   decodeRecognitionConfig,
   decodeTtsRequest,
   encodeAsrResponse,
   SpeechDataTypes,
-} from '../core/speech/codec.js';
+} from '../proto/src/index.js';
 import { PayloadError, type Payload } from './payload.js';
 
 export { SpeechDataTypes, audioPayload };
-export { decodeAsrResponse, encodeAsrResponse, encodeRecognitionConfig, encodeTtsRequest, decodeTtsRequest, decodeRecognitionConfig } from '../core/speech/codec.js';
+export { decodeAsrResponse, encodeAsrResponse, encodeRecognitionConfig, encodeTtsRequest, decodeTtsRequest, decodeRecognitionConfig } from '../proto/src/index.js';
 
 /** The TtsRequestProto of a synthesis message (protobuf, or JSON with the proto's field names). */
 export function readTtsRequest(payload: Payload): TtsRequestProto {

@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import type { GateToServiceProto, ServiceToGateProto } from '../../core/gate/messages.js';
+import type { GateToServiceProto, ServiceToGateProto } from '../../proto/src/index.js';
 import { createGateStub } from '../../sdk/grpc.js';
 
 export interface TickerOptions {

@@ -1,6 +1,6 @@
 import type { ServiceEntry } from '../directory.js';
 import type { Logger } from '../logger.js';
-import type { DeferredBillingChargeProto, DeferredBillingParamsProto, ServiceToGateProto } from './messages.js';
+import type { DeferredBillingChargeProto, DeferredBillingParamsProto, ServiceToGateProto } from '../../proto/src/index.js';
 
 export interface BillingRecord {
   at: number;

@@ -6,7 +6,14 @@ import type { Logger } from '../logger.js';
 import type { Pipeline } from '../pipeline.js';
 import { toApiErrorProto } from './api-error.js';
 import type { Gate, GateRequest } from './gate.js';
-import type { ClientRequestProto, ClientResponseProto, PartialPredictRequestProto, PayloadProto, StringMap } from './messages.js';
+import {
+  GateHeaders,
+  type ClientRequestProto,
+  type ClientResponseProto,
+  type PartialPredictRequestProto,
+  type PayloadProto,
+  type StringMap,
+} from '../../proto/src/index.js';
 import type { ServiceAnswer, ServiceCall } from './service-call.js';
 
 type Unary = grpc.handleUnaryCall<ClientRequestProto, ClientResponseProto>;
@@ -156,9 +163,9 @@ export class ClientCalls {
 
   #openOptions(request: ClientRequestProto, caller: Caller, signal: AbortSignal) {
     const headers: StringMap = { ...(request.headers ?? {}) };
-    headers['Z-requestId'] ??= randomUUID();
-    headers['Z-callerAccountId'] = String(caller.account.id);
-    headers['PLATFORM-API-KEY-NAME'] = caller.keyName;
+    headers[GateHeaders.requestId] ??= randomUUID();
+    headers[GateHeaders.callerAccountId] = String(caller.account.id);
+    headers[GateHeaders.apiKeyName] = caller.keyName;
     const timeoutSec = request.timeoutSec ?? 0;
     return { headers, signal, timeoutMs: timeoutSec > 0 ? timeoutSec * 1000 : undefined };
   }

@@ -13,7 +13,8 @@ import type {
   ServiceToGateProto,
   StartServingProto,
   StringMap,
-} from './messages.js';
+} from '../../proto/src/index.js';
+import { DERIVED_ACCOUNT_ID_HEADER, DERIVED_SERVICE_ID_HEADER, FITTED_MODEL_DIR_HEADER } from '../../proto/src/index.js';
 import { ServiceCall, type ServiceCallHooks } from './service-call.js';
 import { ServiceSession, type ServiceStream } from './service-session.js';
 
@@ -38,10 +39,7 @@ export interface OpenOptions {
  * Headers a base service receives on a request for one of its derived (fitted) services: which fitted
  * model to use and for which service. Set only by the Gate: a caller's own values are dropped.
  */
-export const FITTED_MODEL_DIR_HEADER = 'PLATFORM-FITTED-MODEL-DIR';
-export const DERIVED_SERVICE_ID_HEADER = 'PLATFORM-DERIVED-SERVICE-ID';
-export const DERIVED_ACCOUNT_ID_HEADER = 'PLATFORM-DERIVED-ACCOUNT-ID';
-const RESERVED_HEADERS = new Set([FITTED_MODEL_DIR_HEADER, DERIVED_SERVICE_ID_HEADER, DERIVED_ACCOUNT_ID_HEADER]);
+const RESERVED_HEADERS = new Set<string>([FITTED_MODEL_DIR_HEADER, DERIVED_SERVICE_ID_HEADER, DERIVED_ACCOUNT_ID_HEADER]);
 
 export interface InstanceInfo {
   serviceId: number;

@@ -3,15 +3,11 @@ import { gatewayError } from '../errors.js';
 import { toApiErrorProto } from './api-error.js';
 import type { ClientCalls } from './client-calls.js';
 import type { Gate } from './gate.js';
-import type { HeartBeatProto } from './messages.js';
-import { gateServiceDefinition } from './proto.js';
+import { gateServiceDefinition, type GateHandlers } from '../../proto/src/index.js';
 import { addGateReflection } from './reflection.js';
 
 /** Handlers of the speech calls, supplied by whatever implements them (see core/speech). */
-export interface SpeechHandlers {
-  processSynthesis: grpc.handleServerStreamingCall<unknown, unknown>;
-  processRecognition: grpc.handleBidiStreamingCall<unknown, unknown>;
-}
+export type SpeechHandlers = Pick<GateHandlers, 'processSynthesis' | 'processRecognition'>;
 
 export interface GrpcServerOptions {
   host: string;
@@ -52,17 +48,18 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     'grpc.http2.min_ping_interval_without_data_ms': 10_000,
   });
   const speech = options.speech ?? speechNotImplemented;
-  server.addService(gateServiceDefinition(), {
-    healthCheck: ((_call, callback) => {
-      callback(null, { status: 'Ok', interval: options.heartbeatIntervalMs } satisfies HeartBeatProto);
-    }) as grpc.handleUnaryCall<HeartBeatProto, HeartBeatProto>,
-    processAsync: ((stream) => options.gate.acceptServiceStream(stream)) as grpc.handleBidiStreamingCall<never, never>,
+  const handlers: GateHandlers = {
+    healthCheck: (_call, callback) => {
+      callback(null, { status: 'Ok', interval: options.heartbeatIntervalMs });
+    },
+    processAsync: (stream) => options.gate.acceptServiceStream(stream),
     process: options.clientCalls.process,
     processResponseStream: options.clientCalls.processResponseStream,
     processStream: options.clientCalls.processStream,
     processSynthesis: speech.processSynthesis,
     processRecognition: speech.processRecognition,
-  } as unknown as grpc.UntypedServiceImplementation);
+  };
+  server.addService(gateServiceDefinition(), handlers);
   addGateReflection(server);
 
   // grpc-js also logs a failed bind on its own ("E No address added…"); the caller reports it, once.

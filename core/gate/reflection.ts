@@ -1,7 +1,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
-import { GATE_PROTO_PATH, PROTO_LOADER_OPTS } from './proto.js';
+import { GATE_PROTO_PATH, PROTO_LOADER_OPTS } from '../../proto/src/index.js';
 
 /**
  * gRPC server reflection (v1 and v1alpha) for the Gate service, so grpcurl, Postman and other

@@ -1,5 +1,5 @@
 import { gatewayError, type GatewayError } from '../errors.js';
-import type { PartialPredictRequestProto, ServiceToGateProto } from './messages.js';
+import type { PartialPredictRequestProto, ServiceToGateProto } from '../../proto/src/index.js';
 
 /** An answer frame of one request: a ServiceToGateProto whose body is not `error`. */
 export type ServiceAnswer = ServiceToGateProto;

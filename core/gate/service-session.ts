@@ -1,7 +1,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { ServiceEntry } from '../directory.js';
 import type { Logger } from '../logger.js';
-import type { GateToServiceProto, ServiceToGateProto, StartServingProto } from './messages.js';
+import type { GateToServiceProto, ServiceToGateProto, StartServingProto } from '../../proto/src/index.js';
 import type { ServiceCall } from './service-call.js';
 
 export type ServiceStream = grpc.ServerDuplexStream<ServiceToGateProto, GateToServiceProto>;

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import type { Caller } from '../directory.js';
 import { gatewayError } from '../errors.js';
-import type { StringMap } from '../gate/messages.js';
+import { GateHeaders, type StringMap } from '../../proto/src/index.js';
 import type { ServiceCall } from '../gate/service-call.js';
 
 /** Request-body and header helpers every HTTP plugin uses, bound to the configured body limit. */
@@ -38,7 +38,9 @@ function onResponseClose(this: ResponseWithCall): void {
 }
 
 /** Headers a caller may send that services read (reference/service-protocol.md section 3). */
-const PASSED_HEADERS = ['platform-billing-key', 'content-hidden', 'platform-billing-key-name', 'platform-billing-account-id', 'platform-billing-user-id'];
+const PASSED_HEADERS = [
+  GateHeaders.billingKey, GateHeaders.contentHidden, GateHeaders.billingKeyName, GateHeaders.billingAccountId, GateHeaders.billingUserId,
+];
 
 export function createHttpHelpers(bodyLimitBytes: number): HttpHelpers {
   const readRawBody = async (ctx: Context, limit = bodyLimitBytes): Promise<Buffer> => {
@@ -68,9 +70,9 @@ export function createHttpHelpers(bodyLimitBytes: number): HttpHelpers {
     },
     serviceHeaders(ctx, caller) {
       const headers: StringMap = {
-        'Z-requestId': String(ctx.state.requestId),
-        'Z-callerAccountId': String(caller.account.id),
-        'PLATFORM-API-KEY-NAME': caller.keyName,
+        [GateHeaders.requestId]: String(ctx.state.requestId),
+        [GateHeaders.callerAccountId]: String(caller.account.id),
+        [GateHeaders.apiKeyName]: caller.keyName,
       };
       for (const name of PASSED_HEADERS) {
         const value = ctx.get(name);

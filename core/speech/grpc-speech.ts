@@ -10,7 +10,8 @@ import type {
   ClientTtsRequestProto,
   ClientTtsResponseProto,
   StringMap,
-} from '../gate/messages.js';
+} from '../../proto/src/index.js';
+import { GateHeaders } from '../../proto/src/index.js';
 import type { Logger } from '../logger.js';
 import type { Pipeline } from '../pipeline.js';
 import type { RecognitionStream } from './recognition.js';
@@ -140,13 +141,13 @@ export function createGrpcSpeechHandlers({ pipeline, bridge, logger }: GrpcSpeec
   };
 
   return {
-    processSynthesis: processSynthesis as SpeechHandlers['processSynthesis'],
-    processRecognition: processRecognition as SpeechHandlers['processRecognition'],
+    processSynthesis,
+    processRecognition,
   };
 }
 
 function serviceHeaders(caller: Caller): StringMap {
-  return { 'Z-requestId': randomUUID(), 'Z-callerAccountId': String(caller.account.id), 'PLATFORM-API-KEY-NAME': caller.keyName };
+  return { [GateHeaders.requestId]: randomUUID(), [GateHeaders.callerAccountId]: String(caller.account.id), [GateHeaders.apiKeyName]: caller.keyName };
 }
 
 type EventSource = { once(event: string, listener: () => void): unknown; off(event: string, listener: () => void): unknown };

@@ -1,10 +1,10 @@
 import type { ServiceEntry } from '../directory.js';
 import { gatewayError } from '../errors.js';
 import type { Gate, OpenOptions } from '../gate/gate.js';
-import type { AsrResponseProto, RecognitionConfig } from '../gate/messages.js';
+import type { AsrResponseProto, RecognitionConfig } from '../../proto/src/index.js';
 import type { ServiceAnswer, ServiceCall } from '../gate/service-call.js';
 import { BoundedQueue, pumpInto } from './bounded-queue.js';
-import { asrResponseFromJson, audioPayload, decodeAsrResponse, encodeRecognitionConfig, SpeechDataTypes } from './codec.js';
+import { asrResponseFromJson, audioPayload, decodeAsrResponse, encodeRecognitionConfig, SpeechDataTypes } from '../../proto/src/index.js';
 import type { SpeechLimits } from './limits.js';
 
 /** The encodings the bridge carries: audio goes to the service as raw 16-bit PCM. */

@@ -1,6 +1,6 @@
 import type { ServiceEntry } from '../directory.js';
 import type { Gate, OpenOptions } from '../gate/gate.js';
-import type { RecognitionConfig, TtsRequestProto } from '../gate/messages.js';
+import type { RecognitionConfig, TtsRequestProto } from '../../proto/src/index.js';
 import { DEFAULT_SPEECH_LIMITS, type SpeechLimits } from './limits.js';
 import { checkRecognitionConfig, openRecognition, type RecognitionOptions, type RecognitionStream } from './recognition.js';
 import { checkSynthesisRequest, openSynthesis, type SynthesisRequest, type SynthesisStream } from './synthesis.js';

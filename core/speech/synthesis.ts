@@ -1,10 +1,10 @@
 import type { ServiceEntry } from '../directory.js';
 import { gatewayError } from '../errors.js';
 import type { Gate, OpenOptions } from '../gate/gate.js';
-import type { TtsRequestProto } from '../gate/messages.js';
+import type { TtsRequestProto } from '../../proto/src/index.js';
 import type { ServiceAnswer, ServiceCall } from '../gate/service-call.js';
 import { BoundedQueue, pumpInto } from './bounded-queue.js';
-import { encodeTtsRequest, SpeechDataTypes } from './codec.js';
+import { encodeTtsRequest, SpeechDataTypes } from '../../proto/src/index.js';
 import type { SpeechLimits } from './limits.js';
 
 /** A synthesis request after the gateway's checks: the output spec is always complete. */

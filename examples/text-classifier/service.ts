@@ -6,11 +6,11 @@
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import { ServiceError, type FitContext, type ModelHandlers } from '../../sdk/index.js';
+import { FITTED_MODEL_DIR_HEADER, ServiceError, type FitContext, type ModelHandlers } from '../../sdk/index.js';
 import { NaiveBayes, TrainingDataError, readConfig, readExamples, type SavedModel } from './naive-bayes.js';
 
 /** The header naming the fitted model's directory (see docs/fitting.md). */
-export const FITTED_MODEL_DIR_HEADER = 'PLATFORM-FITTED-MODEL-DIR';
+export { FITTED_MODEL_DIR_HEADER };
 export const MODEL_FILE = 'model.json';
 
 export interface TextClassifierOptions {

@@ -11,6 +11,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import {
+  GateHeaders,
   GatewayError, fromServiceError, gatewayError, taskErrorFrom, toGatewayError,
   type PluginContext, type PredictRequestProto, type ServiceAnswer, type ServiceCall, type ServiceEntry, type TaskRecord, type TaskResult,
 } from '../../core/plugins/index.js';
@@ -227,7 +228,7 @@ export class WorkerPool {
    * their own requestIds (1…n), matched back to their tasks. `stop` cancels the call at the service.
    */
   async #dispatch(service: ServiceEntry, items: readonly Item[], stop: AbortSignal): Promise<Map<Job, TaskResult | GatewayError>> {
-    const headersOf = (task: TaskRecord) => ({ 'Z-requestId': task.taskId, 'Z-callerAccountId': String(task.callerId) });
+    const headersOf = (task: TaskRecord) => ({ [GateHeaders.requestId]: task.taskId, [GateHeaders.callerAccountId]: String(task.callerId) });
     const timeoutMs = this.#ctx.options.taskTimeoutMs;
     const badResponse = (reason: string) => gatewayError('SERVICE_BAD_RESPONSE', { args: { service: service.name, reason } });
     const single = items.length === 1 ? items[0]! : undefined;
@@ -238,7 +239,7 @@ export class WorkerPool {
           data: items.map(({ job, request }, i) => ({ requestId: i + 1, data: request.data, headers: headersOf(job.task) })),
           ...(items[0]!.request.config ? { config: items[0]!.request.config } : {}),
         },
-      }, { headers: { 'Z-requestId': randomUUID() }, signal: stop, timeoutMs });
+      }, { headers: { [GateHeaders.requestId]: randomUUID() }, signal: stop, timeoutMs });
     const expected = single ? ['predict', 'partialPredict'] : ['batch'];
     const answers: ServiceAnswer[] = [];
     for await (const answer of call) {

@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import {
+  GateHeaders,
   gatewayError,
   GatewayError,
   type PayloadProto,
@@ -107,7 +108,7 @@ export class JobRunner {
           datasetInfo: { accountId: plan.dataset.accountId, datasetId: plan.dataset.id, name: plan.dataset.name, type: plan.dataset.dataType },
         },
       }, {
-        headers: { ...plan.headers, 'PLATFORM-FIT-JOB-ID': job.jobId },
+        headers: { ...plan.headers, [GateHeaders.fitJobId]: job.jobId },
         signal: controller.signal,
         timeoutMs: options.fitTimeoutSec * 1000,
       });

@@ -1,12 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import type { ApiErrorProto, StringMap } from '../../core/gate/messages.js';
-
-const STATUS_BY_NAME: Record<string, number> = {
-  BAD_REQUEST: 400, UNAUTHORIZED: 401, PAYMENT_REQUIRED: 402, FORBIDDEN: 403, NOT_FOUND: 404, METHOD_NOT_ALLOWED: 405,
-  NOT_ACCEPTABLE: 406, REQUEST_TIMEOUT: 408, CONFLICT: 409, GONE: 410, PAYLOAD_TOO_LARGE: 413, UNSUPPORTED_MEDIA_TYPE: 415,
-  UNPROCESSABLE_ENTITY: 422, LOCKED: 423, TOO_MANY_REQUESTS: 429, CLIENT_CLOSED_REQUEST: 499, INTERNAL_SERVER_ERROR: 500,
-  NOT_IMPLEMENTED: 501, BAD_GATEWAY: 502, SERVICE_UNAVAILABLE: 503, GATEWAY_TIMEOUT: 504,
-};
+import { statusOfSimpleStatus, type ApiErrorProto, type StringMap } from '../../proto/src/index.js';
 
 /** HTTP-like status of a gRPC status code, for transport failures that carry no ApiErrorProto. */
 const HTTP_BY_GRPC: Partial<Record<grpc.status, number>> = {
@@ -45,7 +38,7 @@ export class GateClientError extends Error {
     const statusCode =
       proto.statusCode !== undefined && proto.statusCode > 0
         ? proto.statusCode
-        : (proto.status !== undefined ? STATUS_BY_NAME[proto.status] : undefined) ?? 500;
+        : (proto.status !== 'OK' ? statusOfSimpleStatus(proto.status) : undefined) ?? 500;
     const code = proto.code || 'unknown-error';
     return new GateClientError(code, proto.message || code, statusCode, { ...(proto.args ?? {}) });
   }

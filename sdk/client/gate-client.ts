@@ -11,7 +11,7 @@ import type {
   StringMap,
   TtsRequestProto,
   TtsResponseProto,
-} from '../../core/gate/messages.js';
+} from '../../proto/src/index.js';
 import { createGateStub, type GateStub } from '../grpc.js';
 import { PayloadError, jsonPayload, readJson } from '../payload.js';
 import { GateClientError } from './errors.js';

@@ -7,7 +7,7 @@ import type {
   ClientTtsResponseProto,
   RecognitionConfig,
   TtsResponseProto,
-} from '../../core/gate/messages.js';
+} from '../../proto/src/index.js';
 import { GateClientError } from './errors.js';
 
 /** Who a speech call is for: the same fields as every client request. */

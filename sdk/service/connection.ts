@@ -5,7 +5,7 @@ import type {
   HeartBeatProto,
   ServiceInfoProto,
   StartServingProto,
-} from '../../core/gate/messages.js';
+} from '../../proto/src/index.js';
 import { createGateStub, type GateStub } from '../grpc.js';
 import { Backoff } from './backoff.js';
 import type { Dispatcher } from './dispatcher.js';

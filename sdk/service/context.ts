@@ -1,11 +1,7 @@
-import type { ServiceInfoProto, StringMap } from '../../core/gate/messages.js';
+import { REQUEST_ID_HEADER, type ServiceInfoProto, type StringMap } from '../../proto/src/index.js';
 import type { LazyAbort } from './abort.js';
 import type { SdkLogger } from './logger.js';
 
-/** Header the gateway uses to correlate a request; echoed on every answer. */
-export const REQUEST_ID_HEADER = 'Z-requestId';
-/** Processing time in ms, added to every final answer. */
-export const SERVER_TIME_HEADER = 'Z-Server-Time';
 
 export interface RequestContextInit {
   requestId: number;

@@ -7,11 +7,12 @@ import type {
   ServiceToGateBodies,
   ServiceToGateProto,
   StringMap,
-} from '../../core/gate/messages.js';
+} from '../../proto/src/index.js';
+import { GateHeaders, SERVER_TIME_HEADER } from '../../proto/src/index.js';
 import { Payload } from '../payload.js';
 import { LazyAbort } from './abort.js';
 import { AsyncQueue } from './async-queue.js';
-import { FitContext, RequestContext, SERVER_TIME_HEADER, type RequestContextInit } from './context.js';
+import { FitContext, RequestContext, type RequestContextInit } from './context.js';
 import { RequestCancelledError, ServiceError, ServiceErrorCodes, apiError, toApiErrorProto } from './errors.js';
 import type { BatchResult, ModelHandlers, ModelResponse, PartialPredictChunk, PredictResult } from './handlers.js';
 import type { SdkLogger } from './logger.js';
@@ -210,10 +211,10 @@ export class Dispatcher {
 
   private refuseDraining(session: StreamSession, requestId: number, headers: StringMap | undefined): void {
     if (requestId === 0) return;
-    const correlation = headers?.['Z-requestId'];
+    const correlation = headers?.[GateHeaders.requestId];
     session.send({
       requestId,
-      ...(correlation !== undefined ? { headers: { 'Z-requestId': correlation } } : {}),
+      ...(correlation !== undefined ? { headers: { [GateHeaders.requestId]: correlation } } : {}),
       error: apiError(ServiceErrorCodes.channelClosed, 'This connection of the service is shutting down', 503, {}),
     });
   }

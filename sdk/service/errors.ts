@@ -1,26 +1,7 @@
-import type { ApiErrorProto, StringMap } from '../../core/gate/messages.js';
+import { CLIENT_ERROR_CODES, ServiceErrorCodes, simpleStatusOf, type ApiErrorProto, type StringMap } from '../../proto/src/index.js';
 import { PayloadError } from '../payload.js';
 
-/** Error codes a model service sends as `ServiceToGateProto.error`, and gate codes the SDK reacts to. */
-export const ServiceErrorCodes = {
-  internalError: 'platform-action.common.internal-error',
-  badRequest: 'platform-action.common.bad-request',
-  processingException: 'platform-action.common.processing-exception',
-  methodNotSupported: 'platform-action.common.method-not-supported',
-  noPartialInBatch: 'platform-action.common.no-partial-in-batch',
-  noRawPayloadInBatch: 'platform-action.common.no-raw-payload-in-batch',
-  /** Sent for requests that arrive on a connection that is draining; clients retry on it. */
-  channelClosed: 'platform-action.common.channel-closed-error',
-  /** From the gate: the connection token is unknown. Fatal for that connection. */
-  instanceByTokenNotFound: 'platform.gate.instance_by_token_not_found',
-} as const;
-
-const CLIENT_ERROR_CODES = new Set<string>([
-  ServiceErrorCodes.badRequest,
-  ServiceErrorCodes.methodNotSupported,
-  ServiceErrorCodes.noPartialInBatch,
-  ServiceErrorCodes.noRawPayloadInBatch,
-]);
+export { ServiceErrorCodes };
 
 /**
  * An error a handler throws to answer with its own code, message, HTTP status and arguments.
@@ -58,14 +39,6 @@ export class RequestCancelledError extends Error {
   override readonly name = 'RequestCancelledError';
 }
 
-/** The `SimpleStatusProto` name of the common statuses, sent next to `statusCode` for older gates. */
-const STATUS_NAMES: Record<number, string> = {
-  400: 'BAD_REQUEST', 401: 'UNAUTHORIZED', 402: 'PAYMENT_REQUIRED', 403: 'FORBIDDEN', 404: 'NOT_FOUND',
-  405: 'METHOD_NOT_ALLOWED', 408: 'REQUEST_TIMEOUT', 409: 'CONFLICT', 413: 'PAYLOAD_TOO_LARGE',
-  415: 'UNSUPPORTED_MEDIA_TYPE', 422: 'UNPROCESSABLE_ENTITY', 429: 'TOO_MANY_REQUESTS', 500: 'INTERNAL_SERVER_ERROR',
-  501: 'NOT_IMPLEMENTED', 502: 'BAD_GATEWAY', 503: 'SERVICE_UNAVAILABLE', 504: 'GATEWAY_TIMEOUT',
-};
-
 /**
  * The ApiErrorProto for anything a handler threw: a ServiceError keeps its code, status and args; a
  * PayloadError (unreadable input) is a bad request; anything else is a processing exception (500) whose
@@ -80,7 +53,7 @@ export function toApiErrorProto(err: unknown): ApiErrorProto {
 
 export function apiError(code: string, message: string, status: number, args: StringMap): ApiErrorProto {
   const proto: ApiErrorProto = { code, message, statusCode: status, args };
-  const name = STATUS_NAMES[status];
+  const name = simpleStatusOf(status);
   if (name) proto.status = name;
   return proto;
 }

@@ -4,7 +4,7 @@ import type {
   ServiceInfoProto,
   StatusResponseProto,
   StringMap,
-} from '../../core/gate/messages.js';
+} from '../../proto/src/index.js';
 import type { Payload } from '../payload.js';
 import type { FitContext, RequestContext } from './context.js';
 

@@ -6,7 +6,7 @@ import type {
   ServiceInfoProto,
   ServiceToGateProto,
   StartServingProto,
-} from '../../core/gate/messages.js';
+} from '../../proto/src/index.js';
 import { GateConnection, GateConnectionError, type ConnectionHost } from './connection.js';
 import { Dispatcher } from './dispatcher.js';
 import type { ModelHandlers } from './handlers.js';

@@ -1,6 +1,6 @@
 import { hostname as osHostname } from 'node:os';
 import * as grpc from '@grpc/grpc-js';
-import type { MethodDescriptorProto, StringMap } from '../../core/gate/messages.js';
+import type { MethodDescriptorProto, StringMap } from '../../proto/src/index.js';
 import type { BackoffOptions } from './backoff.js';
 import { consoleLogger, type SdkLogger } from './logger.js';
 import { PROCESS_INSTANCE_UUID } from './instance.js';

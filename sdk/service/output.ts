@@ -1,4 +1,4 @@
-import type { PayloadProto, StringMap } from '../../core/gate/messages.js';
+import type { PayloadProto, StringMap } from '../../proto/src/index.js';
 import { Payload, isPayloadProto, jsonPayload } from '../payload.js';
 import type { ModelResponse } from './handlers.js';
 

@@ -1,5 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
-import type { GateToServiceProto, HeartBeatProto, ServiceToGateProto } from '../../core/gate/messages.js';
+import type { GateToServiceProto, HeartBeatProto, ServiceToGateProto } from '../../proto/src/index.js';
 import type { LazyAbort } from './abort.js';
 import type { AsyncQueue } from './async-queue.js';
 import type { PartialPredictChunk } from './handlers.js';

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 /**
  * The layering rules of DESIGN.md: core never imports a plugin; a plugin imports core only through
  * its public surface (core/plugins/index.ts) and never imports another plugin (shared helpers live in
- * plugins/_shared/). Checked on the import statements of every source file.
+ * plugins/_shared/). The protocol (proto/) is a leaf that imports nothing of the project, and the SDK
+ * imports only itself and the protocol. Checked on the import statements of every source file.
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PUBLIC_SURFACE = join(root, 'core', 'plugins', 'index.ts');
@@ -55,5 +56,19 @@ describe('architecture', () => {
   it('the example custom plugin uses only the public surface', () => {
     const file = join(root, 'examples', 'custom-plugin', 'index.ts');
     expect(imports(file).filter((t) => inside(t, join(root, 'core')) && t !== PUBLIC_SURFACE)).toEqual([]);
+  });
+
+  it('the protocol imports nothing outside proto/', () => {
+    const protoDir = join(root, 'proto');
+    const violations = sourceFiles(protoDir).flatMap((file) =>
+      imports(file).filter((target) => !inside(target, protoDir)).map((target) => `${rel(file)} → ${rel(target)}`));
+    expect(violations).toEqual([]);
+  });
+
+  it('the SDK imports only itself and the protocol', () => {
+    const sdkDir = join(root, 'sdk');
+    const violations = sourceFiles(sdkDir).flatMap((file) =>
+      imports(file).filter((target) => !inside(target, sdkDir) && !inside(target, join(root, 'proto'))).map((target) => `${rel(file)} → ${rel(target)}`));
+    expect(violations).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClientRequestProto, ClientResponseProto } from '../../core/gate/messages.js';
+import type { ClientRequestProto, ClientResponseProto } from '../../proto/src/index.js';
 import {
   BLOCKED_KEY,
   ECHO_TOKEN,

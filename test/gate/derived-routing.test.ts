@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ServiceEntry } from '../../core/directory.js';
-import { DERIVED_ACCOUNT_ID_HEADER, DERIVED_SERVICE_ID_HEADER, FITTED_MODEL_DIR_HEADER } from '../../core/gate/gate.js';
+import { DERIVED_ACCOUNT_ID_HEADER, DERIVED_SERVICE_ID_HEADER, FITTED_MODEL_DIR_HEADER } from '../../proto/src/index.js';
 import { GateClient, serveModel, type ModelService } from '../../sdk/index.js';
 import { ECHO_TOKEN, TEST_KEY, startTestGateway, type TestGateway } from '../support/gateway.js';
 

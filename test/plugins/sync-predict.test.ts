@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GateToServiceProto } from '../../core/gate/messages.js';
+import type { GateToServiceProto } from '../../proto/src/index.js';
 import {
   BLOCKED_KEY,
   ECHO_TOKEN,

@@ -1,6 +1,6 @@
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
-import { GATE_PROTO_PATH } from '../../core/gate/proto.js';
+import { GATE_PROTO_PATH } from '../../proto/src/index.js';
 
 /**
  * Every message, field number, oneof member and enum value of spec/streaming-protocol.md, transcribed

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ClientRequestProto, ClientResponseProto } from '../../core/gate/messages.js';
+import type { ClientRequestProto, ClientResponseProto } from '../../proto/src/index.js';
 import { GateClient, GateClientError } from '../../sdk/index.js';
 import { HarnessGate, sleep, type ClientScript } from './support/harness-gate.js';
 

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AsrResponseProto, TtsResponseProto } from '../../core/gate/messages.js';
+import type { AsrResponseProto, TtsResponseProto } from '../../proto/src/index.js';
 import type { GateClient, ModelService } from '../../sdk/index.js';
 import { TEST_KEY, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { requirePrerequisite } from '../support/prerequisites.js';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ClientAsrRequestProto, ClientAsrResponseProto, ClientTtsResponseProto, TtsResponseProto } from '../../core/gate/messages.js';
-import { decodeRecognitionConfig } from '../../core/speech/codec.js';
+import type { ClientAsrRequestProto, ClientAsrResponseProto, ClientTtsResponseProto, TtsResponseProto } from '../../proto/src/index.js';
+import { decodeRecognitionConfig } from '../../proto/src/index.js';
 import {
   GateClient,
   GateClientError,

@@ -9,7 +9,7 @@ import {
   encodeAsrResponse,
   encodeRecognitionConfig,
   encodeTtsRequest,
-} from '../../core/speech/codec.js';
+} from '../../proto/src/index.js';
 import { DEFAULT_SPEECH_LIMITS } from '../../core/speech/limits.js';
 import { checkRecognitionConfig } from '../../core/speech/recognition.js';
 import { checkSynthesisRequest } from '../../core/speech/synthesis.js';

@@ -3,8 +3,8 @@
  * model service (processAsync) or a caller (process*), so tests see exactly what goes on the wire.
  */
 import * as grpc from '@grpc/grpc-js';
-import type { ClientRequestProto, ClientResponseProto, GateToServiceProto, ServiceToGateProto } from '../../core/gate/messages.js';
-import { MAX_MESSAGE_BYTES, gateClientConstructor } from '../../core/gate/proto.js';
+import type { ClientRequestProto, ClientResponseProto, GateToServiceProto, ServiceToGateProto } from '../../proto/src/index.js';
+import { MAX_MESSAGE_BYTES, gateClientConstructor } from '../../proto/src/index.js';
 
 export type RawClient = grpc.Client & Record<string, any>;
 

@@ -3,7 +3,7 @@
  * that returns one answer (sent as `predict`) or an async iterable (sent as `partialPredict` frames,
  * `finish` on a last data-less frame). What the gateway sent is kept for assertions.
  */
-import type { GateToServiceProto } from '../../core/gate/messages.js';
+import type { GateToServiceProto } from '../../proto/src/index.js';
 import { RawServiceStream, rawClient, type RawClient } from './raw-gate-client.js';
 
 export interface RawPredict {

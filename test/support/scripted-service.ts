@@ -14,7 +14,7 @@
  * again (same instanceBootUuid), as SDKs do when their gateway restarts.
  */
 import { createHash } from 'node:crypto';
-import type { BatchRequestProto, GateToServiceProto, PredictRequestProto } from '../../core/gate/messages.js';
+import type { BatchRequestProto, GateToServiceProto, PredictRequestProto } from '../../proto/src/index.js';
 import { RawServiceStream, json, rawClient, type RawClient } from './raw-gate-client.js';
 
 export interface ReceivedPredict {

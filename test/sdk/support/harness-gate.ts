@@ -4,7 +4,7 @@
  * script what the gate sends and to wait for what the service sends), and minimal client calls.
  */
 import * as grpc from '@grpc/grpc-js';
-import { MAX_MESSAGE_BYTES, gateServiceDefinition } from '../../../core/gate/proto.js';
+import { MAX_MESSAGE_BYTES, gateServiceDefinition } from '../../../proto/src/index.js';
 import { isTerminal } from '../../../core/gate/service-call.js';
 import type {
   ClientRequestProto,
@@ -12,7 +12,7 @@ import type {
   GateToServiceProto,
   HeartBeatProto,
   ServiceToGateProto,
-} from '../../../core/gate/messages.js';
+} from '../../../proto/src/index.js';
 
 /** Polls `check` until it returns something other than undefined/false; fails after timeoutMs. */
 export async function eventually<T>(check: () => T | undefined | false, timeoutMs = 5000, what = 'condition'): Promise<T> {

@@ -1,6 +1,6 @@
-import protobuf from 'protobufjs';
-import { GATE_PROTO_PATH } from '../gate/proto.js';
-import type { AsrResponseProto, PayloadProto, RecognitionConfig, TtsRequestProto } from '../gate/messages.js';
+import type protobuf from 'protobufjs';
+import type { AsrResponseProto, PayloadProto, RecognitionConfig, TtsRequestProto } from './messages.js';
+import { gateType as type } from './root.js';
 
 /**
  * Data types of the speech bridge: what travels in `PayloadProto.dataType` between the gateway and a
@@ -27,16 +27,6 @@ export const SpeechDataTypes = {
  * `oneofs`, because these messages have none but the synthetic ones of proto3 `optional` fields.
  */
 const TO_OBJECT: protobuf.IConversionOptions = { longs: Number, enums: String, defaults: false, arrays: true };
-
-let root: protobuf.Root | undefined;
-
-function type(name: string): protobuf.Type {
-  if (!root) {
-    root = new protobuf.Root();
-    root.loadSync(GATE_PROTO_PATH, { keepCase: true });
-  }
-  return root.lookupType(`com.platform.gate.${name}`);
-}
 
 function encode(name: string, value: object): Buffer {
   const t = type(name);

@@ -1,0 +1,8 @@
+// Original file: gate.proto
+
+
+export interface ClientTokenRequestProto {
+}
+
+export interface ClientTokenRequestProto__Output {
+}

@@ -1,0 +1,10 @@
+// Original file: gate.proto
+
+
+export interface ClientTokenResponseProto {
+  'token'?: (string);
+}
+
+export interface ClientTokenResponseProto__Output {
+  'token'?: (string);
+}

@@ -1,0 +1,8 @@
+// Original file: gate.proto
+
+
+export interface FitResponseProto {
+}
+
+export interface FitResponseProto__Output {
+}

@@ -1,0 +1,10 @@
+// Original file: gate.proto
+
+
+export interface ParamDescriptorProto {
+  'type'?: (string);
+}
+
+export interface ParamDescriptorProto__Output {
+  'type'?: (string);
+}

@@ -1,0 +1,21 @@
+// Original file: gate.proto
+
+import type { PayloadProto as _com_platform_gate_PayloadProto, PayloadProto__Output as _com_platform_gate_PayloadProto__Output } from '../../../com/platform/gate/PayloadProto.js';
+
+export interface PartialPredictRequestProto {
+  'data'?: (_com_platform_gate_PayloadProto | null);
+  'config'?: (_com_platform_gate_PayloadProto | null);
+  'start'?: (boolean);
+  'finish'?: (boolean);
+  '_start'?: "start";
+  '_finish'?: "finish";
+}
+
+export interface PartialPredictRequestProto__Output {
+  'data'?: (_com_platform_gate_PayloadProto__Output);
+  'config'?: (_com_platform_gate_PayloadProto__Output);
+  'start'?: (boolean);
+  'finish'?: (boolean);
+  '_start'?: "start";
+  '_finish'?: "finish";
+}

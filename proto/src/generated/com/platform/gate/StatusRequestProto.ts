@@ -1,0 +1,8 @@
+// Original file: gate.proto
+
+
+export interface StatusRequestProto {
+}
+
+export interface StatusRequestProto__Output {
+}
