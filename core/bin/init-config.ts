@@ -3,7 +3,7 @@
  * paths (store.dataDir, launch[].module, registry.files, plugins.custom[].path) are rewritten to stay
  * valid from the new file's folder, comments kept. A plain copy elsewhere would break every one of them.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
@@ -41,7 +41,7 @@ function main(argv: string[]): number {
     process.stderr.write('Usage: npm run init-config -- <new-config.yaml>\n  writes a copy of the demo config whose relative paths still point at the examples\n');
     return 2;
   }
-  const path = resolve(target);
+  const path = resolve(process.env.INIT_CWD ?? process.cwd(), target);   // npm runs scripts from the package folder
   if (existsSync(path)) {
     process.stderr.write(`init-config: ${path} exists; not overwriting it\n`);
     return 1;
@@ -51,4 +51,5 @@ function main(argv: string[]): number {
   return 0;
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) process.exitCode = main(process.argv.slice(2));
+// Run as a script (also through a symlinked folder), not when imported by a test.
+if (process.argv[1] && realpathSync(resolve(process.argv[1])) === realpathSync(fileURLToPath(import.meta.url))) process.exitCode = main(process.argv.slice(2));

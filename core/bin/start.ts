@@ -3,7 +3,7 @@
  * (in-memory store, demo account and key, demo services launched and connected over gRPC).
  * `npm start -- --check` checks the config (and connects to its store) without starting anything.
  */
-import { relative } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfigFile } from '../config/load.js';
 import { BootError } from '../errors.js';
@@ -20,14 +20,15 @@ const LAUNCH_WAIT_MS = Number(process.env.LAUNCH_WAIT_MS ?? 120_000);
 
 async function main(): Promise<void> {
   const logger = createLogger();
-  const configPath = process.env.GATEWAY_CONFIG || DEMO_CONFIG;
+  // npm runs scripts from the package folder; a relative GATEWAY_CONFIG means the caller's folder (INIT_CWD).
+  const configPath = process.env.GATEWAY_CONFIG ? resolve(process.env.INIT_CWD ?? process.cwd(), process.env.GATEWAY_CONFIG) : DEMO_CONFIG;
   const demo = !process.env.GATEWAY_CONFIG;
   const config = loadConfigFile(configPath);
   const gateway = await createGateway(config, { logger });
   if (process.argv.includes('--check')) {
     // Config, registry, plugins and their options, store connection: everything short of listening.
     await gateway.close();
-    process.stdout.write(`Config OK: ${configPath} (${config.services.length} services, ${gateway.plugins.length} plugins, store ${config.store.kind})\n`);
+    process.stdout.write(`Config OK: ${process.env.GATEWAY_CONFIG ?? configPath} (${config.services.length} services, ${gateway.plugins.length} plugins, store ${config.store.kind})\n`);
     return;
   }
   const { httpUrl, grpcAddress } = await gateway.start();

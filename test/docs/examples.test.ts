@@ -64,7 +64,11 @@ function killGroup(child: ChildProcess): void {
   }
 }
 
-const all = docFiles(repoRoot).map((file) => ({ file, examples: extractExamples(repoRoot, file) }));
+// DOCS_EXAMPLES=docs/fitting.md (comma-separated) runs only those files' examples, while writing them.
+const only = process.env.DOCS_EXAMPLES?.split(',').filter(Boolean);
+const all = docFiles(repoRoot)
+  .filter((file) => !only || only.some((o) => file.includes(o)))
+  .map((file) => ({ file, examples: extractExamples(repoRoot, file) }));
 const files = all.map((f) => ({ ...f, examples: f.examples.filter((e) => !e.noRun) })).filter((f) => f.examples.length);
 const runnable = files.flatMap((f) => f.examples);
 const shown = all.flatMap((f) => f.examples).length;

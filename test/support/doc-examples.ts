@@ -75,9 +75,10 @@ export function extractExamples(root: string, file: string): DocExample[] {
   const examples: DocExample[] = [];
   for (const block of fencedBlocks(text)) {
     const [lang = '', ...words] = block.info.split(/\s+/);
-    const language = LANGUAGES[lang.toLowerCase()];
-    if (!language) continue;
     const list = (key: string) => words.filter((w) => w.startsWith(`${key}=`)).flatMap((w) => w.slice(key.length + 1).split(',').filter(Boolean));
+    // Any block with file=NAME (a YAML config, a service) is saved for the next examples.
+    const language = LANGUAGES[lang.toLowerCase()] ?? (list('file').length ? 'sh' : undefined);
+    if (!language) continue;
     examples.push({
       file: relative(root, join(root, file)),
       line: block.line,
