@@ -8,14 +8,12 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { gatewayError, type PluginContext, type ServiceEntry } from '../../core/plugins/index.js';
 import { countTokens } from '../_shared/anthropic/count-tokens.js';
-import { ANTHROPIC_SSE, type AnthropicStreamState } from '../_shared/anthropic/events.js';
+import { relayNativeMessages } from '../_shared/anthropic/native-answer.js';
 import { prepareAnthropicRoute } from '../_shared/anthropic/route.js';
 import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { resolveChatTarget } from '../_shared/openai/model-id.js';
 import { openChatCall } from '../_shared/openai/open-call.js';
 import { streamTimeouts, type ChatAdapterOptions } from '../_shared/openai/options.js';
-import { collectAnswer, relaySse } from '../_shared/openai/relay.js';
-import { findUsage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
 import { DIRECT_BODY, checkAnthropicBody, type DirectBody } from './schemas.js';
 
@@ -47,16 +45,7 @@ export function mountDirectMessages(
     checkAnthropicBody(body);
     const stream = body.stream === true;
     const call = openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: dataTypeOf(service) } } }, stream, passed);
-    let usage;
-    if (stream) {
-      usage = await relaySse<AnthropicStreamState>(koa, call, ANTHROPIC_SSE, { stopped: false }, streamTimeouts(ctx.options, service, ctx.gate.defaultTimeoutSec), service.name);
-    } else {
-      const answer = await collectAnswer(call, service.name);
-      const json = answer.whole ?? answer.parts.at(-1)!;
-      koa.type = 'application/json';
-      koa.body = json;
-      usage = findUsage(json);
-    }
+    const usage = await relayNativeMessages(koa, call, stream, streamTimeouts(ctx.options, service, ctx.gate.defaultTimeoutSec), service.name);
     if (usage && ctx.options.logUsage) {
       ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model: body.model, endpoint: 'messages', usage }, 'usage');
     }

@@ -10,7 +10,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { gatewayError, type Caller, type PluginContext } from '../../../core/plugins/index.js';
 import { countTokens } from '../../_shared/anthropic/count-tokens.js';
-import { ANTHROPIC_SSE, type AnthropicStreamState } from '../../_shared/anthropic/events.js';
+import { relayNativeMessages } from '../../_shared/anthropic/native-answer.js';
 import { prepareAnthropicRoute } from '../../_shared/anthropic/route.js';
 import { mergeChunks, type AnswerDefaults } from '../../_shared/openai/answers.js';
 import { parseJsonObject } from '../../_shared/openai/json-object.js';
@@ -55,15 +55,7 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
 
     if (service.family === 'anthropic') {
       const call = openChatCall(ctx, koa, caller, service, { predict: { data: { json: nativeBody(body, text), dataType: `${ctx.specsUrl}/common.json#/JsonObject` } } }, stream, passed);
-      if (stream) {
-        usage = await relaySse<AnthropicStreamState>(koa, call, ANTHROPIC_SSE, { stopped: false }, timeouts, service.name);
-      } else {
-        const answer = await collectAnswer(call, service.name);
-        const json = answer.whole ?? answer.parts.at(-1)!;
-        koa.type = 'application/json';
-        koa.body = json;
-        usage = findUsage(json);
-      }
+      usage = await relayNativeMessages(koa, call, stream, timeouts, service.name);
       deps.logUsage(koa, caller, body.model, usage, 'messages');
       return;
     }
