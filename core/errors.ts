@@ -262,6 +262,9 @@ export function errorHeaders(err: GatewayError): Record<string, string> {
 /** Codes that stop the boot; each names what is wrong (a config path, a plugin, a model). */
 export type BootErrorCode =
   | 'CONFIG_INVALID'
+  | 'CONFIG_UNREADABLE'
+  | 'PORT_IN_USE'
+  | 'STORE_UNREACHABLE'
   | 'REGISTRY_INVALID'
   | 'PLUGIN_NOT_FOUND'
   | 'PLUGIN_INVALID'

@@ -119,7 +119,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
           throw new BootError('PLUGIN_START_FAILED', `plugin '${plugin.definition.name}' failed to start: ${(err as Error).message}`, [], err);
         }
       }
-      grpcServer = await startGrpcServer({
+      try {
+        grpcServer = await startGrpcServer({
         host,
         port: config.server.grpcPort,
         maxMessageBytes: config.server.grpcMaxMessageBytes,
@@ -133,11 +134,17 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         gate,
         clientCalls,
         speech,
-      });
+        });
+      } catch (err) {
+        throw listenError(err as NodeJS.ErrnoException, 'gRPC', `${host}:${config.server.grpcPort}`, 'GRPC_PORT');
+      }
       httpServer = app.listen(config.server.httpPort, host);
       // Long-lived streams (SSE, audio) must not be cut by Node's default request timeout.
       httpServer.requestTimeout = 0;
-      await once(httpServer, 'listening');
+      await once(httpServer, 'listening').catch(async (err: NodeJS.ErrnoException) => {
+        await grpcServer?.close();
+        throw listenError(err, 'HTTP', `${host}:${config.server.httpPort}`, 'HTTP_PORT');
+      });
       const httpPort = (httpServer.address() as AddressInfo).port;
       specsUrl = `${publicUrl(config, httpPort)}/specs`;
       const result = { httpPort, grpcPort: grpcServer.port, httpUrl: `http://${host}:${httpPort}`, grpcAddress: `${host}:${grpcServer.port}` };
@@ -161,6 +168,17 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       }
     },
   };
+}
+
+/** A port taken (or not ours to take) is a BootError naming the address and the setting that moves it. */
+function listenError(err: NodeJS.ErrnoException, what: string, address: string, variable: string): Error {
+  const text = `${err.code ?? ''} ${err.message}`;
+  if (/EADDRINUSE|address already in use/i.test(text)) {
+    return new BootError('PORT_IN_USE', `${what} address ${address} is already in use (another gateway running? set ${variable}, or 0 for any free port)`, [], err);
+  }
+  if (/EACCES|permission denied/i.test(text)) return new BootError('PORT_IN_USE', `${what} address ${address}: permission denied`, [], err);
+  if (/EADDRNOTAVAIL|ENOTFOUND/i.test(text)) return new BootError('PORT_IN_USE', `${what} address ${address} is not an address of this machine (server.host)`, [], err);
+  return err;
 }
 
 function publicUrl(config: GatewayConfig, httpPort: number): string {

@@ -1,5 +1,6 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { LOG_BOUNDS, truncateText } from './log-fields.js';
+import { PinoPretty } from 'pino-pretty';
 
 export type { Logger };
 
@@ -44,17 +45,36 @@ function stdoutDestination(): DestinationStream {
   return pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 100 });
 }
 
+export type LogFormat = 'json' | 'pretty';
+
+/** `LOG_FORMAT` when set, else readable lines for a person at a terminal and JSON lines for everything else. */
+export function logFormat(env: NodeJS.ProcessEnv = process.env, isTty = Boolean(process.stdout.isTTY)): LogFormat {
+  if (env.LOG_FORMAT === 'json' || env.LOG_FORMAT === 'pretty') return env.LOG_FORMAT;
+  return isTty ? 'pretty' : 'json';
+}
+
 /**
- * Structured JSON logs. Secrets never reach a log line: callers log key names and hashes are not
- * logged at all; censorSecrets is a second guard for headers passed whole.
+ * One line per entry for a person: time, level, message, then the fields. Formatted in this thread
+ * (pino-pretty as a stream, not as a worker transport) so log lines and the start-up banner, written
+ * straight to stdout, come out in the order they happened.
  */
-export function createLogger(options: { level?: string; name?: string; destination?: DestinationStream } = {}): Logger {
+function prettyDestination(): DestinationStream {
+  return PinoPretty({ colorize: Boolean(process.stdout.isTTY), translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,name', singleLine: true, sync: true });
+}
+
+/**
+ * Structured logs: JSON lines, or readable lines at a terminal (logFormat). Secrets never reach a
+ * log line: callers log key names and hashes are not logged at all; censorSecrets is a second guard
+ * for headers passed whole.
+ */
+export function createLogger(options: { level?: string; name?: string; destination?: DestinationStream; format?: LogFormat } = {}): Logger {
   const settings = {
     name: options.name ?? 'gateway',
     level: options.level ?? process.env.LOG_LEVEL ?? 'info',
     formatters: { log: censorSecrets },
   };
-  return pino(settings, options.destination ?? stdoutDestination());
+  const destination = options.destination ?? ((options.format ?? logFormat()) === 'pretty' ? prettyDestination() : stdoutDestination());
+  return pino(settings, destination);
 }
 
 /** A logger that drops everything; the default in tests unless LOG_LEVEL is set. */

@@ -1,5 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
 import type { LaunchConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import { runnableModule } from '../modules.js';
@@ -19,8 +21,26 @@ function nodeArgs(module: string): string[] {
   return ['--import', loader, module];
 }
 
+/** What became of one launch entry: running (maybe not connected yet), skipped, or given up on. */
+export type LaunchState =
+  | { state: 'running' }
+  | { state: 'skipped'; reason: string }
+  | { state: 'failed'; reason: string };
+
 export interface LaunchedServices {
+  /** The state of each entry, by launch name. */
+  states(): ReadonlyMap<string, LaunchState>;
   stop(): Promise<void>;
+}
+
+export interface LaunchOptions {
+  /** Where the services' output goes, each line prefixed with the service's name; default: ours. */
+  stdout?: Writable;
+  stderr?: Writable;
+  /** Starts after the first before giving up on a service that keeps exiting. */
+  maxRestarts?: number;
+  /** Pause before restart n (n = 1, 2, …), in ms. */
+  restartDelayMs?: (restart: number) => number;
 }
 
 /**
@@ -28,16 +48,28 @@ export interface LaunchedServices {
  * cannot express, such as a Python module: restarting it would not help.
  */
 const EX_CONFIG = 78;
+/** A restarted service that stays up this long is healthy again: its output is shown live again. */
+const HEALTHY_AFTER_MS = 10_000;
+/** Lines of a restarted service's output kept for the give-up report. */
+const KEPT_LINES = 12;
 
 const onPath = (command: string): boolean => spawnSync('sh', ['-c', `command -v ${JSON.stringify(command)}`]).status === 0;
 
 /**
  * Starts the configured example services as child processes that connect back over gRPC, like any
- * outside service would. A service whose engine is missing is skipped with a message; one that
- * exits is restarted after a pause (bounded, so a broken one does not spin).
+ * outside service would. Their output is prefixed with their name. A service whose engine is
+ * missing is skipped with a message; one that exits is restarted after a pause, a bounded number of
+ * times. A crash loop is reported once: the first run's output is shown, restarts are quiet, and
+ * giving up prints the last lines the service wrote.
  */
-export function launchServices(entries: readonly LaunchConfig[], grpcAddress: string, log: Logger): LaunchedServices {
+export function launchServices(entries: readonly LaunchConfig[], grpcAddress: string, log: Logger, options: LaunchOptions = {}): LaunchedServices {
   const children = new Set<ChildProcess>();
+  const states = new Map<string, LaunchState>();
+  const out = options.stdout ?? process.stdout;
+  const err = options.stderr ?? process.stderr;
+  const maxRestarts = options.maxRestarts ?? 5;
+  const restartDelay = options.restartDelayMs ?? ((n: number) => 1000 * n);
+  const width = Math.max(0, ...entries.map((e) => e.name.length));
   let stopping = false;
 
   const start = (entry: LaunchConfig, restarts: number) => {
@@ -50,32 +82,65 @@ export function launchServices(entries: readonly LaunchConfig[], grpcAddress: st
     }
     const child = spawn(process.execPath, args, {
       env: { ...process.env, PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_GRPC_SECURE: 'false', ...entry.env },
-      stdio: ['ignore', 'inherit', 'inherit'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.add(child);
-    log.info({ service: entry.name, pid: child.pid }, 'example service started');
+    states.set(entry.name, { state: 'running' });
+    const prefix = `${entry.name.padEnd(width)} | `;
+    const kept: string[] = [];
+    // The first run speaks live; a restart is quiet until it proves healthy (no stream of repeated traces).
+    let live = restarts === 0;
+    const healthy = setTimeout(() => {
+      live = true;
+      for (const line of kept.splice(0)) err.write(`${prefix}${line}\n`);
+    }, HEALTHY_AFTER_MS);
+    healthy.unref();
+    const pipe = (stream: Readable, to: Writable) => {
+      createInterface({ input: stream }).on('line', (line) => {
+        if (live) to.write(`${prefix}${line}\n`);
+        else if (kept.push(line) > KEPT_LINES) kept.shift();
+      });
+    };
+    pipe(child.stdout!, out);
+    pipe(child.stderr!, err);
+    log.debug({ service: entry.name, pid: child.pid }, 'example service started');
+
     child.on('exit', (code, signal) => {
       children.delete(child);
+      clearTimeout(healthy);
       if (stopping) return;
       if (code === EX_CONFIG) {
-        log.warn({ service: entry.name, code }, `example service '${entry.name}' not started: a prerequisite is missing (see its message above)`);
+        const reason = 'a prerequisite is missing (see its message above)';
+        states.set(entry.name, { state: 'skipped', reason });
+        log.warn({ service: entry.name, code }, `example service '${entry.name}' not started: ${reason}`);
         return;
       }
-      log.warn({ service: entry.name, code, signal }, 'example service exited');
-      if (restarts < 5) setTimeout(() => start(entry, restarts + 1), 1000 * (restarts + 1)).unref();
+      const how = signal ? `signal ${signal}` : `code ${code}`;
+      if (restarts >= maxRestarts) {
+        const last = kept.length ? kept.join('\n') : '(nothing; its first run\'s output is above)';
+        const reason = `exited ${restarts + 1} times, last with ${how}`;
+        states.set(entry.name, { state: 'failed', reason });
+        log.error({ service: entry.name, code, signal }, `example service '${entry.name}' keeps crashing (${reason}); gave up. Its last output:\n${last}`);
+        return;
+      }
+      if (restarts === 0) log.warn({ service: entry.name, code, signal }, `example service '${entry.name}' exited with ${how}; restarting it quietly (up to ${maxRestarts} times)`);
+      setTimeout(() => start(entry, restarts + 1), restartDelay(restarts + 1)).unref();
     });
   };
 
   for (const entry of entries) {
     const missing = entry.requires.filter((command) => !onPath(command));
     if (missing.length) {
-      log.warn({ service: entry.name, missing }, `example service '${entry.name}' not started: ${missing.join(', ')} not installed`);
+      const reason = `${missing.join(', ')} not installed`;
+      states.set(entry.name, { state: 'skipped', reason });
+      log.warn({ service: entry.name, missing }, `example service '${entry.name}' not started: ${reason}`);
       continue;
     }
     start(entry, 0);
   }
 
   return {
+    states: () => states,
     async stop() {
       stopping = true;
       await Promise.all([...children].map((child) => new Promise<void>((resolve) => {

@@ -1,42 +1,38 @@
 /**
  * `npm start`: the gateway with the config named by GATEWAY_CONFIG, or the zero-setup demo
  * (in-memory store, demo account and key, demo services launched and connected over gRPC).
+ * `npm start -- --check` checks the config (and connects to its store) without starting anything.
  */
+import { relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfigFile } from '../config/load.js';
 import { BootError } from '../errors.js';
 import { createGateway } from '../gateway.js';
 import { createLogger } from '../logger.js';
+import { bannerLines, waitForLaunched } from './banner.js';
 import { launchServices } from './launcher.js';
 
 const DEMO_CONFIG = fileURLToPath(new URL('../../examples/demo/gateway.yaml', import.meta.url));
 export const DEFAULT_DEMO_API_KEY = 'demo-api-key-0123456789';
 export const DEFAULT_DEMO_SERVICE_TOKEN = 'demo-service-token-0123';
+/** How long the banner waits for launched services to connect (LAUNCH_WAIT_MS). */
+const LAUNCH_WAIT_MS = Number(process.env.LAUNCH_WAIT_MS ?? 120_000);
 
 async function main(): Promise<void> {
   const logger = createLogger();
-  const configPath = process.env.GATEWAY_CONFIG ?? DEMO_CONFIG;
+  // npm runs scripts from the package folder; a relative GATEWAY_CONFIG means the caller's folder (INIT_CWD).
+  const configPath = process.env.GATEWAY_CONFIG ? resolve(process.env.INIT_CWD ?? process.cwd(), process.env.GATEWAY_CONFIG) : DEMO_CONFIG;
   const demo = !process.env.GATEWAY_CONFIG;
   const config = loadConfigFile(configPath);
   const gateway = await createGateway(config, { logger });
+  if (process.argv.includes('--check')) {
+    // Config, registry, plugins and their options, store connection: everything short of listening.
+    await gateway.close();
+    process.stdout.write(`Config OK: ${process.env.GATEWAY_CONFIG ?? configPath} (${config.services.length} services, ${gateway.plugins.length} plugins, store ${config.store.kind})\n`);
+    return;
+  }
   const { httpUrl, grpcAddress } = await gateway.start();
   const services = launchServices(config.launch, grpcAddress, logger);
-
-  const lines = [
-    '',
-    `Gateway ready (config: ${configPath}, store: ${config.store.kind})`,
-    `  HTTP  ${httpUrl}`,
-    `  gRPC  ${grpcAddress}`,
-  ];
-  if (demo) {
-    lines.push(
-      `  Demo API key:        ${process.env.DEMO_API_KEY ?? DEFAULT_DEMO_API_KEY}   (set DEMO_API_KEY to change it)`,
-      `  demo/external token: ${process.env.DEMO_SERVICE_TOKEN ?? DEFAULT_DEMO_SERVICE_TOKEN}   (set DEMO_SERVICE_TOKEN to change it)`,
-      `  Try: curl -s ${httpUrl}/api/adapters/chatapi/chat/completions -H 'Authorization: Bearer ${process.env.DEMO_API_KEY ?? DEFAULT_DEMO_API_KEY}' \\`,
-      `         -H 'Content-Type: application/json' -d '{"model":"demo/echo","messages":[{"role":"user","content":"hello"}]}'`,
-    );
-  }
-  process.stdout.write(`${lines.join('\n')}\n\n`);
 
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -49,10 +45,23 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  const launch = await waitForLaunched(config, gateway.gate, services, config.launch.length ? LAUNCH_WAIT_MS : 0);
+  const shownPath = relative(process.cwd(), configPath).startsWith('..') ? configPath : relative(process.cwd(), configPath);
+  process.stdout.write(`${bannerLines({
+    httpUrl,
+    grpcAddress,
+    configPath: shownPath,
+    storeKind: config.store.kind,
+    demo: demo ? { apiKey: process.env.DEMO_API_KEY ?? DEFAULT_DEMO_API_KEY, serviceToken: process.env.DEMO_SERVICE_TOKEN ?? DEFAULT_DEMO_SERVICE_TOKEN } : undefined,
+    launch,
+  }).join('\n')}\n`);
 }
 
+/** A boot failure is one coded line (or one list): the operator fixes a setting, not our code. */
 main().catch((err: unknown) => {
-  if (err instanceof BootError) process.stderr.write(`Gateway did not start:\n${err.message}\n`);
-  else process.stderr.write(`Gateway did not start: ${(err as Error).stack ?? String(err)}\n`);
+  if (err instanceof BootError) process.stderr.write(`Gateway did not start: ${err.message}\n`);
+  else if (process.env.LOG_LEVEL === 'debug' || process.env.LOG_LEVEL === 'trace') process.stderr.write(`Gateway did not start: ${(err as Error).stack ?? String(err)}\n`);
+  else process.stderr.write(`Gateway did not start: ${(err as Error).message ?? String(err)} (LOG_LEVEL=debug shows where)\n`);
   process.exit(1);
 });

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { hashSecret } from '../auth/secrets.js';
@@ -21,7 +21,8 @@ export function loadConfigFile(path: string, options: LoadOptions = {}): Gateway
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new BootError('CONFIG_INVALID', `cannot read config file ${path}`, [(err as Error).message]);
+    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
+    throw new BootError('CONFIG_UNREADABLE', `cannot read config file ${path}: ${reason}`);
   }
   let raw: unknown;
   try {
@@ -37,33 +38,53 @@ const validateSchema = createAjv({ useDefaults: true }).addSchema(registryFileSc
 /**
  * Validates a raw config object, applies environment overrides and defaults, hashes plain secrets,
  * resolves account references and relative paths, and freezes the result. Every problem found is
- * listed in one CONFIG_INVALID error, so a broken file is fixed in one pass.
+ * listed in one CONFIG_INVALID error (unset variables, schema violations, inconsistencies, missing
+ * files), so a broken file is fixed in one pass.
  */
 export function buildConfig(raw: unknown, options: LoadOptions = {}): GatewayConfig {
   const env = options.env ?? process.env;
   const baseDir = options.baseDir ?? process.cwd();
-  const input = substituteEnv(structuredClone(raw ?? {}), env) as Record<string, any>;
+  const problems: string[] = [];
+  const input = substituteEnv(structuredClone(raw ?? {}), env, '', problems) as Record<string, any>;
   applyEnvOverrides(input, env);
 
-  if (!validateSchema(input)) {
-    throw new BootError('CONFIG_INVALID', 'the configuration does not match schemas/config.schema.json', formatAjvErrors(validateSchema.errors));
+  const schemaValid = validateSchema(input);
+  if (!schemaValid) {
+    // An unset variable already has its own line; the schema's complaint about the empty string it left is noise.
+    const unsetPaths = new Set(problems.map((p) => p.split(':')[0]));
+    problems.push(...formatAjvErrors(validateSchema.errors).filter((p) => !unsetPaths.has(p.split(':')[0])));
   }
-  const problems: string[] = [];
-  const config = normalise(input, baseDir, problems);
-  if (problems.length) throw new BootError('CONFIG_INVALID', 'the configuration is inconsistent', problems);
+  let config: GatewayConfig | undefined;
+  try {
+    config = normalise(input, baseDir, problems);
+  } catch (err) {
+    // An input the schema rejected may not have the shape normalise reads; its problems are listed already.
+    if (schemaValid) throw err;
+  }
+  if (problems.length || !config) {
+    throw new BootError('CONFIG_INVALID', schemaValid ? 'the configuration is inconsistent' : 'the configuration does not match schemas/config.schema.json', problems);
+  }
   return deepFreeze(config);
 }
 
 const ENV_PATTERN = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
-/** `${VAR}` and `${VAR:-default}` in any string value; secrets stay out of the file this way. */
-function substituteEnv(value: unknown, env: NodeJS.ProcessEnv): unknown {
+/**
+ * `${VAR}` and `${VAR:-default}` in any string value; secrets stay out of the file this way. A
+ * variable that is unset and has no default is a problem naming it (an empty string would only
+ * surface later as a puzzling "too short" or "required" complaint).
+ */
+function substituteEnv(value: unknown, env: NodeJS.ProcessEnv, path: string, problems: string[]): unknown {
   if (typeof value === 'string') {
-    return value.replace(ENV_PATTERN, (_m, name: string, fallback: string | undefined) => env[name] ?? fallback ?? '');
+    return value.replace(ENV_PATTERN, (_m, name: string, fallback: string | undefined) => {
+      const found = env[name] ?? fallback;
+      if (found === undefined) problems.push(`${path || '/'}: environment variable ${name} is not set (give it a value, or a default with \${${name}:-default})`);
+      return found ?? '';
+    });
   }
-  if (Array.isArray(value)) return value.map((v) => substituteEnv(v, env));
+  if (Array.isArray(value)) return value.map((v, i) => substituteEnv(v, env, `${path}/${i}`, problems));
   if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) (value as Record<string, unknown>)[k] = substituteEnv(v, env);
+    for (const [k, v] of Object.entries(value)) (value as Record<string, unknown>)[k] = substituteEnv(v, env, `${path}/${k}`, problems);
   }
   return value;
 }
@@ -133,21 +154,29 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     problems.push('store.mongodbUri (or MONGODB_URI) is required when store.kind is mongodb');
   }
 
+  const dataDir = resolve(baseDir, input.store.dataDir);
+  const registryFiles = (input.registry.files as string[]).map((f) => resolve(baseDir, f));
+  const custom = (input.plugins.custom as any[]).map((c) => ({ path: resolve(baseDir, c.path), enabled: c.enabled }));
+  const launch = (input.launch as any[]).map((l) => ({ name: l.name, module: resolve(baseDir, l.module), env: l.env, requires: l.requires }));
+  // Paths are relative to the config file: a copied config names the module it could not find
+  // instead of launching a process that crashes on it again and again.
+  const mustExist = (what: string, path: string) => {
+    if (!existsSync(path)) problems.push(`${what}: ${path} does not exist (relative paths are relative to the config file, ${baseDir})`);
+  };
+  // (Missing registry files and plugin modules are named by REGISTRY_INVALID and PLUGIN_NOT_FOUND.)
+  launch.forEach((l, i) => mustExist(`launch[${i}] (${l.name}).module`, l.module));
+
   return {
     server: input.server,
     gate: input.gate,
-    store: { ...input.store, dataDir: resolve(baseDir, input.store.dataDir) },
+    store: { ...input.store, dataDir },
     limits: input.limits,
     accounts,
     apiKeys,
     services,
-    registry: { ...input.registry, files: (input.registry.files as string[]).map((f) => resolve(baseDir, f)) },
-    plugins: {
-      enabled: input.plugins.enabled,
-      custom: (input.plugins.custom as any[]).map((c) => ({ path: resolve(baseDir, c.path), enabled: c.enabled })),
-      options: input.plugins.options,
-    },
-    launch: (input.launch as any[]).map((l) => ({ name: l.name, module: resolve(baseDir, l.module), env: l.env, requires: l.requires })),
+    registry: { ...input.registry, files: registryFiles },
+    plugins: { enabled: input.plugins.enabled, custom, options: input.plugins.options },
+    launch,
     baseDir,
   };
 }

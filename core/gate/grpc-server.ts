@@ -10,6 +10,7 @@ import { receiveLimitInterceptor, receiveLimitOf } from './receive-limits.js';
 /** The client calls take ClientMessages: their deserializer reads only what admission needs. */
 type ClientMethod = 'process' | 'processResponseStream' | 'processStream';
 type ServedHandlers = Pick<GateHandlers, 'healthCheck' | 'processAsync' | 'processSynthesis' | 'processRecognition'> & Pick<ClientCalls, ClientMethod>;
+import { addGateReflection } from './reflection.js';
 
 /** Handlers of the speech calls, supplied by whatever implements them (see core/speech). */
 export type SpeechHandlers = Pick<GateHandlers, 'processSynthesis' | 'processRecognition'>;
@@ -87,10 +88,15 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     processRecognition: speech.processRecognition,
   };
   server.addService(served, handlers);
+  addGateReflection(server);
 
+  // grpc-js also logs a failed bind on its own ("E No address added…"); the caller reports it, once.
+  if (!process.env.GRPC_VERBOSITY) grpc.setLogVerbosity(grpc.logVerbosity.NONE);
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${options.host}:${options.port}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>
       err ? reject(err) : resolve(bound));
+  }).finally(() => {
+    if (!process.env.GRPC_VERBOSITY) grpc.setLogVerbosity(grpc.logVerbosity.ERROR);
   });
 
   return {

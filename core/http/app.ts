@@ -42,7 +42,7 @@ export function createHttpApp(log: Logger): Koa {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw gatewayError('NOT_FOUND', { args: { method: ctx.method, path: ctx.path } });
     } catch (thrown) {
-      const err = fromKoaError(thrown) ?? toGatewayError(thrown);
+      const err = fromKoaError(thrown, ctx.method, ctx.path) ?? toGatewayError(thrown);
       if (err.status >= 500) log.error({ requestId, err: err.cause ?? err, code: err.code }, 'request failed');
       ctx.status = err.status;
       ctx.set('x-request-id', requestId);
@@ -61,11 +61,16 @@ export function createHttpApp(log: Logger): Koa {
   return app;
 }
 
-/** Errors raised by Koa or the router themselves (http-errors) keep their status. */
-function fromKoaError(thrown: unknown): GatewayError | undefined {
+/**
+ * Errors raised by Koa or the router themselves (http-errors) keep their status, except the router's
+ * 501 for a method it knows nothing of (TRACE, …): that is the caller's request, not a gateway fault,
+ * so it is the 405 of any other method the path is not served for.
+ */
+function fromKoaError(thrown: unknown, method: string, path: string): GatewayError | undefined {
   if (thrown instanceof GatewayError) return undefined;
   const e = thrown as { status?: unknown; expose?: boolean; message?: string };
   if (typeof e?.status !== 'number' || e.status < 400 || e.status > 599) return undefined;
   if (e.status === 405) return gatewayError('METHOD_NOT_ALLOWED', { message: e.message });
+  if (e.status === 501) return gatewayError('METHOD_NOT_ALLOWED', { args: { method, path } });
   return new GatewayError({ code: `HTTP_${e.status}`, status: e.status, type: errorTypeForStatus(e.status), message: e.message ?? 'Error', expose: e.expose ?? e.status < 500 });
 }

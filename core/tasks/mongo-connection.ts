@@ -7,6 +7,7 @@
  * No transactions either: every store transition is a single conditional document update.
  */
 import mongoose, { type Connection } from 'mongoose';
+import { BootError } from '../errors.js';
 import type { Logger } from '../logger.js';
 
 export interface MongoConnectionOptions {
@@ -24,10 +25,16 @@ export async function openMongoConnection(uri: string, logger?: Logger, options:
     await connection.asPromise();
   } catch (err) {
     await connection.close().catch(() => undefined);
-    throw err;
+    // A boot-time failure the operator fixes outside the gateway: one coded line, no driver stack.
+    throw new BootError('STORE_UNREACHABLE', `cannot connect to MongoDB at ${redactUri(uri)}: ${(err as Error).message}`, [], err);
   }
   logger?.info({ host: connection.host, port: connection.port, db: connection.name }, 'MongoDB connection open');
   return connection;
+}
+
+/** The URI without its password, for messages. */
+function redactUri(uri: string): string {
+  return uri.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
 }
 
 /** The driver database of an open connection. */

@@ -117,16 +117,19 @@ export class GateConnection {
   private async loop(): Promise<void> {
     while (!this.closed && !this.fatal) {
       let healthy = false;
+      let failure: Error | undefined;
       try {
         healthy = await this.connectOnce();
       } catch (err) {
-        if (!this.closed) this.log.warn({ gateway: this.name, err: (err as Error).message }, 'model-sdk: connection attempt failed');
+        failure = err as Error;
       }
       this.closeStub();
       if (this.closed || this.fatal) break;
       if (healthy) this.backoff.reset();
       const delay = this.backoff.next();
-      this.log.debug({ gateway: this.name, delay }, 'model-sdk: reconnecting');
+      // One short line per failed attempt, with the wait before the next one.
+      if (failure) this.log.warn({ gateway: this.name, err: shortReason(failure), retryInMs: delay }, `model-sdk: cannot reach gateway ${this.name}: ${shortReason(failure)}; retrying in ${(delay / 1000).toFixed(1)} s`);
+      else this.log.debug({ gateway: this.name, delay }, 'model-sdk: reconnecting');
       await this.sleep(delay);
     }
   }
@@ -149,11 +152,12 @@ export class GateConnection {
     this.session = session;
     // startServing is always the first message of every stream, reconnects included.
     session.send({ startServing: this.host.startServing() });
-    this.log.info({ gateway: this.name }, 'model-sdk: stream open, startServing sent');
+    this.log.debug({ gateway: this.name }, 'model-sdk: stream open, startServing sent');
     this.host.onSessionOpen(this);
     const end = await session.done;
     this.session = undefined;
-    this.log.info({ gateway: this.name, reason: end.reason, err: end.error?.message }, 'model-sdk: stream closed');
+    if (session.receivedAny && !this.closed) this.log.info({ gateway: this.name, reason: end.reason, err: end.error?.message }, `model-sdk: disconnected from gateway ${this.name} (${end.error?.message ?? end.reason}); reconnecting`);
+    else this.log.debug({ gateway: this.name, reason: end.reason, err: end.error?.message }, 'model-sdk: stream closed');
     this.host.onSessionClosed(this, end);
     return session.receivedAny;
   }
@@ -177,6 +181,8 @@ export class GateConnection {
         this.host.onCluster(this, message.cluster ?? {});
         break;
       case 'serviceInfo':
+        this.log.info({ gateway: this.name, service: message.serviceInfo?.modelName, accountId: message.serviceInfo?.accountId },
+          `model-sdk: connected to gateway ${this.name} as service '${message.serviceInfo?.modelName ?? '?'}' (account ${message.serviceInfo?.accountId ?? '?'})`);
         this.host.onServiceInfo(message.serviceInfo ?? {});
         break;
       case 'stopServing':
@@ -232,4 +238,15 @@ export class GateConnection {
     this.stub?.close();
     this.stub = undefined;
   }
+}
+
+/** The first line of an error, without grpc-js's "14 UNAVAILABLE: " and resolver detail. */
+function shortReason(err: Error): string {
+  const first = (err.message ?? String(err)).split('\n')[0]!;
+  return first
+    .replace(/^\d+ [A-Z_]+: /, '')
+    .replace(/^No connection established\. Last error: /, '')
+    .replace(/^Error: /, '')
+    .replace(/\.? ?Resolution note: ?.*$/, '')
+    .slice(0, 160);
 }

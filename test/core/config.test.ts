@@ -84,4 +84,34 @@ describe('config loading', () => {
     writeFileSync(file, 'accounts: [\n');
     expect(bootError(() => loadConfigFile(file, { env: {} })).message).toContain('broken.yaml');
   });
+
+  it('names an unset ${VAR} without a default, with its path, instead of an empty-string complaint', () => {
+    const err = bootError(() => buildConfig({
+      accounts: [{ id: 1, name: 'demo' }],
+      apiKeys: [{ name: 'k', account: 'demo', key: '${MY_API_KEY}', permissions: ['READ_DATA'] }],
+    }, { env: {} }));
+    expect(err.code).toBe('CONFIG_INVALID');
+    expect(err.problems).toEqual(['/apiKeys/0/key: environment variable MY_API_KEY is not set (give it a value, or a default with ${MY_API_KEY:-default})']);
+  });
+
+  it('reports unset variables, schema problems and inconsistencies in one pass', () => {
+    const err = bootError(() => buildConfig({
+      server: { httpPort: 'eighty' },
+      accounts: [{ id: 1, name: 'a' }, { id: 1, name: 'b' }],
+      apiKeys: [{ name: 'k', account: 'ghost', key: '${UNSET_KEY}', permissions: ['READ_DATA'] }],
+      launch: [{ name: 'svc', module: './nowhere/main.ts' }],
+    }, { env: {}, baseDir: tmpdir() }));
+    const text = err.problems.join('\n');
+    expect(text).toContain('environment variable UNSET_KEY is not set');
+    expect(text).toContain('/server/httpPort: must be integer');
+    expect(text).toContain('duplicate account id: 1');
+    expect(text).toContain("account 'ghost' is not declared");
+    expect(text).toContain(`launch[0] (svc).module: ${join(tmpdir(), 'nowhere/main.ts')} does not exist`);
+  });
+
+  it('a missing config file is one coded line', () => {
+    const err = bootError(() => loadConfigFile(join(tmpdir(), 'no-such-gateway.yaml'), { env: {} }));
+    expect(err.code).toBe('CONFIG_UNREADABLE');
+    expect(err.message).toBe(`CONFIG_UNREADABLE: cannot read config file ${join(tmpdir(), 'no-such-gateway.yaml')}: no such file`);
+  });
 });

@@ -39,6 +39,11 @@ describe('mountPluginRouter', () => {
     expect(wrongMethod.status).toBe(405);
     expect(wrongMethod.body.error.code).toBe('METHOD_NOT_ALLOWED');
 
+    // A method no router knows (TRACE) is the caller's mistake too: 405, not the router's 501.
+    const trace = await request(app.callback()).trace('/health');
+    expect(trace.status).toBe(405);
+    expect(trace.body.error).toMatchObject({ code: 'METHOD_NOT_ALLOWED', message: 'Method TRACE is not allowed on /health' });
+
     const options = await request(app.callback()).options('/health');
     expect(options.status).toBe(200);
     expect(options.headers.allow).toContain('GET');

@@ -2,11 +2,11 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOG } from '../../core/errors.js';
 
-/** The README's error table is the user's reference: every code of the catalog must be in it. */
-describe('README error reference', () => {
+/** docs/errors.md is the user's reference of error codes: every code of the catalog must be in its table. */
+describe('error reference (docs/errors.md)', () => {
   it('documents every error code of the catalog', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const missing = Object.keys(ERROR_CATALOG).filter((code) => !readme.includes(`\`${code}\``));
+    const reference = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
+    const missing = Object.keys(ERROR_CATALOG).filter((code) => !reference.includes(`\`${code}\``));
     expect(missing).toEqual([]);
   });
 });

@@ -1,0 +1,182 @@
+import { fileURLToPath } from 'node:url';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import * as ajvFormats from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfigFile } from '../../core/config/load.js';
+import { createGateway, type Gateway } from '../../core/gateway.js';
+import { silentLogger } from '../../core/logger.js';
+import { startEchoService } from '../../examples/echo-service/service.js';
+import { textClassifierHandlers } from '../../examples/text-classifier/service.js';
+import { upperHandlers } from '../../examples/upper-service/service.js';
+import { bundledDocument } from '../../plugins/openapi/document.js';
+import { ModelService } from '../../sdk/index.js';
+import { silentLogger as sdkSilentLogger } from '../../sdk/service/logger.js';
+import { eventually } from '../support/gateway.js';
+
+/**
+ * schemas/openapi.yaml against the real demo: every operation is called at least once, and every
+ * answer (status, content type, body) must be one the document describes. The demo's services run
+ * in this process; the config is the demo's own.
+ */
+const DEMO = fileURLToPath(new URL('../../examples/demo/gateway.yaml', import.meta.url));
+const KEY = 'demo-api-key-0123456789';
+const document = bundledDocument();
+const addFormats = ajvFormats.default as unknown as (ajv: Ajv2020) => Ajv2020;
+const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
+ajv.addSchema({ ...document, $id: 'openapi' }, 'openapi');
+
+interface Operation { path: string; method: string; pattern: RegExp; op: Record<string, any> }
+const operations: Operation[] = Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
+  Object.entries(item).map(([method, op]) => ({
+    path,
+    method: method.toUpperCase(),
+    pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+    op,
+  })));
+const exercised = new Set<Operation>();
+
+/** Resolves a local `$ref` of the document. */
+function deref<T = any>(node: any): T {
+  let value = node;
+  while (value && typeof value.$ref === 'string') {
+    value = value.$ref.slice(2).split('/').reduce((o: any, k: string) => o?.[k.replace(/~1/g, '/')], document);
+  }
+  return value as T;
+}
+
+/** Checks one real answer against the document; returns the problems. */
+async function conforms(method: string, url: string, response: Response): Promise<string[]> {
+  const path = new URL(url).pathname;
+  const operation = operations.find((o) => o.method === method && o.pattern.test(path));
+  if (!operation) return [`${method} ${path}: no operation in the document`];
+  exercised.add(operation);
+  const responses = operation.op.responses as Record<string, unknown>;
+  const described = deref(responses[String(response.status)] ?? responses.default);
+  if (!described) return [`${method} ${path}: status ${response.status} is not described`];
+  const text = await response.text();
+  if (!described.content) return text ? [`${method} ${path}: ${response.status} should have no body, got ${text.slice(0, 80)}`] : [];
+  const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim();
+  const mediaKey = described.content[type] ? type : described.content['*/*'] ? '*/*' : undefined;
+  if (!mediaKey) return [`${method} ${path}: ${response.status} ${type} is not among ${Object.keys(described.content).join(', ')}`];
+  if (type !== 'application/json') return [];
+  const index = Object.keys(responses).includes(String(response.status)) ? String(response.status) : 'default';
+  const ref = (responses[index] as { $ref?: string }).$ref;
+  const segment = (key: string) => encodeURIComponent(key.replace(/~/g, '~0').replace(/\//g, '~1'));
+  const pointer = ref ? `openapi${ref}` : `openapi#/paths/${segment(operation.path)}/${operation.method.toLowerCase()}/responses/${index}`;
+  const schemaRef = `${pointer}/content/${segment(mediaKey)}/schema`;
+  const validate = ajv.getSchema(schemaRef) ?? ajv.compile({ $ref: schemaRef });
+  if (validate(JSON.parse(text))) return [];
+  return [`${method} ${path} ${response.status}: ${ajv.errorsText(validate.errors)} in ${text.slice(0, 200)}`];
+}
+
+describe('the OpenAPI document describes the demo', () => {
+  let gateway: Gateway;
+  let base = '';
+  const services: ModelService[] = [];
+  const problems: string[] = [];
+
+  const call = async (method: string, path: string, init: { body?: unknown; raw?: BodyInit; type?: string; key?: string | null; bearer?: boolean } = {}) => {
+    const headers: Record<string, string> = {};
+    if (init.key !== null) headers[init.bearer ? 'authorization' : 'PLATFORM-API-KEY'] = init.bearer ? `Bearer ${init.key ?? KEY}` : init.key ?? KEY;
+    if (init.body !== undefined) headers['content-type'] = 'application/json';
+    if (init.type) headers['content-type'] = init.type;
+    const response = await fetch(`${base}${path}`, { method, headers, body: init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body)) });
+    const copy = response.clone();
+    problems.push(...await conforms(method, `${base}${path}`, response));
+    return copy;
+  };
+
+  beforeAll(async () => {
+    const config = loadConfigFile(DEMO, { env: { HTTP_PORT: '0', GRPC_PORT: '0' } });
+    gateway = await createGateway(config, { logger: silentLogger() });
+    const { httpUrl, grpcAddress } = await gateway.start();
+    base = httpUrl;
+    const common = { gateways: [grpcAddress], logger: sdkSilentLogger };
+    services.push(startEchoService({ ...common, connectionToken: 'demo-echo-token-0123' }));
+    services.push(new ModelService(upperHandlers, { ...common, descriptor: { name: 'upper' }, connectionToken: 'demo-upper-token-0123' }).start());
+    services.push(new ModelService(textClassifierHandlers(), { ...common, descriptor: { name: 'text-classifier', fittable: true }, connectionToken: 'demo-classifier-token-0123' }).start());
+    await Promise.all(services.map((s) => s.ready()));
+  });
+
+  afterAll(async () => {
+    await Promise.all(services.map((s) => s.stop()));
+    await gateway?.close();
+  });
+
+  it('every answer of a tour of the API matches the document', async () => {
+    const G = '/api/platformgate/account/demo';
+    const A = '/api/platformgateway/account/demo';
+    await call('GET', '/health', { key: null });
+    await call('GET', '/openapi.json', { key: null });
+    await call('GET', '/specs', { key: null });
+    await call('GET', '/specs/gpt.json', { key: null });
+    await call('GET', '/specs/nothing.json', { key: null });
+    await call('GET', '/api/platformcore/providers', { key: null });
+    await call('GET', '/api/platformcore/providers/demo/models', { key: null });
+    await call('GET', '/api/platformcore/providers/demo/models/echo-1', { key: null });
+    await call('GET', '/api/platformcore/providers/demo/models/echo-1/schema', { key: null });
+    await call('GET', '/api/platformcore/providers/nobody/models', { key: null });
+
+    await call('POST', `${G}/model/upper/predict`, { body: { text: 'hi' } });
+    await call('POST', `${G}/model/upper/predict-with-config`, { body: { data: { text: 'hi' } } });
+    await call('POST', `${G}/model/upper/predict-with-config-v2`, { body: { data: '{"text":"hi"}' } });
+    await call('POST', `${G}/model/upper/ext`, { body: { methodName: 'count', params: { text: 'a b' } } });
+    await call('POST', `${G}/model/upper/predict`, { body: { text: 'hi' }, key: 'wrong-key-0123456789' });
+    await call('POST', `${G}/model/nothing/predict-with-config`, { body: { data: {} } });
+
+    const created = await call('POST', `${A}/model/upper/async/predict`, { body: { text: 'hi' } });
+    const taskId = (await created.json()) as string;
+    await call('POST', `${A}/model/upper/async/predict-with-config`, { body: { data: { text: 'hi' } } });
+    await call('POST', `${A}/model/upper/async/predict-with-config-v2`, { body: { data: '{"text":"hi"}' } });
+    await eventually(async () => (await (await fetch(`${base}${A}/async/task/${taskId}`, { headers: { 'PLATFORM-API-KEY': KEY } })).json() as any).status === 'COMPLETED', 10_000, 'the task');
+    await call('GET', `${A}/async/task/${taskId}`);
+    await call('GET', `${A}/async/task/${taskId}/response`);
+    await call('POST', `${A}/async/task/${taskId}/cancel`);
+    await call('GET', `${A}/async/task/no-such-task`);
+
+    const chat = { model: 'demo/echo', messages: [{ role: 'user', content: 'hi' }] };
+    await call('POST', '/api/adapters/chatapi/v1/chat/completions', { body: chat, bearer: true });
+    await call('POST', '/api/adapters/chatapi/v1/chat/completions', { body: { ...chat, stream: true }, bearer: true });
+    await call('POST', '/api/adapters/chatapi/v1/chat/completions', { body: { ...chat, temperature: 9 }, bearer: true });
+    await call('POST', '/api/adapters/chatapi/v1/completions', { body: { model: 'demo/echo', prompt: 'hi' }, bearer: true });
+    await call('POST', '/api/adapters/chatapi/v1/embeddings', { body: { model: 'demo/echo', input: 'hi', encoding_format: 'float' }, bearer: true });
+    await call('GET', '/api/adapters/chatapi/v1/models', { bearer: true });
+    await call('GET', '/api/adapters/chatapi/v1/models/demo%2Fecho', { bearer: true });
+    await call('POST', '/api/adapters/chatapi-direct/v1/chat/completions', { body: chat, bearer: true });
+    await call('POST', '/api/adapters/chatapi/v1/audio/speech', { body: { model: 'demo/tts', input: 'hi' }, bearer: true });
+    const form = new FormData();
+    form.set('model', 'demo/asr');
+    form.set('file', new Blob([Buffer.alloc(10)], { type: 'audio/wav' }), 'x.wav');
+    await call('POST', '/api/adapters/chatapi/v1/audio/transcriptions', { raw: form, bearer: true });
+
+    const dataset = await call('POST', `${G}/dataset`, { body: { name: 'reviews', content: [{ text: 'good', label: 'positive' }, { text: 'bad', label: 'negative' }] } });
+    const datasetId = ((await dataset.json()) as any).id.datasetId as number;
+    await call('POST', `${G}/dataset/raw?name=raw-reviews`, { raw: 'good\tpositive\n', type: 'text/plain' });
+    await call('GET', `${G}/dataset`);
+    await call('GET', `${G}/dataset/${datasetId}`);
+    await call('GET', `${G}/dataset/${datasetId}/content`);
+    await call('POST', `${G}/model/text-classifier/derived`, { body: { name: 'sentiment' } });
+    await call('GET', `${G}/model/text-classifier/fit-config`);
+    const job = await call('POST', `${G}/model/sentiment/fit`, { body: { datasetId } });
+    const jobId = ((await job.json()) as any).jobId as string;
+    await eventually(async () => ((await (await fetch(`${base}${G}/job/${jobId}`, { headers: { 'PLATFORM-API-KEY': KEY } })).json()) as any).done === true, 10_000, 'the fit');
+    await call('GET', `${G}/job`);
+    await call('GET', `${G}/job/${jobId}`);
+    await call('POST', `${G}/job/${jobId}/cancel`);
+    await call('GET', `${G}/derived`);
+    await call('GET', `${G}/derived/sentiment`);
+    await call('DELETE', `${G}/derived/sentiment`);
+    await call('DELETE', `${G}/dataset/${datasetId}`);
+
+    expect(problems).toEqual([]);
+    expect(operations.filter((o) => !exercised.has(o)).map((o) => `${o.method} ${o.path}`)).toEqual([]);
+  }, 60_000);
+
+  it('the served document has the enabled plugins\' paths, this gateway as server, and no external refs', async () => {
+    const served = (await (await fetch(`${base}/openapi.json`)).json()) as Record<string, any>;
+    expect(served.openapi).toBe('3.1.0');
+    expect(served.servers).toEqual([{ url: base }]);
+    expect(Object.keys(served.paths)).toEqual(Object.keys(document.paths));
+    expect(JSON.stringify(served)).not.toMatch(/"\$ref":"\.\//);
+  });
+});

@@ -1,0 +1,83 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildConfig } from '../../core/config/load.js';
+import { createGateway, type Gateway } from '../../core/gateway.js';
+import { silentLogger } from '../../core/logger.js';
+import { startEchoService } from '../../examples/echo-service/service.js';
+import { textClassifierHandlers } from '../../examples/text-classifier/service.js';
+import { upperHandlers } from '../../examples/upper-service/service.js';
+import { ModelService } from '../../sdk/index.js';
+import { silentLogger as sdkSilentLogger } from '../../sdk/service/logger.js';
+import { requirePrerequisite } from '../support/prerequisites.js';
+import { repoRoot } from '../support/python.js';
+
+/**
+ * Fuzzes the demo with schemathesis (PyPI, pinned in .ci/requirements.txt) against the document it
+ * serves at /openapi.json: any 5xx, or an answer whose status, content type or body the document
+ * does not describe, fails the run. Bounded: a few examples per operation, a time budget, a fixed
+ * seed. The demo's config, its services in this process, the account's rate limit raised so the
+ * fuzzer meets the API rather than 429s.
+ */
+const SCHEMATHESIS = join(repoRoot, '.venv', 'bin', 'schemathesis');
+const DEMO = fileURLToPath(new URL('../../examples/demo/gateway.yaml', import.meta.url));
+const KEY = 'demo-api-key-0123456789';
+const MAX_SECONDS = 60;
+
+const ready = requirePrerequisite('schemathesis fuzzing of the OpenAPI document', {
+  available: existsSync(SCHEMATHESIS),
+  reason: `${SCHEMATHESIS} not found (pip install -r .ci/requirements.txt into .venv)`,
+});
+
+function runSchemathesis(url: string): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(SCHEMATHESIS, [
+      'run', `${url}/openapi.json`,
+      '--checks', 'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance',
+      '--phases', 'examples,coverage,fuzzing',
+      '--max-examples', '5', '--max-time', String(MAX_SECONDS), '--seed', '20031',
+      '--workers', '1', '--generation-database', 'none', '--no-color', '--request-timeout', '10',
+      '--header', `PLATFORM-API-KEY: ${KEY}`, '--header', `Authorization: Bearer ${KEY}`,
+    ], { cwd: repoRoot, env: { ...process.env, SCHEMATHESIS_HOOKS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => { output += c.toString(); });
+    child.stderr.on('data', (c: Buffer) => { output += c.toString(); });
+    child.on('exit', (code) => resolve({ code, output }));
+  });
+}
+
+describe.skipIf(!ready)('schemathesis against the demo', () => {
+  let gateway: Gateway;
+  let url = '';
+  const services: ModelService[] = [];
+
+  beforeAll(async () => {
+    const raw = parseYaml(readFileSync(DEMO, 'utf8')) as Record<string, any>;
+    raw.server = { ...raw.server, httpPort: 0, grpcPort: 0 };
+    raw.accounts[0].requestsPerSecond = 100_000;
+    const config = buildConfig(raw, { env: {}, baseDir: dirname(DEMO) });
+    gateway = await createGateway(config, { logger: silentLogger() });
+    const { httpUrl, grpcAddress } = await gateway.start();
+    url = httpUrl;
+    const common = { gateways: [grpcAddress], logger: sdkSilentLogger };
+    services.push(startEchoService({ ...common, connectionToken: 'demo-echo-token-0123' }));
+    services.push(new ModelService(upperHandlers, { ...common, descriptor: { name: 'upper' }, connectionToken: 'demo-upper-token-0123' }).start());
+    services.push(new ModelService(textClassifierHandlers(), { ...common, descriptor: { name: 'text-classifier', fittable: true }, connectionToken: 'demo-classifier-token-0123' }).start());
+    await Promise.all(services.map((s) => s.ready()));
+  });
+
+  afterAll(async () => {
+    await Promise.all(services.map((s) => s.stop()));
+    await gateway?.close();
+  });
+
+  it('finds no server error and no answer outside the document', async () => {
+    const { code, output } = await runSchemathesis(url);
+    const summary = output.slice(output.lastIndexOf('SUMMARY') - 40);
+    expect(code, `schemathesis exited ${code}:\n${output.slice(-12_000)}`).toBe(0);
+    expect(summary).toMatch(/Tested: \d+/);
+  }, (MAX_SECONDS + 60) * 1000);
+});

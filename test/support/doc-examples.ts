@@ -1,0 +1,122 @@
+/**
+ * The docs' examples as tests. The convention (README "Testing"):
+ *
+ *   ```sh | ```ts | ```python       run against a started demo, in file order
+ *   ```text | ```yaml | ```json …    never run
+ *
+ * and markers after the language: `no-run` (shown only: starting the gateway, the test suite),
+ * `needs=a,b` (tools CI installs: skipped with a line without them, a failure under CI=true),
+ * `optional=a,b` (tools CI does not install, e.g. grpcurl: skipped with a line when missing),
+ * `expect-error` (curl may get an HTTP error answer), `file=NAME` (not run: saved as NAME in the
+ * examples' folder, for the next examples to use, as the text tells the reader to save it).
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+export type ExampleLanguage = 'sh' | 'ts' | 'python';
+
+export interface DocExample {
+  /** Path relative to the repository root, e.g. `docs/fitting.md`. */
+  file: string;
+  /** 1-based line of the opening fence. */
+  line: number;
+  language: ExampleLanguage;
+  code: string;
+  noRun: boolean;
+  needs: string[];
+  optional: string[];
+  expectError: boolean;
+  /** `file=NAME`: saved under this name instead of being run. */
+  saveAs: string | undefined;
+}
+
+const LANGUAGES: Record<string, ExampleLanguage> = {
+  sh: 'sh', bash: 'sh', shell: 'sh', ts: 'ts', typescript: 'ts', python: 'python', py: 'python',
+};
+
+/** The Markdown files whose examples are run: README.md and everything under docs/. */
+export function docFiles(root: string): string[] {
+  const files = ['README.md'];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(join(root, dir)).sort()) {
+      const path = join(dir, name);
+      if (statSync(join(root, path)).isDirectory()) walk(path);
+      else if (name.endsWith('.md')) files.push(path);
+    }
+  };
+  try {
+    walk('docs');
+  } catch {
+    // no docs/ folder: only the README
+  }
+  return files;
+}
+
+/** Every fenced block of a Markdown text, with its info string and first line. */
+export function fencedBlocks(text: string): { info: string; line: number; code: string }[] {
+  const blocks: { info: string; line: number; code: string }[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^(\s*)(```+)(.*)$/.exec(lines[i]!);
+    if (!open) continue;
+    const [, indent, fence, info] = open;
+    const body: string[] = [];
+    let j = i + 1;
+    for (; j < lines.length && !lines[j]!.trimStart().startsWith(fence!); j++) body.push(lines[j]!.slice(indent!.length));
+    blocks.push({ info: info!.trim(), line: i + 1, code: body.join('\n') });
+    i = j;
+  }
+  return blocks;
+}
+
+/** The runnable examples of one Markdown file (path relative to root). */
+export function extractExamples(root: string, file: string): DocExample[] {
+  const text = readFileSync(join(root, file), 'utf8');
+  const examples: DocExample[] = [];
+  for (const block of fencedBlocks(text)) {
+    const [lang = '', ...words] = block.info.split(/\s+/);
+    const list = (key: string) => words.filter((w) => w.startsWith(`${key}=`)).flatMap((w) => w.slice(key.length + 1).split(',').filter(Boolean));
+    // Any block with file=NAME (a YAML config, a service) is saved for the next examples.
+    const language = LANGUAGES[lang.toLowerCase()] ?? (list('file').length ? 'sh' : undefined);
+    if (!language) continue;
+    examples.push({
+      file: relative(root, join(root, file)),
+      line: block.line,
+      language,
+      code: block.code,
+      noRun: words.includes('no-run'),
+      needs: list('needs'),
+      optional: list('optional'),
+      expectError: words.includes('expect-error'),
+      saveAs: list('file')[0],
+    });
+  }
+  return examples;
+}
+
+/**
+ * The docs name the demo's default ports; the test's demo listens on free ones. Only these two
+ * literal addresses change, so what runs is otherwise the example as written.
+ */
+export function withPorts(code: string, httpPort: number, grpcPort: number): string {
+  return code
+    .replace(/(127\.0\.0\.1|localhost):8080\b/g, `$1:${httpPort}`)
+    .replace(/(127\.0\.0\.1|localhost):9090\b/g, `$1:${grpcPort}`);
+}
+
+/**
+ * The shell script of one sh example: variables set by earlier examples of the same file are read
+ * from `stateFile` and those this one sets are written back, so a walk-through's IDs carry over from
+ * block to block. curl fails on an HTTP error answer unless the example expects one.
+ */
+export function shellScript(example: DocExample, code: string, stateFile: string): string {
+  const q = JSON.stringify(stateFile);
+  return [
+    '__base="$(compgen -v)"',
+    `[ -f ${q} ] && source ${q}`,
+    `trap 'declare -p $(compgen -v | grep -vxF "$__base" | grep -v "^__") > ${q} 2>/dev/null || true' EXIT`,
+    example.expectError ? '' : 'curl() { command curl --fail-with-body "$@"; }',
+    'set -eo pipefail',
+    code,
+  ].join('\n');
+}
