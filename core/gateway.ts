@@ -10,11 +10,15 @@ import { Gate } from './gate/gate.js';
 import { startGrpcServer, type RunningGrpcServer, type SpeechHandlers } from './gate/grpc-server.js';
 import { createHttpApp } from './http/app.js';
 import { createAdmission } from './http/admission.js';
+import { HttpDrain } from './http/drain.js';
 import { createHttpHelpers } from './http/helpers.js';
+import { GatewayEvents } from './observe/events.js';
+import { Readiness } from './observe/readiness.js';
 import { createLogger, type Logger } from './logger.js';
 import { Pipeline } from './pipeline.js';
 import { loadPlugins, type LoadedPlugin } from './plugins/loader.js';
-import { RateLimiter } from './rate-limiter.js';
+import { SharedRateLimiter } from './limits/shared-rate-limiter.js';
+import { RateLimiter, type RequestLimiter } from './rate-limiter.js';
 import { openStorage, type Storage } from './storage/storage.js';
 import type { TaskStore } from './tasks/task-store.js';
 import { createRegistry, type Registry } from './registry/registry.js';
@@ -45,31 +49,51 @@ export interface Gateway {
   readonly dataTypes: DataTypes;
   readonly logger: Logger;
   readonly plugins: readonly LoadedPlugin[];
+  readonly events: GatewayEvents;
+  readonly readiness: Readiness;
   /**
    * Starts the plugins' background work, then listens for gRPC and HTTP (port 0 picks free ports), so
    * no request arrives before the plugins are ready.
    */
   start(): Promise<{ httpPort: number; grpcPort: number; httpUrl: string; grpcAddress: string }>;
-  /** Stops in order: drain the services, stop plugins, close listeners, close the storage. */
+  /**
+   * Stops in order: refuse new requests (readiness answers 503, other new HTTP requests get 503
+   * with `Connection: close`, services get `stopServing`), let those in flight finish within
+   * `gate.drainTimeoutMs`, stop plugins, close listeners, close the storage.
+   */
   close(): Promise<void>;
 }
 
 /** Builds a gateway from a validated config: the core parts, then the enabled plugins. */
 export async function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger();
+  const events = new GatewayEvents();
+  events.onListenerError = (err, event) => logger.warn({ err, event }, 'an event listener failed');
   const directory = new Directory(config);
-  const pipeline = new Pipeline(directory, new RateLimiter(), config.limits);
-  const registry = createRegistry(config);
-  pipeline.addValidator(registry);
-  const gate = new Gate(directory, config.gate, logger, config.limits);
-  const clientCalls = new ClientCalls(pipeline, gate, logger, config.limits.jsonMaxDepth);
-  const speech = options.speech ?? createGrpcSpeechHandlers({ pipeline, bridge: new SpeechBridge(gate, options.speechLimits), logger });
-  const app = createHttpApp(logger);
-  const http = createHttpHelpers(config.server.bodyLimitBytes, config.limits.jsonMaxDepth);
-  const admission = createAdmission(pipeline, directory);
   const storage = await openStorage(config.store, logger);
   const store = storage.tasks;
+  const rateLimiter = await createRateLimiter(config, storage, logger);
+  const pipeline = new Pipeline(directory, rateLimiter, config.limits);
+  const registry = createRegistry(config);
+  pipeline.addValidator(registry);
   pipeline.addStorageMeter((accountId) => store.storedBytes(accountId));
+  const gate = new Gate(directory, config.gate, logger, events, config.limits);
+  const clientCalls = new ClientCalls(pipeline, gate, logger, events, config.limits.jsonMaxDepth);
+  const speech = options.speech ?? createGrpcSpeechHandlers({ pipeline, bridge: new SpeechBridge(gate, options.speechLimits), logger });
+  const app = createHttpApp(logger, events, config.server.accessLog);
+  const drain = new HttpDrain();
+  app.use(drain.middleware);
+  const http = createHttpHelpers(config.server.bodyLimitBytes, events, config.limits.jsonMaxDepth);
+  const admission = createAdmission(pipeline, directory);
+  let httpServer: Server | undefined;
+  let grpcServer: RunningGrpcServer | undefined;
+  let started = false;
+  let running = false;
+  const readiness = new Readiness({
+    started: () => running,
+    draining: () => drain.draining,
+    pingStore: () => store.ping(),
+  });
   let specsUrl = `${publicUrl(config, config.server.httpPort)}/specs`;
   const dataTypes = new DataTypes(() => specsUrl);
 
@@ -90,11 +114,9 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     },
     registry,
     dataTypes,
+    events,
+    readiness,
   }));
-
-  let httpServer: Server | undefined;
-  let grpcServer: RunningGrpcServer | undefined;
-  let started = false;
 
   return {
     config,
@@ -108,6 +130,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     dataTypes,
     logger,
     plugins,
+    events,
+    readiness,
     async start() {
       if (started) throw new Error('gateway already started');
       started = true;
@@ -147,12 +171,17 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       });
       const httpPort = (httpServer.address() as AddressInfo).port;
       specsUrl = `${publicUrl(config, httpPort)}/specs`;
+      running = true;
       const result = { httpPort, grpcPort: grpcServer.port, httpUrl: `http://${host}:${httpPort}`, grpcAddress: `${host}:${grpcServer.port}` };
       logger.info({ ...result, plugins: plugins.map((p) => p.definition.name) }, 'gateway listening');
       return result;
     },
     async close() {
-      await gate.shutdown();
+      running = false;
+      // The listener stays open while draining so that probes see `/health/ready` answer 503; every
+      // other new request gets 503 GATE_IS_SHUT_DOWN with `Connection: close` (HttpDrain).
+      const deadline = Date.now() + config.gate.drainTimeoutMs;
+      await Promise.all([drain.drain(deadline), gate.shutdown()]);
       for (const plugin of [...plugins].reverse()) {
         try {
           await plugin.definition.close?.(plugin.context);
@@ -161,6 +190,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         }
       }
       await grpcServer?.close();
+      rateLimiter.close?.();
       await storage.close();
       if (httpServer) {
         httpServer.closeAllConnections();
@@ -179,6 +209,15 @@ function listenError(err: NodeJS.ErrnoException, what: string, address: string, 
   if (/EACCES|permission denied/i.test(text)) return new BootError('PORT_IN_USE', `${what} address ${address}: permission denied`, [], err);
   if (/EADDRNOTAVAIL|ENOTFOUND/i.test(text)) return new BootError('PORT_IN_USE', `${what} address ${address} is not an address of this machine (server.host)`, [], err);
   return err;
+}
+
+/**
+ * With MongoDB (and `limits.shared`, the default), the per-account rate holds across every gateway
+ * on the database; otherwise each gateway counts on its own.
+ */
+async function createRateLimiter(config: GatewayConfig, storage: Storage, logger: Logger): Promise<RequestLimiter> {
+  if (!config.limits.shared) return new RateLimiter();
+  return storage.open<RequestLimiter>({ memory: () => new RateLimiter(), mongodb: (connection) => SharedRateLimiter.open(connection, logger) });
 }
 
 function publicUrl(config: GatewayConfig, httpPort: number): string {

@@ -3,7 +3,7 @@ import type { Caller, Directory, ServiceEntry } from './directory.js';
 import { gatewayError } from './errors.js';
 import { StorageQuota, type StorageMeter } from './quotas/storage-quota.js';
 import { StreamQuota } from './quotas/stream-quota.js';
-import type { RateLimiter } from './rate-limiter.js';
+import type { RequestLimiter } from './rate-limiter.js';
 
 export interface AdmitRequest {
   /** The credential as received; undefined or empty when the caller sent none. */
@@ -37,12 +37,12 @@ export interface ConfigValidator {
  */
 export class Pipeline {
   readonly #directory: Directory;
-  readonly #rateLimiter: RateLimiter;
+  readonly #rateLimiter: RequestLimiter;
   readonly #validators: ConfigValidator[] = [];
   readonly #streams: StreamQuota;
   readonly #storage: StorageQuota;
 
-  constructor(directory: Directory, rateLimiter: RateLimiter, quotas: { concurrentStreamsPerAccount?: number; storageBytesPerAccount?: number } = {}) {
+  constructor(directory: Directory, rateLimiter: RequestLimiter, quotas: { concurrentStreamsPerAccount?: number; storageBytesPerAccount?: number } = {}) {
     this.#directory = directory;
     this.#rateLimiter = rateLimiter;
     this.#streams = new StreamQuota(quotas.concurrentStreamsPerAccount ?? 32);

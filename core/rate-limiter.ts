@@ -1,8 +1,14 @@
+/** Decides whether an account may make one more request now; never waits. */
+export interface RequestLimiter {
+  tryTake(accountId: number, ratePerSecond: number): boolean;
+  close?(): void;
+}
+
 /**
- * Per-account requests-per-second limit as a token bucket: `rate` tokens a second, bursts up to
+ * Per-account requests-per-second limit of one gateway as a token bucket: `rate` tokens a second, bursts up to
  * `rate`. A bucket costs one small object per account; nothing is allocated per request.
  */
-export class RateLimiter {
+export class RateLimiter implements RequestLimiter {
   readonly #buckets = new Map<number, { tokens: number; updated: number }>();
   readonly #now: () => number;
 

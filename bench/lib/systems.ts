@@ -4,7 +4,7 @@
  * ceiling and the slow streaming service. Every one is a child process on loopback.
  */
 import { mkdirSync } from 'node:fs';
-import { TOKENS, fixedAnswer } from './config.js';
+import { TOKENS, fixedAnswer, gatewayHeaders } from './config.js';
 import { ROOT, freePort, startChild, waitFor, type Child } from './procs.js';
 
 export interface SystemsOptions {
@@ -83,8 +83,9 @@ export class Systems {
   async waitForService(service: string): Promise<void> {
     const { httpUrl } = await this.gatewayUrls();
     await waitFor(`bench/${service} to connect`, async () => {
-      const health = (await (await fetch(`${httpUrl}/health`)).json()) as { instances: Record<string, number> };
-      return (health.instances[`bench/${service}`] ?? 0) > 0;
+      // Instance counts are shown to a caller with a key only.
+      const health = (await (await fetch(`${httpUrl}/health`, { headers: gatewayHeaders() })).json()) as { instances?: Record<string, number> };
+      return (health.instances?.[`bench/${service}`] ?? 0) > 0;
     });
   }
 

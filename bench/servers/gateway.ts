@@ -9,7 +9,10 @@ import { createLogger } from '../../core/logger.js';
 import { benchConfigInput } from '../lib/config.js';
 import { reportReady } from '../lib/procs.js';
 
-const config = buildConfig(benchConfigInput(), { env: {} });
+// BENCH_EXTRA_PLUGINS (comma-separated) adds plugins, e.g. `metrics` for bench/metrics-cost.ts.
+const input = benchConfigInput() as { plugins: { enabled: string[] } };
+for (const name of (process.env.BENCH_EXTRA_PLUGINS ?? '').split(',').filter(Boolean)) input.plugins.enabled.push(name);
+const config = buildConfig(input, { env: {} });
 const gateway = await createGateway(config, { logger: createLogger() });
 const { httpUrl, grpcAddress, httpPort, grpcPort } = await gateway.start();
 process.once('SIGTERM', () => void gateway.close().then(() => process.exit(0)));

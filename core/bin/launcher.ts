@@ -30,10 +30,18 @@ export type LaunchState =
 export interface LaunchedServices {
   /** The state of each entry, by launch name. */
   states(): ReadonlyMap<string, LaunchState>;
+  /** The process IDs of the services running now. */
+  pids(): number[];
   stop(): Promise<void>;
 }
 
-export interface LaunchOptions {
+/** What the launcher tells about each entry: started (its service should be connected), or given up. */
+export interface LaunchEvents {
+  started?(entry: LaunchConfig): void;
+  skipped?(entry: LaunchConfig): void;
+}
+
+export interface LaunchOptions extends LaunchEvents {
   /** Where the services' output goes, each line prefixed with the service's name; default: ours. */
   stdout?: Writable;
   stderr?: Writable;
@@ -113,6 +121,7 @@ export function launchServices(entries: readonly LaunchConfig[], grpcAddress: st
         const reason = 'a prerequisite is missing (see its message above)';
         states.set(entry.name, { state: 'skipped', reason });
         log.warn({ service: entry.name, code }, `example service '${entry.name}' not started: ${reason}`);
+        options.skipped?.(entry);
         return;
       }
       const how = signal ? `signal ${signal}` : `code ${code}`;
@@ -134,13 +143,16 @@ export function launchServices(entries: readonly LaunchConfig[], grpcAddress: st
       const reason = `${missing.join(', ')} not installed`;
       states.set(entry.name, { state: 'skipped', reason });
       log.warn({ service: entry.name, missing }, `example service '${entry.name}' not started: ${reason}`);
+      options.skipped?.(entry);
       continue;
     }
     start(entry, 0);
+    options.started?.(entry);
   }
 
   return {
     states: () => states,
+    pids: () => [...children].map((child) => child.pid).filter((pid): pid is number => pid !== undefined),
     async stop() {
       stopping = true;
       await Promise.all([...children].map((child) => new Promise<void>((resolve) => {

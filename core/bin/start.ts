@@ -10,6 +10,7 @@ import { BootError } from '../errors.js';
 import { createGateway } from '../gateway.js';
 import { createLogger } from '../logger.js';
 import { bannerLines, waitForLaunched } from './banner.js';
+import { expectLaunchedServices } from './expect-launched.js';
 import { launchServices } from './launcher.js';
 
 const DEMO_CONFIG = fileURLToPath(new URL('../../examples/demo/gateway.yaml', import.meta.url));
@@ -32,15 +33,16 @@ async function main(): Promise<void> {
     return;
   }
   const { httpUrl, grpcAddress } = await gateway.start();
-  const services = launchServices(config.launch, grpcAddress, logger);
+  const services = launchServices(config.launch, grpcAddress, logger, expectLaunchedServices(gateway));
 
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    logger.info({ signal }, 'shutting down');
-    await services.stop();
+    logger.info({ signal, drainTimeoutMs: config.gate.drainTimeoutMs }, 'shutting down: draining');
+    // The gateway drains first (requests in flight may be on launched services), then they stop.
     await gateway.close();
+    await services.stop();
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { hashSecret } from '../auth/secrets.js';
 import { BootError } from '../errors.js';
+import { runnableModule } from '../modules.js';
 import { createAjv, formatAjvErrors } from '../validation/ajv.js';
 import configSchema from '../../schemas/config.schema.json' with { type: 'json' };
 import registryFileSchema from '../../schemas/registry/registry-file.schema.json' with { type: 'json' };
@@ -131,6 +132,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     name: s.name as string,
     accountId: accountId(s.account, `services[${i}] (${s.name})`),
     public: s.public as boolean,
+    required: s.required as boolean,
     connectionTokenHashes: (s.connectionTokens as any[]).map((t) => (t.tokenHash as string | undefined) ?? hashSecret(t.token as string)),
     timeoutSec: s.timeoutSec as number | undefined,
     provider: s.provider as string | undefined,
@@ -159,9 +161,10 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
   const custom = (input.plugins.custom as any[]).map((c) => ({ path: resolve(baseDir, c.path), enabled: c.enabled }));
   const launch = (input.launch as any[]).map((l) => ({ name: l.name, module: resolve(baseDir, l.module), env: l.env, requires: l.requires }));
   // Paths are relative to the config file: a copied config names the module it could not find
-  // instead of launching a process that crashes on it again and again.
+  // instead of launching a process that crashes on it again and again. The compiled gateway runs a
+  // `.ts` module's compiled `.js` (core/modules.ts), so either counts.
   const mustExist = (what: string, path: string) => {
-    if (!existsSync(path)) problems.push(`${what}: ${path} does not exist (relative paths are relative to the config file, ${baseDir})`);
+    if (!existsSync(runnableModule(path))) problems.push(`${what}: ${path} does not exist (relative paths are relative to the config file, ${baseDir})`);
   };
   // (Missing registry files and plugin modules are named by REGISTRY_INVALID and PLUGIN_NOT_FOUND.)
   launch.forEach((l, i) => mustExist(`launch[${i}] (${l.name}).module`, l.module));

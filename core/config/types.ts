@@ -32,6 +32,8 @@ export interface ServiceConfig {
   readonly name: string;
   readonly accountId: number;
   readonly public: boolean;
+  /** `/health` is `degraded` while it has no connected instance. */
+  readonly required?: boolean;
   /** `sha256:<hex>` of each accepted connection token. */
   readonly connectionTokenHashes: readonly string[];
   readonly timeoutSec?: number;
@@ -82,6 +84,8 @@ export interface GatewayConfig {
     readonly grpcPort: number;
     readonly publicUrl?: string;
     readonly bodyLimitBytes: number;
+    /** One info line per HTTP request. */
+    readonly accessLog: boolean;
     readonly grpcMaxMessageBytes: number;
     readonly grpcClientMaxMessageBytes: number;
     readonly grpcClientMaxHeaders: number;
@@ -114,6 +118,8 @@ export interface GatewayConfig {
     readonly concurrentStreamsPerAccount: number;
     /** Bytes of billing records the in-memory ledger keeps. */
     readonly billingLedgerBytes: number;
+    /** With MongoDB: the per-account rate holds across every gateway on the database. */
+    readonly shared: boolean;
   };
   readonly accounts: readonly AccountConfig[];
   readonly apiKeys: readonly ApiKeyConfig[];

@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type * as grpc from '@grpc/grpc-js';
 import type { Caller, ServiceEntry } from '../directory.js';
-import { gatewayError, toGatewayError } from '../errors.js';
+import { gatewayError, toGatewayError, type GatewayError } from '../errors.js';
 import { abortOnCancel, drained } from '../flow.js';
 import type { Logger } from '../logger.js';
+import { GatewayEvents } from '../observe/events.js';
+import { isLimitRejection } from '../observe/rejections.js';
+import { linkHeadersToRecord, RequestRecord } from '../observe/request-record.js';
 import type { Pipeline } from '../pipeline.js';
 import { DEFAULT_JSON_MAX_DEPTH, parseJson } from '../validation/json.js';
 import { toApiErrorProto } from './api-error.js';
@@ -32,39 +35,56 @@ export class ClientCalls {
   readonly #gate: Gate;
   readonly #log: Logger;
   readonly #jsonMaxDepth: number;
+  readonly #events: GatewayEvents;
 
-  constructor(pipeline: Pipeline, gate: Gate, log: Logger, jsonMaxDepth = DEFAULT_JSON_MAX_DEPTH) {
+  constructor(pipeline: Pipeline, gate: Gate, log: Logger, events: GatewayEvents = new GatewayEvents(), jsonMaxDepth = DEFAULT_JSON_MAX_DEPTH) {
     this.#pipeline = pipeline;
     this.#gate = gate;
+    this.#events = events;
     this.#jsonMaxDepth = jsonMaxDepth;
     this.#log = log.child({ component: 'grpc-client' });
   }
 
   readonly process: Unary = (call, callback) => {
     const abort = abortOnCancel(call);
-    this.#run(call.request, abort.signal)
+    const record = new RequestRecord();
+    const started = performance.now();
+    this.#run(call.request, abort.signal, record)
       .then((c) => c.final())
-      .then((answer) => callback(null, toClientResponse(answer) ?? this.#errorResponse(unexpectedAnswer(answer))))
-      .catch((err: unknown) => callback(null, this.#errorResponse(err)))
+      .then((answer) => {
+        const response = toClientResponse(answer);
+        if (!response) throw unexpectedAnswer(answer);
+        this.#observed('process', record, started, undefined);
+        callback(null, response);
+      })
+      .catch((err: unknown) => {
+        this.#observed('process', record, started, toGatewayError(err));
+        callback(null, this.#errorResponse(err));
+      })
       .finally(abort.dispose);
   };
 
   readonly processResponseStream = (call: ServerStreaming): void => {
     const abort = abortOnCancel(call);
     let release: (() => void) | undefined;
+    const record = new RequestRecord();
+    const started = performance.now();
     void (async () => {
+      let failure: GatewayError | undefined;
       try {
         const { caller, service } = this.#admit(call.request);
         release = this.#pipeline.openStream(caller);
-        const serviceCall = this.#start(call.request.decode(), caller, service, abort.signal);
+        const serviceCall = this.#start(call.request.decode(), caller, service, abort.signal, record);
         for await (const answer of serviceCall) {
           const response = toClientResponse(answer);
           // A caller that stops reading leaves the answers in the call, whose bound (CALLER_TOO_SLOW) ends it.
           if (response && !call.write(response)) await drained(call, [abort.signal, serviceCall.failedSignal]);
         }
       } catch (err) {
+        failure = toGatewayError(err);
         if (!abort.signal.aborted) call.write(this.#errorResponse(err));
       } finally {
+        this.#observed('processResponseStream', record, started, failure);
         release?.();
         abort.dispose();
         call.end();
@@ -84,10 +104,13 @@ export class ClientCalls {
     let sentFinish = false;
     let failed = false;
     let release: (() => void) | undefined;
+    const record = new RequestRecord();
+    const started = performance.now();
 
     const fail = (err: unknown) => {
       if (failed) return;
       failed = true;
+      this.#observed('processStream', record, started, toGatewayError(err));
       release?.();
       serviceCall?.cancel(toGatewayError(err));
       if (!abort.signal.aborted) call.write(this.#errorResponse(err));
@@ -100,6 +123,7 @@ export class ClientCalls {
           const response = toClientResponse(answer);
           if (response && !call.write(response)) await drained(call, [abort.signal, c.failedSignal]);
         }
+        this.#observed('processStream', record, started, undefined);
         release?.();
         abort.dispose();
         call.end();
@@ -119,7 +143,7 @@ export class ClientCalls {
           this.#validate(service, part.config);
           part.start = true;
           if (part.finish) sentFinish = true;
-          serviceCall = this.#gate.open(service, { partialPredict: part }, this.#openOptions(request, caller, abort.signal));
+          serviceCall = this.#gate.open(service, { partialPredict: part }, this.#openOptions(request, caller, abort.signal, record));
           void pump(serviceCall);
           return;
         }
@@ -156,15 +180,30 @@ export class ClientCalls {
     call.on('error', (err) => fail(err));
   };
 
-  async #run(message: ClientMessage, signal: AbortSignal): Promise<ServiceCall> {
+  async #run(message: ClientMessage, signal: AbortSignal, record: RequestRecord): Promise<ServiceCall> {
     const { caller, service } = this.#admit(message);
-    return this.#start(message.decode(), caller, service, signal);
+    return this.#start(message.decode(), caller, service, signal, record);
   }
 
-  #start(request: ClientRequestProto, caller: Caller, service: ServiceEntry, signal: AbortSignal): ServiceCall {
+  #start(request: ClientRequestProto, caller: Caller, service: ServiceEntry, signal: AbortSignal, record: RequestRecord): ServiceCall {
     const body = clientRequestBody(request);
     if ('predict' in body) this.#validate(service, body.predict.config);
-    return this.#gate.open(service, body, this.#openOptions(request, caller, signal));
+    return this.#gate.open(service, body, this.#openOptions(request, caller, signal, record));
+  }
+
+  /** A client call ended: the `grpcCall` event, and a `rejection` when a limit refused it. */
+  #observed(method: string, record: RequestRecord, started: number, failure: GatewayError | undefined): void {
+    if (failure && isLimitRejection(failure)) this.#events.emit('rejection', { code: failure.code });
+    if (!this.#events.has('grpcCall')) return;
+    const { caller, service } = record;
+    this.#events.emit('grpcCall', {
+      method,
+      service: service && `${service.account.name}/${service.name}`,
+      account: caller?.account.name,
+      code: failure?.code ?? 'OK',
+      durationMs: performance.now() - started,
+      serviceWaitMs: record.serviceWaitMs,
+    });
   }
 
   /** Admission from the fields the preflight read: the key is checked before the message is decoded. */
@@ -184,8 +223,10 @@ export class ClientCalls {
     this.#pipeline.validateConfig(service, parseJson(config.json, 'config', this.#jsonMaxDepth));
   }
 
-  #openOptions(request: ClientRequestProto, caller: Caller, signal: AbortSignal) {
+  #openOptions(request: ClientRequestProto, caller: Caller, signal: AbortSignal, record: RequestRecord) {
     const headers = serviceHeaders({ requestId: randomUUID(), callerAccountId: caller.account.id, keyName: caller.keyName }, request.headers);
+    record.caller = caller;
+    linkHeadersToRecord(headers, record);
     const timeoutSec = request.timeoutSec ?? 0;
     return { headers, signal, timeoutMs: timeoutSec > 0 ? timeoutSec * 1000 : undefined };
   }

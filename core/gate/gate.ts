@@ -3,6 +3,8 @@ import type { GatewayConfig } from '../config/types.js';
 import type { Directory, ServiceEntry } from '../directory.js';
 import { gatewayError, type GatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { GatewayEvents } from '../observe/events.js';
+import { recordOfServiceHeaders, type RequestRecord } from '../observe/request-record.js';
 import { toApiErrorProto, fromServiceError } from './api-error.js';
 import { BillingLedger } from './billing-ledger.js';
 import type {
@@ -16,8 +18,9 @@ import type {
   StartServingProto,
   StringMap,
 } from '../../proto/src/index.js';
-import { DERIVED_ACCOUNT_ID_HEADER, DERIVED_SERVICE_ID_HEADER, FITTED_MODEL_DIR_HEADER } from '../../proto/src/index.js';
+import { DERIVED_ACCOUNT_ID_HEADER, DERIVED_SERVICE_ID_HEADER, FITTED_MODEL_DIR_HEADER, GateHeaders } from '../../proto/src/index.js';
 import { ServiceCall, type ServiceCallHooks } from './service-call.js';
+import { serviceLabel } from './service-label.js';
 import { ServiceSession, type ServiceStream } from './service-session.js';
 
 /** What a request to a service carries: exactly one GateToServiceProto request member. */
@@ -59,6 +62,7 @@ export interface InstanceInfo {
  */
 export class Gate {
   readonly billing: BillingLedger;
+  readonly #events: GatewayEvents;
   readonly #directory: Directory;
   readonly #config: GatewayConfig['gate'];
   readonly #log: Logger;
@@ -71,18 +75,26 @@ export class Gate {
    * `instance` (serviceId): an instance started taking requests; `idle`: the last call in flight
    * settled. Waiters listen here instead of polling instance or call counts.
    */
-  readonly #events = new EventEmitter().setMaxListeners(0);
+  readonly #changes = new EventEmitter().setMaxListeners(0);
   /** What every call asks of the Gate, shared by all calls. */
   readonly #callHooks: ServiceCallHooks;
+  /**
+   * The caller account of recent requests, so that a charge naming its request is booked to the
+   * caller; bounded (oldest first out), filled only while someone listens to `billing`.
+   */
+  readonly #recentCallers = new Map<number, number>();
+  /** Services that should have a connected instance (config `required`, or launched by `npm start`). */
+  readonly #expected = new Set<number>();
   #nextRequestId = 1;
   #rotation = 0;
   #shuttingDown = false;
 
-  constructor(directory: Directory, config: GatewayConfig['gate'], log: Logger, limits: { billingLedgerBytes?: number } = {}) {
+  constructor(directory: Directory, config: GatewayConfig['gate'], log: Logger, events: GatewayEvents, limits: { billingLedgerBytes?: number } = {}) {
     this.#directory = directory;
     this.#config = config;
+    this.#events = events;
     this.#log = log.child({ component: 'gate' });
-    this.billing = new BillingLedger(this.#log, limits.billingLedgerBytes);
+    this.billing = new BillingLedger(this.#log, directory, events, limits.billingLedgerBytes);
     this.#callHooks = {
       send: (call, partialPredict) => this.#sessionOf(call)?.send({ requestId: call.requestId, partialPredict }),
       whenWritable: (call) => this.#sessionOf(call)?.whenWritable() ?? Promise.resolve(),
@@ -94,11 +106,29 @@ export class Gate {
         entry.session.calls.delete(call.requestId);
         if (entry.timer) clearTimeout(entry.timer);
         entry.signal?.removeEventListener('abort', call);
-        if (this.#calls.size === 0) this.#events.emit('idle');
+        this.#observeSettled(entry, call);
+        if (this.#calls.size === 0) this.#changes.emit('idle');
       },
       maxBufferedBytes: config.maxBufferedAnswerBytes,
       maxAnswerBytes: config.maxAnswerBytes,
     };
+    for (const service of directory.services()) if (service.required) this.#expected.add(service.id);
+  }
+
+  /** Marks a service as one that should always have a connected instance (health turns `degraded` without). */
+  expectInstances(serviceId: number, expected = true): void {
+    if (expected) this.#expected.add(serviceId);
+    else this.#expected.delete(serviceId);
+  }
+
+  /** The expected services that have no serving instance now. */
+  missingServices(): ServiceEntry[] {
+    const missing: ServiceEntry[] = [];
+    for (const id of this.#expected) {
+      const service = this.#directory.serviceById(id);
+      if (service && (this.#routable.get(id)?.length ?? 0) === 0) missing.push(service);
+    }
+    return missing;
   }
 
   get defaultTimeoutSec(): number {
@@ -168,7 +198,7 @@ export class Gate {
     if (previous) this.#replace(previous, session);
     this.#byInstance.set(key, session);
     this.#routableOf(service.id).push(session);
-    this.#events.emit('instance', service.id);
+    this.#changes.emit('instance', service.id);
 
     session.send({ serviceInfo: { accountId: service.accountId, modelId: service.id, modelName: service.name } });
     if (this.#config.servers.length > 1 && this.#config.currentServer) {
@@ -176,6 +206,7 @@ export class Gate {
     }
     session.startHeartbeats(this.#config.heartbeatIntervalMs, () => this.#onSessionEnded(session, 'heartbeat timeout'));
     session.log.info({ hostname: start.hostname, version: start.version, reconnect: Boolean(previous) }, 'service instance connected');
+    this.#events.emit('instance', { service: serviceLabel(service), change: 'connected', reconnect: Boolean(previous) });
     return session;
   }
 
@@ -206,7 +237,7 @@ export class Gate {
         return;
       case 'deferredBillingCharge':
       case 'deferredBillingCharges':
-        this.billing.record(session.service, message);
+        this.billing.record(session.service, message, this.#recentCallers.get(Number(message.requestId ?? 0)));
         return;
       case 'startServing':
         session.log.warn('repeated startServing on a registered stream ignored');
@@ -234,12 +265,46 @@ export class Gate {
     if (message.body === 'error') {
       entry.call.fail(fromServiceError(message.error ?? {}, session.service.name));
     } else {
+      if (entry.observed) this.#observeChunk(entry);
       entry.call.deliver(message);
+    }
+  }
+
+  #rememberCaller(requestId: number, headers: StringMap | undefined): void {
+    const accountId = Number(headers?.[GateHeaders.callerAccountId]);
+    if (!accountId) return;
+    this.#recentCallers.set(requestId, accountId);
+    if (this.#recentCallers.size > RECENT_CALLERS) this.#recentCallers.delete(this.#recentCallers.keys().next().value!);
+  }
+
+  /** Timing of an answer frame: time to the first, then the gaps between frames of a stream. */
+  #observeChunk(entry: CallEntry): void {
+    const now = performance.now();
+    if (entry.chunks++ === 0) entry.firstChunkAt = now;
+    else if (this.#events.has('chunkGap')) this.#events.emit('chunkGap', { service: entry.serviceLabel, ms: now - entry.lastChunkAt });
+    entry.lastChunkAt = now;
+  }
+
+  /** A call settled: its wait counts to its HTTP request's record, and the `serviceCall` event. */
+  #observeSettled(entry: CallEntry, call: ServiceCall): void {
+    if (!entry.observed) return;
+    const durationMs = performance.now() - entry.openedAt;
+    if (entry.record) entry.record.serviceWaitMs += durationMs;
+    if (this.#events.has('serviceCall')) {
+      this.#events.emit('serviceCall', {
+        service: entry.serviceLabel,
+        outcome: call.failureCode ?? 'ok',
+        durationMs,
+        firstChunkMs: entry.chunks > 0 ? entry.firstChunkAt - entry.openedAt : undefined,
+        chunks: entry.chunks,
+      });
     }
   }
 
   #onSessionEnded(session: ServiceSession, reason: string): void {
     if (session.state === 'closed') return;
+    // Ended while still taking requests, without stopServing and not by our shutdown: a lost stream.
+    const dropped = session.state === 'serving' && !this.#shuttingDown;
     session.close();
     this.#unroute(session);
     const key = `${session.service.id}:${session.bootUuid}`;
@@ -248,6 +313,7 @@ export class Gate {
     session.calls.clear();
     for (const call of lost) call.fail(gatewayError('SERVICE_DISCONNECTED', { args: { service: session.service.name } }));
     session.log.info({ reason, failedCalls: lost.length }, 'service instance disconnected');
+    this.#events.emit('instance', { service: serviceLabel(session.service), change: 'disconnected', reason, dropped, failedCalls: lost.length });
   }
 
   /** The session that answers a call in flight (undefined once it settled). */
@@ -288,8 +354,8 @@ export class Gate {
 
   /** Calls `listener` with the service ID whenever an instance starts taking requests; returns the unsubscribe. */
   onInstance(listener: (serviceId: number) => void): () => void {
-    this.#events.on('instance', listener);
-    return () => this.#events.off('instance', listener);
+    this.#changes.on('instance', listener);
+    return () => this.#changes.off('instance', listener);
   }
 
   /**
@@ -302,7 +368,7 @@ export class Gate {
     return new Promise<boolean>((resolve) => {
       const settle = (ready: boolean) => {
         clearTimeout(timer);
-        this.#events.off('instance', onInstance);
+        this.#changes.off('instance', onInstance);
         signal?.removeEventListener('abort', onAbort);
         resolve(ready);
       };
@@ -311,7 +377,7 @@ export class Gate {
       };
       const onAbort = () => settle(false);
       const timer = setTimeout(settle, timeoutMs, false);
-      this.#events.on('instance', onInstance);
+      this.#changes.on('instance', onInstance);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
@@ -366,12 +432,20 @@ export class Gate {
     }
 
     const requestId = this.#nextRequestId++;
+    if (this.#events.has('billing')) this.#rememberCaller(requestId, options.headers);
     const timeoutMs = Math.min(options.timeoutMs ?? (service.timeoutSec ?? this.#config.defaultTimeoutSec) * 1000, MAX_TIMER_MS);
     const signal = options.signal;
 
     // Answers come from the target's instances, and #deliver matches them by the target's ID.
     const call = new ServiceCall(requestId, target.id, this.#callHooks);
-    const entry: CallEntry = { call, session, timer: undefined, signal };
+    const record = recordOfServiceHeaders(options.headers);
+    if (record) record.service = service;
+    const observed = record !== undefined || this.#events.has('serviceCall') || this.#events.has('chunkGap');
+    const entry: CallEntry = {
+      call, session, timer: undefined, signal, record, observed,
+      serviceLabel: observed ? serviceLabel(service) : '',
+      openedAt: observed ? performance.now() : 0, firstChunkAt: 0, lastChunkAt: 0, chunks: 0,
+    };
     this.#calls.set(requestId, entry);
     session.calls.set(requestId, call);
 
@@ -403,7 +477,7 @@ export class Gate {
     this.#routable.clear();
     if (this.#calls.size > 0) {
       // Until the last call settles (the `idle` event) or the drain time is up, whichever comes first.
-      await once(this.#events, 'idle', { signal: AbortSignal.timeout(this.#config.drainTimeoutMs) }).catch(() => undefined);
+      await once(this.#changes, 'idle', { signal: AbortSignal.timeout(this.#config.drainTimeoutMs) }).catch(() => undefined);
     }
     for (const { call } of [...this.#calls.values()]) call.fail(gatewayError('GATE_IS_SHUT_DOWN'));
     for (const session of sessions) this.#onSessionEnded(session, 'gateway shutdown');
@@ -416,12 +490,24 @@ export class Gate {
  */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** How many recent requests' caller accounts are kept for charges that name them. */
+const RECENT_CALLERS = 10_000;
+
 /** A call in flight: the session that answers it (it moves on a reconnect), its deadline and abort signal. */
 interface CallEntry {
   readonly call: ServiceCall;
   session: ServiceSession;
   timer: NodeJS.Timeout | undefined;
   readonly signal: AbortSignal | undefined;
+  /** The HTTP request the call serves, when it came through `http.serviceHeaders()`. */
+  readonly record: RequestRecord | undefined;
+  /** Whether timings are taken (someone listens, or an HTTP request waits for its record). */
+  readonly observed: boolean;
+  readonly serviceLabel: string;
+  readonly openedAt: number;
+  firstChunkAt: number;
+  lastChunkAt: number;
+  chunks: number;
 }
 
 /**

@@ -102,6 +102,11 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<
     return this.#ended$.signal;
   }
 
+  /** The code of the error the call ended with; undefined while running or when it ended well. */
+  get failureCode(): string | undefined {
+    return this.#failure?.code;
+  }
+
   /** Delivers a non-error answer frame from the service. */
   deliver(answer: ServiceAnswer): void {
     if (this.#settled) return;

@@ -3,6 +3,9 @@ import Koa from 'koa';
 import type { Context } from 'koa';
 import { GatewayError, errorHeaders, errorTypeForStatus, gatewayError, renderErrorBody, toGatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { GatewayEvents } from '../observe/events.js';
+import { RequestRecord } from '../observe/request-record.js';
+import { isLimitRejection } from '../observe/rejections.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -21,29 +24,36 @@ export function useErrorRenderer(ctx: Context, render: ErrorRenderer): void {
 
 /**
  * The Koa app with the cross-cutting middleware every route gets: a request ID (taken from
- * `x-request-id` when the caller sends a sane one) on every response, an access log line, and the one
- * error middleware that renders every thrown error in the envelope of DESIGN.md section 4 (or the
- * shape a route chose with useErrorRenderer).
+ * `x-request-id` when the caller sends a sane one) on every response, the access log line and the
+ * `httpRequest` event, and the one error middleware that renders every thrown error in the envelope
+ * of DESIGN.md section 4 (or the shape a route chose with useErrorRenderer).
  */
-export function createHttpApp(log: Logger): Koa {
+export function createHttpApp(log: Logger, events: GatewayEvents = new GatewayEvents(), accessLogOn = true): Koa {
   const app = new Koa();
   app.proxy = false;
   // Errors are rendered by the middleware below; Koa's default handler would log them again.
   app.silent = true;
-  const debug = log.isLevelEnabled('debug');
+  const accessLog = accessLogOn && log.isLevelEnabled('info');
 
   app.use(async function requestContext(ctx, next) {
     const given = ctx.get('x-request-id');
     const requestId = REQUEST_ID.test(given) ? given : randomUUID();
     ctx.state.requestId = requestId;
     ctx.set('x-request-id', requestId);
-    const started = debug ? performance.now() : 0;
+    const record = new RequestRecord();
+    ctx.state.record = record;
+    const started = performance.now();
+    const socket = ctx.req.socket;
+    const writtenBefore = socket.bytesWritten;
+    let errorCode: string | undefined;
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw gatewayError('NOT_FOUND', { args: { method: ctx.method, path: ctx.path } });
     } catch (thrown) {
       const err = fromKoaError(thrown, ctx.method, ctx.path) ?? toGatewayError(thrown);
       if (err.status >= 500) log.error({ requestId, err: err.cause ?? err, code: err.code }, 'request failed');
+      errorCode = err.code;
+      if (isLimitRejection(err)) events.emit('rejection', { code: err.code });
       ctx.status = err.status;
       ctx.set('x-request-id', requestId);
       ctx.set(errorHeaders(err));
@@ -54,11 +64,58 @@ export function createHttpApp(log: Logger): Koa {
       const render = (ctx.state as Record<symbol, ErrorRenderer | undefined>)[RENDERER];
       ctx.body = render ? render(err, requestId) : renderErrorBody(err);
     } finally {
-      // Guarded: the access-log object is not built on the hot path unless debug logging is on.
-      if (debug) log.debug({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) }, 'http');
+      if (accessLog || events.has('httpRequest')) {
+        const event = requestEvent(ctx, record, requestId, performance.now() - started, socket.bytesWritten - writtenBefore, errorCode);
+        events.emit('httpRequest', event);
+        if (accessLog) log.info(accessLine(event), 'request');
+      }
     }
   });
   return app;
+}
+
+function requestEvent(ctx: Koa.Context, record: RequestRecord, requestId: string, durationMs: number, written: number, errorCode: string | undefined) {
+  // A body Koa has yet to send has a known length; a response the handler streamed itself was
+  // written to the socket already (HTTP/1.1 serves one request at a time per connection).
+  const length = ctx.response.length;
+  const matched = (ctx as { _matchedRoute?: string })._matchedRoute;
+  return {
+    requestId,
+    method: ctx.method,
+    route: matched ?? 'unmatched',
+    plugin: matched === undefined ? 'none' : (ctx.state.plugin as string | undefined) ?? 'none',
+    status: ctx.status,
+    durationMs,
+    serviceWaitMs: record.serviceWaitMs,
+    service: record.service && `${record.service.account.name}/${record.service.name}`,
+    account: record.caller?.account.name,
+    keyName: record.caller?.keyName,
+    bytesIn: record.bytesIn || Number(ctx.get('content-length')) || 0,
+    bytesOut: typeof length === 'number' ? length : written,
+    inputTokens: record.inputTokens,
+    outputTokens: record.outputTokens,
+    errorCode,
+  };
+}
+
+/** The access-log line: names and numbers only; never a key, a header or a body. */
+function accessLine(e: ReturnType<typeof requestEvent>): Record<string, unknown> {
+  return {
+    requestId: e.requestId,
+    method: e.method,
+    plugin: e.plugin,
+    route: e.route,
+    status: e.status,
+    ms: Math.round(e.durationMs * 10) / 10,
+    account: e.account,
+    key: e.keyName,
+    service: e.service,
+    bytesIn: e.bytesIn,
+    bytesOut: e.bytesOut,
+    inputTokens: e.inputTokens,
+    outputTokens: e.outputTokens,
+    code: e.errorCode,
+  };
 }
 
 /**

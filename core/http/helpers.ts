@@ -3,6 +3,10 @@ import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import type { Caller } from '../directory.js';
 import { gatewayError } from '../errors.js';
+import { serviceLabel } from '../gate/service-label.js';
+import { GatewayEvents } from '../observe/events.js';
+import { linkHeadersToRecord, type RequestRecord } from '../observe/request-record.js';
+import { passTraceContext } from '../observe/trace-context.js';
 import type { StringMap } from '../../proto/src/index.js';
 import type { ServiceCall } from '../gate/service-call.js';
 import { httpCallerHeaders, serviceHeaders } from '../gate/service-headers.js';
@@ -34,6 +38,11 @@ export interface HttpHelpers {
    * AbortController per request: the hot paths (chat adapters, sync predict) use this.
    */
   cancelOnClose(ctx: Context, call: ServiceCall): void;
+  /**
+   * Reports the tokens of the answer to this request (from the answer's `usage`): they go to the
+   * access log, the metrics and the account's usage. Call it after the service was called.
+   */
+  reportTokens(ctx: Context, tokens: { inputTokens: number; outputTokens: number }): void;
 }
 
 const CALL = Symbol('service call');
@@ -44,10 +53,13 @@ function onResponseClose(this: ResponseWithCall): void {
   if (!this.writableFinished) this[CALL]?.cancel(gatewayError('REQUEST_CANCELED'));
 }
 
-export function createHttpHelpers(bodyLimitBytes: number, jsonMaxDepth = DEFAULT_JSON_MAX_DEPTH): HttpHelpers {
+export function createHttpHelpers(bodyLimitBytes: number, events: GatewayEvents = new GatewayEvents(), jsonMaxDepth = DEFAULT_JSON_MAX_DEPTH): HttpHelpers {
   const readRawBody = async (ctx: Context, limit = bodyLimitBytes): Promise<Buffer> => {
     try {
-      return await getRawBody(ctx.req, { limit, length: ctx.request.headers['content-length'] });
+      const body = await getRawBody(ctx.req, { limit, length: ctx.request.headers['content-length'] });
+      const record = ctx.state.record as RequestRecord | undefined;
+      if (record) record.bytesIn = body.length;
+      return body;
     } catch (err) {
       const e = err as { type?: string; limit?: number; message?: string };
       if (e.type === 'entity.too.large') throw gatewayError('REQUEST_TOO_LARGE', { args: { limit } });
@@ -68,10 +80,30 @@ export function createHttpHelpers(bodyLimitBytes: number, jsonMaxDepth = DEFAULT
       return (await readJsonText(ctx, limit)).value;
     },
     serviceHeaders(ctx, caller) {
-      return serviceHeaders(
+      const headers = serviceHeaders(
         { requestId: String(ctx.state.requestId), callerAccountId: caller.account.id, keyName: caller.keyName },
         httpCallerHeaders(ctx.request.headers),
       );
+      passTraceContext((name) => ctx.get(name), headers);
+      const record = ctx.state.record as RequestRecord | undefined;
+      if (record) {
+        record.caller = caller;
+        linkHeadersToRecord(headers, record);
+      }
+      return headers;
+    },
+    reportTokens(ctx, tokens) {
+      const record = ctx.state.record as RequestRecord | undefined;
+      if (!record) return;
+      record.inputTokens = (record.inputTokens ?? 0) + tokens.inputTokens;
+      record.outputTokens = (record.outputTokens ?? 0) + tokens.outputTokens;
+      const { caller, service } = record;
+      if (caller && service && events.has('usage')) {
+        events.emit('usage', {
+          at: Date.now(), accountId: caller.account.id, account: caller.account.name,
+          serviceId: service.id, service: serviceLabel(service), inputTokens: tokens.inputTokens, outputTokens: tokens.outputTokens,
+        });
+      }
     },
     closeSignal(ctx) {
       // The response's close, not the request's: IncomingMessage emits 'close' once its body is read.

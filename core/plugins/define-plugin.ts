@@ -5,6 +5,8 @@ import type { Gate } from '../gate/gate.js';
 import type { Admission } from '../http/admission.js';
 import type { HttpHelpers } from '../http/helpers.js';
 import type { Logger } from '../logger.js';
+import type { GatewayEvents } from '../observe/events.js';
+import type { Readiness } from '../observe/readiness.js';
 import type { Pipeline } from '../pipeline.js';
 import type { Storage } from '../storage/storage.js';
 import type { TaskStore } from '../tasks/task-store.js';
@@ -36,6 +38,10 @@ export interface PluginContext<Options = Record<string, unknown>> {
   readonly registry: Registry;
   /** The published data-type schemas and the check of a request's data against its `dataType`. */
   readonly dataTypes: DataTypes;
+  /** What the gateway reports about its traffic (requests, service calls, usage, charges); observers subscribe. */
+  readonly events: GatewayEvents;
+  /** Whether the gateway is ready for traffic, and why not (for health endpoints). */
+  readonly readiness: Readiness;
 }
 
 export interface PluginDefinition<Options = Record<string, unknown>> {

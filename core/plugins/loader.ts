@@ -78,7 +78,7 @@ export async function loadPlugins(
       } catch (err) {
         throw new BootError('PLUGIN_INVALID', `plugin '${definition.name}' failed to declare its routes: ${(err as Error).message}`, [], err);
       }
-      mountPluginRouter(app, router);
+      mountPluginRouter(app, router, definition.name);
     }
     loaded.push({ definition, context, source });
   }

@@ -31,8 +31,16 @@ function pathFilter(router: Router): RegExp | null {
  * path adds nothing to what the others answer (the 405 of a path served for other methods comes
  * from the router that has the path). The filter is rebuilt when a plugin adds routes later.
  */
-export function mountPluginRouter(app: Koa, router: Router): void {
-  const dispatch = compose([router.routes(), router.allowedMethods({ throw: true })]) as Koa.Middleware;
+export function mountPluginRouter(app: Koa, router: Router, plugin = 'none'): void {
+  const routes = router.routes() as Koa.Middleware;
+  const dispatch = compose([
+    // Names the plugin for the access log and metrics; a later router that matches names its own.
+    (ctx: Koa.Context, next: Koa.Next) => {
+      ctx.state.plugin = plugin;
+      return routes(ctx, next);
+    },
+    router.allowedMethods({ throw: true }),
+  ]) as Koa.Middleware;
   let filter: RegExp | null = null;
   let layers = -1;
   app.use((ctx, next) => {

@@ -217,6 +217,10 @@ export class MemoryTaskStore implements TaskStore {
     return expired.length;
   }
 
+  async ping(): Promise<void> {
+    // Always reachable: it lives in this process.
+  }
+
   async close(): Promise<void> {
     this.tasks.clear();
     this.active.clear();

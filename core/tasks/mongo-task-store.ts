@@ -218,6 +218,12 @@ export class MongoTaskStore implements TaskStore {
     return removed;
   }
 
+  async ping(): Promise<void> {
+    const db = this.connection.db;
+    if (!db || this.connection.readyState !== 1) throw new Error('not connected to MongoDB');
+    await db.command({ ping: 1 });
+  }
+
   async close(): Promise<void> {
     if (this.ownsConnection) await this.connection.close();
   }

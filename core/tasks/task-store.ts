@@ -200,6 +200,9 @@ export interface TaskStore {
    */
   purgeExpired(now?: number): Promise<number>;
 
+  /** Resolves when the store answers (readiness probes); rejects when it cannot be reached. */
+  ping(): Promise<void>;
+
   close(): Promise<void>;
 }
 

@@ -32,6 +32,7 @@ export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptio
       { callerId: caller.account.id, serviceId: service.id, serviceAccountId: service.accountId, request: { ...request, keyName: caller.keyName } },
       { maxQueuedPerAccount: queuedCap(caller.account.requestsPerSecond) },
     );
+    ctx.events.emit('task', { status: 'QUEUED' });
     pool.wake();
     koa.type = 'application/json';
     koa.body = JSON.stringify(task.taskId);
@@ -93,6 +94,7 @@ export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptio
     const before = await store.cancel(taskId);
     if (before === null) throw gatewayError('ENTITY_NOT_FOUND_BY_ID', { args: { entity: 'task', id: taskId } });
     if (before === 'PROCESSING') pool.cancelLocal(taskId);
+    if (before === 'QUEUED' || before === 'PROCESSING') ctx.events.emit('task', { status: 'CANCELED' });
     koa.status = 200;
     koa.body = '';
     koa.remove('Content-Type'); // an empty body, not an empty text

@@ -36,6 +36,8 @@ interface Job {
   /** Aborted when the task was cancelled, its lease was lost, or the pool closes: nothing is written then. */
   readonly stop: AbortController;
   done?: Promise<void>;
+  /** When this worker claimed it (epoch ms), for the processing-time metric. */
+  readonly claimedAt: number;
 }
 
 export class WorkerPool {
@@ -157,7 +159,9 @@ export class WorkerPool {
 
   /** Runs tasks of one service as one dispatch: a `predict` for one task, a `batch` for several. */
   #startGroup(tasks: readonly ClaimedTask[]): void {
-    const jobs: Job[] = tasks.map((task) => ({ task, leaseToken: task.leaseToken ?? '', stop: new AbortController() }));
+    const claimedAt = Date.now();
+    const jobs: Job[] = tasks.map((task) => ({ task, leaseToken: task.leaseToken ?? '', stop: new AbortController(), claimedAt }));
+    for (const task of tasks) this.#ctx.events.emit('task', { status: 'PROCESSING', queueWaitMs: Math.max(0, claimedAt - task.createdAt) });
     for (const job of jobs) {
       if (!this.#running) job.stop.abort();
       this.#jobs.set(job.task.taskId, job);
@@ -188,7 +192,8 @@ export class WorkerPool {
     if (job.stop.signal.aborted) return;
     try {
       if (!(outcome instanceof GatewayError)) {
-        if (!(await store.complete(taskId, job.leaseToken, outcome))) logger.debug({ taskId }, 'async task result refused: cancelled or re-claimed meanwhile');
+        if (await store.complete(taskId, job.leaseToken, outcome)) this.#ctx.events.emit('task', { status: 'COMPLETED', processingMs: Date.now() - job.claimedAt });
+        else logger.debug({ taskId }, 'async task result refused: cancelled or re-claimed meanwhile');
         return;
       }
       if (outcome.code === 'GATE_IS_SHUT_DOWN') {
@@ -196,7 +201,7 @@ export class WorkerPool {
         return;
       }
       if (outcome.status >= 500) logger.warn({ taskId, code: outcome.code, err: outcome.cause ?? outcome.message }, 'async task failed');
-      await store.fail(taskId, job.leaseToken, taskErrorFrom(outcome));
+      if (await store.fail(taskId, job.leaseToken, taskErrorFrom(outcome))) this.#ctx.events.emit('task', { status: 'FAILED', processingMs: Date.now() - job.claimedAt });
     } catch (err) {
       logger.warn({ taskId, err }, 'async task outcome not stored; it will be claimed again');
     }

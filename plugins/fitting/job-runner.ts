@@ -133,6 +133,7 @@ export class JobRunner {
         return;
       }
       log.info({ baseServiceId: plan.base.id, requestId: call.requestId }, 'fitting job running');
+      this.#ctx.events.emit('fitJob', { status: 'RUNNING' });
 
       let finished = false;
       for await (const answer of call) {
@@ -147,6 +148,7 @@ export class JobRunner {
       const service = await this.#store.getDerived(job.serviceId);
       if (service) this.#derived.register(service);
       log.info('fitting job succeeded');
+      this.#ctx.events.emit('fitJob', { status: 'SUCCESS' });
     } catch (err) {
       await progress.flush();
       if (controller.signal.aborted) {
@@ -155,7 +157,10 @@ export class JobRunner {
       }
       const error = asJobFailure(err);
       const failed = await this.#store.failJob(job.jobId, this.runnerId, jobErrorOf(error));
-      if (failed) log.info({ code: error.code, message: error.message }, 'fitting job failed');
+      if (failed) {
+        log.info({ code: error.code, message: error.message }, 'fitting job failed');
+        this.#ctx.events.emit('fitJob', { status: 'FAILED' });
+      }
       await removeQuietly(job.modelDir);
     }
   }

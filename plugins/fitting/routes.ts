@@ -173,6 +173,7 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
       });
       runner.launch(job, { base, serviceName: service.name, dataset, headers: http.serviceHeaders(koa, caller) });
       ctx.logger.info({ jobId, serviceId: service.id, datasetId: dataset.id, configId: chosen.configId }, 'fitting job created');
+      ctx.events.emit('fitJob', { status: 'PENDING' });
       koa.body = jobView(directory, job);
     });
 
@@ -276,6 +277,7 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
       const after = (await store.cancelJob(job.jobId)) ?? job;
       // The record first: the runner then sees a CANCELED job and writes nothing over it.
       if (after.status === 'CANCELED') runner.abort(job.jobId);
+      if (after.status === 'CANCELED' && job.status !== 'CANCELED') ctx.events.emit('fitJob', { status: 'CANCELED' });
       koa.body = jobView(directory, after);
     });
   }

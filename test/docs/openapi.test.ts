@@ -107,6 +107,9 @@ describe('the OpenAPI document describes the demo', () => {
     const G = '/api/platformgate/account/demo';
     const A = '/api/platformgateway/account/demo';
     await call('GET', '/health', { key: null });
+    await call('GET', '/health');
+    await call('GET', '/health/live', { key: null });
+    await call('GET', '/health/ready', { key: null });
     await call('GET', '/openapi.json', { key: null });
     await call('GET', '/specs', { key: null });
     await call('GET', '/specs/gpt.json', { key: null });

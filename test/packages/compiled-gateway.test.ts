@@ -51,7 +51,7 @@ describe('the compiled gateway (dist/)', () => {
       gateway!.once('exit', (code) => reject(new Error(`the compiled gateway exited with ${code}:\n${output}`)));
       gateway!.stdout!.on('data', (chunk: Buffer) => {
         output += chunk.toString();
-        const url = /HTTP\s+(http:\/\/\S+)/.exec(output)?.[1];
+        const url = /HTTP\s+(http:\/\/[^\s,]+)/.exec(output)?.[1];
         if (url) resolve(url);
       });
     });

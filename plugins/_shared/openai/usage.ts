@@ -31,3 +31,15 @@ export function mergeUsage(into: Usage | undefined, next: Usage | undefined): Us
   if (!next) return into;
   return into ? Object.assign(into, next) : { ...next };
 }
+
+/** Input and output tokens of a usage object, OpenAI (`prompt_tokens`…) or Anthropic (`input_tokens`…) style. */
+export function tokenCounts(usage: Usage): { inputTokens: number; outputTokens: number } {
+  return {
+    inputTokens: count(usage.prompt_tokens) ?? count(usage.input_tokens) ?? 0,
+    outputTokens: count(usage.completion_tokens) ?? count(usage.output_tokens) ?? 0,
+  };
+}
+
+function count(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+}

@@ -1,0 +1,35 @@
+import type { Connection } from 'mongoose';
+import type { Logger } from '../logger.js';
+import type { RequestLimiter } from '../rate-limiter.js';
+import { connectionDb } from '../tasks/mongo-connection.js';
+import { SharedWindowBudget } from './shared-window-budget.js';
+
+/** The collection of shared limit windows (one small document per account and window). */
+export const LIMITS_COLLECTION = 'gateway_limit_windows';
+
+/**
+ * The per-account requests-per-second limit across every gateway sharing one MongoDB: one-second
+ * windows of a SharedWindowBudget (docs/operations.md, "Shared limits").
+ */
+export class SharedRateLimiter implements RequestLimiter {
+  readonly #budget: SharedWindowBudget;
+
+  private constructor(budget: SharedWindowBudget) {
+    this.#budget = budget;
+  }
+
+  static async open(connection: Connection, logger: Logger): Promise<SharedRateLimiter> {
+    const collection = connectionDb(connection).collection(LIMITS_COLLECTION) as ConstructorParameters<typeof SharedWindowBudget>[0]['collection'];
+    await SharedWindowBudget.ensureIndexes(collection);
+    const log = logger.child({ component: 'shared-limits' });
+    return new SharedRateLimiter(new SharedWindowBudget({ collection, windowMs: 1000, warn: (message, err) => log.warn({ err }, message) }));
+  }
+
+  tryTake(accountId: number, ratePerSecond: number): boolean {
+    return this.#budget.tryTake(`rps:${accountId}`, ratePerSecond);
+  }
+
+  close(): void {
+    this.#budget.close();
+  }
+}

@@ -1,0 +1,208 @@
+import type { mongo } from 'mongoose';
+import { isDuplicateKeyError } from '../tasks/mongo-connection.js';
+
+/** One window's budget document: how much of `limit` the gateways have leased so far. */
+interface WindowDoc {
+  _id: string;
+  taken: number;
+  /** Window start (epoch ms), for the sweep of old windows. */
+  windowStart: number;
+  /** For a TTL index on real MongoDB (the test server ignores TTL; the sweep covers it). */
+  expiresAt: Date;
+}
+
+export interface SharedWindowBudgetOptions {
+  /** The collection holding one document per key and window. */
+  collection: mongo.Collection<WindowDoc>;
+  /** Window length: 1000 for a per-second rate; quotas may use minutes or days. */
+  windowMs: number;
+  /** Part of a window's limit leased at a time (default 10%, at least 1). */
+  leaseFraction?: number;
+  /** Warnings (the store unreachable); decisions go on from what is leased already. */
+  warn?: (message: string, err: unknown) => void;
+  now?: () => number;
+}
+
+/** What one gateway holds of one key's budget in the current window. */
+interface Holding {
+  window: number;
+  limit: number;
+  /** Leased and not used yet; below zero while units are spent ahead of a lease under way. */
+  tokens: number;
+  /** How far `tokens` may go below zero while a lease is under way (0: wait for it). */
+  mayBorrow: number;
+  /** A lease request is under way. */
+  leasing: boolean;
+  /** The store said the window's budget is gone: no further lease this window. */
+  exhausted: boolean;
+  /** When this gateway last used the key (for returning idle leftovers). */
+  lastUsed: number;
+  /** Units used in this window, and in the one before (sizes the leases to this gateway's traffic). */
+  used: number;
+  usedBefore: number;
+}
+
+/** How often leftovers of keys this gateway stopped using go back to the shared budget. */
+const RETURN_IDLE_MS = 250;
+
+/**
+ * A limit per key and time window shared by every gateway on one MongoDB, decided without a
+ * database round trip per request: each gateway leases a share of the window's budget (one atomic
+ * conditional `$inc` on the window's document) and spends it locally; it leases the next share
+ * before the current one runs out, sized to its own traffic, and gives back what it holds for a key
+ * it stopped using. While a lease is under way and the window's budget was far from spent at the
+ * last lease, a gateway spends up to one share ahead of it, so a slow store round trip does not turn
+ * into refusals below the limit; near the end of the budget it waits instead, which keeps every
+ * gateway together within about one share of the limit. Usable for any count per window: requests
+ * per second now, quotas per minute or day later.
+ */
+export class SharedWindowBudget {
+  readonly #collection: mongo.Collection<WindowDoc>;
+  readonly #windowMs: number;
+  readonly #leaseFraction: number;
+  readonly #warn: (message: string, err: unknown) => void;
+  readonly #now: () => number;
+  readonly #holdings = new Map<string, Holding>();
+  readonly #timer: NodeJS.Timeout;
+  #lastWarning = 0;
+
+  constructor(options: SharedWindowBudgetOptions) {
+    this.#collection = options.collection;
+    this.#windowMs = options.windowMs;
+    this.#leaseFraction = options.leaseFraction ?? 0.1;
+    const warn = options.warn ?? (() => {});
+    // At most one warning a minute: an unreachable store would otherwise warn on every lease.
+    this.#warn = (message, err) => {
+      if (this.#now() - this.#lastWarning < 60_000) return;
+      this.#lastWarning = this.#now();
+      warn(message, err);
+    };
+    this.#now = options.now ?? Date.now;
+    this.#timer = setInterval(() => void this.#returnIdle(), RETURN_IDLE_MS);
+    this.#timer.unref();
+  }
+
+  /** Creates the TTL index (real MongoDB removes old windows by it). */
+  static async ensureIndexes(collection: mongo.Collection<WindowDoc>): Promise<void> {
+    try {
+      await collection.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 });
+    } catch {
+      // The test server may refuse TTL options; the sweep in #returnIdle removes old windows too.
+    }
+  }
+
+  /** Takes one unit of `key`'s budget of `limit` per window; false when the window's budget is spent. */
+  tryTake(key: string, limit: number): boolean {
+    const now = this.#now();
+    const window = Math.floor(now / this.#windowMs);
+    let holding = this.#holdings.get(key);
+    if (!holding || holding.window !== window || holding.limit !== limit) {
+      const usedBefore = holding && holding.window === window - 1 ? holding.used : 0;
+      // Nothing is known of the new window yet: at its start every gateway's first share fits.
+      holding = { window, limit, tokens: 0, mayBorrow: this.#minShare(limit), leasing: false, exhausted: false, lastUsed: now, used: 0, usedBefore };
+      this.#holdings.set(key, holding);
+    }
+    holding.lastUsed = now;
+    // Lease the next share while a whole one is left, so steady traffic does not wait for it.
+    if (!holding.exhausted && holding.tokens - 1 <= this.#share(holding)) this.#lease(key, holding);
+    const canSpend = holding.tokens >= 1 || (holding.leasing && holding.tokens - 1 >= -holding.mayBorrow);
+    if (!canSpend) return false;
+    holding.tokens -= 1;
+    holding.used += 1;
+    return true;
+  }
+
+  close(): void {
+    clearInterval(this.#timer);
+  }
+
+  /** The smallest lease: a fixed part of the limit. */
+  #minShare(limit: number): number {
+    return Math.max(1, Math.floor(limit * this.#leaseFraction));
+  }
+
+  /** A lease sized to this gateway's traffic: a quarter of what it used last window, within [min, limit/4]. */
+  #share(holding: Holding): number {
+    const min = this.#minShare(holding.limit);
+    return Math.max(min, Math.min(Math.ceil(holding.usedBefore / 4), Math.floor(holding.limit / 4)));
+  }
+
+  #docId(key: string, window: number): string {
+    return `${key}:${window}`;
+  }
+
+  /** Leases one share, plus what was spent ahead of leases, of the window's budget. */
+  #lease(key: string, holding: Holding): void {
+    if (holding.leasing) return;
+    holding.leasing = true;
+    const share = this.#share(holding);
+    const amount = share + Math.max(0, -holding.tokens);
+    const done = (granted: number, remaining: number) => {
+      holding.leasing = false;
+      holding.tokens += granted;
+      if (granted < amount) holding.exhausted = true;
+      // Spend ahead of the next lease only while the budget is far from spent.
+      holding.mayBorrow = remaining >= 3 * share ? share : 0;
+    };
+    this.#take(this.#docId(key, holding.window), holding.window, holding.limit, amount).then(
+      ({ granted, remaining }) => done(granted, remaining),
+      (err: unknown) => {
+        // The store is unreachable: this gateway alone allows up to the whole limit this window (what
+        // a gateway without a shared store does) rather than refusing everyone.
+        this.#warn('shared limit: lease failed; limiting this gateway on its own', err);
+        const grantedHere = holding.used + holding.tokens;
+        done(Math.max(0, Math.min(amount, holding.limit - grantedHere)), 0);
+      },
+    );
+  }
+
+  /**
+   * Atomically adds up to `amount` to the window's `taken`, never past `limit`; resolves with what
+   * was added and what is left of the window's budget after it.
+   */
+  async #take(id: string, window: number, limit: number, amount: number): Promise<{ granted: number; remaining: number }> {
+    const windowStart = window * this.#windowMs;
+    const expiresAt = new Date(windowStart + 2 * this.#windowMs + 60_000);
+    let remaining = limit;
+    for (let attempt = 0; attempt < 3 && amount > 0; attempt++) {
+      try {
+        const updated = await this.#collection.findOneAndUpdate(
+          { _id: id, taken: { $lte: limit - amount } },
+          { $inc: { taken: amount }, $setOnInsert: { windowStart, expiresAt } },
+          { upsert: true, returnDocument: 'after' },
+        );
+        if (updated) return { granted: amount, remaining: limit - updated.taken };
+      } catch (err) {
+        if (!isDuplicateKeyError(err)) throw err;
+      }
+      // The document exists with too little left for `amount`: lease what is left instead.
+      const doc = await this.#collection.findOne({ _id: id });
+      remaining = limit - (doc?.taken ?? 0);
+      amount = Math.min(amount, remaining);
+    }
+    return { granted: 0, remaining: Math.max(0, remaining) };
+  }
+
+  /** Gives back what this gateway holds for keys it has not used lately, and sweeps old windows. */
+  async #returnIdle(): Promise<void> {
+    const now = this.#now();
+    const window = Math.floor(now / this.#windowMs);
+    for (const [key, holding] of this.#holdings) {
+      // The last window's holding is kept: it sizes this window's leases.
+      if (holding.window < window - 1) this.#holdings.delete(key);
+      if (holding.window !== window) continue;
+      if (now - holding.lastUsed < RETURN_IDLE_MS || holding.leasing || holding.tokens < 1) continue;
+      const amount = Math.floor(holding.tokens);
+      holding.tokens -= amount;
+      holding.exhausted = false;
+      try {
+        await this.#collection.updateOne({ _id: this.#docId(key, window) }, { $inc: { taken: -amount } });
+      } catch (err) {
+        this.#warn('shared limit: unused share not returned', err);
+      }
+    }
+    if (window % 20 === 0) {
+      await this.#collection.deleteMany({ windowStart: { $lt: now - 10 * this.#windowMs } }).catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,39 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { definePlugin, gatewayError, type PluginContext } from '../../core/plugins/index.js';
+import { GatewayMetrics } from './gateway-metrics.js';
+import { configSchema, type MetricsOptions } from './options.js';
+
+/** Per gateway (one process may run several). */
+const running = new WeakMap<PluginContext<MetricsOptions>, GatewayMetrics>();
+
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+/**
+ * Prometheus metrics at `GET /metrics` (docs/operations.md lists them): requests, durations and the
+ * gateway's own overhead, service calls and streams, tokens and charges, instances, async tasks,
+ * fitting jobs, rejections, and the process. Optionally behind a bearer token.
+ */
+export default definePlugin<MetricsOptions>({
+  name: 'metrics',
+  description: 'GET /metrics: Prometheus metrics of the gateway (prom-client)',
+  configSchema,
+  routes(router, ctx) {
+    const metrics = new GatewayMetrics(ctx);
+    running.set(ctx, metrics);
+    const expected = ctx.options.bearerToken === undefined ? undefined : digest(ctx.options.bearerToken);
+    router.get(ctx.options.path, async (koa) => {
+      if (expected) {
+        const given = /^Bearer (.+)$/i.exec(koa.get('authorization'))?.[1];
+        if (!given) throw gatewayError('API_KEY_MISSING', { args: { header: 'Authorization' } });
+        // Digests of equal length, compared in constant time.
+        if (!timingSafeEqual(digest(given), expected)) throw gatewayError('API_KEY_INVALID');
+      }
+      koa.type = metrics.registry.contentType;
+      koa.body = await metrics.registry.metrics();
+    });
+  },
+  close(ctx) {
+    running.get(ctx)?.close();
+    running.delete(ctx);
+  },
+});

@@ -1,0 +1,23 @@
+export interface MetricsOptions {
+  /** Where the metrics are served. */
+  path: string;
+  /** When set, a scrape must send `Authorization: Bearer <token>` (use `${METRICS_TOKEN}` in the file). */
+  bearerToken?: string;
+  /** Distinct services and accounts kept as label values; more are counted as `other`. */
+  maxServices: number;
+  maxAccounts: number;
+  /** Node process metrics: event-loop lag, heap, RSS, CPU, handles (prom-client's default metrics). */
+  processMetrics: boolean;
+}
+
+export const configSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    path: { type: 'string', pattern: '^/[A-Za-z0-9/_-]*$', default: '/metrics' },
+    bearerToken: { type: 'string', minLength: 16 },
+    maxServices: { type: 'integer', minimum: 1, maximum: 10000, default: 200 },
+    maxAccounts: { type: 'integer', minimum: 1, maximum: 10000, default: 200 },
+    processMetrics: { type: 'boolean', default: true },
+  },
+} as const;

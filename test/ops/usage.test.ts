@@ -1,0 +1,106 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEchoService } from '../../examples/echo-service/service.js';
+import { silentLogger, type ModelService } from '../../sdk/index.js';
+import { ECHO_TOKEN, OTHER_ACCOUNT_KEY, PRIVATE_TOKEN, READ_ONLY_KEY, TEST_KEY, eventually, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
+import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/mongo-server.js';
+import { requirePrerequisite } from '../support/prerequisites.js';
+import { RawServiceStream, json, processUnary, rawClient, type RawClient } from '../support/raw-gate-client.js';
+
+function usageSuite(kind: string, storeConfig: () => Record<string, unknown>) {
+  describe(`usage per account (${kind} store)`, () => {
+    let gw: TestGateway;
+    let echo: ModelService;
+    let client: RawClient;
+    let raw: RawServiceStream;
+
+    beforeAll(async () => {
+      const input = testConfigInput({ store: storeConfig(), plugins: { enabled: ['chatapi', 'usage'], options: { usage: { flushIntervalMs: 100 } } } });
+      input.services[0].family = 'openai';
+      gw = await startTestGateway(input);
+      echo = startEchoService({ gateways: gw.grpcAddress, connectionToken: ECHO_TOKEN, logger: silentLogger });
+      await echo.ready();
+      client = rawClient(gw.grpcAddress);
+      raw = new RawServiceStream(client);
+      raw.startServing(PRIVATE_TOKEN, 'usage-raw');
+      raw.call.on('data', (m: any) => {
+        if (m.body === 'predict') raw.send({ requestId: m.requestId, predict: { data: json({ ok: true }) } });
+      });
+      await eventually(() => gw.gateway.gate.hasInstances(11));
+    });
+    afterAll(async () => {
+      raw?.close();
+      await echo?.stop();
+      client?.close();
+      await gw?.close();
+    });
+
+    const usage = async (key = TEST_KEY, account = 'demo', query = '') => {
+      const res = await fetch(`${gw.httpUrl}/api/platformgateway/account/${account}/usage${query}`, { headers: { 'PLATFORM-API-KEY': key } });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+
+    it('sums requests, tokens and charges by service and day; a repeated idempotency key counts once', async () => {
+      let input = 0;
+      let output = 0;
+      for (const content of ['one', 'one two', 'one two three']) {
+        const res = await fetch(`${gw.httpUrl}/api/adapters/chatapi/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TEST_KEY}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content }] }),
+        });
+        const body = (await res.json()) as { usage: { prompt_tokens: number; completion_tokens: number } };
+        input += body.usage.prompt_tokens;
+        output += body.usage.completion_tokens;
+      }
+      const answer = await processUnary(client, { account: 'demo', model: 'private', authToken: TEST_KEY, predict: { data: json({ q: 1 }) } });
+      expect(answer.error).toBeFalsy();
+      const charge = (idempotencyKey: string, amount: number) =>
+        raw.send({ requestId: 0, deferredBillingCharges: { charges: [{ idempotencyKey, amount, currency: 'USD' }], params: { callerAccountId: 1 } } });
+      charge('charge-1', 5);
+      charge('charge-1', 5); // the same charge again: booked once
+      charge('charge-2', 3);
+      // A charge for another (known) account does not show in demo's usage.
+      raw.send({ requestId: 0, deferredBillingCharges: { charges: [{ idempotencyKey: 'charge-3', amount: 11, currency: 'USD' }], params: { callerAccountId: 2 } } });
+
+      const today = new Date().toISOString().slice(0, 10);
+      await eventually(async () => (await usage()).body.totals?.charges === 2, 5000, 'charges booked');
+      const { status, body } = await usage();
+      expect(status).toBe(200);
+      expect(body.account).toBe('demo');
+      expect(body.to).toBe(today);
+      expect(body.days).toEqual([
+        { day: today, service: 'demo/echo', requests: 3, inputTokens: input, outputTokens: output, charges: 0, amounts: {} },
+        { day: today, service: 'demo/private', requests: 1, inputTokens: 0, outputTokens: 0, charges: 2, amounts: { USD: 8 } },
+      ]);
+      expect(body.totals).toEqual({ requests: 4, inputTokens: input, outputTokens: output, charges: 2, amounts: { USD: 8 } });
+
+      // Charge-1 once more, later: still once.
+      charge('charge-1', 5);
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await usage()).body.totals.charges).toBe(2);
+      // The other account sees its own charge only.
+      await eventually(async () => (await usage(OTHER_ACCOUNT_KEY, 'other')).body.totals?.amounts?.USD === 11, 5000, 'other account charge');
+      expect((await usage(OTHER_ACCOUNT_KEY, 'other')).body.totals.requests).toBe(0);
+    });
+
+    it('answers only an account about itself, with a READ_DATA key and a sane period', async () => {
+      expect((await usage(OTHER_ACCOUNT_KEY, 'demo')).body.error.code).toBe('ACCOUNT_NOT_FOUND');
+      expect((await usage(READ_ONLY_KEY)).status).toBe(200);
+      expect((await usage('')).status).toBe(401);
+      expect((await usage(TEST_KEY, 'demo', '?from=2026-13-01')).body.error).toMatchObject({ code: 'VALIDATION_FAILED', param: 'from' });
+      expect((await usage(TEST_KEY, 'demo', '?from=2026-02-01&to=2026-01-01')).status).toBe(400);
+      expect((await usage(TEST_KEY, 'demo', '?from=2020-01-01&to=2020-01-31')).body).toMatchObject({ days: [], totals: { requests: 0 } });
+    });
+  });
+}
+
+usageSuite('memory', () => ({ kind: 'memory' }));
+
+describe.skipIf(!requirePrerequisite('usage on MongoDB', mongoPrerequisite()))('MongoDB', () => {
+  let server: MongoTestServer;
+  beforeAll(async () => {
+    server = await startMongo();
+  });
+  afterAll(async () => server?.stop());
+  usageSuite('mongodb', () => ({ kind: 'mongodb', mongodbUri: server.freshDatabaseUri() }));
+});
