@@ -109,10 +109,12 @@ export const ERROR_CATALOG = {
   SERVICE_DISCONNECTED: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}' disconnected before answering` },
   STREAM_CUT_OFF: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}' ended its stream before its terminal event (${str(a.expected)}): the answer is incomplete` },
   SERVICE_UNAVAILABLE: { status: 503, type: 'api_error', message: (a) => `Service '${str(a.service)}' has no connected instance right now; retry shortly`, retryAfterSec: 1 },
+  UPSTREAM_UNREACHABLE: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}': its engine at ${str(a.url)} cannot be reached (${str(a.reason)})` },
   FITTING_INTERRUPTED: { status: 503, type: 'api_error', message: () => 'The gateway running this fitting job stopped before the fit finished; start the fit again' },
   GATE_IS_SHUT_DOWN: { status: 503, type: 'api_error', grpcCode: 'platform.gate.gate_is_shut_down', message: () => 'The gateway is shutting down' },
   PREDICT_TIMEOUT: { status: 504, type: 'api_error', message: (a) => `Service '${str(a.service)}' did not answer within ${str(a.timeoutSec)} s` },
   STREAM_FIRST_CHUNK_TIMEOUT: { status: 504, type: 'api_error', message: (a) => `Service '${str(a.service)}' sent no first chunk within ${str(a.timeoutSec)} s` },
+  UPSTREAM_TIMEOUT: { status: 504, type: 'api_error', message: (a) => `Service '${str(a.service)}': its engine at ${str(a.url)} ${str(a.reason)}` },
   STREAM_IDLE_TIMEOUT: { status: 504, type: 'api_error', message: (a) => `Service '${str(a.service)}' sent nothing for ${str(a.timeoutSec)} s in the middle of a stream` },
 } satisfies Record<string, CatalogEntry>;
 

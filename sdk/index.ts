@@ -34,6 +34,7 @@ export type {
 export type { BackoffOptions } from './service/backoff.js';
 export { consoleLogger, silentLogger, type SdkLogger } from './service/logger.js';
 export { PROCESS_INSTANCE_UUID } from './service/instance.js';
+export type { LoadReport } from '@model-gateway/protocol';
 export {
   Payload,
   PayloadError,

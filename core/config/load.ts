@@ -143,12 +143,27 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     fittable: s.fittable as boolean,
     configs: s.configs,
     fitConfigs: s.fitConfigs,
+    ...(s.upstream ? { upstream: s.upstream } : {}),
+    ...(s.fallbacks?.length ? { fallbacks: s.fallbacks as string[] } : {}),
+    ...(s.affinity ? { affinity: s.affinity as { messages: number } } : {}),
   }));
   reportDuplicates(services.map((s) => s.id), 'service id', problems);
   reportDuplicates(services.map((s) => `${s.accountId}/${s.name}`), 'service name within an account', problems);
   reportDuplicates(services.flatMap((s) => s.connectionTokenHashes), 'connection token (shared by two services)', problems);
   services.forEach((s, i) => reportDuplicates(s.configs.map((c: any) => c.id), `configs id of services[${i}]`, problems));
 
+  services.forEach((s, i) => {
+    for (const ref of s.fallbacks ?? []) {
+      const [account, name] = ref.split('/');
+      const owner = accounts.find((a) => a.name === account || String(a.id) === account);
+      if (!owner || !services.some((t) => t.accountId === owner.id && t.name === name)) {
+        problems.push(`services[${i}] (${s.name}): fallback '${ref}' names no service declared in services`);
+      }
+    }
+    if (s.upstream && !(input.plugins.enabled as string[]).includes('upstream')) {
+      problems.push(`services[${i}] (${s.name}) has an upstream: enable the 'upstream' plugin (plugins.enabled) that calls it`);
+    }
+  });
   if (input.gate.servers.length > 1 && !input.gate.currentServer) {
     problems.push('gate.currentServer is required when gate.servers lists more than one gateway');
   }

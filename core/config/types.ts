@@ -27,6 +27,26 @@ export interface NamedConfig {
 
 export type ServiceFamily = 'openai' | 'anthropic' | 'other';
 
+/**
+ * An HTTP engine the gateway calls itself (`services[].upstream`), served by the `upstream` plugin
+ * as an in-process instance of the service. Core only carries it.
+ */
+export interface UpstreamConfig {
+  readonly api: 'openai' | 'anthropic';
+  readonly baseUrl: string;
+  /** Name of the environment variable with the engine's key. */
+  readonly apiKeyEnv?: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** Our model name → the engine's. */
+  readonly models: Readonly<Record<string, string>>;
+  readonly defaultModel?: string;
+  readonly maxConcurrency: number;
+  readonly connectTimeoutMs: number;
+  readonly firstByteTimeoutMs: number;
+  readonly idleTimeoutMs: number;
+  readonly healthCheck?: { readonly path: string; readonly intervalMs: number; readonly timeoutMs: number };
+}
+
 export interface ServiceConfig {
   readonly id: number;
   readonly name: string;
@@ -46,6 +66,11 @@ export interface ServiceConfig {
   readonly fittable: boolean;
   readonly configs: readonly NamedConfig[];
   readonly fitConfigs: readonly NamedConfig[];
+  readonly upstream?: UpstreamConfig;
+  /** `<account>/<service>[/model]` tried in order when this service cannot answer (docs/routing.md). */
+  readonly fallbacks?: readonly string[];
+  /** Prefix affinity: the first `messages` chat messages pick a consistent instance (docs/routing.md). */
+  readonly affinity?: { readonly messages: number };
 }
 
 export interface RegistryProviderConfig {
@@ -101,6 +126,8 @@ export interface GatewayConfig {
     readonly maxAnswerBytes: number;
     readonly servers: readonly string[];
     readonly currentServer?: string;
+    /** Retries of one request on fallback services at most. */
+    readonly retryBudget: number;
   };
   readonly store: {
     readonly kind: 'memory' | 'mongodb';

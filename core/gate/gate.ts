@@ -18,7 +18,11 @@ import type {
   StartServingProto,
   StringMap,
 } from '../../proto/src/index.js';
-import { DERIVED_ACCOUNT_ID_HEADER, DERIVED_SERVICE_ID_HEADER, FITTED_MODEL_DIR_HEADER, GateHeaders } from '../../proto/src/index.js';
+import { DERIVED_ACCOUNT_ID_HEADER, DERIVED_SERVICE_ID_HEADER, FITTED_MODEL_DIR_HEADER, GateHeaders, parseLoadReport } from '../../proto/src/index.js';
+import { backoffMs, isRetryable, retargetPredict, targetName, type FallbackTarget } from './failover.js';
+import type { GateInstance, InstanceKind, InstanceLoad } from './instance.js';
+import { pickInstance, withModel } from './routing.js';
+import { LocalInstance, type LocalInstanceOptions } from './local-instance.js';
 import { ServiceCall, type ServiceCallHooks } from './service-call.js';
 import { serviceLabel } from './service-label.js';
 import { ServiceSession, type ServiceStream } from './service-session.js';
@@ -38,6 +42,15 @@ export interface OpenOptions {
   signal?: AbortSignal;
   /** Headers for the service (Z-requestId, caller and billing headers). */
   headers?: StringMap;
+  /**
+   * Services to try, in order, when `service` cannot answer a predict (no instance, connection
+   * error, 5xx, 429, timeout before the first answer). Default: the service's configured `fallbacks`.
+   */
+  fallbacks?: readonly FallbackTarget[];
+  /** The model the request asks for: instances that report it loaded are preferred. */
+  model?: string;
+  /** A key (a hash of the conversation's prefix) that picks a consistent instance (prefix affinity). */
+  affinityKey?: string;
 }
 
 /**
@@ -49,16 +62,28 @@ const RESERVED_HEADERS = new Set<string>([FITTED_MODEL_DIR_HEADER, DERIVED_SERVI
 export interface InstanceInfo {
   serviceId: number;
   bootUuid: string;
+  kind: InstanceKind;
   state: string;
   inFlight: number;
   hostname?: string;
   connectedAt: number;
+  /** The instance's last load report, if it sends any. */
+  load?: InstanceLoad;
+}
+
+/** What the owner of an in-process instance controls: whether it takes requests, and its removal. */
+export interface LocalInstanceHandle {
+  readonly instance: GateInstance;
+  /** false takes the instance out of routing (a failed health check), true puts it back. */
+  setServing(serving: boolean): void;
+  /** Removes the instance; calls still in flight fail with SERVICE_DISCONNECTED. */
+  detach(reason: string): void;
 }
 
 /**
- * The gateway's side of the model-service protocol: it accepts `processAsync` streams, keeps the
- * connected instances of each service, routes requests to the least busy one and matches answers
- * to requests by requestId.
+ * The gateway's side of the model-service protocol: it accepts `processAsync` streams and in-process
+ * instances (GateInstance), keeps the instances of each service, routes requests to the least busy
+ * one and matches answers to requests by requestId.
  */
 export class Gate {
   readonly billing: BillingLedger;
@@ -66,10 +91,10 @@ export class Gate {
   readonly #directory: Directory;
   readonly #config: GatewayConfig['gate'];
   readonly #log: Logger;
-  /** Sessions that take new requests, per service ID. */
-  readonly #routable = new Map<number, ServiceSession[]>();
-  /** The live session of each instance, keyed `serviceId:bootUuid`. */
-  readonly #byInstance = new Map<string, ServiceSession>();
+  /** Instances that take new requests, per service ID. */
+  readonly #routable = new Map<number, GateInstance[]>();
+  /** The live instance of each `serviceId:bootUuid` (a reconnect replaces the session). */
+  readonly #byInstance = new Map<string, GateInstance>();
   readonly #calls = new Map<number, CallEntry>();
   /**
    * `instance` (serviceId): an instance started taking requests; `idle`: the last call in flight
@@ -103,7 +128,8 @@ export class Gate {
         const entry = this.#calls.get(call.requestId);
         if (!entry) return;
         this.#calls.delete(call.requestId);
-        entry.session.calls.delete(call.requestId);
+        entry.session?.calls.delete(call.requestId);
+        if (entry.retry) clearTimeout(entry.retry);
         if (entry.timer) clearTimeout(entry.timer);
         entry.signal?.removeEventListener('abort', call);
         this.#observeSettled(entry, call);
@@ -214,7 +240,7 @@ export class Gate {
    * A reconnect of the same process (same instanceBootUuid): the new stream takes over routing and
    * the old one's in-flight calls, and the old stream stays readable so late answers still arrive.
    */
-  #replace(previous: ServiceSession, next: ServiceSession): void {
+  #replace(previous: GateInstance, next: GateInstance): void {
     this.#unroute(previous);
     previous.state = 'draining';
     for (const [requestId, call] of previous.calls) {
@@ -226,10 +252,47 @@ export class Gate {
     previous.log.info('instance reconnected; old stream replaced');
   }
 
-  #onServiceMessage(session: ServiceSession, message: ServiceToGateProto): void {
+  /**
+   * Puts an in-process instance of `service` beside its dialled-in ones (the upstream connector's
+   * HTTP engines). Its answers take the path a stream's messages take.
+   */
+  attachLocal(service: ServiceEntry, options: LocalInstanceOptions): LocalInstanceHandle {
+    const instance = new LocalInstance(service, options, (from, message) => this.#onServiceMessage(from, message), this.#log);
+    const key = `${service.id}:${instance.bootUuid}`;
+    const previous = this.#byInstance.get(key);
+    if (previous) this.#onSessionEnded(previous, 'replaced by a new local instance');
+    this.#byInstance.set(key, instance);
+    if (!this.#shuttingDown) this.#routableOf(service.id).push(instance);
+    this.#changes.emit('instance', service.id);
+    instance.log.info({ hostname: options.hostname }, 'local instance attached');
+    return {
+      instance,
+      setServing: (serving) => {
+        if (instance.state === 'closed' || this.#shuttingDown) return;
+        const list = this.#routableOf(service.id);
+        const routed = list.includes(instance);
+        if (serving && !routed) {
+          instance.state = 'serving';
+          list.push(instance);
+          this.#changes.emit('instance', service.id);
+          instance.log.info('local instance serving again');
+        } else if (!serving && routed) {
+          instance.state = 'draining';
+          this.#unroute(instance);
+          instance.log.warn('local instance taken out of routing');
+        }
+      },
+      detach: (reason) => this.#onSessionEnded(instance, reason),
+    };
+  }
+
+  #onServiceMessage(session: GateInstance, message: ServiceToGateProto): void {
     switch (message.body) {
-      case 'heartBeat':
+      case 'heartBeat': {
+        const load = parseLoadReport(message.headers);
+        if (load) session.load = { ...load, at: Date.now() };
         return;
+      }
       case 'stopServing':
         session.state = 'draining';
         this.#unroute(session);
@@ -250,7 +313,7 @@ export class Gate {
     }
   }
 
-  #deliver(session: ServiceSession, message: ServiceToGateProto): void {
+  #deliver(session: GateInstance, message: ServiceToGateProto): void {
     const requestId = Number(message.requestId ?? 0);
     const entry = this.#calls.get(requestId);
     if (!entry) {
@@ -263,7 +326,8 @@ export class Gate {
       return;
     }
     if (message.body === 'error') {
-      entry.call.fail(fromServiceError(message.error ?? {}, session.service.name));
+      const error = fromServiceError(message.error ?? {}, session.service.name);
+      if (!this.#retry(entry, error)) entry.call.fail(error);
     } else {
       if (entry.observed) this.#observeChunk(entry);
       entry.call.deliver(message);
@@ -301,7 +365,7 @@ export class Gate {
     }
   }
 
-  #onSessionEnded(session: ServiceSession, reason: string): void {
+  #onSessionEnded(session: GateInstance, reason: string): void {
     if (session.state === 'closed') return;
     // Ended while still taking requests, without stopServing and not by our shutdown: a lost stream.
     const dropped = session.state === 'serving' && !this.#shuttingDown;
@@ -311,39 +375,38 @@ export class Gate {
     if (this.#byInstance.get(key) === session) this.#byInstance.delete(key);
     const lost = [...session.calls.values()];
     session.calls.clear();
-    for (const call of lost) call.fail(gatewayError('SERVICE_DISCONNECTED', { args: { service: session.service.name } }));
+    for (const call of lost) {
+      const error = gatewayError('SERVICE_DISCONNECTED', { args: { service: session.service.name } });
+      const entry = this.#calls.get(call.requestId);
+      if (!entry || !this.#retry(entry, error)) call.fail(error);
+    }
     session.log.info({ reason, failedCalls: lost.length }, 'service instance disconnected');
     this.#events.emit('instance', { service: serviceLabel(session.service), change: 'disconnected', reason, dropped, failedCalls: lost.length });
   }
 
   /** The session that answers a call in flight (undefined once it settled). */
-  #sessionOf(call: ServiceCall): ServiceSession | undefined {
+  #sessionOf(call: ServiceCall): GateInstance | undefined {
     return this.#calls.get(call.requestId)?.session;
   }
 
-  #routableOf(serviceId: number): ServiceSession[] {
+  #routableOf(serviceId: number): GateInstance[] {
     let list = this.#routable.get(serviceId);
     if (!list) this.#routable.set(serviceId, (list = []));
     return list;
   }
 
-  #unroute(session: ServiceSession): void {
+  #unroute(session: GateInstance): void {
     const list = this.#routable.get(session.service.id);
     const index = list?.indexOf(session) ?? -1;
     if (list && index >= 0) list.splice(index, 1);
   }
 
-  /** The least busy serving instance; ties go round-robin so idle instances share the load. */
-  #pick(serviceId: number): ServiceSession | undefined {
+  /** The serving instance that takes a request (core/gate/routing.ts). */
+  #pick(serviceId: number, model?: string, affinityKey?: string): GateInstance | undefined {
     const list = this.#routable.get(serviceId);
     if (!list || list.length === 0) return undefined;
-    const offset = this.#rotation++ % list.length;
-    let best: ServiceSession | undefined;
-    for (let i = 0; i < list.length; i++) {
-      const candidate = list[(offset + i) % list.length]!;
-      if (!best || candidate.inFlight < best.inFlight) best = candidate;
-    }
-    return best;
+    const candidates = withModel(list, model);
+    return pickInstance(candidates, this.#rotation++ % candidates.length, affinityKey);
   }
 
   /** Whether a request for the service could be sent now (a derived service: its base's instances). */
@@ -385,7 +448,7 @@ export class Gate {
   instances(serviceId?: number): InstanceInfo[] {
     return [...this.#byInstance.values()]
       .filter((s) => serviceId === undefined || s.service.id === serviceId)
-      .map((s) => ({ serviceId: s.service.id, bootUuid: s.bootUuid, state: s.state, inFlight: s.inFlight, hostname: s.start.hostname, connectedAt: s.connectedAt }));
+      .map((s) => ({ serviceId: s.service.id, bootUuid: s.bootUuid, kind: s.kind, state: s.state, inFlight: s.inFlight, hostname: s.hostname, connectedAt: s.connectedAt, load: s.load }));
   }
 
   /**
@@ -424,12 +487,27 @@ export class Gate {
    */
   open(service: ServiceEntry, request: GateRequest, options: OpenOptions = {}): ServiceCall {
     if (this.#shuttingDown) throw gatewayError('GATE_IS_SHUT_DOWN');
-    const { target, headers } = this.#route(service, options.headers);
-    const session = this.#pick(target.id);
-    if (!session) {
-      const message = target === service ? undefined : `Service '${service.name}' is served by '${target.name}', which has no active instances`;
-      throw gatewayError('NO_ACTIVE_INSTANCES', { args: { service: service.name }, message });
+    // Only a predict can move to another service: other requests carry more than one message.
+    const chain = predictOf(request) ? [...(options.fallbacks ?? this.#fallbacksOf(service))] : [];
+    let routed = this.#route(service, options.headers);
+    let first: FallbackTarget = { service };
+    let session = this.#pick(routed.target.id, options.model, options.affinityKey);
+    let noInstance: GatewayError | undefined;
+    while (!session) {
+      noInstance ??= routed.target === service
+        ? gatewayError('NO_ACTIVE_INSTANCES', { args: { service: service.name } })
+        : gatewayError('NO_ACTIVE_INSTANCES', { args: { service: service.name }, message: `Service '${service.name}' is served by '${routed.target.name}', which has no active instances` });
+      const next = chain.shift();
+      if (!next) throw noInstance;
+      first = next;
+      routed = this.#route(next.service, options.headers);
+      session = this.#pick(routed.target.id, next.model);
     }
+    if (first.service !== service) {
+      this.#log.info({ service: service.name, servedBy: targetName(first) }, 'no instance; the request goes to a fallback');
+      request = { predict: retargetPredict(predictOf(request)!, first.model) };
+    }
+    const { target, headers } = routed;
 
     const requestId = this.#nextRequestId++;
     if (this.#events.has('billing')) this.#rememberCaller(requestId, options.headers);
@@ -438,11 +516,14 @@ export class Gate {
 
     // Answers come from the target's instances, and #deliver matches them by the target's ID.
     const call = new ServiceCall(requestId, target.id, this.#callHooks);
+    call.servedBy = { name: targetName(first), instance: session.bootUuid, fallback: first.service !== service };
     const record = recordOfServiceHeaders(options.headers);
     if (record) record.service = service;
     const observed = record !== undefined || this.#events.has('serviceCall') || this.#events.has('chunkGap');
     const entry: CallEntry = {
-      call, session, timer: undefined, signal, record, observed,
+      call, session, timer: undefined, signal, request, headers: options.headers, chain,
+      attempts: 0, deadline: timeoutMs > 0 ? Date.now() + timeoutMs : Infinity, retry: undefined,
+      record, observed,
       serviceLabel: observed ? serviceLabel(service) : '',
       openedAt: observed ? performance.now() : 0, firstChunkAt: 0, lastChunkAt: 0, chunks: 0,
     };
@@ -460,6 +541,70 @@ export class Gate {
       call.fail(gatewayError('SERVICE_DISCONNECTED', { args: { service: service.name } }));
     }
     return call;
+  }
+
+  /** The configured fallbacks of a service, resolved (unknown ones were refused at boot). */
+  #fallbacksOf(service: ServiceEntry): FallbackTarget[] {
+    const refs = service.fallbacks;
+    if (!refs?.length) return [];
+    const out: FallbackTarget[] = [];
+    for (const ref of refs) {
+      const [account, name, ...model] = ref.split('/');
+      const account_ = account === undefined ? undefined : this.#directory.findAccount(account);
+      const target = account_ && name ? this.#directory.findService(account_, name) : undefined;
+      if (target) out.push(model.length ? { service: target, model: model.join('/') } : { service: target });
+    }
+    return out;
+  }
+
+  /**
+   * Sends a failed predict to the next service of its chain, after a backoff, when nothing of the
+   * answer has reached the caller yet, the failure is one a retry may fix, the retry budget allows
+   * and the deadline leaves time. True when the call goes on (the caller sees nothing of the failure).
+   */
+  #retry(entry: CallEntry, error: GatewayError): boolean {
+    const { call } = entry;
+    if (call.settled || call.answered || !predictOf(entry.request) || entry.chain.length === 0) return false;
+    if (entry.attempts >= this.#config.retryBudget || !isRetryable(error)) return false;
+    const wait = backoffMs(++entry.attempts);
+    if (Date.now() + wait >= entry.deadline) return false;
+    entry.session?.calls.delete(call.requestId);
+    entry.session = undefined;
+    this.#log.info({ requestId: call.requestId, code: error.code, attempt: entry.attempts, next: targetName(entry.chain[0]!) }, 'request failed before its answer; trying the next service');
+    entry.retry = setTimeout(() => {
+      entry.retry = undefined;
+      if (this.#calls.get(call.requestId) === entry && !call.settled) this.#resend(entry, error);
+    }, wait);
+    return true;
+  }
+
+  /** Sends the request of a call in its backoff to the first service of its chain that has an instance. */
+  #resend(entry: CallEntry, lastError: GatewayError): void {
+    const { call } = entry;
+    for (let next = entry.chain.shift(); next; next = entry.chain.shift()) {
+      let routed: { target: ServiceEntry; headers: StringMap };
+      try {
+        routed = this.#route(next.service, entry.headers);
+      } catch (err) {
+        lastError = err as GatewayError;
+        continue;
+      }
+      const session = this.#shuttingDown ? undefined : this.#pick(routed.target.id, next.model);
+      if (!session) {
+        lastError = gatewayError('NO_ACTIVE_INSTANCES', { args: { service: next.service.name } });
+        continue;
+      }
+      entry.session = session;
+      call.serviceId = routed.target.id;
+      call.servedBy = { name: targetName(next), instance: session.bootUuid, fallback: true };
+      session.calls.set(call.requestId, call);
+      const request = { predict: retargetPredict(predictOf(entry.request)!, next.model) };
+      if (session.send({ requestId: call.requestId, headers: routed.headers, ...request })) return;
+      session.calls.delete(call.requestId);
+      entry.session = undefined;
+      lastError = gatewayError('SERVICE_DISCONNECTED', { args: { service: next.service.name } });
+    }
+    call.fail(lastError);
   }
 
   /**
@@ -493,10 +638,13 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 /** How many recent requests' caller accounts are kept for charges that name them. */
 const RECENT_CALLERS = 10_000;
 
-/** A call in flight: the session that answers it (it moves on a reconnect), its deadline and abort signal. */
+/**
+ * A call in flight: the instance that answers it (it moves on a reconnect, and to a fallback
+ * service; none during a retry's backoff), its deadline and abort signal, and what a retry needs.
+ */
 interface CallEntry {
   readonly call: ServiceCall;
-  session: ServiceSession;
+  session: GateInstance | undefined;
   timer: NodeJS.Timeout | undefined;
   readonly signal: AbortSignal | undefined;
   /** The HTTP request the call serves, when it came through `http.serviceHeaders()`. */
@@ -508,13 +656,21 @@ interface CallEntry {
   firstChunkAt: number;
   lastChunkAt: number;
   chunks: number;
+  /** The request as first sent, and the caller's headers (a fallback is routed afresh). */
+  readonly request: GateRequest;
+  readonly headers: StringMap | undefined;
+  /** The services still to try, in order. */
+  readonly chain: FallbackTarget[];
+  attempts: number;
+  readonly deadline: number;
+  retry: NodeJS.Timeout | undefined;
 }
 
 /**
  * DESIGN section 4: a request without config (none given, no default named config) gets an empty JSON
  * object when the instance's method descriptor declares a `config` input, rather than nothing.
  */
-function withDeclaredConfig(request: GateRequest, session: ServiceSession): GateRequest {
+function withDeclaredConfig(request: GateRequest, session: GateInstance): GateRequest {
   if ('predict' in request && !request.predict.config && session.declaresConfig('predict')) {
     return { predict: { ...request.predict, config: { json: '{}' } } };
   }
@@ -538,6 +694,10 @@ function writeQuietly(stream: ServiceStream, message: GateToServiceProto): void 
   } catch {
     // Already closed by the peer.
   }
+}
+
+function predictOf(request: GateRequest): PredictRequestProto | undefined {
+  return 'predict' in request ? request.predict : undefined;
 }
 
 function endQuietly(stream: ServiceStream): void {

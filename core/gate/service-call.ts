@@ -21,6 +21,18 @@ export function isTerminal(answer: ServiceToGateProto): boolean {
   }
 }
 
+/** Who answers a call (the `x-served-by` header, and `model` when a fallback answered). */
+export interface ServedBy {
+  readonly name: string;
+  readonly instance: string;
+  readonly fallback: boolean;
+}
+
+/** The `x-served-by` header value: `<author>/<service>[/model]; instance=<instance>`. */
+export function servedByHeader(served: ServedBy): string {
+  return `${served.name}; instance=${served.instance}`;
+}
+
 /**
  * What a call asks of whoever routed it (the Gate): one object for every call, so that opening a
  * call allocates no closures.
@@ -64,8 +76,12 @@ function payloadBytes(data: { json?: string; protobuf?: Uint8Array } | undefined
  */
 export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<ServiceAnswer>, EventListenerObject {
   readonly requestId: number;
-  readonly serviceId: number;
+  /** The service whose instances answer (it changes when the Gate moves the call to a fallback). */
+  serviceId: number;
+  /** Who answers: `<author>/<service>[/model]`, the instance, and whether it is a fallback. */
+  servedBy: ServedBy | undefined;
   readonly #hooks: ServiceCallHooks;
+  #answered = false;
   readonly #queue: ServiceAnswer[] = [];
   /** Payload bytes in #queue (answerBytes of each). */
   #queuedBytes = 0;
@@ -107,9 +123,15 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<
     return this.#failure?.code;
   }
 
+  /** Whether any answer frame arrived: from then on the call never moves to another service. */
+  get answered(): boolean {
+    return this.#answered;
+  }
+
   /** Delivers a non-error answer frame from the service. */
   deliver(answer: ServiceAnswer): void {
     if (this.#settled) return;
+    this.#answered = true;
     this.#queue.push(answer);
     this.#queuedBytes += answerBytes(answer);
     if (this.#queuedBytes > this.#hooks.maxBufferedBytes) {

@@ -3,20 +3,20 @@ import type { ServiceEntry } from '../directory.js';
 import { drained } from '../flow.js';
 import type { Logger } from '../logger.js';
 import type { GateToServiceProto, ServiceToGateProto, StartServingProto } from '../../proto/src/index.js';
+import { newInstanceId, type GateInstance, type InstanceLoad, type InstanceState } from './instance.js';
 import type { ServiceCall } from './service-call.js';
 
 export type ServiceStream = grpc.ServerDuplexStream<ServiceToGateProto, GateToServiceProto>;
 
-export type SessionState = 'serving' | 'draining' | 'closed';
-
-let nextSessionId = 1;
+export type SessionState = InstanceState;
 
 /**
  * One `processAsync` stream of one model-service instance, after a valid `startServing`. It owns the
  * heartbeat timers and the calls routed to it; the pool decides which session gets a request.
  */
-export class ServiceSession {
-  readonly id = nextSessionId++;
+export class ServiceSession implements GateInstance {
+  readonly id = newInstanceId();
+  readonly kind = 'stream' as const;
   readonly service: ServiceEntry;
   readonly bootUuid: string;
   readonly start: StartServingProto;
@@ -24,6 +24,7 @@ export class ServiceSession {
   /** Calls whose answers this session must deliver; moved to the replacing session on reconnect. */
   readonly calls = new Map<number, ServiceCall>();
   state: SessionState = 'serving';
+  load: InstanceLoad | undefined;
   #lastSeen = Date.now();
   #heartbeat: NodeJS.Timeout | undefined;
   readonly #stream: ServiceStream;
@@ -50,6 +51,10 @@ export class ServiceSession {
 
   get log(): Logger {
     return this.#log;
+  }
+
+  get hostname(): string | undefined {
+    return this.start.hostname || undefined;
   }
 
   get inFlight(): number {

@@ -10,10 +10,13 @@ export {
   type StoredResult, type ClaimedTask, type TaskLease, type TaskRecord, type TaskRequestInfo, type TaskRequestInput, type TaskResult, type TaskStore,
 } from '../tasks/task-store.js';
 export type { Caller, ServiceEntry } from '../directory.js';
-export type { Permission } from '../config/types.js';
-export type { GateRequest, OpenOptions } from '../gate/gate.js';
+export type { Permission, UpstreamConfig } from '../config/types.js';
+export type { GateRequest, LocalInstanceHandle, OpenOptions } from '../gate/gate.js';
+export type { LocalInstanceOptions, LocalReply, LocalWorker } from '../gate/local-instance.js';
+export type { InstanceLoad } from '../gate/instance.js';
 export { fromServiceError } from '../gate/api-error.js';
-export type { ServiceAnswer, ServiceCall } from '../gate/service-call.js';
+export { servedByHeader, type ServedBy, type ServiceAnswer, type ServiceCall } from '../gate/service-call.js';
+export type { FallbackTarget } from '../gate/failover.js';
 export { serviceHeaders, isGatewayHeader, type ServiceIdentity } from '../gate/service-headers.js';
 export type * from '../../proto/src/index.js';
 export { drained } from '../flow.js';

@@ -19,6 +19,8 @@ import { mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../_share
 import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
 import { resolveChatTarget } from '../_shared/openai/model-id.js';
+import { markServedBy } from '../_shared/openai/served-by.js';
+import { affinityKey } from '../_shared/openai/affinity.js';
 import { collectAnswer, relaySse, type SseFormat } from '../_shared/openai/relay.js';
 import { findUsage, tokenCounts, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
@@ -57,11 +59,14 @@ export default definePlugin<ChatApiDirectOptions>({
       // The raw text is what the service gets; the parsed body is read for routing and checks only.
       const { text, value } = await ctx.http.readJsonText(koa);
       const body = checkBody(value);
-      const { service } = resolveChatTarget(ctx, caller, body.model);
+      const { id, service } = resolveChatTarget(ctx, caller, body.model);
       if (service.family === 'anthropic') checkAnthropicBody(body);
 
       const stream = body.stream === true;
-      const call = openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: dataTypeOf(service) } } }, stream);
+      const call = openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: dataTypeOf(service) } } }, stream, undefined, {
+        model: id.model ?? service.defaultModel,
+        affinityKey: affinityKey(service, body.messages),
+      });
       const defaults: AnswerDefaults = {
         id: `chatcmpl-${String(koa.state.requestId)}`,
         created: Math.floor(Date.now() / 1000),
@@ -80,7 +85,7 @@ export default definePlugin<ChatApiDirectOptions>({
         const json = answer.whole ?? (service.family === 'anthropic' ? answer.parts.at(-1)! : mergeChunks(answer.parts, defaults));
         usage = findUsage(json);
         koa.type = 'application/json';
-        koa.body = json;
+        koa.body = markServedBy(koa, call, json);
       }
       if (usage) ctx.http.reportTokens(koa, tokenCounts(usage));
       if (usage && ctx.options.logUsage) {

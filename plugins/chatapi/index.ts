@@ -7,11 +7,13 @@
  * API (responses/) and the Anthropic Messages API (messages/) are translated to the same chat predict.
  */
 import type { Context } from 'koa';
-import { definePlugin, gatewayError, type Caller, type Permission, type PluginContext } from '../../core/plugins/index.js';
+import { definePlugin, gatewayError, type Caller, type FallbackTarget, type Permission, type PluginContext } from '../../core/plugins/index.js';
 import { completeAnswer, mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../_shared/openai/answers.js';
 import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
 import { resolveChatTarget } from '../_shared/openai/model-id.js';
+import { markServedBy } from '../_shared/openai/served-by.js';
+import { affinityKey } from '../_shared/openai/affinity.js';
 import { collectAnswer, relaySse, type SseFormat } from '../_shared/openai/relay.js';
 import { findUsage, tokenCounts, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
@@ -74,6 +76,7 @@ export default definePlugin<ChatApiOptions>({
       const { text, value } = await ctx.http.readJsonText(koa);
       const body = spec.check(value);
       const { id, service } = resolveChatTarget(ctx, caller, body.model);
+      const fallbacks = requestFallbacks(ctx, caller, body);
       const split = splitRequest(body, endpoint, id.model ?? service.defaultModel, text);
       ctx.pipeline.validateConfig(service, split.configObject, id.model);
 
@@ -81,7 +84,7 @@ export default definePlugin<ChatApiOptions>({
       const types = dataTypes[endpoint]();
       const call = openChatCall(ctx, koa, caller, service, {
         predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
-      }, stream);
+      }, stream, undefined, { fallbacks, model: id.model ?? service.defaultModel, affinityKey: affinityKey(service, body.messages) });
       const defaults: AnswerDefaults = {
         id: `${spec.idPrefix}${String(koa.state.requestId)}`,
         created: Math.floor(Date.now() / 1000),
@@ -99,7 +102,7 @@ export default definePlugin<ChatApiOptions>({
           : answer.whole !== undefined ? completeAnswer(answer.whole, defaults) : mergeChunks(answer.parts, defaults);
         usage = findUsage(text);
         koa.type = 'application/json';
-        koa.body = text;
+        koa.body = markServedBy(koa, call, text);
       }
       logUsage(koa, caller, body.model, usage, endpoint);
     };
@@ -128,6 +131,28 @@ export default definePlugin<ChatApiOptions>({
     await responseStores.get(ctx)?.close();
   },
 });
+
+/** Most services one request may name in `models`. */
+const MAX_REQUEST_MODELS = 5;
+
+/**
+ * The `models: [...]` of a request (OpenRouter's convention): the services to try, in order, after
+ * the one `model` names. Each is resolved and access-checked like `model`; the member is removed
+ * from the body so that it reaches no service's config. Undefined without it (the service's own
+ * configured fallbacks apply).
+ */
+function requestFallbacks(ctx: PluginContext<any>, caller: Caller, body: Record<string, unknown>): FallbackTarget[] | undefined {
+  const models = body.models;
+  if (models === undefined) return undefined;
+  delete body.models;
+  if (!Array.isArray(models) || models.length > MAX_REQUEST_MODELS || models.some((m) => typeof m !== 'string')) {
+    throw gatewayError('VALIDATION_FAILED', { param: 'models', args: { reason: `models must be an array of at most ${MAX_REQUEST_MODELS} model ids` } });
+  }
+  return (models as string[]).filter((m) => m !== body.model).map((m) => {
+    const { id, service } = resolveChatTarget(ctx, caller, m);
+    return id.model ? { service, model: id.model } : { service };
+  });
+}
 
 /**
  * `dataType` of the predict data and config per endpoint, as references into the published specs.

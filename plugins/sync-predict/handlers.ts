@@ -9,6 +9,7 @@ import {
   readPredict2RequestData,
   readPredictQuery,
   readPredictRequestData,
+  servedByHeader,
   type Caller,
   type GateRequest,
   type PayloadProto,
@@ -47,6 +48,7 @@ export function createHandlers(plugin: PluginContext): Record<'predict' | 'predi
     const call = gate.open(service, request, { headers: http.serviceHeaders(ctx, caller) });
     http.cancelOnClose(ctx, call);
     writeAnswer(ctx, await collectAnswer(call, service.name, maxAnswerBytes));
+    if (call.servedBy) ctx.set('x-served-by', servedByHeader(call.servedBy));
   };
 
   return {

@@ -7,3 +7,4 @@ export * from './error-codes.js';
 export * from './speech-codec.js';
 export type { GateClient, GateDefinition, GateHandlers } from './generated/com/platform/gate/Gate.js';
 export type { ProtoGrpcType } from './generated/gate.js';
+export * from './load-report.js';

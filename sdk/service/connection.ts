@@ -147,7 +147,8 @@ export class GateConnection {
     if (reply.status !== 'Ok') throw new Error(`healthCheck answered status '${reply.status ?? ''}', not 'Ok'`);
     if (this.closed) return false;
 
-    const session = new StreamSession(stub.processAsync(new grpc.Metadata()), this.name, this.log, options.heartbeatGraceMs);
+    const dispatcher = this.host.dispatcher;
+    const session = new StreamSession(stub.processAsync(new grpc.Metadata()), this.name, this.log, options.heartbeatGraceMs, () => dispatcher.loadHeaders());
     session.onMessage = (message) => this.onMessage(session, message);
     this.session = session;
     // startServing is always the first message of every stream, reconnects included.

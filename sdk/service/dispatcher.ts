@@ -8,7 +8,7 @@ import type {
   ServiceToGateProto,
   StringMap,
 } from '@model-gateway/protocol';
-import { GateHeaders, SERVER_TIME_HEADER } from '@model-gateway/protocol';
+import { GateHeaders, SERVER_TIME_HEADER, encodeLoadReport } from '@model-gateway/protocol';
 import { Payload } from '../payload.js';
 import { LazyAbort } from './abort.js';
 import { AsyncQueue } from './async-queue.js';
@@ -81,6 +81,17 @@ export class Dispatcher {
     private readonly handlers: ModelHandlers,
     private readonly env: DispatcherEnv,
   ) {}
+
+  /** The heartBeat headers of the handlers' load report (empty when they report none or it fails). */
+  loadHeaders(): StringMap | undefined {
+    if (!this.handlers.load) return undefined;
+    try {
+      return encodeLoadReport(this.handlers.load());
+    } catch (err) {
+      this.env.logger.warn({ err }, 'model-sdk: the load() handler failed; heartBeat sent without a load report');
+      return undefined;
+    }
+  }
 
   dispatch(session: StreamSession, message: GateToServiceProto): void {
     const requestId = message.requestId ?? 0;

@@ -1,5 +1,6 @@
 import type {
   DatasetInfoProto,
+  LoadReport,
   PayloadProto,
   ServiceInfoProto,
   StatusResponseProto,
@@ -70,4 +71,9 @@ export interface ModelHandlers {
   batch?(items: BatchItem[], config: Payload | undefined, ctx: RequestContext): MaybePromise<BatchResult[]>;
   fit?(request: FitRequest, ctx: FitContext): MaybePromise<void>;
   status?(ctx: RequestContext): MaybePromise<StatusResponseProto>;
+  /**
+   * The instance's load, sent with every heartBeat so that the gateway routes to the least loaded
+   * instance that has the model loaded (docs/routing.md, "Load reports"). Called once per heartbeat.
+   */
+  load?(): LoadReport | undefined;
 }

@@ -1,5 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
-import type { GateToServiceProto, HeartBeatProto, ServiceToGateProto } from '@model-gateway/protocol';
+import type { GateToServiceProto, HeartBeatProto, ServiceToGateProto, StringMap } from '@model-gateway/protocol';
 import type { LazyAbort } from './abort.js';
 import type { AsyncQueue } from './async-queue.js';
 import type { PartialPredictChunk } from './handlers.js';
@@ -53,6 +53,8 @@ export class StreamSession {
     public gateway: string,
     private readonly log: SdkLogger,
     private readonly heartbeatGraceMs: number,
+    /** Headers for each heartBeat (the handlers' load report). */
+    private readonly heartbeatHeaders: () => StringMap | undefined = () => undefined,
   ) {
     this.done = new Promise((resolve) => {
       this.resolveDone = resolve;
@@ -138,7 +140,10 @@ export class StreamSession {
     }
     if (interval < 10) this.log.warn({ gateway: this.gateway, interval }, 'model-sdk: very short heartbeat interval');
     this.heartbeatInterval = interval;
-    this.heartbeatTimer = setInterval(() => this.send({ heartBeat: {} }), interval);
+    this.heartbeatTimer = setInterval(() => {
+      const headers = this.heartbeatHeaders();
+      this.send(headers ? { heartBeat: {}, headers } : { heartBeat: {} });
+    }, interval);
     this.heartbeatTimer.unref();
     const silenceLimit = 3 * interval + this.heartbeatGraceMs;
     this.silenceTimer = setTimeout(() => {

@@ -212,3 +212,44 @@ export function startAnthropicUpstream(): Promise<Upstream> {
     sse(res, frames);
   });
 }
+
+export interface ScriptedEngine {
+  /** `<origin>/v1` */
+  url: string;
+  /** Paths of requests whose responses closed before they were finished (aborted by the gateway). */
+  closed: string[];
+  /** Every request, in order. */
+  requests: UpstreamRequest[];
+  close(): Promise<void>;
+}
+
+/** An engine answering every request per `behave`, recording requests and the ones cut short. */
+export async function startScriptedEngine(behave: (req: http.IncomingMessage, res: http.ServerResponse, body: any) => void): Promise<ScriptedEngine> {
+  const closed: string[] = [];
+  const requests: UpstreamRequest[] = [];
+  const server = http.createServer((req, res) => {
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (text += c));
+    req.on('end', () => {
+      const body = text ? JSON.parse(text) : undefined;
+      requests.push({ path: req.url ?? '', headers: req.headers, body });
+      behave(req, res, body);
+    });
+    res.on('close', () => {
+      if (!res.writableFinished) closed.push(req.url ?? '');
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    closed,
+    requests,
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}

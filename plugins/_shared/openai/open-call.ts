@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { GatewayError, gatewayError, type Caller, type GateRequest, type PluginContext, type ServiceCall, type ServiceEntry } from '../../../core/plugins/index.js';
+import { GatewayError, gatewayError, type Caller, type GateRequest, type OpenOptions, type PluginContext, type ServiceCall, type ServiceEntry } from '../../../core/plugins/index.js';
 
 /**
  * Opens a call to a chat service for an adapter request, cancelled when the caller goes away. A
@@ -8,6 +8,9 @@ import { GatewayError, gatewayError, type Caller, type GateRequest, type PluginC
  * `stream`: the call has no overall deadline (its first-chunk and idle deadlines apply instead).
  * `extraHeaders` go to the service too (e.g. `anthropic-version`), after the gateway's own.
  */
+/** Where a chat request may go besides its service's least busy instance (core/gate/routing.ts, failover.ts). */
+export type ChatRouting = Pick<OpenOptions, 'fallbacks' | 'model' | 'affinityKey'>;
+
 export function openChatCall(
   ctx: PluginContext<any>,
   koa: Context,
@@ -16,12 +19,13 @@ export function openChatCall(
   request: GateRequest,
   stream: boolean,
   extraHeaders?: Record<string, string>,
+  routing: ChatRouting = {},
 ): ServiceCall {
   let call: ServiceCall;
   const headers = ctx.http.serviceHeaders(koa, caller);
   if (extraHeaders) for (const [name, value] of Object.entries(extraHeaders)) headers[name] ??= value;
   try {
-    call = ctx.gate.open(service, request, { headers, timeoutMs: stream ? 0 : undefined });
+    call = ctx.gate.open(service, request, { headers, timeoutMs: stream ? 0 : undefined, ...routing });
   } catch (err) {
     if (err instanceof GatewayError && err.code === 'NO_ACTIVE_INSTANCES') throw gatewayError('SERVICE_UNAVAILABLE', { args: { service: service.name } });
     throw err;

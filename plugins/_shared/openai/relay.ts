@@ -3,6 +3,7 @@ import {
   collectAnswer as collectServiceAnswer,
   drained,
   gatewayError,
+  servedByHeader,
   toGatewayError,
   type GatewayError,
   type ServiceAnswer,
@@ -101,7 +102,7 @@ export async function relaySse<R>(
       const text = answer.body === 'partialPredict' ? format.partial(oneLine(json), request) : format.whole(json, request);
       if (!text) continue;
       if (res.destroyed) break;
-      if (!committed) committed = commit(koa);
+      if (!committed) committed = commit(koa, call);
       // A caller that stops reading leaves the answers in the call, whose bound (CALLER_TOO_SLOW) ends it.
       if (!res.write(text)) await drained(res, [call.failedSignal]);
     }
@@ -123,7 +124,7 @@ export async function relaySse<R>(
     res.end(format.error(err, request));
     return usage;
   }
-  if (!committed) commit(koa);
+  if (!committed) commit(koa, call);
   const end = typeof format.end === 'function' ? format.end(request) : format.end;
   if (end) res.end(end);
   else res.end();
@@ -140,8 +141,9 @@ function answerJson(answer: ServiceAnswer, serviceName: string): string | undefi
   throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: serviceName, reason: `expected a JSON answer, got ${answer.body ?? 'an empty frame'}` } });
 }
 
-export function commit(koa: Context): true {
+export function commit(koa: Context, call: ServiceCall): true {
   // Koa stays out of the response from here on; the access log still sees status 200.
+  if (call.servedBy) koa.set('x-served-by', servedByHeader(call.servedBy));
   koa.status = 200;
   koa.respond = false;
   koa.res.writeHead(200, SSE_HEADERS);

@@ -1,0 +1,59 @@
+/**
+ * Fallbacks: which failures of a request may go to the next service of its chain, and how the
+ * request is re-addressed to it. Pure functions; the Gate applies them (docs/routing.md).
+ */
+import type { ServiceEntry } from '../directory.js';
+import type { GatewayError } from '../errors.js';
+import type { PredictRequestProto } from '../../proto/src/index.js';
+
+/** One service of a fallback chain, and the model to ask it for (its default when absent). */
+export interface FallbackTarget {
+  readonly service: ServiceEntry;
+  readonly model?: string;
+}
+
+/** Backoff before the n-th retry (n from 1): 50, 100, 200… ms, capped. */
+export function backoffMs(attempt: number): number {
+  return Math.min(50 * 2 ** (attempt - 1), 1000);
+}
+
+/** Codes that mean "this service could not answer now", whatever their status. */
+const MOVE_ON = new Set(['NO_ACTIVE_INSTANCES', 'SERVICE_DISCONNECTED', 'UPSTREAM_UNREACHABLE', 'UPSTREAM_TIMEOUT', 'GATE_IS_SHUT_DOWN']);
+
+/**
+ * Whether a failure before the first answer may be retried on the next service: no instance, a
+ * connection error, a timeout before the first byte, a 5xx or a 429. Never a caller's mistake (4xx),
+ * a cancel, a permanent error, or the request's own deadline (no time is left for another try).
+ */
+export function isRetryable(error: GatewayError): boolean {
+  if (MOVE_ON.has(error.code)) return true;
+  if (error.permanent || error.code === 'PREDICT_TIMEOUT' || error.code === 'REQUEST_CANCELED') return false;
+  return error.status === 429 || (error.status >= 500 && error.status !== 501);
+}
+
+/**
+ * The predict of the original request, for a fallback: a JSON-object data gets the target's model
+ * as its `model` member, or loses that member when the target names none (so the target uses its
+ * default). Other data is sent unchanged.
+ */
+export function retargetPredict(predict: PredictRequestProto, model: string | undefined): PredictRequestProto {
+  const json = predict.data?.json;
+  if (!json || (model === undefined && !json.includes('"model"'))) return predict;
+  let data: unknown;
+  try {
+    data = JSON.parse(json);
+  } catch {
+    return predict;
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return predict;
+  const copy = { ...(data as Record<string, unknown>) };
+  if (model === undefined) delete copy.model;
+  else copy.model = model;
+  return { ...predict, data: { ...predict.data, json: JSON.stringify(copy) } };
+}
+
+/** `<author>/<service>[/model]` of a target, as answers name who served them. */
+export function targetName(target: FallbackTarget): string {
+  const base = `${target.service.account.name}/${target.service.name}`;
+  return target.model ? `${base}/${target.model}` : base;
+}

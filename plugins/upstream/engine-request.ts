@@ -1,0 +1,70 @@
+/**
+ * From a predict request (what any model service receives) to the JSON body an HTTP engine takes:
+ * the data and config merged, and the model named as the engine knows it. Pure; no HTTP.
+ */
+import { gatewayError, type PredictRequestProto, type ServiceEntry, type UpstreamConfig } from '../../core/plugins/index.js';
+
+export type Json = Record<string, unknown>;
+
+export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Whether a payload's data type marks a request of the direct adapter (the caller's body as is). */
+export function isDirectDataType(dataType: string | undefined): boolean {
+  return dataType !== undefined && (dataType.endsWith('#/ChatCompletionDirectProxy') || dataType.endsWith('#/JsonObject'));
+}
+
+/**
+ * Our model name in a request: through the direct adapter the body keeps the caller's
+ * `<author>/<service>[/model]` and ours is the part after the second `/`; through the standard
+ * adapter and the predict API `model` is already ours (or absent).
+ */
+export function ourModel(model: unknown, direct: boolean): string | undefined {
+  if (typeof model !== 'string' || model === '') return undefined;
+  if (!direct) return model;
+  const first = model.indexOf('/');
+  if (first < 0) return model;
+  const second = model.indexOf('/', first + 1);
+  return second < 0 ? undefined : model.slice(second + 1) || undefined;
+}
+
+/**
+ * The engine's model: ours mapped through `upstream.models` (a name without an entry is passed as
+ * is, so an engine's own names work too); without one, `upstream.defaultModel`, else the service's
+ * default model mapped.
+ */
+export function engineModel(ours: string | undefined, upstream: UpstreamConfig, service: ServiceEntry): string | undefined {
+  if (ours !== undefined) return upstream.models[ours] ?? ours;
+  if (upstream.defaultModel) return upstream.defaultModel;
+  const fallback = service.defaultModel;
+  return fallback === undefined ? undefined : upstream.models[fallback] ?? fallback;
+}
+
+/**
+ * The engine body of a predict: the data object, over the config object when the request is not a
+ * direct one (the standard adapter splits the caller's body into the two), with `model` replaced by
+ * the engine's. 400 when the data is not a JSON object or no model can be named.
+ */
+export function engineBody(predict: PredictRequestProto, upstream: UpstreamConfig, service: ServiceEntry): Json {
+  const data = parseObject(predict.data?.json, 'data');
+  const direct = isDirectDataType(predict.data?.dataType);
+  const config = direct || !predict.config?.json ? undefined : parseObject(predict.config.json, 'config');
+  const body: Json = config ? { ...config, ...data } : data;
+  const model = engineModel(ourModel(body.model, direct), upstream, service);
+  if (model === undefined) {
+    throw gatewayError('VALIDATION_FAILED', { param: 'model', args: { reason: `no model: name one as <author>/${service.name}/<model>, or set the service's upstream.defaultModel` } });
+  }
+  body.model = model;
+  return body;
+}
+
+function parseObject(json: string | undefined, what: string): Json {
+  if (!json) throw gatewayError('VALIDATION_FAILED', { param: what, args: { reason: `the predict ${what} must be a JSON object for an HTTP engine` } });
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (err) {
+    throw gatewayError('MALFORMED_JSON', { param: what, args: { reason: (err as Error).message } });
+  }
+  if (!isObject(value)) throw gatewayError('VALIDATION_FAILED', { param: what, args: { reason: `the predict ${what} must be a JSON object for an HTTP engine` } });
+  return value;
+}

@@ -1,0 +1,220 @@
+/**
+ * The model behind an upstream service's in-process instance: it takes the predict requests the Gate
+ * routes to it, calls the HTTP engine over a pool of keep-alive connections, and answers the way a
+ * dialled-in model service does (one `predict`, or `partialPredict` frames as the engine streams,
+ * or `error`). `cancel` aborts the engine request, which closes its connection.
+ */
+import { Pool, errors as undiciErrors } from 'undici';
+import type { IncomingHttpHeaders } from 'undici/types/header.js';
+import {
+  gatewayError,
+  toGatewayError,
+  type ApiErrorProto,
+  type GateToServiceProto,
+  type GatewayError,
+  type LocalReply,
+  type LocalWorker,
+  type PredictRequestProto,
+  type ServiceEntry,
+  type StringMap,
+  type UpstreamConfig,
+} from '../../core/plugins/index.js';
+import { DIALECTS, type Dialect } from './dialects.js';
+import { engineBody } from './engine-request.js';
+import { readSse } from './sse.js';
+
+/** Engine response headers the caller gets too: its rate limits and retry advice. */
+const RELAYED_HEADER = /^(x-ratelimit-|anthropic-ratelimit-|retry-after)/;
+
+export interface UpstreamWorkerOptions {
+  readonly service: ServiceEntry;
+  readonly upstream: UpstreamConfig;
+  /** The engine's key (from `upstream.apiKeyEnv`); never logged. */
+  readonly apiKey: string | undefined;
+}
+
+export class UpstreamWorker implements LocalWorker {
+  readonly #service: ServiceEntry;
+  readonly #upstream: UpstreamConfig;
+  readonly #dialect: Dialect;
+  readonly #pool: Pool;
+  readonly #basePath: string;
+  readonly #headers: Record<string, string>;
+  /** The engine requests in flight, by requestId, to abort on `cancel`. */
+  readonly #inFlight = new Map<number, AbortController>();
+
+  constructor(options: UpstreamWorkerOptions) {
+    const { service, upstream } = options;
+    this.#service = service;
+    this.#upstream = upstream;
+    this.#dialect = DIALECTS[upstream.api];
+    const url = new URL(upstream.baseUrl);
+    this.#basePath = url.pathname.replace(/\/+$/, '');
+    this.#pool = new Pool(url.origin, {
+      connections: upstream.maxConcurrency,
+      connect: { timeout: upstream.connectTimeoutMs },
+      headersTimeout: upstream.firstByteTimeoutMs,
+      bodyTimeout: upstream.idleTimeoutMs,
+    });
+    this.#headers = {
+      ...upstream.headers,
+      ...this.#dialect.headers,
+      ...(options.apiKey ? this.#dialect.auth(options.apiKey) : {}),
+      'content-type': 'application/json',
+    };
+  }
+
+  /** Requests in flight to the engine, and connections the pool holds (for tests and the health view). */
+  get stats(): { inFlight: number; connected: number; pending: number; running: number } {
+    const { connected, pending, running } = this.#pool.stats;
+    return { inFlight: this.#inFlight.size, connected, pending, running };
+  }
+
+  receive(message: GateToServiceProto, reply: LocalReply): void {
+    const requestId = Number(message.requestId ?? 0);
+    if (message.cancel) {
+      this.#inFlight.get(Number(message.cancel.requestIdToCancel ?? requestId))?.abort();
+    } else if (message.predict) {
+      void this.#predict(requestId, message.predict, reply);
+    } else if (message.ext || message.batch || message.fit || message.partialPredict) {
+      reply({
+        requestId,
+        error: { code: 'platform-action.common.method-not-supported', message: `Service '${this.#service.name}' (an HTTP engine) answers predict requests only`, statusCode: 400 },
+      });
+    }
+    // heartBeat, serviceInfo, stopServing: nothing to do for an engine the gateway calls itself.
+  }
+
+  /** Whether the engine answers its health-check path with a 2xx within the timeout. */
+  async healthy(path: string, timeoutMs: number): Promise<boolean> {
+    try {
+      const res = await this.#pool.request({ path: this.#basePath + path, method: 'GET', headers: this.#headers, signal: AbortSignal.timeout(timeoutMs) });
+      await res.body.dump();
+      return res.statusCode >= 200 && res.statusCode < 300;
+    } catch {
+      return false;
+    }
+  }
+
+  close(): void {
+    for (const controller of this.#inFlight.values()) controller.abort();
+    this.#inFlight.clear();
+    void this.#pool.destroy().catch(() => undefined);
+  }
+
+  async #predict(requestId: number, predict: PredictRequestProto, reply: LocalReply): Promise<void> {
+    const controller = new AbortController();
+    this.#inFlight.set(requestId, controller);
+    let answered = false;
+    try {
+      const body = engineBody(predict, this.#upstream, this.#service);
+      const path = this.#basePath + this.#dialect.path(body);
+      const stream = body.stream === true;
+      const res = await this.#pool.request({
+        path,
+        method: 'POST',
+        headers: { ...this.#headers, accept: stream ? 'text/event-stream' : 'application/json' },
+        body: JSON.stringify(body),
+        signal: controller.signal,
+      });
+      const headers = relayedHeaders(res.headers);
+      if (res.statusCode >= 300) {
+        const text = await res.body.text();
+        answered = true;
+        reply({ requestId, headers, error: this.#dialect.error(res.statusCode, text) });
+        return;
+      }
+      if (!stream || !String(res.headers['content-type'] ?? '').includes('text/event-stream')) {
+        const text = await res.body.text();
+        if (!isJsonObjectText(text)) throw this.#bad(`the answer is not a JSON object: ${text.slice(0, 80) || '(empty)'}`);
+        answered = true;
+        reply({ requestId, predict: { data: { json: text }, headers } });
+        return;
+      }
+      let first = true;
+      for await (const event of readSse(res.body)) {
+        const step = this.#dialect.event(event);
+        if (step.kind === 'bad') throw this.#bad(step.reason);
+        if (step.kind === 'error') {
+          answered = true;
+          reply({ requestId, error: step.error });
+          controller.abort();
+          return;
+        }
+        if (step.kind === 'end') {
+          answered = true;
+          reply({ requestId, partialPredict: { finish: true } });
+          return;
+        }
+        reply({ requestId, partialPredict: { data: { json: step.json }, start: first, finish: step.last, ...(first ? { headers } : {}) } });
+        first = false;
+        if (step.last) {
+          answered = true;
+          return;
+        }
+      }
+      // An engine stream that ends without its end marker was cut off: the caller must not take it
+      // for a complete answer.
+      throw this.#bad('the stream ended before its end marker (cut off)');
+    } catch (err) {
+      if (!answered && !controller.signal.aborted) reply({ requestId, error: asProto(this.#failure(err)) });
+    } finally {
+      this.#inFlight.delete(requestId);
+    }
+  }
+
+  #bad(reason: string): GatewayError {
+    return gatewayError('SERVICE_BAD_RESPONSE', { args: { service: this.#service.name, reason } });
+  }
+
+  /** A transport failure as a catalog error; errors thrown here already are one. */
+  #failure(err: unknown): GatewayError {
+    const code = (err as { code?: string }).code;
+    const args = { service: this.#service.name, url: this.#upstream.baseUrl };
+    if (err instanceof undiciErrors.ConnectTimeoutError) {
+      return gatewayError('UPSTREAM_UNREACHABLE', { args: { ...args, reason: `no connection within ${this.#upstream.connectTimeoutMs} ms` } });
+    }
+    if (err instanceof undiciErrors.HeadersTimeoutError) {
+      return gatewayError('UPSTREAM_TIMEOUT', { args: { ...args, reason: `sent no response within ${this.#upstream.firstByteTimeoutMs} ms` } });
+    }
+    if (err instanceof undiciErrors.BodyTimeoutError) {
+      return gatewayError('UPSTREAM_TIMEOUT', { args: { ...args, reason: `went silent for ${this.#upstream.idleTimeoutMs} ms in the middle of its answer` } });
+    }
+    if (err instanceof undiciErrors.SocketError) {
+      return this.#bad(`the connection closed in the middle of the answer (${err.message})`);
+    }
+    if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'EAI_AGAIN') {
+      return gatewayError('UPSTREAM_UNREACHABLE', { args: { ...args, reason: code } });
+    }
+    return toGatewayError(err);
+  }
+}
+
+/** A catalog error as the `error` answer a model service would send (code, status and args kept). */
+function asProto(err: GatewayError): ApiErrorProto {
+  return {
+    code: err.code,
+    message: err.expose ? err.message : 'Internal gateway error',
+    statusCode: err.status,
+    args: err.permanent ? { ...err.args, retryable: 'false' } : err.args,
+  };
+}
+
+function relayedHeaders(headers: IncomingHttpHeaders): StringMap | undefined {
+  let out: StringMap | undefined;
+  for (const name in headers) {
+    if (!RELAYED_HEADER.test(name)) continue;
+    const value = headers[name];
+    if (value !== undefined) (out ??= {})[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}
+
+function isJsonObjectText(text: string): boolean {
+  if (!text.trimStart().startsWith('{')) return false;
+  try {
+    return typeof JSON.parse(text) === 'object';
+  } catch {
+    return false;
+  }
+}
