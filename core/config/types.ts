@@ -44,7 +44,7 @@ export interface UpstreamConfig {
   readonly connectTimeoutMs: number;
   readonly firstByteTimeoutMs: number;
   readonly idleTimeoutMs: number;
-  readonly healthCheck?: { readonly path: string; readonly intervalMs: number; readonly timeoutMs: number };
+  readonly healthCheck?: { readonly path: string; readonly intervalMs: number; readonly timeoutMs: number; readonly failuresBeforeDown: number };
 }
 
 export interface ServiceConfig {

@@ -51,12 +51,16 @@ function connect(ctx: PluginContext, service: ServiceEntry, upstream: UpstreamCo
   const connector: Connector = { worker, handle, timer: undefined, closed: false };
   const check = upstream.healthCheck;
   if (check) {
-    // Until the engine first answers its health check it has no instance here.
+    // Until the engine first answers its health check it has no instance here. Afterwards it leaves
+    // routing only after `failuresBeforeDown` failures in a row: an engine busy generating (llama.cpp's
+    // server on few cores) can answer one probe late without being down.
     handle.setServing(false);
+    let failures = check.failuresBeforeDown;
     const probe = async () => {
       const healthy = await worker.healthy(check.path, check.timeoutMs);
       if (connector.closed) return;
-      handle.setServing(healthy);
+      failures = healthy ? 0 : failures + 1;
+      if (healthy || failures >= check.failuresBeforeDown) handle.setServing(healthy);
       connector.timer = setTimeout(probe, check.intervalMs).unref();
     };
     void probe();

@@ -155,7 +155,7 @@ export class UpstreamWorker implements LocalWorker {
       }
       // An engine stream that ends without its end marker was cut off: the caller must not take it
       // for a complete answer.
-      throw this.#bad('the stream ended before its end marker (cut off)');
+      throw gatewayError('STREAM_CUT_OFF', { args: { service: this.#service.name, expected: this.#upstream.api === 'anthropic' ? 'message_stop' : '[DONE]' } });
     } catch (err) {
       if (!answered && !controller.signal.aborted) reply({ requestId, error: asProto(this.#failure(err)) });
     } finally {

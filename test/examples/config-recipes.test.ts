@@ -19,6 +19,8 @@ import { eventually } from '../support/gateway.js';
 import { mongoPrerequisite, startMongo } from '../support/mongo-server.js';
 import { requirePrerequisite, type Prerequisite } from '../support/prerequisites.js';
 import { repoRoot } from '../support/python.js';
+import { startAnthropicUpstream, startOpenAiUpstream } from '../support/upstream.js';
+import { llamaCppPrerequisite, startLlamaCppServer } from '../support/llama-cpp.js';
 
 const RECIPES_DIR = join(repoRoot, 'examples', 'configs');
 
@@ -95,6 +97,50 @@ const RECIPES: Record<string, Recipe> = {
       } finally {
         await service.stop();
         await mongo.stop();
+      }
+    },
+  },
+  'upstream-engines.yaml': {
+    env: {},
+    prerequisite: llamaCppPrerequisite,
+    async check(start) {
+      // The connector reads engine keys from the process environment when it attaches (apiKeyEnv).
+      process.env.OPENAI_API_KEY = 'sk-recipe-openai';
+      process.env.ANTHROPIC_API_KEY = 'sk-ant-recipe';
+      // The SaaS APIs, vLLM and Ollama as recorded stand-ins on loopback; llama.cpp for real.
+      const openai = await startOpenAiUpstream();
+      const anthropic = await startAnthropicUpstream();
+      const llama = await startLlamaCppServer();
+      try {
+        const gw = await start({
+          OPENAI_BASE_URL: `${openai.url}/v1`, ANTHROPIC_BASE_URL: anthropic.url,
+          VLLM_BASE_URL: `${openai.url}/v1`, OLLAMA_BASE_URL: `${openai.url}/v1`,
+          LLAMA_CPP_BASE_URL: `${llama.url}/v1`, LLAMA_CPP_MODEL: llama.model,
+        });
+        const key = { authorization: 'Bearer acme-api-key-0123456789' };
+        await eventually(() => [3, 4, 5].every((id) => gw.gateway.gate.instances(id)[0]?.state === 'serving'), 15_000, 'the engines to pass their health checks');
+        // Anthropic's engine takes Messages bodies: the Messages route relays them as they are.
+        const message = await post(`${gw.httpUrl}/api/adapters/chatapi/v1/messages`, { 'x-api-key': 'acme-api-key-0123456789' }, { model: 'acme/claude/haiku', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] });
+        expect(message.status).toBe(200);
+        expect(((await message.json()) as { content: { text: string }[] }).content[0]!.text).toBe('Claude heard: hi');
+        expect(anthropic.requests.at(-1)!.body.model).toBe('claude-3-5-haiku-latest');
+        for (const model of ['acme/openai/mini', 'acme/vllm', 'acme/ollama', 'acme/llamacpp']) {
+          const answer = await post(`${gw.httpUrl}/api/adapters/chatapi/v1/chat/completions`, key, { model, max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] });
+          expect(answer.status, model).toBe(200);
+          const body = (await answer.json()) as { choices: { message: { content: string } }[] };
+          expect(body.choices[0]!.message.content.length, model).toBeGreaterThan(0);
+        }
+        const chats = openai.requests.filter((r) => r.path === '/v1/chat/completions');
+        expect(chats.map((r) => r.body.model)).toEqual(['gpt-4o-mini', 'Qwen/Qwen2.5-0.5B-Instruct', 'qwen2.5:0.5b']);
+        // The key goes only to the engine whose service names its variable.
+        expect(chats.map((r) => r.headers.authorization)).toEqual(['Bearer sk-recipe-openai', undefined, undefined]);
+        expect(anthropic.requests.at(-1)!.headers['x-api-key']).toBe('sk-ant-recipe');
+      } finally {
+        delete process.env.OPENAI_API_KEY;
+        delete process.env.ANTHROPIC_API_KEY;
+        await llama.close();
+        await anthropic.close();
+        await openai.close();
       }
     },
   },

@@ -30,7 +30,7 @@ describe('Responses → Chat', () => {
       text: { format: { type: 'json_object' } },
     });
     expect(chat.messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'two cities' }] },
+      { role: 'user', content: 'two cities' },
       { role: 'assistant', content: null, tool_calls: [
         { id: 'c1', type: 'function', function: { name: 'w', arguments: '{"city":"A"}' } },
         { id: 'c2', type: 'function', function: { name: 'w', arguments: '{"city":"B"}' } },

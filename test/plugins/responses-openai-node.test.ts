@@ -102,7 +102,7 @@ describe('official openai Node SDK: the Responses API', () => {
     });
     expect(second.output_text).toBe('The tool said: {"temp_c":21}');
     expect(fx.openAiUpstream.requests.at(-1)!.body.messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'Weather in Paris?' }] },
+      { role: 'user', content: 'Weather in Paris?' },
       { role: 'assistant', content: null, tool_calls: [{ id: 'call_weather_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
       { role: 'tool', tool_call_id: 'call_weather_1', content: '{"temp_c":21}' },
     ]);
@@ -131,9 +131,9 @@ describe('official openai Node SDK: the Responses API', () => {
     const second = await client.responses.create({ model, input: 'second', previous_response_id: first.id });
     expect(second.previous_response_id).toBe(first.id);
     expect(fx.openAiUpstream.requests.at(-1)!.body.messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'first' }] },
+      { role: 'user', content: 'first' },
       { role: 'assistant', content: 'Upstream heard: first' },
-      { role: 'user', content: [{ type: 'text', text: 'second' }] },
+      { role: 'user', content: 'second' },
     ]);
 
     const again = await client.responses.retrieve(first.id);

@@ -223,7 +223,8 @@ describe('upstream connector: bad engines', () => {
     })().catch((e) => e);
     expect(text).toBe('partial');
     expect(err).toBeInstanceOf(OpenAI.APIError);
-    expect(String(err.message)).toContain('cut off');
+    expect(String(err.message)).toContain('ended its stream before its terminal event ([DONE])');
+    expect(err.code ?? err.error?.code).toBe('STREAM_CUT_OFF');
   });
 
   it('a caller that goes away mid-stream stops the engine request', async () => {

@@ -113,6 +113,7 @@ export function startOpenAiUpstream(): Promise<Upstream> {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(value));
     };
+    if (path === '/v1/models') return json(200, { object: 'list', data: [{ id: 'engine-default', object: 'model', owned_by: 'upstream' }] });
     const head = { id: 'chatcmpl-upstream-1', created: 1_700_000_000, model: body.model, system_fingerprint: 'fp_up' };
     const usage = { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 };
     if (path === '/v1/chat/completions') {

@@ -150,6 +150,9 @@ function messageOf(item: Json): ChatMessage {
     return { role, content: parts.map((p) => (isObject(p) ? String(p.text ?? p.refusal ?? '') : '')).join('') };
   }
   const content = parts.map((p, i) => chatPart(p, i));
+  // Text alone goes as a string, the form every chat engine takes (llama.cpp's server and some chat
+  // templates fail on a list of parts); parts stay a list when they carry images or files.
+  if (content.every((part) => part.type === 'text')) return { role, content: content.map((part) => part.text as string).join('') };
   return { role, content };
 }
 

