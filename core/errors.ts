@@ -99,6 +99,7 @@ export const ERROR_CATALOG = {
   // 429
   RATE_LIMIT_EXCEEDED: { status: 429, type: 'rate_limit_error', grpcCode: 'platform.gate.pps_limit_exceeded', message: (a) => `Account '${str(a.account)}' exceeded its limit of ${str(a.limit)} requests per second`, retryAfterSec: 1 },
   TOO_MANY_IDLE_ASYNC_TASKS: { status: 429, type: 'rate_limit_error', message: (a) => `Account '${str(a.account)}' already has ${str(a.limit)} tasks waiting for processing`, retryAfterSec: 1 },
+  TOO_MANY_WAITING_REQUESTS: { status: 429, type: 'rate_limit_error', message: (a) => `Account '${str(a.account)}' already has ${str(a.limit)} requests waiting for a service instance to connect; retry shortly`, retryAfterSec: 1 },
   TOO_MANY_CONCURRENT_STREAMS: { status: 429, type: 'rate_limit_error', message: (a) => `Account '${str(a.account)}' already holds ${str(a.limit)} streams open on this gateway; close one first` },
   // 499, 5xx
   REQUEST_CANCELED: { status: 499, type: 'api_error', message: () => 'The request was canceled by the caller' },
@@ -109,6 +110,7 @@ export const ERROR_CATALOG = {
   SERVICE_DISCONNECTED: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}' disconnected before answering` },
   STREAM_CUT_OFF: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}' ended its stream before its terminal event (${str(a.expected)}): the answer is incomplete` },
   SERVICE_UNAVAILABLE: { status: 503, type: 'api_error', message: (a) => `Service '${str(a.service)}' has no connected instance right now; retry shortly`, retryAfterSec: 1 },
+  NO_INSTANCE_IN_TIME: { status: 503, type: 'api_error', message: (a) => `Service '${str(a.service)}' had no connected instance within ${str(a.waitMs)} ms${a.woken ? ' (its waker was called: it may still be starting)' : ''}; retry shortly`, retryAfterSec: 2 },
   UPSTREAM_UNREACHABLE: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}': its engine at ${str(a.url)} cannot be reached (${str(a.reason)})` },
   FITTING_INTERRUPTED: { status: 503, type: 'api_error', message: () => 'The gateway running this fitting job stopped before the fit finished; start the fit again' },
   GATE_IS_SHUT_DOWN: { status: 503, type: 'api_error', grpcCode: 'platform.gate.gate_is_shut_down', message: () => 'The gateway is shutting down' },

@@ -7,7 +7,7 @@ import { runnableModule } from '../modules.js';
 import { createAjv, formatAjvErrors } from '../validation/ajv.js';
 import configSchema from '../../schemas/config.schema.json' with { type: 'json' };
 import registryFileSchema from '../../schemas/registry/registry-file.schema.json' with { type: 'json' };
-import type { GatewayConfig, Permission, ServiceFamily } from './types.js';
+import type { GatewayConfig, Permission, ServiceFamily, WakerConfig } from './types.js';
 
 export interface LoadOptions {
   /** Environment used for `${VAR}` substitution and the port/store overrides; defaults to process.env. */
@@ -146,6 +146,8 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     ...(s.upstream ? { upstream: s.upstream } : {}),
     ...(s.fallbacks?.length ? { fallbacks: s.fallbacks as string[] } : {}),
     ...(s.affinity ? { affinity: s.affinity as { messages: number } } : {}),
+    waitForInstanceMs: s.waitForInstanceMs as number,
+    ...(s.waker ? { waker: s.waker as WakerConfig } : {}),
   }));
   reportDuplicates(services.map((s) => s.id), 'service id', problems);
   reportDuplicates(services.map((s) => `${s.accountId}/${s.name}`), 'service name within an account', problems);

@@ -71,6 +71,17 @@ export interface ServiceConfig {
   readonly fallbacks?: readonly string[];
   /** Prefix affinity: the first `messages` chat messages pick a consistent instance (docs/routing.md). */
   readonly affinity?: { readonly messages: number };
+  /** How long sync and chat requests wait for an instance when none is connected (0: fail at once). */
+  readonly waitForInstanceMs?: number;
+  /** Started once when a request finds no instance (core/gate/wake-on-request.ts). */
+  readonly waker?: WakerConfig;
+}
+
+export interface WakerConfig {
+  readonly command?: readonly string[];
+  readonly url?: string;
+  readonly method: 'GET' | 'POST';
+  readonly cooldownMs: number;
 }
 
 export interface RegistryProviderConfig {
@@ -147,6 +158,8 @@ export interface GatewayConfig {
     readonly billingLedgerBytes: number;
     /** With MongoDB: the per-account rate holds across every gateway on the database. */
     readonly shared: boolean;
+    /** Requests of one account waiting at once for an instance to connect. */
+    readonly instanceWaitersPerAccount: number;
   };
   readonly accounts: readonly AccountConfig[];
   readonly apiKeys: readonly ApiKeyConfig[];

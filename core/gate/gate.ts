@@ -24,6 +24,7 @@ import type { GateInstance, InstanceKind, InstanceLoad } from './instance.js';
 import { pickInstance, withModel } from './routing.js';
 import { LocalInstance, type LocalInstanceOptions } from './local-instance.js';
 import { ServiceCall, type ServiceCallHooks } from './service-call.js';
+import { WakeOnRequest } from './wake-on-request.js';
 import { serviceLabel } from './service-label.js';
 import { ServiceSession, type ServiceStream } from './service-session.js';
 
@@ -110,11 +111,12 @@ export class Gate {
   readonly #recentCallers = new Map<number, number>();
   /** Services that should have a connected instance (config `required`, or launched by `npm start`). */
   readonly #expected = new Set<number>();
+  readonly #wake: WakeOnRequest;
   #nextRequestId = 1;
   #rotation = 0;
   #shuttingDown = false;
 
-  constructor(directory: Directory, config: GatewayConfig['gate'], log: Logger, events: GatewayEvents, limits: { billingLedgerBytes?: number } = {}) {
+  constructor(directory: Directory, config: GatewayConfig['gate'], log: Logger, events: GatewayEvents, limits: { billingLedgerBytes?: number; instanceWaitersPerAccount?: number } = {}) {
     this.#directory = directory;
     this.#config = config;
     this.#events = events;
@@ -139,6 +141,24 @@ export class Gate {
       maxAnswerBytes: config.maxAnswerBytes,
     };
     for (const service of directory.services()) if (service.required) this.#expected.add(service.id);
+    this.#wake = new WakeOnRequest({
+      whenInstance: (serviceId, timeoutMs, signal) => this.whenInstance(serviceId, timeoutMs, signal),
+      waitersPerAccount: limits.instanceWaitersPerAccount ?? 16,
+      log: this.#log,
+    });
+  }
+
+  /**
+   * Resolves once a request for `service` can be sent, for the routes that wait (sync predict, chat):
+   * at once when an instance is connected, or when the service does not wait (`open` then answers
+   * NO_ACTIVE_INSTANCES) or has fallbacks to go to; otherwise after waiting for an instance and
+   * waking the service (wake-on-request.ts).
+   */
+  async ready(service: ServiceEntry, caller: { readonly id: number; readonly name: string }, signal?: AbortSignal): Promise<void> {
+    if (this.hasInstances(service.id) || service.fallbacks?.length) return;
+    const target = (service.base && this.#directory.serviceById(service.base.serviceId)) || service;
+    if (!(service.waitForInstanceMs || target.waitForInstanceMs)) return;
+    await this.#wake.wait(service, target, caller.id, caller.name, signal);
   }
 
   /** Marks a service as one that should always have a connected instance (health turns `degraded` without). */

@@ -63,7 +63,7 @@ export default definePlugin<ChatApiDirectOptions>({
       if (service.family === 'anthropic') checkAnthropicBody(body);
 
       const stream = body.stream === true;
-      const call = openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: dataTypeOf(service) } } }, stream, undefined, {
+      const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: dataTypeOf(service) } } }, stream, undefined, {
         model: id.model ?? service.defaultModel,
         affinityKey: affinityKey(service, body.messages),
       });

@@ -44,7 +44,7 @@ export function mountDirectMessages(
     const { caller, text, body, service } = await admit(koa);
     checkAnthropicBody(body);
     const stream = body.stream === true;
-    const call = openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: dataTypeOf(service) } } }, stream, passed);
+    const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: dataTypeOf(service) } } }, stream, passed);
     const usage = await relayNativeMessages(koa, call, stream, streamTimeouts(ctx.options, service, ctx.gate.defaultTimeoutSec), service.name);
     if (usage && ctx.options.logUsage) {
       ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model: body.model, endpoint: 'messages', usage }, 'usage');

@@ -82,7 +82,7 @@ export default definePlugin<ChatApiOptions>({
 
       const stream = endpoint !== 'embeddings' && body.stream === true;
       const types = dataTypes[endpoint]();
-      const call = openChatCall(ctx, koa, caller, service, {
+      const call = await openChatCall(ctx, koa, caller, service, {
         predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
       }, stream, undefined, { fallbacks, model: id.model ?? service.defaultModel, affinityKey: affinityKey(service, body.messages) });
       const defaults: AnswerDefaults = {

@@ -45,6 +45,7 @@ export function createHandlers(plugin: PluginContext): Record<'predict' | 'predi
   const admitted = (ctx: Context) => ({ caller: callerOf(ctx), service: serviceOf(ctx) });
 
   const dispatch = async (ctx: Context, caller: Caller, service: ServiceEntry, request: GateRequest) => {
+    await gate.ready(service, caller.account);
     const call = gate.open(service, request, { headers: http.serviceHeaders(ctx, caller) });
     http.cancelOnClose(ctx, call);
     writeAnswer(ctx, await collectAnswer(call, service.name, maxAnswerBytes));

@@ -21,7 +21,7 @@ export async function countTokens(
   requestJson: string,
   extraHeaders: Record<string, string>,
 ): Promise<{ input_tokens: number }> {
-  const call = openChatCall(ctx, koa, caller, service, { ext: { methodName: COUNT_TOKENS_METHOD, params: { request: { json: requestJson } } } }, false, extraHeaders);
+  const call = await openChatCall(ctx, koa, caller, service, { ext: { methodName: COUNT_TOKENS_METHOD, params: { request: { json: requestJson } } } }, false, extraHeaders);
   let json: string | undefined;
   try {
     for await (const answer of call) if (answer.body === 'ext') json = answer.ext?.data?.json;

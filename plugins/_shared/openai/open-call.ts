@@ -1,17 +1,18 @@
 import type { Context } from 'koa';
 import { GatewayError, gatewayError, type Caller, type GateRequest, type OpenOptions, type PluginContext, type ServiceCall, type ServiceEntry } from '../../../core/plugins/index.js';
 
+/** Where a chat request may go besides its service's least busy instance (core/gate/routing.ts, failover.ts). */
+export type ChatRouting = Pick<OpenOptions, 'fallbacks' | 'model' | 'affinityKey'>;
+
 /**
  * Opens a call to a chat service for an adapter request, cancelled when the caller goes away. A
  * service with no connected instance is 503 SERVICE_UNAVAILABLE with `Retry-After` here, which the
  * OpenAI and Anthropic SDKs retry (DESIGN.md section 4); the platform API keeps the spec's 400.
  * `stream`: the call has no overall deadline (its first-chunk and idle deadlines apply instead).
+ * With `waitForInstanceMs`, a service with no instance is waited for (and woken) first.
  * `extraHeaders` go to the service too (e.g. `anthropic-version`), after the gateway's own.
  */
-/** Where a chat request may go besides its service's least busy instance (core/gate/routing.ts, failover.ts). */
-export type ChatRouting = Pick<OpenOptions, 'fallbacks' | 'model' | 'affinityKey'>;
-
-export function openChatCall(
+export async function openChatCall(
   ctx: PluginContext<any>,
   koa: Context,
   caller: Caller,
@@ -20,10 +21,11 @@ export function openChatCall(
   stream: boolean,
   extraHeaders?: Record<string, string>,
   routing: ChatRouting = {},
-): ServiceCall {
+): Promise<ServiceCall> {
   let call: ServiceCall;
   const headers = ctx.http.serviceHeaders(koa, caller);
   if (extraHeaders) for (const [name, value] of Object.entries(extraHeaders)) headers[name] ??= value;
+  if (!routing.fallbacks?.length) await ctx.gate.ready(service, caller.account);
   try {
     call = ctx.gate.open(service, request, { headers, timeoutMs: stream ? 0 : undefined, ...routing });
   } catch (err) {

@@ -54,7 +54,7 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
     let usage: Usage | undefined;
 
     if (service.family === 'anthropic') {
-      const call = openChatCall(ctx, koa, caller, service, { predict: { data: { json: nativeBody(body, text), dataType: `${ctx.specsUrl}/common.json#/JsonObject` } } }, stream, passed);
+      const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: nativeBody(body, text), dataType: `${ctx.specsUrl}/common.json#/JsonObject` } } }, stream, passed);
       usage = await relayNativeMessages(koa, call, stream, timeouts, service.name);
       deps.logUsage(koa, caller, body.model, usage, 'messages');
       return;
@@ -63,7 +63,7 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
     const split = splitRequest(toChatRequest(body), 'chat', id.model ?? service.defaultModel);
     validateTranslatedConfig(ctx, service, split.configObject, id.model, CHAT_TO_MESSAGES_PARAM);
     const types = deps.chatTypes();
-    const call = openChatCall(ctx, koa, caller, service, {
+    const call = await openChatCall(ctx, koa, caller, service, {
       predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
     }, stream, passed);
     const messageId = `msg_${randomBytes(12).toString('hex')}`;

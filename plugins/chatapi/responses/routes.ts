@@ -50,7 +50,7 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
     const { id, service } = resolveChatTarget(ctx, caller, body.model);
     const stream = body.stream === true;
     if (service.nativeResponses) {
-      const call = openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: `${ctx.specsUrl}/gpt.json#/ResponsesRequest` } } }, stream);
+      const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: `${ctx.specsUrl}/gpt.json#/ResponsesRequest` } } }, stream);
       if (stream) {
         const usage = await relaySse<NativeStreamState>(koa, call, NATIVE_RESPONSES_SSE, { terminated: false, sequence: 0 }, timeoutsOf(ctx, service), service.name);
         deps.logUsage(koa, caller, body.model, usage);
@@ -70,7 +70,7 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
     validateTranslatedConfig(ctx, service, split.configObject, id.model, CHAT_TO_RESPONSES_PARAM);
 
     const types = deps.chatTypes();
-    const call = openChatCall(ctx, koa, caller, service, {
+    const call = await openChatCall(ctx, koa, caller, service, {
       predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
     }, stream);
     const head: ResponseHead = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), model: body.model, body };
