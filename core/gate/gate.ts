@@ -435,6 +435,13 @@ export class Gate {
     return (this.#routable.get(baseId)?.length ?? 0) > 0;
   }
 
+  /** Whether a predict for the service could be answered now: by its instances, or a fallback's. */
+  canServe(serviceId: number): boolean {
+    if (this.hasInstances(serviceId)) return true;
+    const service = this.#directory.serviceById(serviceId);
+    return service !== undefined && this.#fallbacksOf(service).some((next) => this.hasInstances(next.service.id));
+  }
+
   /** Calls `listener` with the service ID whenever an instance starts taking requests; returns the unsubscribe. */
   onInstance(listener: (serviceId: number) => void): () => void {
     this.#changes.on('instance', listener);

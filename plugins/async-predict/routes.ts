@@ -23,7 +23,7 @@ export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptio
   const create = (read: TaskReader) => async (koa: Context) => {
     const caller = callerOf(koa);
     const service = serviceOf(koa);
-    if (!ctx.options.acceptWithoutInstances && !ctx.gate.hasInstances(service.id)) {
+    if (!ctx.options.acceptWithoutInstances && !ctx.gate.canServe(service.id)) {
       throw gatewayError('NO_ACTIVE_INSTANCES', { args: { service: service.name } });
     }
     const request = await read(koa, service);

@@ -147,10 +147,13 @@ export class WorkerPool {
     for (const group of byConfig.values()) this.#startGroup(group);
   }
 
-  /** Services with an instance connected here: only their tasks are claimed (others wait for theirs). */
+  /**
+   * Services this gateway can answer now (an instance connected here, or one of a fallback's): only
+   * their tasks are claimed, others wait for a gateway that can.
+   */
   #servedServiceIds(): number[] {
     const ids: number[] = [];
-    for (const service of this.#ctx.directory.services()) if (this.#ctx.gate.hasInstances(service.id)) ids.push(service.id);
+    for (const service of this.#ctx.directory.services()) if (this.#ctx.gate.canServe(service.id)) ids.push(service.id);
     return ids;
   }
 

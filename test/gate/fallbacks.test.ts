@@ -43,8 +43,10 @@ describe('fallbacks and retries', () => {
         // A slot no instance has dialled into.
         svc(52, 'empty', { connectionTokens: [{ token: 'empty-service-token-01' }] }),
         svc(53, 'lonely', { upstream: upstream(failing.url) }),
+        // No instance ever: its requests (async tasks included) go to its fallback.
+        svc(54, 'orphan', { connectionTokens: [{ token: 'orphan-service-token-1' }], fallbacks: ['demo/backup/small'] }),
       ],
-      plugins: { enabled: ['chatapi', 'sync-predict', 'upstream'] },
+      plugins: { enabled: ['chatapi', 'sync-predict', 'async-predict', 'upstream'] },
     }));
     client = new OpenAI({ apiKey: TEST_KEY, baseURL: `${gw.httpUrl}/api/adapters/chatapi`, maxRetries: 0 });
   });
@@ -120,5 +122,21 @@ describe('fallbacks and retries', () => {
     const res = await ask('demo/backup', 'direct hit').expect(200);
     expect(res.headers['x-served-by']).toMatch(/^demo\/backup; instance=upstream:/);
     expect(res.body.model).toBe('m');
+  });
+
+  it('an async task for a service with no instance is claimed and answered by its fallback', async () => {
+    const created = await request(gw.httpUrl).post('/api/platformgateway/account/demo/model/orphan/async/predict')
+      .set('PLATFORM-API-KEY', TEST_KEY).send({ messages: [{ role: 'user', content: 'queued' }] });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const taskId = created.body as string;
+    let answer: request.Response | undefined;
+    for (let i = 0; i < 100; i++) {
+      answer = await request(gw.httpUrl).get(`/api/platformgateway/account/demo/async/task/${taskId}/response`).set('PLATFORM-API-KEY', TEST_KEY);
+      if (answer.status !== 204) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(answer!.status).toBe(200);
+    expect(answer!.body.choices[0].message.content).toBe('Upstream heard: queued');
+    expect(healthy.requests.at(-1)!.body.model).toBe('engine-small');
   });
 });
