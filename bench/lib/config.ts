@@ -36,10 +36,14 @@ const BENCH_MODEL = {
   },
 };
 
-const DEMO_PLUGINS = ['health', 'specs', 'model-registry', 'sync-predict', 'chatapi', 'chatapi-direct', 'fitting', 'audio-speech', 'audio-transcriptions'];
+// Plus `upstream`, for the one-process path (the connector calling the mock upstream itself).
+const DEMO_PLUGINS = ['health', 'specs', 'model-registry', 'sync-predict', 'chatapi', 'chatapi-direct', 'fitting', 'audio-speech', 'audio-transcriptions', 'upstream'];
 
-/** The gateway config of the benchmark (what `buildConfig` takes). */
-export function benchConfigInput(): Record<string, unknown> {
+/**
+ * The gateway config of the benchmark (what `buildConfig` takes). `upstreamUrl`: the mock upstream,
+ * which `bench/direct` (the built-in upstream connector, no service process) calls.
+ */
+export function benchConfigInput(upstreamUrl?: string): Record<string, unknown> {
   const service = (id: number, name: string, token: string) => ({
     id,
     name,
@@ -62,6 +66,9 @@ export function benchConfigInput(): Record<string, unknown> {
       service(2, 'proxy', TOKENS.proxy),
       service(3, 'slow', TOKENS.slow),
       service(4, 'ticker', TOKENS.ticker),
+      ...(upstreamUrl
+        ? [{ id: 5, name: 'direct', account: 'bench', public: true, family: 'openai', provider: 'bench', defaultModel: 'bench-1', upstream: { api: 'openai', baseUrl: `${upstreamUrl}/v1`, defaultModel: 'bench-1', maxConcurrency: 64 } }]
+        : []),
     ],
     registry: { providers: [{ name: 'bench', displayName: 'Bench' }], models: [BENCH_MODEL] },
     // The plugins of the demo config (every built-in HTTP interface), so a chat request passes the

@@ -28,11 +28,14 @@ function cpu(perProcess: Record<string, number>): string {
 export function verdicts(r: BenchResults): TargetVerdict[] {
   const out: TargetVerdict[] = [];
   if (r.http) {
-    const { ours, 'ours-proxy': proxy } = r.http.targets;
+    const { ours, 'ours-proxy': proxy, 'ours-direct': direct } = r.http.targets;
     out.push({ target: 'Scenario 3 throughput ≥ 5× the peer', value: `${s(ours.summary.rpsVsPeer, 1)}×`, met: ours.summary.rpsVsPeer.median >= 5 });
     out.push({ target: 'Scenario 4 throughput ≥ 3× the peer', value: `${s(proxy.summary.rpsVsPeer, 1)}×`, met: proxy.summary.rpsVsPeer.median >= 3 });
     out.push({ target: 'Scenario 3 p99 at the fixed rate ≤ 1/5 of the peer\'s', value: `peer p99 is ${s(ours.summary.p99PeerOverThis, 1)}× ours`, met: ours.summary.p99PeerOverThis.median >= 5 });
     out.push({ target: 'Scenario 4 p99 at the fixed rate ≤ 1/5 of the peer\'s', value: `peer p99 is ${s(proxy.summary.p99PeerOverThis, 1)}× ours`, met: proxy.summary.p99PeerOverThis.median >= 5 });
+    out.push({ target: 'One-process path (scenario 5) throughput ≥ 4× the peer', value: `${s(direct.summary.rpsVsPeer, 1)}×`, met: direct.summary.rpsVsPeer.median >= 4 });
+    out.push({ target: 'One-process path throughput ≥ 50% of the bare Node relay', value: `${s(direct.summary.rpsVsRelay, 2)}×`, met: direct.summary.rpsVsRelay.median >= 0.5 });
+    out.push({ target: 'One-process path p99 at the fixed rate ≤ 1/5 of the peer\'s', value: `peer p99 is ${s(direct.summary.p99PeerOverThis, 1)}× ours`, met: direct.summary.p99PeerOverThis.median >= 5 });
   }
   if (r.streaming) {
     const g = r.streaming.summary.gatewayAdded;
@@ -79,13 +82,13 @@ export function markdown(r: BenchResults): string {
   if (r.http) {
     const h = r.http;
     const st = h.settings;
-    lines.push('', `### HTTP chat completion (scenarios 1-4)`, '');
+    lines.push('', `### HTTP chat completion (scenarios 1-4, the one-process path, the bare relay)`, '');
     lines.push(`autocannon, ${st.connections} connections, pipelining 1, ${st.durationSec} s per run after ${st.warmupSec} s warm-up, ${st.rounds} rounds; fixed rate ${st.rate} req/s. Median [min–max] over rounds; ratios are taken within each round.`, '');
-    lines.push(`| Target | Request / answer bytes | Saturation req/s | × peer | Server CPU µs/request | p50 ms @ ${st.rate}/s | p99 ms @ ${st.rate}/s | peer p99 ÷ p99 |`);
-    lines.push('|---|---|---|---|---|---|---|---|');
+    lines.push(`| Target | Request / answer bytes | Saturation req/s | × peer | × bare relay | Server CPU µs/request | p50 ms @ ${st.rate}/s | p99 ms @ ${st.rate}/s | peer p99 ÷ p99 |`);
+    lines.push('|---|---|---|---|---|---|---|---|---|');
     for (const name of HTTP_TARGETS) {
       const t = h.targets[name];
-      lines.push(`| ${t.label} | ${t.requestBytes} / ${t.responseBodyBytes} | ${s(t.summary.rps)} | ${name === 'peer' ? '1' : s(t.summary.rpsVsPeer, 1)} | ${cpu(t.summary.cpuUsPerRequest)} | ${s(t.summary.p50Ms, 2)} | ${s(t.summary.p99Ms, 2)} | ${name === 'peer' ? '1' : s(t.summary.p99PeerOverThis, 1)} |`);
+      lines.push(`| ${t.label} | ${t.requestBytes} / ${t.responseBodyBytes} | ${s(t.summary.rps)} | ${name === 'peer' ? '1' : s(t.summary.rpsVsPeer, 1)} | ${s(t.summary.rpsVsRelay, 2)} | ${cpu(t.summary.cpuUsPerRequest)} | ${s(t.summary.p50Ms, 2)} | ${s(t.summary.p99Ms, 2)} | ${name === 'peer' ? '1' : s(t.summary.p99PeerOverThis, 1)} |`);
     }
   }
   if (r.streaming) {

@@ -70,8 +70,8 @@ export class Systems {
 
   /** Our gateway (bench/servers/gateway.ts), with --expose-gc for heap readings after a collection. */
   gateway(): Promise<Child> {
-    return this.#once('gateway', () =>
-      startChild('gateway', { script: 'bench/servers/gateway.ts', nodeFlags: ['--expose-gc', ...this.#ourNodeFlags('gateway')], waitReady: true }));
+    return this.#once('gateway', async () =>
+      startChild('gateway', { script: 'bench/servers/gateway.ts', env: { BENCH_UPSTREAM_URL: await this.mockUrl() }, nodeFlags: ['--expose-gc', ...this.#ourNodeFlags('gateway')], waitReady: true }));
   }
 
   async gatewayUrls(): Promise<{ httpUrl: string; grpcAddress: string }> {
@@ -135,8 +135,8 @@ export class Systems {
   }
 
   /** The bare relay (bench/servers/relay.ts) in front of `upstreamPort`: one more hop and nothing else. */
-  relay(upstreamPort: number): Promise<Child> {
-    return this.#once('relay', () => startChild('relay', { script: 'bench/servers/relay.ts', env: { BENCH_UPSTREAM: `127.0.0.1:${upstreamPort}` }, waitReady: true }));
+  relay(upstreamPort: number, name = 'relay'): Promise<Child> {
+    return this.#once(name, () => startChild(name, { script: 'bench/servers/relay.ts', env: { BENCH_UPSTREAM: `127.0.0.1:${upstreamPort}` }, waitReady: true }));
   }
 
   grpcCeiling(): Promise<Child> {
@@ -145,7 +145,7 @@ export class Systems {
 
   /** Stops every started process, services before the gateway. */
   async stop(name?: string): Promise<void> {
-    const order = name ? [name] : ['slow-service', 'relay', 'ticker-service', 'echo-service', 'openai-proxy', 'gateway', 'portkey', 'fixed-server', 'grpc-ceiling'];
+    const order = name ? [name] : ['slow-service', 'relay', 'relay-mock', 'ticker-service', 'echo-service', 'openai-proxy', 'gateway', 'portkey', 'fixed-server', 'grpc-ceiling'];
     for (const key of order) {
       const child = this.#started.get(key);
       if (!child) continue;

@@ -6,7 +6,11 @@
  * 2. peer      - Portkey's gateway forwarding to the fixed server as an OpenAI upstream;
  * 3. ours      - our standard chat adapter to the echo service over gRPC;
  * 4. ours-proxy - our standard chat adapter to the OpenAI proxy service, which forwards to the same
- *                 fixed server as the peer.
+ *                 fixed server as the peer;
+ * 5. ours-direct - our standard chat adapter to the built-in upstream connector, which calls the same
+ *                 fixed server itself: one gateway process, as the peer has;
+ * 6. relay     - the bare Node relay (bench/servers/relay.ts) in front of the fixed server: the most
+ *                 one Node HTTP hop can do on this machine, which the one-process paths read against.
  *
  * Each round: warm-up, then saturation throughput. Then the fixed-rate rounds, at one offered rate
  * at which the peer is not saturated (a fraction of its median saturation throughput, or --rate).
@@ -17,7 +21,7 @@ import { spread, type Spread } from '../lib/stats.js';
 import type { Child } from '../lib/procs.js';
 import type { Systems } from '../lib/systems.js';
 
-export const HTTP_TARGETS = ['ceiling', 'peer', 'ours', 'ours-proxy'] as const;
+export const HTTP_TARGETS = ['ceiling', 'peer', 'ours', 'ours-proxy', 'ours-direct', 'relay'] as const;
 export type HttpTargetName = (typeof HTTP_TARGETS)[number];
 
 export const HTTP_TARGET_LABELS: Record<HttpTargetName, string> = {
@@ -25,6 +29,8 @@ export const HTTP_TARGET_LABELS: Record<HttpTargetName, string> = {
   peer: '2. peer: Portkey gateway 1.15.2 → mock upstream',
   ours: '3. ours: chat adapter → echo service (gRPC)',
   'ours-proxy': '4. ours: chat adapter → openai-proxy → mock upstream',
+  'ours-direct': '5. ours: chat adapter → upstream connector → mock upstream (one process)',
+  relay: '6. bare Node relay → mock upstream (one hop, no logic)',
 };
 
 export interface HttpOptions {
@@ -55,6 +61,8 @@ export interface HttpTargetResult {
     rpsVsPeer: Spread;
     /** The peer's p99 over this target's p99 at the fixed rate, same round (≥ 5 is the target). */
     p99PeerOverThis: Spread;
+    /** Throughput over the bare relay's in the same round (a share of what one Node hop can do). */
+    rpsVsRelay: Spread;
   };
 }
 
@@ -75,6 +83,7 @@ export type SaturationResult = LoadResult & { cpuUsPerRequest: Record<string, nu
 async function targetsOf(systems: Systems): Promise<Record<HttpTargetName, Target>> {
   const [mock, portkey, gateway] = await Promise.all([systems.mockUrl(), systems.portkeyUrl(), systems.gatewayUrls()]);
   const [echo, proxy, mockChild, portkeyChild, gatewayChild] = await Promise.all([systems.echo(), systems.proxy(), systems.mock(), systems.portkey(), systems.gateway()]);
+  const relayChild = await systems.relay(Number(new URL(mock).port), 'relay-mock');
   const headers = requestHeaders(Number(new URL(mock).port));
   const request = (model: string) => [{ method: 'POST', headers, body: JSON.stringify(chatRequest(model)) }];
   const adapter = `${gateway.httpUrl}/api/adapters/chatapi/v1/chat/completions`;
@@ -83,6 +92,8 @@ async function targetsOf(systems: Systems): Promise<Record<HttpTargetName, Targe
     peer: { label: HTTP_TARGET_LABELS.peer, url: `${portkey}/v1/chat/completions`, requests: request('bench/echo'), processes: [portkeyChild, mockChild] },
     ours: { label: HTTP_TARGET_LABELS.ours, url: adapter, requests: request('bench/echo'), processes: [gatewayChild, echo] },
     'ours-proxy': { label: HTTP_TARGET_LABELS['ours-proxy'], url: adapter, requests: request('bench/proxy'), processes: [gatewayChild, proxy, mockChild] },
+    'ours-direct': { label: HTTP_TARGET_LABELS['ours-direct'], url: adapter, requests: request('bench/direct'), processes: [gatewayChild, mockChild] },
+    relay: { label: HTTP_TARGET_LABELS.relay, url: `http://127.0.0.1:${relayChild.ready.port as number}/v1/chat/completions`, requests: request('bench/echo'), processes: [relayChild, mockChild] },
   };
 }
 
@@ -163,6 +174,7 @@ export async function runHttp(systems: Systems, options: HttpOptions): Promise<H
         p99Ms: spread(fixed[name].map((r) => r.latencyMs.p99)),
         rpsVsPeer: spread(perRound(saturation[name], saturation.peer, (x, y) => x.rps / y.rps)),
         p99PeerOverThis: spread(perRound(fixed[name], fixed.peer, (x, y) => y.latencyMs.p99 / x.latencyMs.p99)),
+        rpsVsRelay: spread(perRound(saturation[name], saturation.relay, (x, y) => x.rps / y.rps)),
       },
     };
   }

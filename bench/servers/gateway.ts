@@ -10,7 +10,8 @@ import { benchConfigInput } from '../lib/config.js';
 import { reportReady } from '../lib/procs.js';
 
 // BENCH_EXTRA_PLUGINS (comma-separated) adds plugins, e.g. `metrics` for bench/metrics-cost.ts.
-const input = benchConfigInput() as { plugins: { enabled: string[] } };
+// BENCH_UPSTREAM_URL: the mock upstream that `bench/direct` (the upstream connector) calls.
+const input = benchConfigInput(process.env.BENCH_UPSTREAM_URL) as { plugins: { enabled: string[] } };
 for (const name of (process.env.BENCH_EXTRA_PLUGINS ?? '').split(',').filter(Boolean)) input.plugins.enabled.push(name);
 const config = buildConfig(input, { env: {} });
 const gateway = await createGateway(config, { logger: createLogger() });

@@ -28,6 +28,7 @@ describe('bench harness (smoke mode)', () => {
       expect(Object.keys(t.saturation[0]!.cpuUsPerRequest)).toContain('load generator');
     }
     expect(r.http!.targets.peer.responseBodyBytes).toBe(r.http!.targets.ceiling.responseBodyBytes);
+    expect(r.http!.targets.relay.responseBodyBytes).toBe(r.http!.targets.ceiling.responseBodyBytes);
 
     for (const path of STREAM_PATHS) {
       const s = r.streaming!.rounds[0]![path];
@@ -57,7 +58,7 @@ describe('bench harness (smoke mode)', () => {
     expect(h.rounds[0]!.attackerMessageBytes).toBeGreaterThan(4_000_000);
     expect(Number.isFinite(h.summary.p99Ratio.median)).toBe(true);
 
-    expect(verdicts(r)).toHaveLength(12);
+    expect(verdicts(r)).toHaveLength(15);
     expect(markdown(r)).toContain('### Targets');
   }, 90_000);
 });
