@@ -33,6 +33,8 @@ export interface Child {
 export interface SpawnOptions {
   /** Script (repo-relative) or an absolute path; `.ts` files get the tsx loader. */
   script: string;
+  /** Runs this executable (with `args`) instead of Node on `script` (a peer written in Python). */
+  executable?: string;
   args?: string[];
   env?: Record<string, string | undefined>;
   /** Extra node flags (`--cpu-prof`, `--expose-gc`, …). */
@@ -47,11 +49,13 @@ export interface SpawnOptions {
 export async function startChild(name: string, options: SpawnOptions): Promise<Child> {
   const script = options.script.startsWith('/') ? options.script : `${ROOT}${options.script}`;
   const flags = [...(options.nodeFlags ?? []), ...(script.endsWith('.ts') ? ['--import', TSX_LOADER] : [])];
-  const child = spawn(process.execPath, [...flags, script, ...(options.args ?? [])], {
-    cwd: ROOT,
-    env: { ...process.env, ...options.env },
-    stdio: ['ignore', options.stdout ?? 'ignore', 'pipe', 'ipc'],
-  });
+  const child = options.executable
+    ? spawn(options.executable, options.args ?? [], { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', options.stdout ?? 'ignore', 'pipe'] })
+    : spawn(process.execPath, [...flags, script, ...(options.args ?? [])], {
+      cwd: ROOT,
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', options.stdout ?? 'ignore', 'pipe', 'ipc'],
+    });
   let stderr = '';
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (text: string) => {
@@ -108,7 +112,7 @@ export async function startChild(name: string, options: SpawnOptions): Promise<C
       }
     },
     cpuMs() {
-      return processCpuMs(child.pid!);
+      return processTreeCpuMs(child.pid!);
     },
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
@@ -130,6 +134,19 @@ export function processCpuMs(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/** CPU time of a process and its descendants (a peer's worker processes), in ms. */
+export function processTreeCpuMs(pid: number): number {
+  let total = processCpuMs(pid);
+  let children: string[] = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+  } catch {
+    // Gone, or a kernel without the children file: the process alone.
+  }
+  for (const child of children) total += processTreeCpuMs(Number(child));
+  return total;
 }
 
 /** A free loopback TCP port (bound and released at once). */

@@ -6,6 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { TOKENS, fixedAnswer, gatewayHeaders } from './config.js';
 import { ROOT, freePort, startChild, waitFor, type Child } from './procs.js';
+import { startLiteLlm, type LiteLlmSettings } from '../peers/litellm.js';
 
 export interface SystemsOptions {
   /** Directory for `--cpu-prof` output of our gateway; undefined = no profiling. */
@@ -52,6 +53,22 @@ export class Systems {
       await waitFor('portkey', async () => (await fetch(`http://127.0.0.1:${port}/`)).ok);
       return Object.assign(child, { ready: { port } });
     });
+  }
+
+  /** The second peer: LiteLLM's proxy (bench/peers/litellm.ts), installed on first use. */
+  litellm(): Promise<Child> {
+    return this.#once('litellm', async () => {
+      const { child, port, settings } = await startLiteLlm(await this.mockUrl(), this.#options.log);
+      this.litellmSettings = settings;
+      return Object.assign(child, { ready: { port } });
+    });
+  }
+
+  /** What LiteLLM ran with (version, workers, config), once started. */
+  litellmSettings: LiteLlmSettings | undefined;
+
+  async litellmUrl(): Promise<string> {
+    return `http://127.0.0.1:${(await this.litellm()).ready.port as number}`;
   }
 
   async portkeyUrl(): Promise<string> {
@@ -145,7 +162,7 @@ export class Systems {
 
   /** Stops every started process, services before the gateway. */
   async stop(name?: string): Promise<void> {
-    const order = name ? [name] : ['slow-service', 'relay', 'relay-mock', 'ticker-service', 'echo-service', 'openai-proxy', 'gateway', 'portkey', 'fixed-server', 'grpc-ceiling'];
+    const order = name ? [name] : ['slow-service', 'relay', 'relay-mock', 'ticker-service', 'echo-service', 'openai-proxy', 'gateway', 'portkey', 'litellm', 'fixed-server', 'grpc-ceiling'];
     for (const key of order) {
       const child = this.#started.get(key);
       if (!child) continue;

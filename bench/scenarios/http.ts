@@ -4,6 +4,7 @@
  *
  * 1. ceiling   - the fixed server answering the body directly;
  * 2. peer      - Portkey's gateway forwarding to the fixed server as an OpenAI upstream;
+ *    litellm   - LiteLLM's proxy forwarding to the same fixed server (bench/peers/litellm.ts);
  * 3. ours      - our standard chat adapter to the echo service over gRPC;
  * 4. ours-proxy - our standard chat adapter to the OpenAI proxy service, which forwards to the same
  *                 fixed server as the peer;
@@ -20,13 +21,15 @@ import { fixedRate, saturate, type LoadResult, type LoadTarget } from '../lib/lo
 import { spread, type Spread } from '../lib/stats.js';
 import type { Child } from '../lib/procs.js';
 import type { Systems } from '../lib/systems.js';
+import { LITELLM_KEY, type LiteLlmSettings } from '../peers/litellm.js';
 
-export const HTTP_TARGETS = ['ceiling', 'peer', 'ours', 'ours-proxy', 'ours-direct', 'relay'] as const;
+export const HTTP_TARGETS = ['ceiling', 'peer', 'litellm', 'ours', 'ours-proxy', 'ours-direct', 'relay'] as const;
 export type HttpTargetName = (typeof HTTP_TARGETS)[number];
 
 export const HTTP_TARGET_LABELS: Record<HttpTargetName, string> = {
   ceiling: '1. ceiling: minimal Node HTTP server, fixed body',
   peer: '2. peer: Portkey gateway 1.15.2 → mock upstream',
+  litellm: '2b. peer: LiteLLM proxy → mock upstream',
   ours: '3. ours: chat adapter → echo service (gRPC)',
   'ours-proxy': '4. ours: chat adapter → openai-proxy → mock upstream',
   'ours-direct': '5. ours: chat adapter → upstream connector → mock upstream (one process)',
@@ -63,11 +66,14 @@ export interface HttpTargetResult {
     p99PeerOverThis: Spread;
     /** Throughput over the bare relay's in the same round (a share of what one Node hop can do). */
     rpsVsRelay: Spread;
+    /** Throughput over LiteLLM's in the same round, and LiteLLM's p99 over this target's at the fixed rate. */
+    rpsVsLiteLlm: Spread;
+    p99LiteLlmOverThis: Spread;
   };
 }
 
 export interface HttpResult {
-  settings: Omit<HttpOptions, 'log'> & { rate: number };
+  settings: Omit<HttpOptions, 'log'> & { rate: number; litellm?: LiteLlmSettings };
   targets: Record<HttpTargetName, HttpTargetResult>;
 }
 
@@ -84,12 +90,15 @@ async function targetsOf(systems: Systems): Promise<Record<HttpTargetName, Targe
   const [mock, portkey, gateway] = await Promise.all([systems.mockUrl(), systems.portkeyUrl(), systems.gatewayUrls()]);
   const [echo, proxy, mockChild, portkeyChild, gatewayChild] = await Promise.all([systems.echo(), systems.proxy(), systems.mock(), systems.portkey(), systems.gateway()]);
   const relayChild = await systems.relay(Number(new URL(mock).port), 'relay-mock');
+  const [litellm, litellmChild] = await Promise.all([systems.litellmUrl(), systems.litellm()]);
+  const litellmRequest = [{ method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${LITELLM_KEY}` }, body: JSON.stringify(chatRequest('bench/echo')) }];
   const headers = requestHeaders(Number(new URL(mock).port));
   const request = (model: string) => [{ method: 'POST', headers, body: JSON.stringify(chatRequest(model)) }];
   const adapter = `${gateway.httpUrl}/api/adapters/chatapi/v1/chat/completions`;
   return {
     ceiling: { label: HTTP_TARGET_LABELS.ceiling, url: `${mock}/v1/chat/completions`, requests: request('bench/echo'), processes: [mockChild] },
     peer: { label: HTTP_TARGET_LABELS.peer, url: `${portkey}/v1/chat/completions`, requests: request('bench/echo'), processes: [portkeyChild, mockChild] },
+    litellm: { label: `${HTTP_TARGET_LABELS.litellm} (${systems.litellmSettings?.version ?? '?'}, ${systems.litellmSettings?.workers ?? '?'} workers)`, url: `${litellm}/v1/chat/completions`, requests: litellmRequest, processes: [litellmChild, mockChild] },
     ours: { label: HTTP_TARGET_LABELS.ours, url: adapter, requests: request('bench/echo'), processes: [gatewayChild, echo] },
     'ours-proxy': { label: HTTP_TARGET_LABELS['ours-proxy'], url: adapter, requests: request('bench/proxy'), processes: [gatewayChild, proxy, mockChild] },
     'ours-direct': { label: HTTP_TARGET_LABELS['ours-direct'], url: adapter, requests: request('bench/direct'), processes: [gatewayChild, mockChild] },
@@ -146,9 +155,10 @@ export async function runHttp(systems: Systems, options: HttpOptions): Promise<H
     }
   }
 
-  const peerRps = spread(saturation.peer.map((r) => r.rps)).median;
+  // A rate no target saturates: a fraction of the slower peer's median saturation throughput.
+  const peerRps = Math.min(spread(saturation.peer.map((r) => r.rps)).median, spread(saturation.litellm.map((r) => r.rps)).median);
   const rate = options.rate ?? Math.max(1, Math.round(options.rateFraction * peerRps));
-  options.log(`  fixed rate: ${rate} req/s (${options.rate ? 'given' : `${options.rateFraction} × the peer's median saturation throughput`})`);
+  options.log(`  fixed rate: ${rate} req/s (${options.rate ? 'given' : `${options.rateFraction} × the slower peer's median saturation throughput`})`);
   for (let round = 0; round < options.rounds; round++) {
     for (const name of rotated(round)) {
       const result = await fixedRate(targets[name], settings, rate);
@@ -175,11 +185,13 @@ export async function runHttp(systems: Systems, options: HttpOptions): Promise<H
         rpsVsPeer: spread(perRound(saturation[name], saturation.peer, (x, y) => x.rps / y.rps)),
         p99PeerOverThis: spread(perRound(fixed[name], fixed.peer, (x, y) => y.latencyMs.p99 / x.latencyMs.p99)),
         rpsVsRelay: spread(perRound(saturation[name], saturation.relay, (x, y) => x.rps / y.rps)),
+        rpsVsLiteLlm: spread(perRound(saturation[name], saturation.litellm, (x, y) => x.rps / y.rps)),
+        p99LiteLlmOverThis: spread(perRound(fixed[name], fixed.litellm, (x, y) => y.latencyMs.p99 / x.latencyMs.p99)),
       },
     };
   }
   const { log: _log, ...rest } = options;
-  return { settings: { ...rest, rate }, targets: result };
+  return { settings: { ...rest, rate, litellm: systems.litellmSettings }, targets: result };
 }
 
 function problems(result: LoadResult): string {

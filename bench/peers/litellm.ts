@@ -1,0 +1,82 @@
+/**
+ * LiteLLM's proxy as a peer: the same mock upstream as Portkey, no database, no callbacks, in the
+ * settings its production guide recommends for throughput (docs.litellm.ai/docs/proxy/prod): logs at
+ * ERROR, verbose logging off, spend and error logs off, a master key (callers authenticate, as they
+ * do with our gateway). One uvicorn worker, like our one gateway process: the guide's one worker per
+ * core (`--num_workers 2`) did not answer its liveness probe within 90 s on the 2-core machine the
+ * bench was written on (litellm 1.106.2; one worker starts in 10-30 s). BENCH_LITELLM_WORKERS
+ * overrides it. The settings are recorded with the results.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, freePort, startChild, waitFor, type Child } from '../lib/procs.js';
+
+export const LITELLM_KEY = 'sk-bench-litellm-master-key-0123456789';
+const BIN = `${ROOT}bench/.venv-litellm/bin/litellm`;
+const PYTHON = `${ROOT}bench/.venv-litellm/bin/python`;
+const INSTALL = `${ROOT}bench/peers/litellm.sh`;
+
+export interface LiteLlmSettings {
+  version: string;
+  workers: number;
+  config: string;
+  env: Record<string, string>;
+}
+
+/**
+ * Installs LiteLLM, or upgrades it to the newest release (`npm run bench` does this before each run);
+ * returns its version. The first install takes a minute or two.
+ */
+export function installLiteLlm(log: (line: string) => void): string {
+  log(existsSync(BIN) ? '  litellm[proxy]: upgrading to the newest release if there is one' : '  installing litellm[proxy] into bench/.venv-litellm (first run only)');
+  const run = spawnSync('bash', [INSTALL], { encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`installing LiteLLM failed:\n${run.stderr.slice(-2000)}`);
+  return run.stdout.trim().split('\n').at(-1) ?? 'unknown';
+}
+
+/** The installed version, installing LiteLLM first when it is missing. */
+function ensureLiteLlm(log: (line: string) => void): string {
+  if (!existsSync(BIN)) return installLiteLlm(log);
+  const run = spawnSync(PYTHON, ['-c', 'import importlib.metadata as m; print(m.version("litellm"))'], { encoding: 'utf8' });
+  return run.stdout.trim() || 'unknown';
+}
+
+function configYaml(upstreamUrl: string): string {
+  return [
+    'model_list:',
+    '  - model_name: bench/echo',
+    '    litellm_params:',
+    '      model: openai/bench-1',
+    `      api_base: ${upstreamUrl}/v1`,
+    '      api_key: sk-bench-upstream',
+    'litellm_settings:',
+    '  set_verbose: false',
+    '  request_timeout: 600',
+    '  telemetry: false',
+    'general_settings:',
+    '  disable_spend_logs: true',
+    '  disable_error_logs: true',
+    '',
+  ].join('\n');
+}
+
+export async function startLiteLlm(upstreamUrl: string, log: (line: string) => void): Promise<{ child: Child; port: number; settings: LiteLlmSettings }> {
+  const version = ensureLiteLlm(log);
+  const workers = Number(process.env.BENCH_LITELLM_WORKERS ?? 1);
+  const dir = mkdtempSync(join(tmpdir(), 'bench-litellm-'));
+  const configFile = join(dir, 'config.yaml');
+  const config = configYaml(upstreamUrl);
+  writeFileSync(configFile, config);
+  const port = await freePort();
+  const env = { LITELLM_MASTER_KEY: LITELLM_KEY, LITELLM_LOG: 'ERROR' };
+  const child = await startChild('litellm', {
+    script: BIN,
+    executable: BIN,
+    args: ['--config', configFile, '--host', '127.0.0.1', '--port', String(port), '--num_workers', String(workers)],
+    env,
+  });
+  await waitFor('litellm', async () => (await fetch(`http://127.0.0.1:${port}/health/liveliness`)).ok, 180_000);
+  return { child, port, settings: { version, workers, config, env: { LITELLM_LOG: 'ERROR', LITELLM_MASTER_KEY: '(set)' } } };
+}
