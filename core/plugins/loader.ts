@@ -14,6 +14,8 @@ export interface LoadedPlugin {
   definition: AnyPlugin;
   context: PluginContext<any>;
   source: string;
+  /** The router its routes were declared on, when it has routes (read by tooling such as the OpenAPI coverage test). */
+  router?: Router;
 }
 
 const PLUGIN_NAME = /^[a-z0-9][a-z0-9-]*$/;
@@ -71,8 +73,9 @@ export async function loadPlugins(
       }
     }
     const context = makeContext(definition.name, options);
+    let router: Router | undefined;
     if (definition.routes) {
-      const router = new Router();
+      router = new Router();
       try {
         definition.routes(router, context);
       } catch (err) {
@@ -80,7 +83,7 @@ export async function loadPlugins(
       }
       mountPluginRouter(app, router, definition.name);
     }
-    loaded.push({ definition, context, source });
+    loaded.push({ definition, context, source, ...(router ? { router } : {}) });
   }
   for (const name of Object.keys(sources.options)) {
     if (!names.has(name)) throw new BootError('PLUGIN_OPTIONS_INVALID', `plugins.options names '${name}', which is not an enabled plugin`);

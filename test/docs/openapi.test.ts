@@ -35,6 +35,21 @@ const operations: Operation[] = Object.entries(document.paths as Record<string, 
   })));
 const exercised = new Set<Operation>();
 
+/**
+ * One route's key, the same for a router path and a document path: parameters unnamed (`:id`, `*id`
+ * and `{id}` alike), the optional `{/v1}` segment in the `/v1` form the document lists, and the
+ * aliases the document's description names (sync predict also under `/api/platformgateway`, fitting
+ * also under `/api/platformcore`) in their listed form.
+ */
+function routeKey(method: string, path: string): string {
+  const normalized = path
+    .replace('{/v1}', '/v1')
+    .replace(/:\w+|\*\w+|\{\w+\}/g, '{}')
+    .replace(/^\/api\/platformcore\/account\//, '/api/platformgate/account/')
+    .replace(/^\/api\/platformgateway\/(account\/\{\}\/model\/\{\}\/(?:predict|predict-with-config|predict-with-config-v2|ext))$/, '/api/platformgate/$1');
+  return `${method} ${normalized}`;
+}
+
 /** Resolves a local `$ref` of the document. */
 function deref<T = any>(node: any): T {
   let value = node;
@@ -75,9 +90,10 @@ describe('the OpenAPI document describes the demo', () => {
   const services: ModelService[] = [];
   const problems: string[] = [];
 
-  const call = async (method: string, path: string, init: { body?: unknown; raw?: BodyInit; type?: string; key?: string | null; bearer?: boolean } = {}) => {
+  type CallInit = { body?: unknown; raw?: BodyInit; type?: string; key?: string | null; bearer?: boolean; keyHeader?: string };
+  const call = async (method: string, path: string, init: CallInit = {}) => {
     const headers: Record<string, string> = {};
-    if (init.key !== null) headers[init.bearer ? 'authorization' : 'PLATFORM-API-KEY'] = init.bearer ? `Bearer ${init.key ?? KEY}` : init.key ?? KEY;
+    if (init.key !== null) headers[init.keyHeader ?? (init.bearer ? 'authorization' : 'PLATFORM-API-KEY')] = init.bearer ? `Bearer ${init.key ?? KEY}` : init.key ?? KEY;
     if (init.body !== undefined) headers['content-type'] = 'application/json';
     if (init.type) headers['content-type'] = init.type;
     const response = await fetch(`${base}${path}`, { method, headers, body: init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body)) });
@@ -146,6 +162,36 @@ describe('the OpenAPI document describes the demo', () => {
     await call('GET', '/api/adapters/chatapi/v1/models', { bearer: true });
     await call('GET', '/api/adapters/chatapi/v1/models/demo%2Fecho', { bearer: true });
     await call('POST', '/api/adapters/chatapi-direct/v1/chat/completions', { body: chat, bearer: true });
+    const R = '/api/adapters/chatapi/v1/responses';
+    const response = await call('POST', R, { body: { model: 'demo/echo', input: 'hi' }, bearer: true });
+    const responseId = ((await response.json()) as any).id as string;
+    await call('POST', R, { body: { model: 'demo/echo', input: 'hi', stream: true }, bearer: true });
+    await call('POST', R, { body: { model: 'demo/echo' }, bearer: true });
+    await call('GET', `${R}/${responseId}`, { bearer: true });
+    await call('GET', `${R}/${responseId}/input_items?order=asc&limit=5`, { bearer: true });
+    await call('GET', `${R}/resp_nothing/input_items`, { bearer: true });
+    await call('DELETE', `${R}/${responseId}`, { bearer: true });
+    await call('GET', `${R}/${responseId}`, { bearer: true });
+    await call('DELETE', `${R}/${responseId}`, { bearer: true });
+
+    const message = { model: 'demo/echo', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] };
+    await call('POST', '/api/adapters/chatapi/v1/messages', { body: message, keyHeader: 'x-api-key' });
+    await call('POST', '/api/adapters/chatapi/v1/messages', { body: { ...message, stream: true }, bearer: true });
+    await call('POST', '/api/adapters/chatapi/v1/messages', { body: message, keyHeader: 'x-api-key', key: 'wrong-key-0123456789' });
+    await call('POST', '/api/adapters/chatapi/v1/messages', { body: { model: 'demo/echo' }, keyHeader: 'x-api-key' });
+    await call('POST', '/api/adapters/chatapi/v1/messages/count_tokens', { body: { model: 'demo/echo', messages: message.messages }, keyHeader: 'x-api-key' });
+    await call('POST', '/api/adapters/chatapi/v1/messages/count_tokens', { body: { model: 'demo/nothing', messages: message.messages }, keyHeader: 'x-api-key' });
+    // The demo has no Anthropic-family service, so the direct adapter's Messages routes refuse demo/echo.
+    await call('POST', '/api/adapters/chatapi-direct/v1/messages', { body: { ...message, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] }, keyHeader: 'x-api-key' });
+    await call('POST', '/api/adapters/chatapi-direct/v1/messages/count_tokens', { body: { model: 'demo/echo', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] }, bearer: true });
+    await call('POST', '/api/adapters/chatapi-direct/v1/messages', { body: message, key: null });
+
+    await call('GET', '/metrics', { key: null });
+    await call('GET', `${A}/usage`);
+    await call('GET', `${A}/usage?from=2026-01-01&to=2026-01-31`);
+    await call('GET', `${A}/usage?from=2026-02-01&to=2026-01-01`);
+    await call('GET', '/api/platformgateway/account/nobody/usage');
+
     await call('POST', '/api/adapters/chatapi/v1/audio/speech', { body: { model: 'demo/tts', input: 'hi' }, bearer: true });
     const form = new FormData();
     form.set('model', 'demo/asr');
@@ -174,6 +220,14 @@ describe('the OpenAPI document describes the demo', () => {
     expect(problems).toEqual([]);
     expect(operations.filter((o) => !exercised.has(o)).map((o) => `${o.method} ${o.path}`)).toEqual([]);
   }, 60_000);
+
+  it('documents every route the enabled plugins registered', () => {
+    const documented = new Set(operations.map((o) => routeKey(o.method, o.path)));
+    const registered = gateway.plugins.flatMap(({ definition, router }) =>
+      (router?.stack ?? []).flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((m) => ({ plugin: definition.name, key: routeKey(m, String(layer.path)) }))));
+    expect(registered.length).toBeGreaterThan(0);
+    expect(registered.filter((r) => !documented.has(r.key)).map((r) => `${r.key} (${r.plugin})`)).toEqual([]);
+  });
 
   it('the served document has the enabled plugins\' paths, this gateway as server, and no external refs', async () => {
     const served = (await (await fetch(`${base}/openapi.json`)).json()) as Record<string, any>;
