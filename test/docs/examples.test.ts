@@ -1,13 +1,13 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { docFiles, extractExamples, shellScript, withPorts, type DocExample } from '../support/doc-examples.js';
 import { underCi } from '../support/prerequisites.js';
 import { repoRoot } from '../support/python.js';
+import { freePort } from '../support/ports.js';
 
 /**
  * Every ```sh, ```ts and ```python example of README.md and docs/ runs against a started demo
@@ -17,14 +17,6 @@ import { repoRoot } from '../support/python.js';
 const TSX_LOADER = createRequire(import.meta.url).resolve('tsx');
 const BLOCK_TIMEOUT_MS = 90_000;
 const onPath = (tool: string) => spawnSync('sh', ['-c', `command -v ${JSON.stringify(tool)}`]).status === 0;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** A folder that looks like the repository root (links to its entries) but keeps what examples write. */
 function workDir(): string {

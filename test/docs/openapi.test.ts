@@ -5,12 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../core/config/load.js';
 import { createGateway, type Gateway } from '../../core/gateway.js';
 import { silentLogger } from '../../core/logger.js';
-import { startEchoService } from '../../examples/echo-service/service.js';
-import { textClassifierHandlers } from '../../examples/text-classifier/service.js';
-import { upperHandlers } from '../../examples/upper-service/service.js';
 import { bundledDocument } from '../../plugins/openapi/document.js';
-import { ModelService } from '../../sdk/index.js';
-import { silentLogger as sdkSilentLogger } from '../../sdk/service/logger.js';
+import type { ModelService } from '../../sdk/index.js';
+import { startDemoServices } from '../support/demo-services.js';
 import { eventually } from '../support/gateway.js';
 
 /**
@@ -107,11 +104,7 @@ describe('the OpenAPI document describes the demo', () => {
     gateway = await createGateway(config, { logger: silentLogger() });
     const { httpUrl, grpcAddress } = await gateway.start();
     base = httpUrl;
-    const common = { gateways: [grpcAddress], logger: sdkSilentLogger };
-    services.push(startEchoService({ ...common, connectionToken: 'demo-echo-token-0123' }));
-    services.push(new ModelService(upperHandlers, { ...common, descriptor: { name: 'upper' }, connectionToken: 'demo-upper-token-0123' }).start());
-    services.push(new ModelService(textClassifierHandlers(), { ...common, descriptor: { name: 'text-classifier', fittable: true }, connectionToken: 'demo-classifier-token-0123' }).start());
-    await Promise.all(services.map((s) => s.ready()));
+    services.push(...await startDemoServices(grpcAddress));
   });
 
   afterAll(async () => {

@@ -7,11 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../core/config/load.js';
 import { createGateway, type Gateway } from '../../core/gateway.js';
 import { silentLogger } from '../../core/logger.js';
-import { startEchoService } from '../../examples/echo-service/service.js';
-import { textClassifierHandlers } from '../../examples/text-classifier/service.js';
-import { upperHandlers } from '../../examples/upper-service/service.js';
-import { ModelService } from '../../sdk/index.js';
-import { silentLogger as sdkSilentLogger } from '../../sdk/service/logger.js';
+import type { ModelService } from '../../sdk/index.js';
+import { startDemoServices } from '../support/demo-services.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
 import { repoRoot } from '../support/python.js';
 
@@ -62,11 +59,7 @@ describe.skipIf(!ready)('schemathesis against the demo', () => {
     gateway = await createGateway(config, { logger: silentLogger() });
     const { httpUrl, grpcAddress } = await gateway.start();
     url = httpUrl;
-    const common = { gateways: [grpcAddress], logger: sdkSilentLogger };
-    services.push(startEchoService({ ...common, connectionToken: 'demo-echo-token-0123' }));
-    services.push(new ModelService(upperHandlers, { ...common, descriptor: { name: 'upper' }, connectionToken: 'demo-upper-token-0123' }).start());
-    services.push(new ModelService(textClassifierHandlers(), { ...common, descriptor: { name: 'text-classifier', fittable: true }, connectionToken: 'demo-classifier-token-0123' }).start());
-    await Promise.all(services.map((s) => s.ready()));
+    services.push(...await startDemoServices(grpcAddress));
   });
 
   afterAll(async () => {

@@ -6,7 +6,6 @@
  * Every file in examples/configs/ must have an entry: a recipe nobody loads would rot.
  */
 import { readdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../core/config/load.js';
@@ -21,6 +20,7 @@ import { requirePrerequisite, type Prerequisite } from '../support/prerequisites
 import { repoRoot } from '../support/python.js';
 import { startAnthropicUpstream, startOpenAiUpstream } from '../support/upstream.js';
 import { llamaCppPrerequisite, startLlamaCppServer } from '../support/llama-cpp.js';
+import { freePort } from '../support/ports.js';
 
 const RECIPES_DIR = join(repoRoot, 'examples', 'configs');
 
@@ -36,14 +36,6 @@ interface RunningGateway {
   gateway: Gateway;
   httpUrl: string;
   grpcAddress: string;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** The upper-case service of examples/upper-service, in this process, dialling the given gateways. */

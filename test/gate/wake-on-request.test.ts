@@ -14,18 +14,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upperHandlers } from '../../examples/upper-service/service.js';
 import { ModelService, silentLogger } from '../../sdk/index.js';
 import { TEST_KEY, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
+import { freePort } from '../support/ports.js';
 
 const WAKER = fileURLToPath(new URL('../fixtures/wake/start-upper.ts', import.meta.url));
 const SLEEPY_TOKEN = 'sleepy-service-token-0001';
 const HOOKED_TOKEN = 'hooked-service-token-0001';
-
-async function freePort(): Promise<number> {
-  const server = http.createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 const predict = (gw: TestGateway, model: string, text: string) =>
   fetch(`${gw.httpUrl}/api/platformgate/account/demo/model/${model}/predict`, {

@@ -6,7 +6,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,19 +15,12 @@ import { ECHO_TOKEN, TEST_KEY, eventually } from '../support/gateway.js';
 import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/mongo-server.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
 import { ScriptedService } from '../support/scripted-service.js';
+import { freePort } from '../support/ports.js';
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '../../..');
 const P = '/api/platformgateway/account/demo';
 const CREATE = `${P}/model/echo/async/predict-with-config`;
 const TASKS = 16;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
-}
 
 describe.skipIf(!requirePrerequisite('async-predict durability (MongoDB)', mongoPrerequisite()))('async-predict durability: gateway killed with SIGKILL', () => {
   let mongo: MongoTestServer;

@@ -3,25 +3,14 @@
  * Anthropic-compatible upstreams of the proxy suites, and scripted bad engines (unreachable, garbage,
  * hung, cut off). Judged by the official openai Node SDK and plain HTTP.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_KEY, eventually, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
 import { type ScriptedEngine, startAnthropicUpstream, startOpenAiUpstream, startScriptedEngine as scriptedEngine, type Upstream } from '../support/upstream.js';
+import { freePort } from '../support/ports.js';
 
 const PLUGINS = ['chatapi', 'chatapi-direct', 'sync-predict', 'upstream'];
-
-/** A port nothing listens on: bound once, then released. */
-async function closedPort(): Promise<number> {
-  const server = http.createServer();
-  server.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 const service = (id: number, name: string, upstream: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   id, name, account: 'demo', public: true, family: 'openai', upstream, ...extra,
@@ -162,7 +151,7 @@ describe('upstream connector: bad engines', () => {
       if (req.url === '/v1/models') res.writeHead(healthy ? 200 : 503).end('{}');
       else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'healthy answer', refusal: null }, logprobs: null, finish_reason: 'stop' }] }));
     });
-    const down = await closedPort();
+    const down = await freePort();
     gw = await startTestGateway(testConfigInput({
       services: [
         service(30, 'down', { api: 'openai', baseUrl: `http://127.0.0.1:${down}/v1`, defaultModel: 'm', connectTimeoutMs: 2000 }),

@@ -5,12 +5,11 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { findModelFile, HOW_TO_GET_MODEL } from '../../examples/local-llm/model-file.js';
 import { eventually } from './gateway.js';
 import type { Prerequisite } from './prerequisites.js';
+import { freePort } from './ports.js';
 
 const PYTHON = fileURLToPath(new URL('../../.venv/bin/python', import.meta.url));
 
@@ -29,14 +28,6 @@ export function llamaCppPrerequisite(): Prerequisite {
     available: Boolean(model) && installed,
     reason: `${model ? '' : `the SmolLM2 model file is missing (${HOW_TO_GET_MODEL}); `}${installed ? '' : 'llama-cpp-python[server] is not in .venv (pip install -r .ci/requirements-engine.txt)'}`,
   };
-}
-
-async function freePort(): Promise<number> {
-  const server = http.createServer().listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 /** Starts the server and waits until it answers; `close` stops it. */
