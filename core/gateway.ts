@@ -14,6 +14,7 @@ import { HttpDrain } from './http/drain.js';
 import { createHttpHelpers } from './http/helpers.js';
 import { GatewayEvents } from './observe/events.js';
 import { Readiness } from './observe/readiness.js';
+import { createTracing } from './observe/tracing.js';
 import { createLogger, type Logger } from './logger.js';
 import { Pipeline } from './pipeline.js';
 import { loadPlugins, type LoadedPlugin } from './plugins/loader.js';
@@ -81,6 +82,11 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const clientCalls = new ClientCalls(pipeline, gate, logger, events, config.limits.jsonMaxDepth);
   const speech = options.speech ?? createGrpcSpeechHandlers({ pipeline, bridge: new SpeechBridge(gate, options.speechLimits), logger });
   const app = createHttpApp(logger, events, config.server.accessLog);
+  const tracing = createTracing(config.tracing);
+  if (tracing) {
+    app.use(tracing.middleware);
+    pipeline.observeStages(tracing.stages);
+  }
   const drain = new HttpDrain();
   app.use(drain.middleware);
   const http = createHttpHelpers(config.server.bodyLimitBytes, events, config.limits.jsonMaxDepth);
@@ -192,6 +198,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       await grpcServer?.close();
       rateLimiter.close?.();
       await storage.close();
+      await tracing?.close().catch((err: unknown) => logger.warn({ err }, 'exporting the last traces failed'));
       if (httpServer) {
         httpServer.closeAllConnections();
         await new Promise<void>((resolve) => httpServer!.close(() => resolve()));

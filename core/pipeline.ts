@@ -1,3 +1,4 @@
+import type { StageObserver } from './observe/request-trace.js';
 import type { Permission } from './config/types.js';
 import type { Caller, Directory, ServiceEntry } from './directory.js';
 import { gatewayError } from './errors.js';
@@ -41,6 +42,8 @@ export class Pipeline {
   readonly #validators: ConfigValidator[] = [];
   readonly #streams: StreamQuota;
   readonly #storage: StorageQuota;
+  /** Tracing's view of the stages; undefined (one check per stage) when tracing is off. */
+  #stages: StageObserver | undefined = undefined;
 
   constructor(directory: Directory, rateLimiter: RequestLimiter, quotas: { concurrentStreamsPerAccount?: number; storageBytesPerAccount?: number } = {}) {
     this.#directory = directory;
@@ -76,12 +79,18 @@ export class Pipeline {
     return this.#directory;
   }
 
+  /** Reports each request's admission and validation stages to `observer` (tracing). */
+  observeStages(observer: StageObserver): void {
+    this.#stages = observer;
+  }
+
   addValidator(validator: ConfigValidator): void {
     this.#validators.push(validator);
   }
 
   /** The caller behind an API key, after the key, blocked-account and permission checks. */
   authenticate(apiKey: string | undefined, keyHeader: string, permission: Permission): Caller {
+    this.#stages?.enter('admission');
     if (!apiKey) throw gatewayError('API_KEY_MISSING', { args: { header: keyHeader } });
     const caller = this.#directory.callerForKey(apiKey);
     if (!caller) throw gatewayError('API_KEY_INVALID');
@@ -120,6 +129,7 @@ export class Pipeline {
 
   /** Runs the registry validators over a predict config. */
   validateConfig(service: ServiceEntry, config: unknown, modelName?: string): void {
+    this.#stages?.enter('validation');
     for (const validator of this.#validators) validator.validate(service, config, modelName);
   }
 

@@ -99,6 +99,11 @@ function applyEnvOverrides(input: Record<string, any>, env: NodeJS.ProcessEnv): 
   if (env.MONGODB_URI) {
     input.store = { ...(input.store ?? {}), kind: 'mongodb', mongodbUri: env.MONGODB_URI };
   }
+  // The OpenTelemetry exporter variables turn tracing on when the config names no endpoint: the
+  // traces one as given, the generic one as a base URL (the OTLP spec's rule).
+  const tracing = (input.tracing ??= {});
+  const otlp = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (env.OTEL_EXPORTER_OTLP_ENDPOINT && `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces`);
+  if (otlp && tracing.otlpEndpoint === undefined) tracing.otlpEndpoint = otlp;
 }
 
 function normalise(input: Record<string, any>, baseDir: string, problems: string[]): GatewayConfig {
@@ -189,6 +194,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
   return {
     server: input.server,
     gate: input.gate,
+    tracing: input.tracing,
     store: { ...input.store, dataDir },
     limits: input.limits,
     accounts,

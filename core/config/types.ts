@@ -140,6 +140,12 @@ export interface GatewayConfig {
     /** Retries of one request on fallback services at most. */
     readonly retryBudget: number;
   };
+  /** OpenTelemetry traces; `otlpEndpoint` undefined: off. */
+  readonly tracing: {
+    readonly otlpEndpoint?: string;
+    readonly serviceName: string;
+    readonly sampleRatio: number;
+  };
   readonly store: {
     readonly kind: 'memory' | 'mongodb';
     readonly mongodbUri?: string;

@@ -5,6 +5,7 @@ import { gatewayError, type GatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { GatewayEvents } from '../observe/events.js';
 import { recordOfServiceHeaders, type RequestRecord } from '../observe/request-record.js';
+import type { ServiceCallSpan } from '../observe/request-trace.js';
 import { toApiErrorProto, fromServiceError } from './api-error.js';
 import { BillingLedger } from './billing-ledger.js';
 import type {
@@ -364,7 +365,10 @@ export class Gate {
   /** Timing of an answer frame: time to the first, then the gaps between frames of a stream. */
   #observeChunk(entry: CallEntry): void {
     const now = performance.now();
-    if (entry.chunks++ === 0) entry.firstChunkAt = now;
+    if (entry.chunks++ === 0) {
+      entry.firstChunkAt = now;
+      entry.span?.firstByte();
+    }
     else if (this.#events.has('chunkGap')) this.#events.emit('chunkGap', { service: entry.serviceLabel, ms: now - entry.lastChunkAt });
     entry.lastChunkAt = now;
   }
@@ -374,6 +378,7 @@ export class Gate {
     if (!entry.observed) return;
     const durationMs = performance.now() - entry.openedAt;
     if (entry.record) entry.record.serviceWaitMs += durationMs;
+    entry.span?.end(call.failureCode ?? 'ok', entry.chunks);
     if (this.#events.has('serviceCall')) {
       this.#events.emit('serviceCall', {
         service: entry.serviceLabel,
@@ -514,6 +519,8 @@ export class Gate {
    */
   open(service: ServiceEntry, request: GateRequest, options: OpenOptions = {}): ServiceCall {
     if (this.#shuttingDown) throw gatewayError('GATE_IS_SHUT_DOWN');
+    const record = recordOfServiceHeaders(options.headers);
+    record?.trace?.enter('dispatch');
     // Only a predict can move to another service: other requests carry more than one message.
     const chain = predictOf(request) ? [...(options.fallbacks ?? this.#fallbacksOf(service))] : [];
     let routed = this.#route(service, options.headers);
@@ -544,13 +551,15 @@ export class Gate {
     // Answers come from the target's instances, and #deliver matches them by the target's ID.
     const call = new ServiceCall(requestId, target.id, this.#callHooks);
     call.servedBy = { name: targetName(first), instance: session.bootUuid, fallback: first.service !== service };
-    const record = recordOfServiceHeaders(options.headers);
     if (record) record.service = service;
+    const span = record?.trace?.serviceCall(serviceLabel(service), options.model ?? service.defaultModel);
+    // The service's spans become children of this call's span, not of the caller's.
+    if (span) headers.traceparent = span.traceparent;
     const observed = record !== undefined || this.#events.has('serviceCall') || this.#events.has('chunkGap');
     const entry: CallEntry = {
       call, session, timer: undefined, signal, request, headers: options.headers, chain,
       attempts: 0, deadline: timeoutMs > 0 ? Date.now() + timeoutMs : Infinity, retry: undefined,
-      record, observed,
+      record, observed, span,
       serviceLabel: observed ? serviceLabel(service) : '',
       openedAt: observed ? performance.now() : 0, firstChunkAt: 0, lastChunkAt: 0, chunks: 0,
     };
@@ -678,6 +687,8 @@ interface CallEntry {
   readonly record: RequestRecord | undefined;
   /** Whether timings are taken (someone listens, or an HTTP request waits for its record). */
   readonly observed: boolean;
+  /** The call's trace span, when its request is traced. */
+  readonly span: ServiceCallSpan | undefined;
   readonly serviceLabel: string;
   readonly openedAt: number;
   firstChunkAt: number;

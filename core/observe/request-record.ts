@@ -1,4 +1,5 @@
 import type { Caller, ServiceEntry } from '../directory.js';
+import type { RequestTrace } from './request-trace.js';
 
 /**
  * What the gateway learns about one HTTP request while it is served: who called, which service,
@@ -13,6 +14,8 @@ export class RequestRecord {
   bytesIn = 0;
   inputTokens: number | undefined = undefined;
   outputTokens: number | undefined = undefined;
+  /** The request's trace; undefined when tracing is off. */
+  trace: RequestTrace | undefined = undefined;
 }
 
 /**

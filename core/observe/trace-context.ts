@@ -17,3 +17,9 @@ export function passTraceContext(get: (name: string) => string, headers: StringM
   const tracestate = get('tracestate');
   if (tracestate && tracestate.length <= TRACESTATE_MAX) headers.tracestate = tracestate;
 }
+
+/** The parts of a valid traceparent; undefined for anything else. */
+export function parseTraceparent(value: string): { traceId: string; parentId: string; flags: number } | undefined {
+  if (!TRACEPARENT.test(value)) return undefined;
+  return { traceId: value.slice(3, 35), parentId: value.slice(36, 52), flags: parseInt(value.slice(53, 55), 16) };
+}

@@ -1,0 +1,137 @@
+/**
+ * OpenTelemetry traces of the HTTP traffic (docs/operations.md#tracing). Off unless an OTLP endpoint
+ * is configured: then `createTracing` returns undefined, no provider or exporter exists and requests
+ * carry no `RequestTrace`. On, each HTTP request is a SERVER span, parented on the caller's W3C
+ * traceparent when one came, with child spans for the stages the pipeline and the Gate report
+ * (request-trace.ts) and a CLIENT span per service call, whose context is what the service receives.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Context, Middleware } from 'koa';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace, type Context as OtelContext, type Span, type Tracer } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
+import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_SERVICE_NAME, ATTR_URL_PATH } from '@opentelemetry/semantic-conventions';
+import type { GatewayConfig } from '../config/types.js';
+import type { RequestRecord } from './request-record.js';
+import type { RequestTrace, ServiceCallSpan, StageObserver, TraceStage } from './request-trace.js';
+import { parseTraceparent } from './trace-context.js';
+
+/** GenAI semantic-convention attribute names (still "incubating" upstream, so spelled out here). */
+const GEN_AI_SYSTEM = 'gen_ai.system';
+const GEN_AI_REQUEST_MODEL = 'gen_ai.request.model';
+const GEN_AI_INPUT_TOKENS = 'gen_ai.usage.input_tokens';
+const GEN_AI_OUTPUT_TOKENS = 'gen_ai.usage.output_tokens';
+
+export interface Tracing {
+  /** Koa middleware that opens the request's span; mount it right after the HTTP app's own. */
+  readonly middleware: Middleware;
+  /** Given to `Pipeline.observeStages`: finds the request being served and enters its stage. */
+  readonly stages: StageObserver;
+  /** Exports what is buffered and stops the exporter. */
+  close(): Promise<void>;
+}
+
+export function createTracing(config: GatewayConfig['tracing']): Tracing | undefined {
+  if (!config.otlpEndpoint) return undefined;
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName }),
+    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.sampleRatio) }),
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: config.otlpEndpoint }))],
+  });
+  // The provider is not registered globally: parents are passed explicitly, so tracing here cannot
+  // interfere with (or be changed by) an application embedding the gateway.
+  const tracer = provider.getTracer('model-gateway');
+  // The pipeline is shared by every request: it learns which one it is serving from here.
+  const current = new AsyncLocalStorage<HttpRequestTrace>();
+
+  const middleware: Middleware = async function traceRequest(ctx, next) {
+    const requestTrace = new HttpRequestTrace(tracer, ctx);
+    (ctx.state.record as RequestRecord).trace = requestTrace;
+    let status: number | undefined;
+    try {
+      await current.run(requestTrace, next);
+    } catch (err) {
+      // The HTTP app's error middleware, outside this one, renders it with this status.
+      status = (err as { status?: number }).status ?? 500;
+      throw err;
+    } finally {
+      requestTrace.finish(ctx, status ?? ctx.status);
+    }
+  };
+  return {
+    middleware,
+    stages: { enter: (stage) => current.getStore()?.enter(stage) },
+    close: () => provider.shutdown(),
+  };
+}
+
+/** The caller's span as the parent, when the request carries a valid traceparent. */
+function callerContext(header: string): OtelContext {
+  const parsed = parseTraceparent(header);
+  if (!parsed) return ROOT_CONTEXT;
+  return trace.setSpanContext(ROOT_CONTEXT, { traceId: parsed.traceId, spanId: parsed.parentId, traceFlags: parsed.flags & TraceFlags.SAMPLED, isRemote: true });
+}
+
+class HttpRequestTrace implements RequestTrace {
+  readonly #tracer: Tracer;
+  readonly #span: Span;
+  readonly #context: OtelContext;
+  #stage: { name: TraceStage; span: Span } | undefined = undefined;
+  #model: string | undefined = undefined;
+
+  constructor(tracer: Tracer, ctx: Context) {
+    this.#tracer = tracer;
+    this.#span = tracer.startSpan(ctx.method, { kind: SpanKind.SERVER, attributes: { [ATTR_HTTP_REQUEST_METHOD]: ctx.method, [ATTR_URL_PATH]: ctx.path } }, callerContext(ctx.get('traceparent')));
+    this.#context = trace.setSpan(ROOT_CONTEXT, this.#span);
+  }
+
+  enter(stage: TraceStage): void {
+    if (this.#stage?.name === stage) return;
+    this.#endStage();
+    this.#stage = { name: stage, span: this.#tracer.startSpan(`gateway.${stage}`, {}, this.#context) };
+  }
+
+  serviceCall(service: string, model: string | undefined): ServiceCallSpan {
+    // Dispatch (routing, choosing an instance) ends when the request goes to the service.
+    this.#endStage();
+    this.#model ??= model;
+    const span = this.#tracer.startSpan('gateway.service_call', {
+      kind: SpanKind.CLIENT,
+      attributes: { [GEN_AI_SYSTEM]: service, ...(model !== undefined && { [GEN_AI_REQUEST_MODEL]: model }) },
+    }, this.#context);
+    const { traceId, spanId, traceFlags } = span.spanContext();
+    return {
+      traceparent: `00-${traceId}-${spanId}-${(traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED ? '01' : '00'}`,
+      firstByte: () => span.addEvent('first_byte'),
+      end: (outcome, chunks) => {
+        span.addEvent('stream_end', { chunks });
+        if (outcome !== 'ok') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
+        span.end();
+      },
+    };
+  }
+
+  finish(ctx: Context, status: number): void {
+    this.#endStage();
+    const record = ctx.state.record as RequestRecord;
+    const route = (ctx as { _matchedRoute?: string })._matchedRoute;
+    const span = this.#span;
+    if (route !== undefined) {
+      span.updateName(`${ctx.method} ${route}`);
+      span.setAttribute(ATTR_HTTP_ROUTE, route);
+    }
+    span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
+    if (record.service) span.setAttribute(GEN_AI_SYSTEM, `${record.service.account.name}/${record.service.name}`);
+    if (this.#model !== undefined) span.setAttribute(GEN_AI_REQUEST_MODEL, this.#model);
+    if (record.inputTokens !== undefined) span.setAttribute(GEN_AI_INPUT_TOKENS, record.inputTokens);
+    if (record.outputTokens !== undefined) span.setAttribute(GEN_AI_OUTPUT_TOKENS, record.outputTokens);
+    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  }
+
+  #endStage(): void {
+    this.#stage?.span.end();
+    this.#stage = undefined;
+  }
+}

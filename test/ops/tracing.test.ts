@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildConfig } from '../../core/config/load.js';
+import { createTracing } from '../../core/observe/tracing.js';
+import { CHAT_TOKENS, chatConfigInput } from '../support/chat.js';
+import { eventually, startTestGateway, TEST_KEY, type TestGateway } from '../support/gateway.js';
+import { startRawModel, type RawModel } from '../support/raw-model.js';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
+
+const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CALLER_SPAN = '00f067aa0ba902b7';
+
+describe('OpenTelemetry traces (OTLP/HTTP protobuf to a loopback receiver)', () => {
+  let receiver: OtlpReceiver;
+  let gw: TestGateway;
+  let plain: RawModel;
+  let spans: ReceivedSpan[];
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    gw = await startTestGateway({ ...chatConfigInput(), tracing: { otlpEndpoint: receiver.url, serviceName: 'gw-under-test' } });
+    plain = await startRawModel(gw.grpcAddress, CHAT_TOKENS.plain, () => ({
+      id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'm',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'hello' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 },
+    }));
+    const res = await fetch(`${gw.httpUrl}/api/adapters/chatapi/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_KEY}`, 'content-type': 'application/json', traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` },
+      body: JSON.stringify({ model: 'demo/plain', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    plain.close();
+    // Closing the gateway flushes the batch processor to the receiver.
+    await gw.close();
+    await eventually(() => receiver.spans.some((s) => s.name.startsWith('POST ')), 5000, 'the request span to arrive');
+    spans = receiver.spans;
+  });
+  afterAll(async () => receiver?.close());
+
+  const named = (name: string) => {
+    const found = spans.filter((s) => s.name === name);
+    expect(found, `spans named ${name}: ${spans.map((s) => s.name).join(', ')}`).toHaveLength(1);
+    return found[0]!;
+  };
+
+  it('exports protobuf with the configured service name', () => {
+    expect(receiver.contentTypes.every((t) => t === 'application/x-protobuf')).toBe(true);
+    expect(new Set(spans.map((s) => s.serviceName))).toEqual(new Set(['gw-under-test']));
+  });
+
+  it('makes the request span a child of the caller\'s span, named by method and route template', () => {
+    const request = named('POST /api/adapters/chatapi{/v1}/chat/completions');
+    expect(request.traceId).toBe(CALLER_TRACE);
+    expect(request.parentSpanId).toBe(CALLER_SPAN);
+    expect(request.attributes).toMatchObject({
+      'http.request.method': 'POST', 'http.response.status_code': 200, 'http.route': '/api/adapters/chatapi{/v1}/chat/completions',
+      'gen_ai.system': 'demo/plain', 'gen_ai.usage.input_tokens': 3, 'gen_ai.usage.output_tokens': 5,
+    });
+  });
+
+  it('has admission, validation, dispatch and service-call children of the request span', () => {
+    const request = named('POST /api/adapters/chatapi{/v1}/chat/completions');
+    for (const name of ['gateway.admission', 'gateway.validation', 'gateway.dispatch', 'gateway.service_call']) {
+      const child = named(name);
+      expect(child.traceId, name).toBe(CALLER_TRACE);
+      expect(child.parentSpanId, name).toBe(request.spanId);
+    }
+    const call = named('gateway.service_call');
+    expect(call.attributes['gen_ai.system']).toBe('demo/plain');
+    expect(call.events).toEqual(['first_byte', 'stream_end']);
+  });
+
+  it('sends the service a traceparent whose parent is the gateway\'s service-call span', () => {
+    const call = named('gateway.service_call');
+    expect(plain.requests.at(-1)!.headers.traceparent).toBe(`00-${CALLER_TRACE}-${call.spanId}-01`);
+  });
+});
+
+describe('tracing off', () => {
+  it('creates no tracer or exporter without an endpoint', () => {
+    const config = buildConfig(chatConfigInput(), { env: {} });
+    expect(config.tracing.otlpEndpoint).toBeUndefined();
+    expect(createTracing(config.tracing)).toBeUndefined();
+  });
+
+  it('is turned on by OTEL_EXPORTER_OTLP_ENDPOINT (as a base URL) unless the config names an endpoint', () => {
+    const fromEnv = buildConfig(chatConfigInput(), { env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' } });
+    expect(fromEnv.tracing.otlpEndpoint).toBe('http://collector:4318/v1/traces');
+    const configured = buildConfig({ ...chatConfigInput(), tracing: { otlpEndpoint: 'http://mine:4318/v1/traces' } }, { env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' } });
+    expect(configured.tracing.otlpEndpoint).toBe('http://mine:4318/v1/traces');
+  });
+});
