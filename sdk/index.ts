@@ -8,6 +8,7 @@ export {
 } from './service/options.js';
 export { GateConnectionError } from './service/connection.js';
 export { RequestContext, FitContext } from './service/context.js';
+export { traceContextOf, type TraceContext } from './service/trace-context.js';
 // The protocol's header names a service reads or sets.
 export {
   GateHeaders,

@@ -1,6 +1,7 @@
 import { REQUEST_ID_HEADER, type ServiceInfoProto, type StringMap } from '@model-gateway/protocol';
 import type { LazyAbort } from './abort.js';
 import type { SdkLogger } from './logger.js';
+import { traceContextOf, type TraceContext } from './trace-context.js';
 
 
 export interface RequestContextInit {
@@ -36,6 +37,7 @@ export class RequestContext {
   readonly startedAt = performance.now();
   private readonly serviceInfoSource: () => ServiceInfoProto | undefined;
   readonly #abort: LazyAbort;
+  #traceContext: TraceContext | null | undefined = undefined;
 
   constructor(init: RequestContextInit) {
     this.requestId = init.requestId;
@@ -51,6 +53,15 @@ export class RequestContext {
   /** The latest `serviceInfo` the gateway sent (account, model, bucket), if any. */
   get serviceInfo(): ServiceInfoProto | undefined {
     return this.serviceInfoSource();
+  }
+
+  /**
+   * The W3C trace context the request came with (parsed on first read): with gateway tracing on, its
+   * parent is the gateway's service-call span, so spans a handler starts under it join the trace.
+   */
+  get traceContext(): TraceContext | undefined {
+    if (this.#traceContext === undefined) this.#traceContext = traceContextOf(this.headers) ?? null;
+    return this.#traceContext ?? undefined;
   }
 
   /** Aborted when the gateway cancels this request or the stream it came on drops. */

@@ -4,42 +4,60 @@ import { createTracing } from '../../core/observe/tracing.js';
 import { CHAT_TOKENS, chatConfigInput } from '../support/chat.js';
 import { eventually, startTestGateway, TEST_KEY, type TestGateway } from '../support/gateway.js';
 import { startRawModel, type RawModel } from '../support/raw-model.js';
+import { serveModel, silentLogger, type ModelService, type TraceContext } from '../../sdk/index.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
 
 const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
+/** The second request, to a service on the SDK. */
+const SDK_CALLER_TRACE = '0af7651916cd43dd8448eb211c80319c';
+
+const chatAnswer = {
+  id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'm',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'hello' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 },
+};
 
 describe('OpenTelemetry traces (OTLP/HTTP protobuf to a loopback receiver)', () => {
   let receiver: OtlpReceiver;
   let gw: TestGateway;
   let plain: RawModel;
+  let sdkService: ModelService;
+  const sdkSaw: (TraceContext | undefined)[] = [];
   let spans: ReceivedSpan[];
+
+  const chat = (model: string, traceId: string) => fetch(`${gw.httpUrl}/api/adapters/chatapi/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TEST_KEY}`, 'content-type': 'application/json', traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
+    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
+  });
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
     gw = await startTestGateway({ ...chatConfigInput(), tracing: { otlpEndpoint: receiver.url, serviceName: 'gw-under-test' } });
-    plain = await startRawModel(gw.grpcAddress, CHAT_TOKENS.plain, () => ({
-      id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'm',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'hello' }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 },
-    }));
-    const res = await fetch(`${gw.httpUrl}/api/adapters/chatapi/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TEST_KEY}`, 'content-type': 'application/json', traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` },
-      body: JSON.stringify({ model: 'demo/plain', messages: [{ role: 'user', content: 'hi' }] }),
-    });
-    expect(res.status).toBe(200);
-    await res.text();
+    plain = await startRawModel(gw.grpcAddress, CHAT_TOKENS.plain, () => chatAnswer);
+    sdkService = serveModel({
+      predict(_req, ctx) {
+        sdkSaw.push(ctx.traceContext);
+        return chatAnswer;
+      },
+    }, { descriptor: { name: 'traced-echo' }, gateways: gw.grpcAddress, connectionToken: CHAT_TOKENS.echo, logger: silentLogger });
+    await sdkService.ready();
+    for (const [model, traceId] of [['demo/plain', CALLER_TRACE], ['demo/echo', SDK_CALLER_TRACE]] as const) {
+      const res = await chat(model, traceId);
+      expect(res.status, await res.text()).toBe(200);
+    }
     plain.close();
+    await sdkService.stop();
     // Closing the gateway flushes the batch processor to the receiver.
     await gw.close();
-    await eventually(() => receiver.spans.some((s) => s.name.startsWith('POST ')), 5000, 'the request span to arrive');
+    await eventually(() => receiver.spans.filter((s) => s.name.startsWith('POST ')).length === 2, 5000, 'both request spans to arrive');
     spans = receiver.spans;
   });
   afterAll(async () => receiver?.close());
 
-  const named = (name: string) => {
-    const found = spans.filter((s) => s.name === name);
+  const named = (name: string, traceId = CALLER_TRACE) => {
+    const found = spans.filter((s) => s.name === name && s.traceId === traceId);
     expect(found, `spans named ${name}: ${spans.map((s) => s.name).join(', ')}`).toHaveLength(1);
     return found[0]!;
   };
@@ -74,6 +92,12 @@ describe('OpenTelemetry traces (OTLP/HTTP protobuf to a loopback receiver)', () 
   it('sends the service a traceparent whose parent is the gateway\'s service-call span', () => {
     const call = named('gateway.service_call');
     expect(plain.requests.at(-1)!.headers.traceparent).toBe(`00-${CALLER_TRACE}-${call.spanId}-01`);
+  });
+
+  it('gives an SDK handler the trace context, parented on the gateway\'s service-call span', () => {
+    const call = named('gateway.service_call', SDK_CALLER_TRACE);
+    expect(call.attributes['gen_ai.request.model']).toBe('echo-1');
+    expect(sdkSaw).toEqual([{ traceparent: `00-${SDK_CALLER_TRACE}-${call.spanId}-01`, traceId: SDK_CALLER_TRACE, parentId: call.spanId, sampled: true }]);
   });
 });
 

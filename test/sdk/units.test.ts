@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { SdkLogger } from '../../sdk/index.js';
-import { Payload, PayloadError, isPayloadProto, jsonPayload, protobufPayload, readJson, toApiErrorProto, ServiceError } from '../../sdk/index.js';
+import { Payload, PayloadError, isPayloadProto, jsonPayload, protobufPayload, readJson, toApiErrorProto, ServiceError, traceContextOf } from '../../sdk/index.js';
 import { Backoff } from '../../sdk/service/backoff.js';
 import { AsyncQueue } from '../../sdk/service/async-queue.js';
 import { toModelResponse } from '../../sdk/service/output.js';
@@ -87,5 +87,22 @@ describe('AsyncQueue', () => {
     })();
     failing.fail(new Error('gone'));
     await expect(reading).rejects.toThrow('gone');
+  });
+});
+
+describe('traceContextOf', () => {
+  it('parses a valid W3C traceparent with its tracestate', () => {
+    expect(traceContextOf({ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'v=1' })).toEqual({
+      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', parentId: '00f067aa0ba902b7', sampled: true, tracestate: 'v=1',
+    });
+    expect(traceContextOf({ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00' })?.sampled).toBe(false);
+  });
+
+  it('refuses a missing, malformed or all-zero traceparent', () => {
+    expect(traceContextOf({})).toBeUndefined();
+    expect(traceContextOf({ traceparent: '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01' })).toBeUndefined();
+    expect(traceContextOf({ traceparent: '00-00000000000000000000000000000000-00f067aa0ba902b7-01' })).toBeUndefined();
+    expect(traceContextOf({ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01' })).toBeUndefined();
+    expect(traceContextOf({ traceparent: 'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' })).toBeUndefined();
   });
 });
