@@ -138,6 +138,15 @@ export class MemoryTaskStore implements TaskStore {
     return held;
   }
 
+  async releaseLeases(leases: readonly TaskLease[]): Promise<void> {
+    // Claims take a PROCESSING task whose lease is before now: one that ended a moment ago qualifies.
+    const ended = this.now() - 1;
+    for (const { taskId, leaseToken } of leases) {
+      const task = this.leased(taskId, leaseToken);
+      if (task) task.record.leaseUntil = ended;
+    }
+  }
+
   async complete(taskId: string, leaseToken: string, result: TaskResult): Promise<boolean> {
     if (!this.leased(taskId, leaseToken)) return false;
     const stored = await storePayload(this.files, `${taskId}.result`, result.body, RESULT_INLINE_MAX_BYTES, { taskId });

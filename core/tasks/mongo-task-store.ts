@@ -132,6 +132,13 @@ export class MongoTaskStore implements TaskStore {
     return new Set(held.map((d) => d._id));
   }
 
+  async releaseLeases(leases: readonly TaskLease[]): Promise<void> {
+    if (leases.length === 0) return;
+    const filter = { status: 'PROCESSING', $or: leases.map(({ taskId, leaseToken }) => ({ _id: taskId, leaseToken })) };
+    // Claims take a PROCESSING task whose lease is before now: one that ended a moment ago qualifies.
+    await this.model.updateMany(filter, { $set: { leaseUntil: this.now() - 1 } });
+  }
+
   async complete(taskId: string, leaseToken: string, result: TaskResult): Promise<boolean> {
     const body = await storePayload(this.files, `${taskId}.result`, result.body, RESULT_INLINE_MAX_BYTES, { taskId, part: 'result' });
     const done = await this.finish({ _id: taskId, status: 'PROCESSING', leaseToken }, 'COMPLETED', {

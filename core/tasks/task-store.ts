@@ -166,6 +166,14 @@ export interface TaskStore {
    */
   renewLeases(leases: readonly TaskLease[], leaseMs: number): Promise<Set<string>>;
 
+  /**
+   * Ends leases at once, for a worker that stops without finishing its tasks (a gateway shutting
+   * down): each PROCESSING task whose token still matches gets a lease that has run out, so any
+   * worker claims it now instead of when the lease would have expired. As after a crash, the next
+   * claim counts as a new attempt. A lease whose token no longer matches is left unchanged.
+   */
+  releaseLeases(leases: readonly TaskLease[]): Promise<void>;
+
   /** PROCESSING → COMPLETED with the result, when the token still matches; false otherwise. */
   complete(taskId: string, leaseToken: string, result: TaskResult): Promise<boolean>;
 

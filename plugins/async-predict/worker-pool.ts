@@ -46,6 +46,8 @@ export class WorkerPool {
   readonly #jobs = new Map<string, Job>();
   /** The leases of every running job, renewed together. */
   readonly #leases: LeaseKeeper<Job>;
+  /** Jobs that ended unfinished because the gateway shuts down: close() releases their leases. */
+  readonly #leftBehind: Job[] = [];
   #filling: Promise<void> | undefined;
   #refill = false;
   #timer: NodeJS.Timeout | undefined;
@@ -90,8 +92,9 @@ export class WorkerPool {
   }
 
   /**
-   * Stops claiming and ends the running jobs without writing: their tasks keep their lease and are
-   * claimed again when it runs out (by another process, or by this gateway after a restart).
+   * Stops claiming and ends the running jobs without writing, then releases their leases (and those
+   * of tasks the Gate's shutdown left unfinished), so another gateway on the store claims them at
+   * once rather than when the leases run out. Should the release fail, they still run out.
    */
   async close(): Promise<void> {
     this.#running = false;
@@ -101,6 +104,13 @@ export class WorkerPool {
     await this.#filling; // a task claimed meanwhile starts stopped (#startGroup)
     await Promise.allSettled([...this.#jobs.values()].map((job) => job.done));
     this.#leases.close();
+    const left = this.#leftBehind.splice(0).map((job) => ({ taskId: job.task.taskId, leaseToken: job.leaseToken }));
+    if (left.length === 0) return;
+    try {
+      await this.#ctx.store.releaseLeases(left);
+    } catch (err) {
+      this.#ctx.logger.warn({ err, tasks: left.length }, 'async task leases not released; the tasks are claimed again when the leases run out');
+    }
   }
 
   /**
@@ -192,7 +202,11 @@ export class WorkerPool {
   async #settle(job: Job, outcome: TaskResult | GatewayError): Promise<void> {
     const { store, logger } = this.#ctx;
     const { taskId } = job.task;
-    if (job.stop.signal.aborted) return;
+    if (job.stop.signal.aborted) {
+      // Stopped by close(), not cancelled or lost (their release would be refused anyway, by the token).
+      if (!this.#running) this.#leftBehind.push(job);
+      return;
+    }
     try {
       if (!(outcome instanceof GatewayError)) {
         if (await store.complete(taskId, job.leaseToken, outcome)) this.#ctx.events.emit('task', { status: 'COMPLETED', processingMs: Date.now() - job.claimedAt });
@@ -201,6 +215,8 @@ export class WorkerPool {
       }
       if (outcome.code === 'GATE_IS_SHUT_DOWN') {
         logger.info({ taskId }, 'gateway shutting down: async task left to be claimed again');
+        // Released by close(), not now: this pool could claim it again before it stops.
+        this.#leftBehind.push(job);
         return;
       }
       if (outcome.status >= 500) logger.warn({ taskId, code: outcome.code, err: outcome.cause ?? outcome.message }, 'async task failed');

@@ -565,8 +565,9 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
         expect(await statusOf(taskId)).toBe('CANCELED');
       });
 
-      it('a gateway shut down mid-task leaves the task to another gateway, which completes it', async () => {
-        const input = suiteConfig(gw.gateway.config.store as unknown as Record<string, unknown>);
+      it('a gateway shut down mid-task releases its lease: another gateway claims the task at once and completes it', async () => {
+        // A lease far longer than the wait below: only the release on close lets the task move on in time.
+        const input = suiteConfig(gw.gateway.config.store as unknown as Record<string, unknown>, { leaseMs: 60_000 });
         input.gate.drainTimeoutMs = 100;
         const leaving = await startTestGateway(input);
         // Only the leaving gateway has an instance of 'offline', so its worker runs the task.
@@ -577,11 +578,11 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
         await leavingService.heldRequest('handover');
         await leaving.close();
         leavingService.close();
-        expect(await statusOf(taskId)).toBe('PROCESSING'); // not failed: its lease runs out instead
+        expect(await statusOf(taskId)).toBe('PROCESSING'); // not failed: left to another gateway
 
         const staying = new ScriptedService(gw.grpcAddress, OFFLINE_TOKEN);
         try {
-          await staying.heldRequest('handover'); // claimed again once the lease ran out
+          await staying.heldRequest('handover', 10_000); // claimed again long before the 60 s lease would run out
           staying.release('handover', { handedOver: true });
           expect(await finished(taskId)).toMatchObject({ status: 'COMPLETED' });
           expect((await result(taskId)).body).toEqual({ handedOver: true });

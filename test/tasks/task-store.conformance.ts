@@ -236,6 +236,21 @@ export function taskStoreConformance(name: string, factory: HarnessFactory): voi
         expect(await claim('other')).toBeNull();
       });
 
+      it('releases a lease at once for its holder only: the task is claimable now, not when the lease would end', async () => {
+        const { taskId } = await store.create(input(), CAPS);
+        const a = await claimed('a');
+        await store.releaseLeases([{ taskId, leaseToken: 'not-the-token' }]);
+        expect(await claim('b')).toBeNull();
+        await store.releaseLeases([{ taskId, leaseToken: a.leaseToken }]);
+        const b = await claimed('b'); // the clock has not moved
+        expect(b).toMatchObject({ taskId, attempt: 2, workerId: 'b' });
+        expect(await renew(taskId, a.leaseToken)).toBe(false);
+        // Releasing the old holder's lease again changes nothing for the new holder.
+        await store.releaseLeases([{ taskId, leaseToken: a.leaseToken }]);
+        expect(await claim('c')).toBeNull();
+        await store.releaseLeases([]);
+      });
+
       it('does not re-claim before the lease ends, and re-claims after', async () => {
         const { taskId } = await store.create(input(), CAPS);
         const a = await claimed('a');
