@@ -98,6 +98,26 @@ export class AnswerCollector {
 /** Reads a call to its end into one ServiceResponse; a refused answer cancels the call at the service. */
 export async function collectAnswer(call: ServiceCall, serviceName: string, maxBytes = call.maxAnswerBytes): Promise<ServiceResponse> {
   const collector = new AnswerCollector(serviceName, maxBytes);
+  await readThrough(call, collector);
+  return collector.result();
+}
+
+/**
+ * The terminal frame of a call, for callers that answer with one message (gRPC `process`): every
+ * frame goes through the same AnswerCollector as an HTTP answer, so statuses, JSON/protobuf mixing
+ * and the size bound are decided by one rule; the frame's `headers` become the allowed headers of
+ * the whole answer. A streamed answer yields its last frame. A refused answer cancels the call.
+ */
+export async function finalAnswer(call: ServiceCall, serviceName: string, maxBytes = call.maxAnswerBytes): Promise<ServiceAnswer> {
+  const collector = new AnswerCollector(serviceName, maxBytes);
+  const last = await readThrough(call, collector);
+  if (!last) throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: serviceName, reason: 'the call ended without an answer' } });
+  return { ...last, headers: collector.result().headers };
+}
+
+/** Feeds every frame of a call to `collector` and returns the last one; a refusal cancels the call. */
+async function readThrough(call: ServiceCall, collector: AnswerCollector): Promise<ServiceAnswer | undefined> {
+  let last: ServiceAnswer | undefined;
   for await (const frame of call) {
     try {
       collector.add(frame);
@@ -106,8 +126,9 @@ export async function collectAnswer(call: ServiceCall, serviceName: string, maxB
       call.cancel(error);
       throw error;
     }
+    last = frame;
   }
-  return collector.result();
+  return last;
 }
 
 /** One body from the payloads: one JSON text as is, several as a JSON array (joined, not parsed); protobuf bytes joined. */

@@ -50,7 +50,7 @@ export class ClientCalls {
     const record = new RequestRecord();
     const started = performance.now();
     this.#run(call.request, abort.signal, record)
-      .then((c) => c.final())
+      .then(({ serviceCall, service }) => serviceCall.final(service.name))
       .then((answer) => {
         const response = toClientResponse(answer);
         if (!response) throw unexpectedAnswer(answer);
@@ -180,9 +180,9 @@ export class ClientCalls {
     call.on('error', (err) => fail(err));
   };
 
-  async #run(message: ClientMessage, signal: AbortSignal, record: RequestRecord): Promise<ServiceCall> {
+  async #run(message: ClientMessage, signal: AbortSignal, record: RequestRecord): Promise<{ serviceCall: ServiceCall; service: ServiceEntry }> {
     const { caller, service } = this.#admit(message);
-    return this.#start(message.decode(), caller, service, signal, record);
+    return { serviceCall: this.#start(message.decode(), caller, service, signal, record), service };
   }
 
   #start(request: ClientRequestProto, caller: Caller, service: ServiceEntry, signal: AbortSignal, record: RequestRecord): ServiceCall {

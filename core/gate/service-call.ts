@@ -1,4 +1,5 @@
 import { gatewayError, type GatewayError } from '../errors.js';
+import { finalAnswer } from './answer.js';
 import type { PartialPredictRequestProto, ServiceToGateProto } from '../../proto/src/index.js';
 
 /** An answer frame of one request: a ServiceToGateProto whose body is not `error`. */
@@ -214,11 +215,12 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<
     return this.#next();
   }
 
-  /** The terminal answer, for callers that want one message (a streamed answer yields its last frame). */
-  async final(): Promise<ServiceAnswer> {
-    let last: ServiceAnswer | undefined;
-    for await (const answer of this) last = answer;
-    if (!last) throw new Error('service call ended without an answer');
-    return last;
+  /**
+   * The terminal answer, for callers that want one message (a streamed answer yields its last frame),
+   * read by the one answer reader (answer.ts `finalAnswer`): statuses, JSON/protobuf mixing, the size
+   * bound and the header allow-list are checked as for an HTTP answer.
+   */
+  final(serviceName = this.servedBy?.name ?? `service ${this.serviceId}`): Promise<ServiceAnswer> {
+    return finalAnswer(this, serviceName);
   }
 }

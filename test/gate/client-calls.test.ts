@@ -23,7 +23,10 @@ function serveEcho(stream: RawServiceStream): void {
     const requestId = m.requestId;
     if (m.body === 'predict') {
       const data = JSON.parse(m.predict.data.json);
-      if (data.stream) {
+      if (data.answerWith) {
+        // The frame exactly as the test describes it: statuses, headers and payloads the gateway judges.
+        for (const frame of [data.answerWith].flat()) stream.send({ requestId, ...frame });
+      } else if (data.stream) {
         for (let i = 0; i < data.stream; i++) {
           stream.send({ requestId, partialPredict: { data: json({ chunk: i }), start: i === 0, finish: i === data.stream - 1 } });
         }
@@ -139,6 +142,25 @@ describe('Gate client calls', () => {
     ['config that is not JSON', { predict: { data: json(1), config: { json: '{oops' } } }, 'MALFORMED_JSON', 400],
   ])('in-band error for %s', async (_what, extra, code, statusCode) => {
     expect(await errorOf(request(extra as Partial<ClientRequestProto>))).toMatchObject({ code, statusCode });
+  });
+
+  it('process: the answer is read by the one answer reader (allowed headers, final statuses, no JSON/protobuf mix)', async () => {
+    const answerWith = (frame: object) => request({ predict: { data: json({ answerWith: frame }) } });
+    const ok = await processUnary(client, answerWith({
+      headers: { 'x-model-version': '7', 'set-cookie': 'a=b' },
+      predict: { data: json({ ok: true }), statusCode: 201, headers: { location: '/elsewhere', 'content-language': 'de' } },
+    }));
+    expect(JSON.parse(ok.predict!.data!.json!)).toEqual({ ok: true });
+    expect(ok.headers).toEqual({ 'x-model-version': '7', 'content-language': 'de' });
+    const interim = await processUnary(client, answerWith({ predict: { data: json({}), statusCode: 103 } }));
+    expect(interim.error).toMatchObject({ statusCode: 502 });
+    expect(interim.error!.message).toMatch(/not a final HTTP status/);
+    const mixed = await processUnary(client, request({ predict: { data: json({ answerWith: [
+      { partialPredict: { data: json(1), start: true } },
+      { partialPredict: { data: { protobuf: [1, 2] }, finish: true } },
+    ] }) } }));
+    expect(mixed.error).toMatchObject({ statusCode: 502 });
+    expect(mixed.error!.message).toMatch(/mixed JSON and protobuf/);
   });
 
   it('public services answer other accounts; private ones their owner', async () => {

@@ -189,6 +189,29 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
         expect(await harness.fileSizes(gw)).toContain(bytes.length);
       });
 
+      it('the result is served with the status and allowed headers the service answered, as sync predict serves them', async () => {
+        const frame = {
+          headers: { 'x-model-version': '7', 'set-cookie': 'a=b' },
+          predict: { data: { json: '{"made":true}' }, statusCode: 201, headers: { 'content-language': 'de', location: '/elsewhere' } },
+        };
+        const taskId = await createdId(await create('-with-config', { data: { frame } }));
+        expect(await finished(taskId)).toMatchObject({ status: 'COMPLETED' });
+        const res = await result(taskId);
+        expect(res.status).toBe(201);
+        expect(res.body).toEqual({ made: true });
+        expect(res.headers).toMatchObject({ 'x-model-version': '7', 'content-language': 'de' });
+        expect(res.headers['set-cookie']).toBeUndefined();
+        expect(res.headers['location']).toBeUndefined();
+      });
+
+      it('an interim status from the service fails the task as the sync answer would (502)', async () => {
+        const taskId = await createdId(await create('-with-config', { data: { frame: { predict: { data: { json: '1' }, statusCode: 103 } } } }));
+        expect(await finished(taskId)).toMatchObject({ status: 'CANCELED' });
+        const res = await result(taskId);
+        expect(res.status).toBe(502);
+        expect(res.body.error.message).toMatch(/not a final HTTP status/);
+      });
+
       it('a service error ends the task CANCELED; the result is that error with its status', async () => {
         const fail = { code: 'platform-action.common.bad-request', message: 'no such language', statusCode: 422, args: { lang: 'xx' } };
         const taskId = await createdId(await create('-with-config', { data: { fail } }));

@@ -7,6 +7,7 @@
  *   {"big": n}         answers {"text": "a…"} with n characters
  *   {"stream": n}      answers n partialPredict frames {"chunk": i}
  *   {"mirror": …}      answers the request's data text exactly as received
+ *   {"frame": {...}}   answers with that frame as given (statuses, headers, payloads to judge)
  * Protobuf data is answered with {"bytes": <length>, "sha256": <hex>}. A `batch` request is answered
  * item by item (matched by the items' requestIds): {"fail": …} items with an item error, the others
  * with {"echo": x, "config": …, "batchSize": n}.
@@ -126,6 +127,7 @@ export class ScriptedService {
     if (typeof parsed !== 'object' || parsed === null) parsed = { echo: parsed };
     if ('hold' in parsed) this.#held.set(String(parsed.hold), requestId);
     else if ('fail' in parsed) stream.send({ requestId, error: parsed.fail as object });
+    else if ('frame' in parsed) stream.send({ requestId, ...(parsed.frame as object) });
     else if ('big' in parsed) this.#answer(stream, requestId, { text: 'a'.repeat(Number(parsed.big)) });
     else if ('stream' in parsed) {
       const n = Number(parsed.stream);
