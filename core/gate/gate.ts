@@ -40,6 +40,10 @@ export type GateRequest =
 export interface OpenOptions {
   /** Overall deadline; defaults to the service's timeoutSec, else gate.defaultTimeoutSec. 0 = none. */
   timeoutMs?: number;
+  /** Deadline from dispatch to the first answer frame of a stream (ms; absent or 0: none). */
+  firstChunkTimeoutMs?: number;
+  /** Deadline between two answer frames of a stream (ms; absent or 0: none). */
+  idleTimeoutMs?: number;
   /** Aborting it (caller gone, caller cancelled) fails the call and sends `cancel` to the service. */
   signal?: AbortSignal;
   /** Headers for the service (Z-requestId, caller and billing headers). */
@@ -567,6 +571,9 @@ export class Gate {
     session.calls.set(requestId, call);
 
     if (timeoutMs > 0 && Number.isFinite(timeoutMs)) entry.timer = setTimeout(expire, timeoutMs, call, service.name, timeoutMs);
+    if (options.firstChunkTimeoutMs || options.idleTimeoutMs) {
+      call.setStreamDeadlines({ firstChunkMs: options.firstChunkTimeoutMs ?? 0, idleMs: options.idleTimeoutMs ?? 0 }, service.name);
+    }
     if (signal?.aborted) {
       call.fail(gatewayError('REQUEST_CANCELED'));
       return call;

@@ -22,6 +22,17 @@ export function isTerminal(answer: ServiceToGateProto): boolean {
   }
 }
 
+/**
+ * Deadlines of a streamed answer, in milliseconds; 0 turns one off. The call owns them (armed by the
+ * Gate at `open`), so every relay of a stream gets the same rule and none re-arms timers of its own.
+ */
+export interface StreamDeadlines {
+  /** From dispatch to the service's first answer frame (STREAM_FIRST_CHUNK_TIMEOUT). */
+  readonly firstChunkMs: number;
+  /** Between two answer frames once the stream runs (STREAM_IDLE_TIMEOUT). */
+  readonly idleMs: number;
+}
+
 /** Who answers a call (the `x-served-by` header, and `model` when a fallback answered). */
 export interface ServedBy {
   readonly name: string;
@@ -91,6 +102,8 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<
   #failure: GatewayError | undefined;
   #ended = false;
   #settled = false;
+  /** The stream deadlines, when the call has them, and the timer of the one now running. */
+  #stream: { readonly deadlines: StreamDeadlines; readonly service: string; timer: NodeJS.Timeout | undefined } | undefined;
   /** The reader waiting for the next answer, if any. */
   #waiting: { resolve: (result: IteratorResult<ServiceAnswer>) => void; reject: (error: GatewayError) => void } | undefined;
 
@@ -129,9 +142,22 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<
     return this.#answered;
   }
 
+  /**
+   * Arms the first-chunk deadline now and, once the first frame arrives, the idle deadline between
+   * frames. Measured on frames from the service, not on a relay's reads: a caller that reads slowly is
+   * bounded by CALLER_TOO_SLOW, not mistaken for a silent service.
+   */
+  setStreamDeadlines(deadlines: StreamDeadlines, serviceName: string): void {
+    if (this.#settled || (deadlines.firstChunkMs <= 0 && deadlines.idleMs <= 0)) return;
+    this.#stream = { deadlines, service: serviceName, timer: undefined };
+    if (!this.#answered) this.#armStreamTimer('STREAM_FIRST_CHUNK_TIMEOUT', deadlines.firstChunkMs);
+    else this.#armStreamTimer('STREAM_IDLE_TIMEOUT', deadlines.idleMs);
+  }
+
   /** Delivers a non-error answer frame from the service. */
   deliver(answer: ServiceAnswer): void {
     if (this.#settled) return;
+    if (this.#stream) this.#streamFrameArrived();
     this.#answered = true;
     this.#queue.push(answer);
     this.#queuedBytes += answerBytes(answer);
@@ -176,7 +202,20 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<
     this.fail(error, true);
   }
 
+  #streamFrameArrived(): void {
+    const stream = this.#stream!;
+    if (!this.#answered) this.#armStreamTimer('STREAM_IDLE_TIMEOUT', stream.deadlines.idleMs);
+    else stream.timer?.refresh();
+  }
+
+  #armStreamTimer(code: 'STREAM_FIRST_CHUNK_TIMEOUT' | 'STREAM_IDLE_TIMEOUT', ms: number): void {
+    const stream = this.#stream!;
+    clearTimeout(stream.timer);
+    stream.timer = ms > 0 ? setTimeout(streamDeadlinePassed, Math.min(ms, MAX_TIMER_MS), this, code, stream.service, ms) : undefined;
+  }
+
   #settle(): void {
+    if (this.#stream) clearTimeout(this.#stream.timer);
     this.#settled = true;
     this.#ended = true;
     this.#hooks.release(this);
@@ -223,4 +262,12 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<
   final(serviceName = this.servedBy?.name ?? `service ${this.serviceId}`): Promise<ServiceAnswer> {
     return finalAnswer(this, serviceName);
   }
+}
+
+/** The longest delay a Node timer holds (2^31 - 1 ms); a longer one would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A stream deadline passed (a timer callback shared by every call): the service gets `cancel`. */
+function streamDeadlinePassed(call: ServiceCall, code: 'STREAM_FIRST_CHUNK_TIMEOUT' | 'STREAM_IDLE_TIMEOUT', service: string, ms: number): void {
+  call.fail(gatewayError(code, { args: { service, timeoutSec: ms / 1000 } }), true);
 }

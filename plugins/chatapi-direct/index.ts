@@ -26,7 +26,7 @@ import { findUsage, tokenCounts, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
 import { openChatCall } from '../_shared/openai/open-call.js';
 import { mountCors } from '../_shared/http/cors.js';
-import { CHAT_ADAPTER_OPTIONS_SCHEMA, streamTimeouts, type ChatAdapterOptions } from '../_shared/openai/options.js';
+import { CHAT_ADAPTER_OPTIONS_SCHEMA, type ChatAdapterOptions } from '../_shared/openai/options.js';
 import { ANTHROPIC_SSE, type AnthropicStreamState } from '../_shared/anthropic/events.js';
 import { DIRECT_BODY, checkAnthropicBody, type DirectBody } from './schemas.js';
 import { mountDirectMessages } from './messages.js';
@@ -76,10 +76,9 @@ export default definePlugin<ChatApiDirectOptions>({
       };
       let usage: Usage | undefined;
       if (stream) {
-        const timeouts = streamTimeouts(ctx.options, service, ctx.gate.defaultTimeoutSec);
         usage = service.family === 'anthropic'
-          ? await relaySse<AnthropicStreamState>(koa, call, ANTHROPIC_SSE, { stopped: false }, timeouts, service.name)
-          : await relaySse(koa, call, OPENAI_SSE, defaults, timeouts, service.name);
+          ? await relaySse<AnthropicStreamState>(koa, call, ANTHROPIC_SSE, { stopped: false }, service.name)
+          : await relaySse(koa, call, OPENAI_SSE, defaults, service.name);
       } else {
         const answer = await collectAnswer(call, service.name);
         const json = answer.whole ?? (service.family === 'anthropic' ? answer.parts.at(-1)! : mergeChunks(answer.parts, defaults));

@@ -13,7 +13,7 @@ import { prepareAnthropicRoute } from '../_shared/anthropic/route.js';
 import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { resolveChatTarget } from '../_shared/openai/model-id.js';
 import { openChatCall } from '../_shared/openai/open-call.js';
-import { streamTimeouts, type ChatAdapterOptions } from '../_shared/openai/options.js';
+import type { ChatAdapterOptions } from '../_shared/openai/options.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
 import { DIRECT_BODY, checkAnthropicBody, type DirectBody } from './schemas.js';
 
@@ -45,7 +45,7 @@ export function mountDirectMessages(
     checkAnthropicBody(body);
     const stream = body.stream === true;
     const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: dataTypeOf(service) } } }, stream, passed);
-    const usage = await relayNativeMessages(koa, call, stream, streamTimeouts(ctx.options, service, ctx.gate.defaultTimeoutSec), service.name);
+    const usage = await relayNativeMessages(koa, call, stream, service.name);
     if (usage && ctx.options.logUsage) {
       ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model: body.model, endpoint: 'messages', usage }, 'usage');
     }

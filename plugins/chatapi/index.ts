@@ -19,7 +19,7 @@ import { findUsage, tokenCounts, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
 import { openChatCall } from '../_shared/openai/open-call.js';
 import { mountCors } from '../_shared/http/cors.js';
-import { CHAT_ADAPTER_OPTIONS_SCHEMA, streamTimeouts, type ChatAdapterOptions } from '../_shared/openai/options.js';
+import { CHAT_ADAPTER_OPTIONS_SCHEMA, type ChatAdapterOptions } from '../_shared/openai/options.js';
 import { ModelCatalog } from './models.js';
 import { ResponseStoreHolder } from './responses/open-store.js';
 import { mountResponses } from './responses/routes.js';
@@ -94,7 +94,7 @@ export default definePlugin<ChatApiOptions>({
       };
       let usage: Usage | undefined;
       if (stream) {
-        usage = await relaySse(koa, call, OPENAI_SSE, defaults, streamTimeouts(ctx.options, service, ctx.gate.defaultTimeoutSec), service.name);
+        usage = await relaySse(koa, call, OPENAI_SSE, defaults, service.name);
       } else {
         const answer = await collectAnswer(call, service.name);
         const text = endpoint === 'embeddings'

@@ -13,10 +13,9 @@ export async function relayNativeMessages(
   koa: Context,
   call: ServiceCall,
   stream: boolean,
-  timeouts: Parameters<typeof relaySse>[4],
   serviceName: string,
 ): Promise<Usage | undefined> {
-  if (stream) return relaySse<AnthropicStreamState>(koa, call, ANTHROPIC_SSE, { stopped: false }, timeouts, serviceName);
+  if (stream) return relaySse<AnthropicStreamState>(koa, call, ANTHROPIC_SSE, { stopped: false }, serviceName);
   const answer = await collectAnswer(call, serviceName);
   const json = answer.whole ?? answer.parts.at(-1)!;
   koa.type = 'application/json';

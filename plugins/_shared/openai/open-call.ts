@@ -1,4 +1,5 @@
 import type { Context } from 'koa';
+import { streamDeadlines, type ChatAdapterOptions } from './options.js';
 import { GatewayError, gatewayError, type Caller, type GateRequest, type OpenOptions, type PluginContext, type ServiceCall, type ServiceEntry } from '../../../core/plugins/index.js';
 
 /** Where a chat request may go besides its service's least busy instance (core/gate/routing.ts, failover.ts). */
@@ -8,7 +9,8 @@ export type ChatRouting = Pick<OpenOptions, 'fallbacks' | 'model' | 'affinityKey
  * Opens a call to a chat service for an adapter request, cancelled when the caller goes away. A
  * service with no connected instance is 503 SERVICE_UNAVAILABLE with `Retry-After` here, which the
  * OpenAI and Anthropic SDKs retry (DESIGN.md section 4); the platform API keeps the spec's 400.
- * `stream`: the call has no overall deadline (its first-chunk and idle deadlines apply instead).
+ * `stream`: the call has no overall deadline; the call enforces the adapter's first-chunk and idle
+ * deadlines instead (`firstChunkTimeoutMs`, `idleTimeoutMs`), so the relays arm no timers.
  * With `waitForInstanceMs`, a service with no instance is waited for (and woken) first.
  * `extraHeaders` go to the service too (e.g. `anthropic-version`), after the gateway's own.
  */
@@ -27,7 +29,8 @@ export async function openChatCall(
   if (extraHeaders) for (const [name, value] of Object.entries(extraHeaders)) headers[name] ??= value;
   if (!routing.fallbacks?.length) await ctx.gate.ready(service, caller.account);
   try {
-    call = ctx.gate.open(service, request, { headers, timeoutMs: stream ? 0 : undefined, ...routing });
+    const deadlines = stream ? streamDeadlines(ctx.options as ChatAdapterOptions, service, ctx.gate.defaultTimeoutSec) : {};
+    call = ctx.gate.open(service, request, { headers, timeoutMs: stream ? 0 : undefined, ...deadlines, ...routing });
   } catch (err) {
     if (err instanceof GatewayError && err.code === 'NO_ACTIVE_INSTANCES') throw gatewayError('SERVICE_UNAVAILABLE', { args: { service: service.name } });
     throw err;

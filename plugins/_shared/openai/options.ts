@@ -1,6 +1,5 @@
-import type { ServiceEntry } from '../../../core/plugins/index.js';
+import type { OpenOptions, ServiceEntry } from '../../../core/plugins/index.js';
 import { CORS_OPTIONS_SCHEMA, type CorsOptions } from '../http/cors.js';
-import type { StreamTimeouts } from './relay.js';
 
 /** Options both chat adapters take (`plugins.options.chatapi` / `plugins.options.chatapi-direct`). */
 export interface ChatAdapterOptions {
@@ -25,10 +24,13 @@ export const CHAT_ADAPTER_OPTIONS_SCHEMA = {
   },
 };
 
-/** The stream deadlines for one service: the first chunk falls back to its predict timeout. */
-export function streamTimeouts(options: ChatAdapterOptions, service: ServiceEntry, defaultTimeoutSec: number): StreamTimeouts {
+/**
+ * The stream deadlines for one service, as Gate open options (the call enforces them): the first
+ * chunk falls back to its predict timeout.
+ */
+export function streamDeadlines(options: ChatAdapterOptions, service: ServiceEntry, defaultTimeoutSec: number): Pick<OpenOptions, 'firstChunkTimeoutMs' | 'idleTimeoutMs'> {
   return {
-    firstChunkMs: options.firstChunkTimeoutMs ?? (service.timeoutSec ?? defaultTimeoutSec) * 1000,
-    idleMs: options.idleTimeoutMs,
+    firstChunkTimeoutMs: options.firstChunkTimeoutMs ?? (service.timeoutSec ?? defaultTimeoutSec) * 1000,
+    idleTimeoutMs: options.idleTimeoutMs,
   };
 }

@@ -11,14 +11,6 @@ import {
 } from '../../../core/plugins/index.js';
 import { findUsage, mergeUsage, type Usage } from './usage.js';
 
-/** Deadlines of a streamed answer, in milliseconds; 0 turns one off. */
-export interface StreamTimeouts {
-  /** From dispatch to the service's first answer frame. */
-  readonly firstChunkMs: number;
-  /** Between two answer frames once the stream runs. */
-  readonly idleMs: number;
-}
-
 /**
  * How a streamed answer goes on the wire. Each partial answer of the service is one event whose JSON
  * text is written as is (it is already JSON: no parse, no re-serialisation).
@@ -61,7 +53,9 @@ export function oneLine(json: string): string {
 /**
  * Relays a service's streamed answer as Server-Sent Events. Nothing is written until the first event
  * is ready, so an error before it (the service refused, the first-chunk deadline passed) still
- * propagates as a thrown GatewayError and becomes an ordinary JSON error response. After the 200
+ * propagates as a thrown GatewayError and becomes an ordinary JSON error response. The deadlines
+ * (first chunk, idle) are the call's own (Gate open options), so they reach the relay as the call's
+ * failure like any other. After the 200
  * headers an error becomes one error event, and the response ends. Returns the usage the answer
  * reported, when it did.
  */
@@ -70,32 +64,13 @@ export async function relaySse<R>(
   call: ServiceCall,
   format: SseFormat<R>,
   request: R,
-  timeouts: StreamTimeouts,
   serviceName: string,
 ): Promise<Usage | undefined> {
   const res = koa.res;
   let committed = false;
   let usage: Usage | undefined;
-  let first = true;
-  let timer: NodeJS.Timeout | undefined;
-  if (timeouts.firstChunkMs > 0) {
-    timer = setTimeout(() => {
-      call.cancel(gatewayError('STREAM_FIRST_CHUNK_TIMEOUT', { args: { service: serviceName, timeoutSec: timeouts.firstChunkMs / 1000 } }));
-    }, timeouts.firstChunkMs);
-  }
   try {
     for await (const answer of call) {
-      if (first) {
-        first = false;
-        clearTimeout(timer);
-        timer = timeouts.idleMs > 0
-          ? setTimeout(() => {
-            call.cancel(gatewayError('STREAM_IDLE_TIMEOUT', { args: { service: serviceName, timeoutSec: timeouts.idleMs / 1000 } }));
-          }, timeouts.idleMs)
-          : undefined;
-      } else {
-        timer?.refresh();
-      }
       const json = answerJson(answer, serviceName);
       if (json === undefined) continue;
       usage = mergeUsage(usage, findUsage(json));
@@ -107,7 +82,6 @@ export async function relaySse<R>(
       if (!res.write(text)) await drained(res, [call.failedSignal]);
     }
   } catch (thrown) {
-    clearTimeout(timer);
     const err = toGatewayError(thrown);
     call.cancel(err);
     if (!committed) throw err;
@@ -116,7 +90,6 @@ export async function relaySse<R>(
     else if (!res.destroyed) res.end(format.error(err, request));
     return usage;
   }
-  clearTimeout(timer);
   if (res.destroyed) return usage;
   if (format.terminated && !format.terminated(request)) {
     const err = gatewayError('STREAM_CUT_OFF', { args: { service: serviceName, expected: 'no terminal event' } });

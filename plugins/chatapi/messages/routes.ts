@@ -16,7 +16,7 @@ import { mergeChunks, type AnswerDefaults } from '../../_shared/openai/answers.j
 import { parseJsonObject } from '../../_shared/openai/json-object.js';
 import { resolveChatTarget } from '../../_shared/openai/model-id.js';
 import { openChatCall } from '../../_shared/openai/open-call.js';
-import { streamTimeouts, type ChatAdapterOptions } from '../../_shared/openai/options.js';
+import type { ChatAdapterOptions } from '../../_shared/openai/options.js';
 import { collectAnswer, relaySse } from '../../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../../_shared/openai/usage.js';
 import { compileBodyCheck } from '../../_shared/openai/validate.js';
@@ -50,12 +50,11 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
     const body = checkCreate(value);
     const { id, service } = resolveChatTarget(ctx, caller, body.model);
     const stream = body.stream === true;
-    const timeouts = streamTimeouts(ctx.options, service, ctx.gate.defaultTimeoutSec);
     let usage: Usage | undefined;
 
     if (service.family === 'anthropic') {
       const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: nativeBody(body, text), dataType: `${ctx.specsUrl}/common.json#/JsonObject` } } }, stream, passed);
-      usage = await relayNativeMessages(koa, call, stream, timeouts, service.name);
+      usage = await relayNativeMessages(koa, call, stream, service.name);
       deps.logUsage(koa, caller, body.model, usage, 'messages');
       return;
     }
@@ -68,7 +67,7 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
     }, stream, passed);
     const messageId = `msg_${randomBytes(12).toString('hex')}`;
     if (stream) {
-      usage = await relaySse(koa, call, MESSAGES_SSE, new MessagesStream(messageId, body.model), timeouts, service.name);
+      usage = await relaySse(koa, call, MESSAGES_SSE, new MessagesStream(messageId, body.model), service.name);
     } else {
       const answer = await collectAnswer(call, service.name);
       const defaults: AnswerDefaults = { id: messageId, created: Math.floor(Date.now() / 1000), model: body.model, object: 'chat.completion', includeUsage: false };

@@ -7,12 +7,12 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { gatewayError, type Caller, type PluginContext, type ServiceEntry } from '../../../core/plugins/index.js';
+import { gatewayError, type Caller, type PluginContext } from '../../../core/plugins/index.js';
 import { mergeChunks, type AnswerDefaults } from '../../_shared/openai/answers.js';
 import { parseJsonObject, type JsonObject as Json } from '../../_shared/openai/json-object.js';
 import { resolveChatTarget } from '../../_shared/openai/model-id.js';
 import { openChatCall } from '../../_shared/openai/open-call.js';
-import { streamTimeouts, type ChatAdapterOptions } from '../../_shared/openai/options.js';
+import type { ChatAdapterOptions } from '../../_shared/openai/options.js';
 import { collectAnswer, relaySse } from '../../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../../_shared/openai/usage.js';
 import { compileBodyCheck } from '../../_shared/openai/validate.js';
@@ -52,7 +52,7 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
     if (service.nativeResponses) {
       const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: `${ctx.specsUrl}/gpt.json#/ResponsesRequest` } } }, stream);
       if (stream) {
-        const usage = await relaySse<NativeStreamState>(koa, call, NATIVE_RESPONSES_SSE, { terminated: false, sequence: 0 }, timeoutsOf(ctx, service), service.name);
+        const usage = await relaySse<NativeStreamState>(koa, call, NATIVE_RESPONSES_SSE, { terminated: false, sequence: 0 }, service.name);
         deps.logUsage(koa, caller, body.model, usage);
       } else {
         const answer = await collectAnswer(call, service.name);
@@ -78,7 +78,7 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
     let usage: Usage | undefined;
     if (stream) {
       const translator = new ResponsesStream(head);
-      usage = await relaySse(koa, call, RESPONSES_SSE, translator, timeoutsOf(ctx, service), service.name);
+      usage = await relaySse(koa, call, RESPONSES_SSE, translator, service.name);
       response = translator.final?.status === 'failed' ? undefined : translator.final;
     } else {
       const answer = await collectAnswer(call, service.name);
@@ -129,11 +129,6 @@ async function ownStored(deps: ResponsesDeps, caller: Caller, id: string, param 
   const stored = await (await deps.store()).get(id);
   if (!stored || stored.ownerId !== caller.account.id) throw gatewayError('ENTITY_NOT_FOUND_BY_ID', { param, args: { entity: 'response', id } });
   return stored;
-}
-
-
-function timeoutsOf(ctx: PluginContext<ChatAdapterOptions>, service: ServiceEntry) {
-  return streamTimeouts(ctx.options, service, ctx.gate.defaultTimeoutSec);
 }
 
 /** One page of input items: `order` (default desc), `after` (an item id), `limit` (1–100, default 20). */
