@@ -2,6 +2,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { ServiceEntry } from '../directory.js';
 import { drained } from '../flow.js';
 import type { Logger } from '../logger.js';
+import { every } from '../timers.js';
 import type { GateToServiceProto, ServiceToGateProto, StartServingProto } from '../../proto/src/index.js';
 import { newInstanceId, type GateInstance, type InstanceLoad, type InstanceState } from './instance.js';
 import type { ServiceCall } from './service-call.js';
@@ -26,7 +27,7 @@ export class ServiceSession implements GateInstance {
   state: SessionState = 'serving';
   load: InstanceLoad | undefined;
   #lastSeen = Date.now();
-  #heartbeat: NodeJS.Timeout | undefined;
+  #stopHeartbeats: (() => void) | undefined;
   readonly #stream: ServiceStream;
   readonly #log: Logger;
 
@@ -96,21 +97,20 @@ export class ServiceSession implements GateInstance {
     const beat = () => this.send({ heartBeat: { status: 'Ok', interval: intervalMs } });
     beat();
     const silenceLimit = 3 * intervalMs + 1000;
-    this.#heartbeat = setInterval(() => {
+    this.#stopHeartbeats = every(intervalMs, () => {
       if (Date.now() - this.#lastSeen > silenceLimit) {
         this.#log.warn({ silentMs: Date.now() - this.#lastSeen }, 'service stream silent too long; dropping it');
         onSilence();
         return;
       }
       beat();
-    }, intervalMs);
-    this.#heartbeat.unref();
+    });
   }
 
   /** Ends the gateway's side of the stream and stops the timers. Idempotent. */
   close(): void {
-    if (this.#heartbeat) clearInterval(this.#heartbeat);
-    this.#heartbeat = undefined;
+    this.#stopHeartbeats?.();
+    this.#stopHeartbeats = undefined;
     if (this.state === 'closed') return;
     this.state = 'closed';
     try {

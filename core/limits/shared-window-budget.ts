@@ -1,5 +1,6 @@
 import type { mongo } from 'mongoose';
 import { isDuplicateKeyError } from '../tasks/mongo-connection.js';
+import { every } from '../timers.js';
 
 /** One window's budget document: how much of `limit` the gateways have leased so far. */
 interface WindowDoc {
@@ -63,7 +64,7 @@ export class SharedWindowBudget {
   readonly #warn: (message: string, err: unknown) => void;
   readonly #now: () => number;
   readonly #holdings = new Map<string, Holding>();
-  readonly #timer: NodeJS.Timeout;
+  readonly #stopReturning: () => void;
   #lastWarning = 0;
 
   constructor(options: SharedWindowBudgetOptions) {
@@ -78,8 +79,7 @@ export class SharedWindowBudget {
       warn(message, err);
     };
     this.#now = options.now ?? Date.now;
-    this.#timer = setInterval(() => void this.#returnIdle(), RETURN_IDLE_MS);
-    this.#timer.unref();
+    this.#stopReturning = every(RETURN_IDLE_MS, () => this.#returnIdle());
   }
 
   /** Creates the TTL index (real MongoDB removes old windows by it). */
@@ -113,7 +113,7 @@ export class SharedWindowBudget {
   }
 
   close(): void {
-    clearInterval(this.#timer);
+    this.#stopReturning();
   }
 
   /** The smallest lease: a fixed part of the limit. */

@@ -42,3 +42,4 @@ export { readWav, wavHeader, WavFormatError, type WavAudio } from '../speech/wav
 export type { SpeechLimits } from '../speech/limits.js';
 export type { AudioChunkOut, SynthesisRequest, SynthesisStream } from '../speech/synthesis.js';
 export type { RecognitionStream } from '../speech/recognition.js';
+export { every, type EveryOptions } from '../timers.js';

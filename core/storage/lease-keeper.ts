@@ -1,3 +1,5 @@
+import { every } from '../timers.js';
+
 /**
  * Keeps the leases of one process alive: async tasks its workers run, fitting jobs it runs. One timer
  * for all of them; each tick renews every held lease in one batched store write, fenced (the store
@@ -19,7 +21,7 @@ export class LeaseKeeper<L> {
   readonly #options: LeaseKeeperOptions<L>;
   /** Each held lease and what to do when it is lost. */
   readonly #held = new Map<L, () => void>();
-  #timer: NodeJS.Timeout | undefined;
+  #stopTimer: (() => void) | undefined;
   #renewing: Promise<void> | undefined;
 
   constructor(options: LeaseKeeperOptions<L>) {
@@ -33,16 +35,13 @@ export class LeaseKeeper<L> {
   /** Renews `lease` from the next tick on until it is released; `onLost` runs once if the store refuses it. */
   hold(lease: L, onLost: () => void): void {
     this.#held.set(lease, onLost);
-    if (!this.#timer) {
-      this.#timer = setInterval(() => void this.renewNow(), this.#options.intervalMs);
-      this.#timer.unref();
-    }
+    this.#stopTimer ??= every(this.#options.intervalMs, () => this.renewNow());
   }
 
   /** Stops renewing `lease` (its work ended); the timer stops with the last lease. */
   release(lease: L): void {
     this.#held.delete(lease);
-    if (this.#held.size === 0) this.#stopTimer();
+    if (this.#held.size === 0) this.#stop();
   }
 
   /** One batched renewal of every held lease (the timer's tick). Overlapping ticks are skipped. */
@@ -55,7 +54,7 @@ export class LeaseKeeper<L> {
   /** Stops the timer and forgets every lease (they run out in the store and are taken over). */
   close(): void {
     this.#held.clear();
-    this.#stopTimer();
+    this.#stop();
   }
 
   async #renew(): Promise<void> {
@@ -74,11 +73,11 @@ export class LeaseKeeper<L> {
       this.#held.delete(lease);
       onLost();
     }
-    if (this.#held.size === 0) this.#stopTimer();
+    if (this.#held.size === 0) this.#stop();
   }
 
-  #stopTimer(): void {
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = undefined;
+  #stop(): void {
+    this.#stopTimer?.();
+    this.#stopTimer = undefined;
   }
 }

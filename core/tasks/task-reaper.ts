@@ -1,4 +1,5 @@
 import type { Logger } from '../logger.js';
+import { every } from '../timers.js';
 import type { TaskStore } from './task-store.js';
 
 /**
@@ -6,21 +7,9 @@ import type { TaskStore } from './task-store.js';
  * Returns a stop function. Whoever owns the store's lifecycle (the async plugin) starts it.
  */
 export function startTaskReaper(store: TaskStore, logger: Logger, intervalMs = 60 * 60 * 1000): () => void {
-  let running = false;
   const run = async (): Promise<void> => {
-    if (running) return;
-    running = true;
-    try {
-      const removed = await store.purgeExpired();
-      if (removed > 0) logger.info({ removed }, 'expired tasks removed');
-    } catch (err) {
-      logger.warn({ err }, 'task reaper failed; will retry');
-    } finally {
-      running = false;
-    }
+    const removed = await store.purgeExpired();
+    if (removed > 0) logger.info({ removed }, 'expired tasks removed');
   };
-  void run();
-  const timer = setInterval(() => void run(), intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  return every(intervalMs, run, { now: true, onError: (err) => logger.warn({ err }, 'task reaper failed; will retry') });
 }

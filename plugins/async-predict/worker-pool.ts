@@ -11,6 +11,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import {
+  every,
   AnswerCollector,
   GateHeaders,
   GatewayError, LeaseKeeper, fromServiceError, gatewayError, serviceHeaders, taskErrorFrom, toGatewayError,
@@ -50,7 +51,7 @@ export class WorkerPool {
   readonly #leftBehind: Job[] = [];
   #filling: Promise<void> | undefined;
   #refill = false;
-  #timer: NodeJS.Timeout | undefined;
+  #stopPolling: (() => void) | undefined;
   #stopWatchingInstances: (() => void) | undefined;
   #running = false;
 
@@ -70,8 +71,7 @@ export class WorkerPool {
   /** Claims now, at every poll (tasks created on other gateways), and when an instance connects here. */
   start(): void {
     this.#running = true;
-    this.#timer = setInterval(() => this.wake(), this.#ctx.options.pollMs);
-    this.#timer.unref();
+    this.#stopPolling = every(this.#ctx.options.pollMs, () => this.wake());
     this.#stopWatchingInstances = this.#ctx.gate.onInstance(() => this.wake());
     this.wake();
   }
@@ -98,7 +98,7 @@ export class WorkerPool {
    */
   async close(): Promise<void> {
     this.#running = false;
-    clearInterval(this.#timer);
+    this.#stopPolling?.();
     this.#stopWatchingInstances?.();
     for (const job of this.#jobs.values()) job.stop.abort();
     await this.#filling; // a task claimed meanwhile starts stopped (#startGroup)

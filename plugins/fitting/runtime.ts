@@ -4,7 +4,7 @@
  * repairs half-applied results and (with MongoDB) picks up other gateways' changes.
  */
 import { join } from 'node:path';
-import { gatewayError, type PluginContext } from '../../core/plugins/index.js';
+import { every, gatewayError, type PluginContext } from '../../core/plugins/index.js';
 import { DerivedServices } from './derived-services.js';
 import { JobRunner } from './job-runner.js';
 import type { FittingOptions } from './options.js';
@@ -23,7 +23,7 @@ export class FittingRuntime {
   /** Where fitted models are kept: `<modelRoot>/<derived service ID>/<job ID>`. */
   readonly modelRoot: string;
   #opening: Promise<Opened> | undefined;
-  readonly #timers: NodeJS.Timeout[] = [];
+  readonly #stops: (() => void)[] = [];
   readonly #background = new Set<Promise<void>>();
   #closed = false;
 
@@ -72,7 +72,7 @@ export class FittingRuntime {
   /** Runs after the Gate drained: waits for the jobs' final writes, then closes the store. */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const timer of this.#timers.splice(0)) clearInterval(timer);
+    for (const stop of this.#stops.splice(0)) stop();
     await Promise.all(this.#background);
     if (!this.#opening) return;
     const opened = await this.#opening.catch(() => undefined);
@@ -81,20 +81,18 @@ export class FittingRuntime {
     await opened.store.close();
   }
 
+  /** Background work every `ms` (one run at a time); close() waits for a run in progress. */
   #every(ms: number, work: () => Promise<void>): void {
-    let busy = false;
-    const timer = setInterval(() => {
-      if (busy || this.#closed) return;
-      busy = true;
-      const run = work()
-        .catch((err: unknown) => this.ctx.logger.warn({ err }, 'fitting background work failed; will retry'))
-        .finally(() => {
-          busy = false;
-          this.#background.delete(run);
-        });
-      this.#background.add(run);
-    }, ms);
-    timer.unref();
-    this.#timers.push(timer);
+    const tracked = (): Promise<void> | undefined => {
+      if (this.#closed) return undefined;
+      const run = work();
+      // Tracked settled either way: close() waits for the run, never for its error (onError has it).
+      const settled: Promise<void> = run.then(ignore, ignore).finally(() => this.#background.delete(settled));
+      this.#background.add(settled);
+      return run;
+    };
+    this.#stops.push(every(ms, tracked, { onError: (err) => this.ctx.logger.warn({ err }, 'fitting background work failed; will retry') }));
   }
 }
+
+function ignore(): void {}

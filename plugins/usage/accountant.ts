@@ -1,4 +1,4 @@
-import type { PluginContext } from '../../core/plugins/index.js';
+import { every, type PluginContext } from '../../core/plugins/index.js';
 import type { UsageOptions } from './options.js';
 import { dayOf, type UsageDelta, type UsageStore } from './usage-store.js';
 
@@ -14,7 +14,7 @@ export class Accountant {
   readonly #store: UsageStore;
   readonly #pending = new Map<string, UsageDelta>();
   readonly #unsubscribe: (() => void)[] = [];
-  readonly #timer: NodeJS.Timeout;
+  readonly #stopFlushing: () => void;
   readonly #ctx: PluginContext<UsageOptions>;
   #flushing: Promise<void> = Promise.resolve();
 
@@ -44,8 +44,7 @@ export class Accountant {
           .catch((err: unknown) => ctx.logger.warn({ err }, 'usage: charge not booked'));
       }),
     );
-    this.#timer = setInterval(() => void this.flush(), ctx.options.flushIntervalMs);
-    this.#timer.unref();
+    this.#stopFlushing = every(ctx.options.flushIntervalMs, () => this.flush());
   }
 
   #delta(accountId: number, service: string, at: number): UsageDelta {
@@ -79,7 +78,7 @@ export class Accountant {
 
   async close(): Promise<void> {
     for (const off of this.#unsubscribe.splice(0)) off();
-    clearInterval(this.#timer);
+    this.#stopFlushing();
     await this.flush();
   }
 }

@@ -1,4 +1,4 @@
-import { definePlugin, gatewayError, type PluginContext } from '../../core/plugins/index.js';
+import { definePlugin, every, gatewayError, type PluginContext } from '../../core/plugins/index.js';
 import { Accountant } from './accountant.js';
 import { MemoryUsageStore } from './memory-usage-store.js';
 import { MongoUsageStore } from './mongo-usage-store.js';
@@ -14,7 +14,7 @@ const MAX_DAYS = 366;
 interface Running {
   store: UsageStore;
   accountant: Accountant;
-  purge: NodeJS.Timeout;
+  stopPurging: () => void;
 }
 
 /** Per gateway (one process may run several). */
@@ -54,16 +54,14 @@ export default definePlugin<UsageOptions>({
     const store = await ctx.storage.open<UsageStore>({ memory: () => new MemoryUsageStore(), mongodb: (connection) => new MongoUsageStore(connection) });
     const accountant = new Accountant(ctx, store);
     const purgeOld = () => store.purge(dayOf(Date.now() - ctx.options.retentionDays * DAY_MS)).catch((err: unknown) => logger.warn({ err }, 'usage: purge failed'));
-    void purgeOld();
-    const purge = setInterval(purgeOld, 3_600_000);
-    purge.unref();
-    running.set(ctx, { store, accountant, purge });
+    const stopPurging = every(3_600_000, purgeOld, { now: true });
+    running.set(ctx, { store, accountant, stopPurging });
   },
   async close(ctx) {
     const state = running.get(ctx);
     if (!state) return;
     running.delete(ctx);
-    clearInterval(state.purge);
+    state.stopPurging();
     await state.accountant.close();
     await state.store.close();
   },
