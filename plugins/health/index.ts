@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { definePlugin, gatewayError, type Caller, type PluginContext, type ServiceEntry } from '../../core/plugins/index.js';
+import { definePlugin, gatewayError, PLATFORM_KEY_HEADER, type Caller, type PluginContext, type ServiceEntry } from '../../core/plugins/index.js';
 
 const BEARER = /^bearer\s+/i;
 
@@ -46,7 +46,7 @@ export default definePlugin({
 /** The caller when the request carries an API key (`PLATFORM-API-KEY` or `Authorization`); 401 for a wrong one. */
 function optionalCaller(koa: Context, ctx: PluginContext): Caller | undefined {
   const authorization = koa.get('authorization');
-  const key = koa.get('platform-api-key') || (authorization && authorization.replace(BEARER, '').trim());
+  const key = koa.get(PLATFORM_KEY_HEADER) || (authorization && authorization.replace(BEARER, '').trim());
   if (!key) return undefined;
   const caller = ctx.directory.callerForKey(key);
   if (!caller) throw gatewayError('API_KEY_INVALID');

@@ -2,7 +2,7 @@
  * From a predict request (what any model service receives) to the JSON body an HTTP engine takes:
  * the data and config merged, and the model named as the engine knows it. Pure; no HTTP.
  */
-import { gatewayError, type PredictRequestProto, type ServiceEntry, type UpstreamConfig } from '../../core/plugins/index.js';
+import { gatewayError, parseJson, type PredictRequestProto, type ServiceEntry, type UpstreamConfig } from '../../core/plugins/index.js';
 
 export type Json = Record<string, unknown>;
 
@@ -59,12 +59,7 @@ export function engineBody(predict: PredictRequestProto, upstream: UpstreamConfi
 
 function parseObject(json: string | undefined, what: string): Json {
   if (!json) throw gatewayError('VALIDATION_FAILED', { param: what, args: { reason: `the predict ${what} must be a JSON object for an HTTP engine` } });
-  let value: unknown;
-  try {
-    value = JSON.parse(json);
-  } catch (err) {
-    throw gatewayError('MALFORMED_JSON', { param: what, args: { reason: (err as Error).message } });
-  }
+  const value = parseJson(json, what);
   if (!isObject(value)) throw gatewayError('VALIDATION_FAILED', { param: what, args: { reason: `the predict ${what} must be a JSON object for an HTTP engine` } });
   return value;
 }

@@ -1,11 +1,10 @@
-import { definePlugin, every, gatewayError, type PluginContext } from '../../core/plugins/index.js';
+import { definePlugin, every, gatewayError, PLATFORM_KEY_HEADER, type PluginContext } from '../../core/plugins/index.js';
 import { Accountant } from './accountant.js';
 import { MemoryUsageStore } from './memory-usage-store.js';
 import { MongoUsageStore } from './mongo-usage-store.js';
 import { configSchema, type UsageOptions } from './options.js';
 import { dayOf, type UsageRow, type UsageStore } from './usage-store.js';
 
-const KEY_HEADER = 'PLATFORM-API-KEY';
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const DAY_MS = 86_400_000;
 /** The longest period one read may cover. */
@@ -32,7 +31,7 @@ export default definePlugin<UsageOptions>({
   configSchema,
   routes(router, ctx) {
     router.get('/api/platformgateway/account/:account/usage', async (koa) => {
-      const caller = ctx.pipeline.authenticate(koa.get(KEY_HEADER) || undefined, KEY_HEADER, 'READ_DATA');
+      const caller = ctx.pipeline.authenticate(koa.get(PLATFORM_KEY_HEADER) || undefined, PLATFORM_KEY_HEADER, 'READ_DATA');
       const account = ctx.directory.findAccount(koa.params.account ?? '');
       // Only one's own usage; another account's is as absent as a missing one.
       if (!account || account.id !== caller.account.id) throw gatewayError('ACCOUNT_NOT_FOUND', { args: { account: koa.params.account ?? '' } });

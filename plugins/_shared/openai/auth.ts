@@ -1,4 +1,5 @@
 import type { Context } from 'koa';
+import { PLATFORM_KEY_HEADER } from '../../../core/plugins/index.js';
 
 const BEARER = /^bearer\s+/i;
 
@@ -13,8 +14,7 @@ export function chatApiKey(koa: Context): string {
   if (authorization) return BEARER.test(authorization) ? authorization.replace(BEARER, '').trim() : authorization.trim();
   const xApiKey = headers['x-api-key'];
   if (typeof xApiKey === 'string' && xApiKey) return xApiKey.trim();
-  const platform = headers['platform-api-key'];
-  return typeof platform === 'string' ? platform.trim() : '';
+  return koa.get(PLATFORM_KEY_HEADER).trim();
 }
 
 /** Named in the 401 message when no key came. */
