@@ -13,6 +13,10 @@ export type ChatRouting = Pick<OpenOptions, 'fallbacks' | 'model' | 'affinityKey
  * deadlines instead (`firstChunkTimeoutMs`, `idleTimeoutMs`), so the relays arm no timers.
  * With `waitForInstanceMs`, a service with no instance is waited for (and woken) first.
  * `extraHeaders` go to the service too (e.g. `anthropic-version`), after the gateway's own.
+ * A streamed call holds one of the account's concurrent-stream slots until its response closes
+ * (end, error or the caller going away), like gRPC streams and HTTP speech: an SSE stream holds an
+ * instance's attention as long as the caller likes. The slot is taken first, so a refused caller
+ * (429 TOO_MANY_CONCURRENT_STREAMS) neither waits for nor wakes an instance.
  */
 export async function openChatCall(
   ctx: PluginContext<any>,
@@ -25,6 +29,7 @@ export async function openChatCall(
   routing: ChatRouting = {},
 ): Promise<ServiceCall> {
   let call: ServiceCall;
+  if (stream) koa.res.once('close', ctx.pipeline.openStream(caller));
   const headers = ctx.http.serviceHeaders(koa, caller);
   if (extraHeaders) for (const [name, value] of Object.entries(extraHeaders)) headers[name] ??= value;
   if (!routing.fallbacks?.length) await ctx.gate.ready(service, caller.account);
