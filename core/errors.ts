@@ -113,6 +113,7 @@ export const ERROR_CATALOG = {
   NO_INSTANCE_IN_TIME: { status: 503, type: 'api_error', message: (a) => `Service '${str(a.service)}' had no connected instance within ${str(a.waitMs)} ms${a.woken ? ' (its waker was called: it may still be starting)' : ''}; retry shortly`, retryAfterSec: 2 },
   UPSTREAM_UNREACHABLE: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}': its engine at ${str(a.url)} cannot be reached (${str(a.reason)})` },
   FITTING_INTERRUPTED: { status: 503, type: 'api_error', message: () => 'The gateway running this fitting job stopped before the fit finished; start the fit again' },
+  UNAUTHENTICATED_BYTES_EXHAUSTED: { status: 503, type: 'api_error', message: (a) => `The gateway holds ${str(a.limit)} bytes of messages from callers not yet authenticated; retry shortly`, retryAfterSec: 1 },
   GATE_IS_SHUT_DOWN: { status: 503, type: 'api_error', grpcCode: 'platform.gate.gate_is_shut_down', message: () => 'The gateway is shutting down' },
   PREDICT_TIMEOUT: { status: 504, type: 'api_error', message: (a) => `Service '${str(a.service)}' did not answer within ${str(a.timeoutSec)} s` },
   STREAM_FIRST_CHUNK_TIMEOUT: { status: 504, type: 'api_error', message: (a) => `Service '${str(a.service)}' sent no first chunk within ${str(a.timeoutSec)} s` },

@@ -160,6 +160,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
           maxHeaderBytes: config.server.grpcClientMaxHeaderBytes,
         },
         registrationMaxMessageBytes: config.server.grpcRegistrationMaxMessageBytes,
+        unauthenticatedBytesInFlight: config.server.unauthenticatedBytesInFlight,
         heartbeatIntervalMs: config.gate.heartbeatIntervalMs,
         gate,
         clientCalls,

@@ -127,6 +127,8 @@ export interface GatewayConfig {
     readonly grpcClientMaxHeaders: number;
     readonly grpcClientMaxHeaderBytes: number;
     readonly grpcRegistrationMaxMessageBytes: number;
+    /** Bytes of unauthenticated gRPC input held at once, gateway-wide (core/gate/unauthenticated-bytes.ts). */
+    readonly unauthenticatedBytesInFlight: number;
   };
   readonly gate: {
     readonly heartbeatIntervalMs: number;

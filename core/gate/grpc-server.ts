@@ -6,6 +6,7 @@ import type { Gate } from './gate.js';
 import { gateServiceDefinition, type ClientRequestProto, type GateHandlers } from '../../proto/src/index.js';
 import { clientMessageDeserializer, type ClientMessageLimits } from './client-message.js';
 import { receiveLimitInterceptor, receiveLimitOf } from './receive-limits.js';
+import { UnauthenticatedBytes, trust, unauthenticatedBytesInterceptor } from './unauthenticated-bytes.js';
 
 /** The client calls take ClientMessages: their deserializer reads only what admission needs. */
 type ClientMethod = 'process' | 'processResponseStream' | 'processStream';
@@ -24,6 +25,8 @@ export interface GrpcServerOptions {
   client: ClientMessageLimits;
   /** Largest message of a processAsync stream before it has registered. */
   registrationMaxMessageBytes: number;
+  /** Bytes of messages from callers not yet authenticated held at once, over all calls. */
+  unauthenticatedBytesInFlight: number;
   heartbeatIntervalMs: number;
   gate: Gate;
   clientCalls: ClientCalls;
@@ -63,8 +66,10 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
       ? { ...method, requestDeserialize: clientMessageDeserializer(options.client, method.requestDeserialize as (bytes: Buffer) => ClientRequestProto) }
       : method,
   ]));
+  const unauthenticated = new UnauthenticatedBytes(options.unauthenticatedBytesInFlight);
+  const watched = (path: string) => (clientPaths.has(path) ? 'firstMessage' : path === processAsyncPath ? 'untilTrusted' : undefined);
   const server = new grpc.Server({
-    interceptors: [receiveLimitInterceptor(limitOf)],
+    interceptors: [receiveLimitInterceptor(limitOf), unauthenticatedBytesInterceptor(unauthenticated, watched)],
     'grpc.max_receive_message_length': options.maxMessageBytes,
     'grpc.max_send_message_length': options.maxMessageBytes,
     // SDK clients ping every 120 s, also without active calls; the grpc-js default (5 min minimum
@@ -78,8 +83,12 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
       callback(null, { status: 'Ok', interval: options.heartbeatIntervalMs });
     },
     processAsync: (stream) => {
-      // Registered: the stream may now carry messages up to the service limit.
-      options.gate.acceptServiceStream(stream, () => receiveLimitOf(stream).set(options.maxMessageBytes));
+      // Registered: the stream may now carry messages up to the service limit, outside the budget of
+      // unauthenticated bytes.
+      options.gate.acceptServiceStream(stream, () => {
+        trust(stream);
+        return receiveLimitOf(stream).set(options.maxMessageBytes);
+      });
     },
     process: options.clientCalls.process,
     processResponseStream: options.clientCalls.processResponseStream,

@@ -22,13 +22,15 @@ export function wireSession(address: string): ClientHttp2Session {
 
 /**
  * One call of `method` (`/com.platform.gate.Gate/process`) whose single message is `message`, or, with
- * `announce`, a message of `announce` bytes whose body is `message` followed by filler bytes.
+ * `announce`, a message of `announce` bytes whose body is `message` followed by filler bytes. With
+ * `partial`, only that many bytes of the message are sent and the stream is left open (a peer that
+ * makes the gateway hold a message it never finishes).
  */
 export function wireCall(
   session: ClientHttp2Session,
   method: string,
   message: Buffer,
-  options: { announce?: number; keepOpen?: boolean; onStream?: (stream: ClientHttp2Stream) => void } = {},
+  options: { announce?: number; keepOpen?: boolean; partial?: number; onStream?: (stream: ClientHttp2Stream) => void } = {},
 ): Promise<WireOutcome> {
   const length = options.announce ?? message.length;
   return new Promise((resolve) => {
@@ -85,10 +87,10 @@ export function wireCall(
       });
       if (!(await write(prefix)) || !(await write(message))) return;
       sent -= 5;
-      for (let left = length - message.length; left > 0; left -= filler.length) {
+      for (let left = (options.partial ?? length) - message.length; left > 0; left -= filler.length) {
         if (!(await write(left >= filler.length ? filler : filler.subarray(0, left)))) return;
       }
-      if (!options.keepOpen && !stream.destroyed) stream.end();
+      if (!options.keepOpen && options.partial === undefined && !stream.destroyed) stream.end();
     })();
   });
 }

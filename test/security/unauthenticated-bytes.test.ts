@@ -1,0 +1,119 @@
+/**
+ * Issue 15: a gateway-wide budget of bytes received from callers not yet authenticated. Per-call
+ * limits bound one message; here many peers each hold most of a large message open at once, on a
+ * real gateway over 127.0.0.1, and the gateway must refuse what passes the budget, keep its memory
+ * within a margin, and go on serving an authenticated caller.
+ */
+import type { ClientHttp2Session, ClientHttp2Stream } from 'node:http2';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gateServiceDefinition } from '../../proto/src/index.js';
+import { CallBytes, FREE_BYTES_PER_MESSAGE, UnauthenticatedBytes } from '../../core/gate/unauthenticated-bytes.js';
+import { ECHO_TOKEN, TEST_KEY, eventually, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
+import { wireCall, wireSession, type WireOutcome } from '../support/grpc-wire.js';
+import { peakGrowth } from '../support/memory-watch.js';
+import { RawServiceStream, json, processUnary, rawClient, type RawClient } from '../support/raw-gate-client.js';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const BUDGET = 8 * MiB;
+const PROCESS = gateServiceDefinition().process!.path;
+
+/** A gRPC frame: flag byte, length, `size` filler bytes. */
+const frame = (size: number) => {
+  const bytes = Buffer.alloc(5 + size, 0x20);
+  bytes[0] = 0;
+  bytes.writeUInt32BE(size, 1);
+  return bytes;
+};
+
+describe('the budget of one call (CallBytes)', () => {
+  it('counts a message past its free bytes, across chunks, and gives it back when the message is complete', () => {
+    const budget = new UnauthenticatedBytes(MiB);
+    const call = new CallBytes(budget);
+    const message = frame(100 * KiB);
+    expect(call.receive(message.subarray(0, 3))).toBe(true); // part of the prefix
+    expect(call.receive(message.subarray(3, 50 * KiB))).toBe(true);
+    expect(budget.inFlight).toBe(50 * KiB - FREE_BYTES_PER_MESSAGE);
+    expect(call.receive(message.subarray(50 * KiB))).toBe(true);
+    expect(call.messages).toBe(1);
+    expect(budget.inFlight).toBe(0);
+  });
+
+  it('keeps counting the next message of the same chunk, and releases it when the call ends', () => {
+    const budget = new UnauthenticatedBytes(MiB);
+    const call = new CallBytes(budget);
+    const next = frame(64 * KiB);
+    expect(call.receive(Buffer.concat([frame(10), frame(0), next.subarray(0, 40 * KiB)]))).toBe(true);
+    expect(call.messages).toBe(2);
+    expect(budget.inFlight).toBe(40 * KiB - FREE_BYTES_PER_MESSAGE);
+    call.release();
+    expect(budget.inFlight).toBe(0);
+  });
+
+  it('refuses a chunk that does not fit, counting nothing of it; small messages never count', () => {
+    const budget = new UnauthenticatedBytes(100 * KiB);
+    const big = frame(MiB);
+    const first = new CallBytes(budget);
+    expect(first.receive(big.subarray(0, 90 * KiB))).toBe(true);
+    const second = new CallBytes(budget);
+    expect(second.receive(big.subarray(0, 90 * KiB))).toBe(false);
+    expect(budget.inFlight).toBe(90 * KiB - FREE_BYTES_PER_MESSAGE);
+    expect(second.receive(frame(FREE_BYTES_PER_MESSAGE - 5))).toBe(true);
+  });
+});
+
+describe('unauthenticated bytes in flight, gateway-wide (issue 15)', () => {
+  let gw: TestGateway;
+  let client: RawClient;
+  let service: RawServiceStream;
+  const sessions: ClientHttp2Session[] = [];
+
+  beforeAll(async () => {
+    gw = await startTestGateway(testConfigInput({ server: { httpPort: 0, grpcPort: 0, unauthenticatedBytesInFlight: BUDGET } }));
+    client = rawClient(gw.grpcAddress);
+    service = new RawServiceStream(client);
+    service.startServing(ECHO_TOKEN, 'echo');
+    service.call.on('data', (m: any) => {
+      if (m.body === 'predict') service.send({ requestId: m.requestId, predict: { data: json({ ok: true }) } });
+    });
+    await service.next((m) => m.body === 'serviceInfo');
+    for (let i = 0; i < 8; i++) sessions.push(wireSession(gw.grpcAddress));
+  });
+  afterAll(async () => {
+    for (const session of sessions) session.close();
+    service?.close();
+    client?.close();
+    await gw?.close();
+  });
+
+  it('refuses large unauthenticated messages past the budget (RESOURCE_EXHAUSTED, coded), bounds memory, and serves an authenticated caller', async () => {
+    const PEERS = 48;
+    const streams: ClientHttp2Stream[] = [];
+    const outcomes: WireOutcome[] = [];
+    const { rssMiB, heapMiB } = await peakGrowth(async () => {
+      // Each peer sends 3 MiB of a 4 MiB message (the client limit allows it) and never finishes it.
+      const calls = Array.from({ length: PEERS }, (_, i) => wireCall(sessions[i % sessions.length]!, PROCESS, Buffer.alloc(0), {
+        announce: 4 * MiB - KiB,
+        partial: 3 * MiB,
+        onStream: (s) => streams.push(s),
+      }).then((outcome) => outcomes.push(outcome)));
+      // At most BUDGET / 3 MiB peers fit; the others are refused.
+      await eventually(() => outcomes.length >= PEERS - Math.ceil(BUDGET / (3 * MiB)), 20_000, 'the peers past the budget refused');
+      // An authenticated caller with a small message is served while the budget is full.
+      const res = await processUnary(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, predict: { data: json({}) } });
+      expect(res.error).toBeUndefined();
+      expect(JSON.parse(res.predict!.data!.json!)).toEqual({ ok: true });
+      for (const s of streams) s.destroy();
+      await Promise.all(calls);
+    });
+    const refused = outcomes.filter((o) => o.status === 8 && /UNAUTHENTICATED_BYTES_EXHAUSTED/.test(o.details));
+    expect(refused.length).toBeGreaterThanOrEqual(PEERS - Math.ceil(BUDGET / (3 * MiB)));
+    // 48 × 3 MiB = 144 MiB were offered. Measured: +148 MiB RSS without the budget, +35 MiB with it.
+    expect(rssMiB).toBeLessThan(64);
+    expect(heapMiB).toBeLessThan(64);
+
+    // Once the peers are gone the budget is whole again: a large message from an admitted caller passes.
+    const big = await processUnary(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, predict: { data: json({ pad: 'x'.repeat(3 * MiB) }) } });
+    expect(big.error).toBeUndefined();
+  });
+});
