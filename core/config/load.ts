@@ -4,7 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { hashSecret } from '../auth/secrets.js';
 import { BootError } from '../errors.js';
 import { runnableModule } from '../modules.js';
-import { createAjv, formatAjvErrors } from '../validation/ajv.js';
+import { compileSchema, formatAjvErrors } from '../validation/ajv.js';
 import configSchema from '../../schemas/config.schema.json' with { type: 'json' };
 import registryFileSchema from '../../schemas/registry/registry-file.schema.json' with { type: 'json' };
 import type { GatewayConfig, Permission, ServiceFamily, WakerConfig } from './types.js';
@@ -34,7 +34,9 @@ export function loadConfigFile(path: string, options: LoadOptions = {}): Gateway
   return buildConfig(raw, { ...options, baseDir: dirname(resolve(path)) });
 }
 
-const validateSchema = createAjv({ useDefaults: true }).addSchema(registryFileSchema).compile(configSchema);
+// The config's registry section refers to the registry file's schema by its $id: compiled first.
+compileSchema('settings', registryFileSchema);
+const validateSchema = compileSchema('settings', configSchema);
 
 /**
  * Validates a raw config object, applies environment overrides and defaults, hashes plain secrets,

@@ -4,7 +4,7 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import { BootError } from '../errors.js';
 import { MODULE_EXTENSION, runnableModule } from '../modules.js';
-import { createAjv, formatAjvErrors } from '../validation/ajv.js';
+import { compileSchema, formatAjvErrors } from '../validation/ajv.js';
 import type { PluginContext, PluginDefinition } from './define-plugin.js';
 import { mountPluginRouter } from './mount-router.js';
 
@@ -49,7 +49,6 @@ export async function loadPlugins(
     ...sources.enabled.map((name) => ({ source: builtinPluginPath(name), expectedName: name as string | undefined })),
     ...sources.custom.filter((c) => c.enabled).map((c) => ({ source: runnableModule(c.path), expectedName: undefined })),
   ];
-  const ajv = createAjv({ useDefaults: true });
   const loaded: LoadedPlugin[] = [];
   const names = new Set<string>();
 
@@ -63,7 +62,7 @@ export async function loadPlugins(
     if (definition.configSchema) {
       let validate;
       try {
-        validate = ajv.compile(definition.configSchema);
+        validate = compileSchema('settings', definition.configSchema);
       } catch (err) {
         throw new BootError('PLUGIN_INVALID', `plugin '${definition.name}' has an invalid configSchema`, [(err as Error).message]);
       }

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { GatewayConfig, RegistryModelConfig, RegistryProviderConfig } from '../config/types.js';
 import { BootError } from '../errors.js';
-import { createAjv, formatAjvErrors } from '../validation/ajv.js';
+import { compileSchema, formatAjvErrors } from '../validation/ajv.js';
 import parametersSchema from '../../schemas/registry/parameters.schema.json' with { type: 'json' };
 import registryFileSchema from '../../schemas/registry/registry-file.schema.json' with { type: 'json' };
 import type { ConstantDefinition, ModelParameters, Provider, VariableDefinition } from './types.js';
@@ -24,9 +24,8 @@ export interface RegistryContent {
   readonly models: readonly ModelEntry[];
 }
 
-const ajv = createAjv({ useDefaults: true });
-const validateParameters = ajv.compile(parametersSchema);
-const validateFile = ajv.compile(registryFileSchema);
+const validateParameters = compileSchema('settings', parametersSchema);
+const validateFile = compileSchema('settings', registryFileSchema);
 
 /**
  * Reads the registry from the config and the files it names, checks every definition and normalises

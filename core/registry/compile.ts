@@ -1,6 +1,6 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { gatewayError, type GatewayError } from '../errors.js';
-import { createAjv } from '../validation/ajv.js';
+import { ajvFor } from '../validation/ajv.js';
 import type { ConfigSchema, ParameterType, VariableDefinition } from './types.js';
 
 /**
@@ -15,8 +15,6 @@ export interface CompiledVariables {
   check(config: Record<string, unknown>): void;
 }
 
-// One instance for every model of every gateway in the process; the schemas carry no $id.
-const ajv = createAjv({ allErrors: false, useDefaults: false, coerceTypes: false });
 
 /**
  * The JSON Schema of a config for `variables`: each variable a property with its bounds, required
@@ -68,7 +66,8 @@ export function variablesSchema(modelLabel: string, variables: readonly Variable
 }
 
 export function compileVariables(model: string, variables: readonly VariableDefinition[], schema = variablesSchema(model, variables)): CompiledVariables {
-  const validate = ajv.compile(schema);
+  // The schemas carry no $id: one compiled function per model.
+  const validate = ajvFor('callerData').compile(schema);
   const byName = new Map(variables.map((v) => [v.name, v]));
   return {
     model,

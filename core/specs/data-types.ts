@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ValidateFunction } from 'ajv';
 import { gatewayError } from '../errors.js';
-import { createAjv, formatAjvErrors } from '../validation/ajv.js';
+import { ajvFor, formatAjvErrors } from '../validation/ajv.js';
 
 /** Validates `data` against one published type; throws 400 DATA_TYPE_MISMATCH naming the problem. */
 export type DataCheck = (data: unknown) => void;
@@ -23,7 +23,7 @@ let published: Published | undefined;
 /** Reads and compiles schemas/specs/*.json once per process: every top-level key is a type. */
 function loadPublished(): Published {
   if (published) return published;
-  const ajv = createAjv({ allErrors: false });
+  const ajv = ajvFor('callerData');
   const files = new Map<string, string>();
   const types = new Map<string, { label: string; validate: ValidateFunction }>();
   for (const file of readdirSync(SPECS_DIR).filter((f) => f.endsWith('.json')).sort()) {

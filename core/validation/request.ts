@@ -1,11 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import { gatewayError } from '../errors.js';
-import { createAjv, formatAjvErrors } from './ajv.js';
+import { compileSchema, formatAjvErrors } from './ajv.js';
 
-// The one instance for every plugin's request schemas (platform API and chat adapters alike); a
-// schema with an $id is compiled once per process. Strict: a schema with an unknown keyword or a
-// typo fails when the plugin mounts its routes instead of silently checking less than it says.
-const ajv = createAjv({ allErrors: false, useDefaults: true, strict: true, strictRequired: false, allowUnionTypes: true });
 
 /**
  * How a failed check names the field: `field`, the top-level field (`config`) with the platform API's
@@ -24,8 +20,7 @@ export type FieldNaming = 'field' | 'path';
  * router.post('/x', async (ctx) => { const body = readBody(await ctx.http.readJson(ctx)); … });
  */
 export function compileRequestSchema<T>(schema: Record<string, unknown>, context: 'body' | 'query' = 'body', naming: FieldNaming = 'field'): (value: unknown) => T {
-  const id = typeof schema.$id === 'string' ? schema.$id : undefined;
-  const validate = (id ? ajv.getSchema(id) : undefined) ?? ajv.compile(schema);
+  const validate = compileSchema('requests', schema);
   return (value) => {
     if (validate(value)) return value as T;
     const error = validate.errors![0]!;
