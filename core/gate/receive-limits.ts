@@ -1,4 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
+import { gatewayError } from '../errors.js';
 
 /**
  * Per-call receive limits for gRPC. grpc-js reads each message's 5-byte length prefix and refuses a
@@ -25,13 +26,42 @@ export interface ReceiveLimitHandle {
 interface GrpcJsCallInternals {
   decoder?: { maxReadMessageLength?: number };
   maxReceiveMessageSize?: number;
+  sendStatus?: (status: { code: grpc.status; details?: string; metadata?: grpc.Metadata | null }) => void;
 }
+
+/** grpc-js's own words for a message refused from its length prefix: `(<size> vs <limit>)`. */
+const TOO_LARGE = /^Received message larger than max \((\d+) vs\.? (\d+)\)/;
+
+/**
+ * Makes the call's refusal of a message over its limit a coded error like every other refusal:
+ * RESOURCE_EXHAUSTED with details `MESSAGE_TOO_LARGE: <catalog message>` instead of grpc-js's text.
+ * The refusal is the base call's own `sendStatus`, so the instance method is wrapped in place (the
+ * call object itself must stay grpc-js's, see above).
+ */
+function codeTooLarge(internals: GrpcJsCallInternals): void {
+  const send = internals.sendStatus;
+  if (typeof send !== 'function') return;
+  internals.sendStatus = function (this: unknown, status) {
+    const match = status.code === grpc.status.RESOURCE_EXHAUSTED ? TOO_LARGE.exec(status.details ?? '') : null;
+    if (match) {
+      const err = gatewayError('MESSAGE_TOO_LARGE', { args: { size: Number(match[1]), limit: Number(match[2]) } });
+      status = { ...status, details: `${err.code}: ${err.message}` };
+    }
+    send.call(this, status);
+  };
+}
+
+const coded = new WeakSet<object>();
 
 function handleOf(call: grpc.ServerInterceptingCallInterface): ReceiveLimitHandle {
   const internals = call as unknown as GrpcJsCallInternals;
   return {
     set(bytes) {
       if (typeof internals.decoder?.maxReadMessageLength !== 'number' || typeof internals.maxReceiveMessageSize !== 'number') return false;
+      if (!coded.has(internals)) {
+        codeTooLarge(internals);
+        coded.add(internals);
+      }
       internals.decoder.maxReadMessageLength = bytes;
       internals.maxReceiveMessageSize = bytes;
       return true;

@@ -60,7 +60,7 @@ describe('gRPC client calls under hostile traffic', () => {
     expect(narrowed).toBe(true);
     for (const outcome of result) {
       expect(outcome.status).toBe(8); // RESOURCE_EXHAUSTED
-      expect(outcome.details).toMatch(/larger than max/);
+      expect(outcome.details).toMatch(/^MESSAGE_TOO_LARGE: gRPC message of 104857600 bytes exceeds the limit of 4194304 bytes/);
     }
     expect(rssMiB).toBeLessThan(64);
     await served();
@@ -96,7 +96,10 @@ describe('gRPC client calls under hostile traffic', () => {
   it('refuses a large first processAsync message (before startServing) from its length prefix', async () => {
     const { result, rssMiB } = await peakGrowth(() =>
       Promise.all(Array.from({ length: 8 }, () => wireCall(wire, PROCESS_ASYNC, Buffer.alloc(0), { announce: 100 * MiB }))));
-    for (const outcome of result) expect(outcome.status).toBe(8);
+    for (const outcome of result) {
+      expect(outcome.status).toBe(8);
+      expect(outcome.details).toMatch(/^MESSAGE_TOO_LARGE: gRPC message of 104857600 bytes exceeds the limit of 65536 bytes/);
+    }
     expect(rssMiB).toBeLessThan(64);
   });
 
