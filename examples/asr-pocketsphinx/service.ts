@@ -8,6 +8,7 @@ import {
   type PartialPredictChunk,
   type ServiceDescriptor,
 } from '@model-gateway/sdk';
+import { availableParallelism } from 'node:os';
 import { Recognizer, RecognizerInputError, type RecognizerEvent } from './recognizer.js';
 
 /** The acoustic model's rate: audio at any other rate is resampled to it. */
@@ -18,7 +19,16 @@ export interface AsrServiceOptions {
   python?: string;
   /** pocketsphinx model folder; default Debian's /usr/share/pocketsphinx/model/en-us. */
   modelDir?: string;
+  /**
+   * Recognizers (pocketsphinx processes) running at once; default twice the cores. A stream past it
+   * is refused at once with 503 `asr.busy`: each recognizer is a process holding its model, and 200
+   * of them starved this service's own heartbeats until the gateway dropped it for everyone.
+   */
+  maxRecognizers?: number;
 }
+
+/** The service's answer when every recognizer is taken: retry shortly. */
+export const ASR_BUSY = 'asr.busy';
 
 export const ASR_DESCRIPTOR: ServiceDescriptor = {
   name: 'asr-pocketsphinx',
@@ -45,6 +55,8 @@ interface ProviderSpecific {
  */
 export function createAsrHandlers(options: AsrServiceOptions = {}): ModelHandlers {
   const python = options.python ?? '/usr/bin/python3';
+  const maxRecognizers = options.maxRecognizers ?? 2 * availableParallelism();
+  let running = 0;
   return {
     async *partialPredict(input, ctx) {
       // Each result leaves when it is known: a final result must not wait for the next utterance.
@@ -64,6 +76,9 @@ export function createAsrHandlers(options: AsrServiceOptions = {}): ModelHandler
       const resampler = new LinearResampler(config.sample_rate_hertz || MODEL_RATE, MODEL_RATE);
       const singleUtterance = config.enable_single_utterance === true;
 
+      if (running >= maxRecognizers) {
+        throw new ServiceError(ASR_BUSY, `all ${maxRecognizers} recognizers are busy; retry shortly`, 503, { limit: String(maxRecognizers) });
+      }
       const recognizer = new Recognizer({
         python,
         modelDir: options.modelDir,
@@ -71,6 +86,8 @@ export function createAsrHandlers(options: AsrServiceOptions = {}): ModelHandler
         ...grammar,
         signal: ctx.signal,
       });
+      // The slot is the recognizer's: taken once its process exists, freed when it is killed.
+      running++;
       const feed = async () => {
         await recognizer.write(resampler.push(first.value.data.bytes ?? Buffer.alloc(0)));
         for (let next = await messages.next(); !next.done; next = await messages.next()) {
@@ -98,6 +115,7 @@ export function createAsrHandlers(options: AsrServiceOptions = {}): ModelHandler
         throw err;
       } finally {
         recognizer.kill();
+        running--;
       }
     },
   };

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AsrResponseProto, TtsResponseProto } from '../../proto/src/index.js';
 import type { GateClient, ModelService } from '../../sdk/index.js';
-import { TEST_KEY, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { ASR_BUSY, createAsrHandlers } from '../../examples/asr-pocketsphinx/service.js';
+import { TEST_KEY, eventually, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
 import { describePythonFailure, generatePythonStubs, pythonPrerequisite, runPython } from '../support/python.js';
 import {
@@ -15,7 +16,10 @@ import {
   speechClient,
   speechConfigInput,
   speechEnginesPrerequisite,
+  ASR_TOKEN,
+  POCKETSPHINX_PYTHON,
   startAsrService,
+  startService,
   startTtsService,
   zeroCrossingsPerSecond,
 } from '../support/speech.js';
@@ -231,5 +235,48 @@ describe.skipIf(!asrReady)('ASR example service (pocketsphinx) over processRecog
     expect(out.asr_partial.some((r) => !r.final)).toBe(true);
     expect(out.asr_partial.at(-1)).toMatchObject({ text: phrase, final: true });
     expect(out.asr_audio_first).toEqual([{ error: 'SPEECH_CONFIG_REQUIRED', status: 400 }]);
+  });
+});
+
+describe.skipIf(!asrReady)('ASR example service: a bounded number of recognizers keeps it alive', () => {
+  let gw: TestGateway;
+  let service: ModelService;
+  let client: GateClient;
+  beforeAll(async () => {
+    // Heartbeats every 200 ms: a service silent for 1.6 s is dropped, so a starved one shows at once.
+    gw = await startTestGateway({ ...speechConfigInput(), gate: { heartbeatIntervalMs: 200 } });
+    service = await startService(gw.grpcAddress, ASR_TOKEN, createAsrHandlers({ python: POCKETSPHINX_PYTHON, maxRecognizers: 2 }), 'asr-pocketsphinx');
+    client = speechClient(gw.grpcAddress);
+  });
+  afterAll(async () => {
+    client?.close();
+    await service?.stop();
+    await gw?.close();
+  });
+
+  it('refuses a stream past maxRecognizers with 503 asr.busy, stays connected, and serves again once one ends', async () => {
+    // Before the cap, 200 recognition streams were 200 pocketsphinx processes and the service missed its heartbeats.
+    let drops = 0;
+    service.on('disconnected', () => drops++);
+    const held = [0, 1].map(() => {
+      const stream = client.recognize({ audio_encoding: 'LINEAR16_PCM', language_code: 'en-US', sample_rate_hertz: 16000, provider_specific: PHRASE_GRAMMAR }, { model: 'asr' });
+      stream.write(noise(0.2, 16000));
+      const results = (async () => { for await (const _ of stream) { /* drained until the end */ } })();
+      return { stream, results };
+    });
+    // The two recognizers start when their first audio reaches the service; until then a third may pass.
+    let refusal: unknown;
+    await eventually(async () => {
+      refusal = await recognize(client, noise(0.2, 16000), { sample_rate_hertz: 16000 }).then(() => undefined, (err: unknown) => err);
+      return refusal !== undefined;
+    }, 15_000, 'a refusal while two recognizers run');
+    expect(refusal).toMatchObject({ code: ASR_BUSY, statusCode: 503 });
+    // Held well past the gateway's silence limit: heartbeats kept flowing.
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(drops).toBe(0);
+    for (const { stream } of held) stream.end();
+    await Promise.all(held.map((h) => h.results));
+    await expect(recognize(client, noise(0.2, 16000), { sample_rate_hertz: 16000 })).resolves.toBeDefined();
+    expect(drops).toBe(0);
   });
 });
