@@ -86,6 +86,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   if (tracing) {
     app.use(tracing.middleware);
     pipeline.observeStages(tracing.stages);
+    clientCalls.traceCalls(tracing.calls);
   }
   const drain = new HttpDrain();
   app.use(drain.middleware);

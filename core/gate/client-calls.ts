@@ -7,6 +7,7 @@ import type { Logger } from '../logger.js';
 import { GatewayEvents } from '../observe/events.js';
 import { isLimitRejection } from '../observe/rejections.js';
 import { linkHeadersToRecord, RequestRecord } from '../observe/request-record.js';
+import type { CallTrace, CallTracer } from '../observe/request-trace.js';
 import type { Pipeline } from '../pipeline.js';
 import { DEFAULT_JSON_MAX_DEPTH, parseJson } from '../validation/json.js';
 import { toApiErrorProto } from './api-error.js';
@@ -36,6 +37,7 @@ export class ClientCalls {
   readonly #log: Logger;
   readonly #jsonMaxDepth: number;
   readonly #events: GatewayEvents;
+  #tracer: CallTracer | undefined = undefined;
 
   constructor(pipeline: Pipeline, gate: Gate, log: Logger, events: GatewayEvents = new GatewayEvents(), jsonMaxDepth = DEFAULT_JSON_MAX_DEPTH) {
     this.#pipeline = pipeline;
@@ -45,9 +47,14 @@ export class ClientCalls {
     this.#log = log.child({ component: 'grpc-client' });
   }
 
+  /** Traces every client call from now on (tracing on). */
+  traceCalls(tracer: CallTracer): void {
+    this.#tracer = tracer;
+  }
+
   readonly process: Unary = (call, callback) => {
     const abort = abortOnCancel(call);
-    const record = new RequestRecord();
+    const record = this.#record('process', call.metadata);
     const started = performance.now();
     this.#run(call.request, abort.signal, record)
       .then(({ serviceCall, service }) => serviceCall.final(service.name))
@@ -67,12 +74,12 @@ export class ClientCalls {
   readonly processResponseStream = (call: ServerStreaming): void => {
     const abort = abortOnCancel(call);
     let release: (() => void) | undefined;
-    const record = new RequestRecord();
+    const record = this.#record('processResponseStream', call.metadata);
     const started = performance.now();
     void (async () => {
       let failure: GatewayError | undefined;
       try {
-        const { caller, service } = this.#admit(call.request);
+        const { caller, service } = this.#admit(call.request, record);
         release = this.#pipeline.openStream(caller);
         const serviceCall = this.#start(call.request.decode(), caller, service, abort.signal, record);
         for await (const answer of serviceCall) {
@@ -104,7 +111,7 @@ export class ClientCalls {
     let sentFinish = false;
     let failed = false;
     let release: (() => void) | undefined;
-    const record = new RequestRecord();
+    const record = this.#record('processStream', call.metadata);
     const started = performance.now();
 
     const fail = (err: unknown) => {
@@ -136,11 +143,11 @@ export class ClientCalls {
       if (failed || sentFinish) return;
       try {
         if (!serviceCall) {
-          const { caller, service } = this.#admit(message);
+          const { caller, service } = this.#admit(message, record);
           release = this.#pipeline.openStream(caller);
           const request = message.decode();
           const part = asPartial(request);
-          this.#validate(service, part.config);
+          this.#validate(service, part.config, record);
           part.start = true;
           if (part.finish) sentFinish = true;
           serviceCall = this.#gate.open(service, { partialPredict: part }, this.#openOptions(request, caller, abort.signal, record));
@@ -181,19 +188,34 @@ export class ClientCalls {
   };
 
   async #run(message: ClientMessage, signal: AbortSignal, record: RequestRecord): Promise<{ serviceCall: ServiceCall; service: ServiceEntry }> {
-    const { caller, service } = this.#admit(message);
+    const { caller, service } = this.#admit(message, record);
     return { serviceCall: this.#start(message.decode(), caller, service, signal, record), service };
   }
 
   #start(request: ClientRequestProto, caller: Caller, service: ServiceEntry, signal: AbortSignal, record: RequestRecord): ServiceCall {
     const body = clientRequestBody(request);
-    if ('predict' in body) this.#validate(service, body.predict.config);
+    if ('predict' in body) this.#validate(service, body.predict.config, record);
     return this.#gate.open(service, body, this.#openOptions(request, caller, signal, record));
   }
 
-  /** A client call ended: the `grpcCall` event, and a `rejection` when a limit refused it. */
+  /** A call's record, with its trace when tracing is on (parented on the caller's `traceparent` metadata). */
+  #record(method: string, metadata: grpc.Metadata): RequestRecord {
+    const record = new RequestRecord();
+    if (this.#tracer) {
+      const traceparent = metadata.get('traceparent')[0];
+      record.trace = this.#tracer.start(method, typeof traceparent === 'string' ? traceparent : undefined);
+    }
+    return record;
+  }
+
+  /** A client call ended: its trace, the `grpcCall` event, and a `rejection` when a limit refused it. */
   #observed(method: string, record: RequestRecord, started: number, failure: GatewayError | undefined): void {
     if (failure && isLimitRejection(failure)) this.#events.emit('rejection', { code: failure.code });
+    const { service: traced } = record;
+    // #record put a CallTrace there (RequestRecord holds the trace under its HTTP-and-gRPC interface).
+    (record.trace as CallTrace | undefined)?.finish(failure?.code ?? 'OK', failure?.status ?? 200, {
+      service: traced && `${traced.account.name}/${traced.name}`, inputTokens: record.inputTokens, outputTokens: record.outputTokens,
+    });
     if (!this.#events.has('grpcCall')) return;
     const { caller, service } = record;
     this.#events.emit('grpcCall', {
@@ -207,7 +229,8 @@ export class ClientCalls {
   }
 
   /** Admission from the fields the preflight read: the key is checked before the message is decoded. */
-  #admit(message: ClientMessage): { caller: Caller; service: ServiceEntry } {
+  #admit(message: ClientMessage, record: RequestRecord): { caller: Caller; service: ServiceEntry } {
+    record.trace?.enter('admission');
     if (message.refused) throw message.refused;
     return this.#pipeline.admit({
       apiKey: message.authToken,
@@ -218,7 +241,8 @@ export class ClientCalls {
     });
   }
 
-  #validate(service: ServiceEntry, config: PayloadProto | undefined): void {
+  #validate(service: ServiceEntry, config: PayloadProto | undefined, record: RequestRecord): void {
+    record.trace?.enter('validation');
     if (!config?.json) return;
     this.#pipeline.validateConfig(service, parseJson(config.json, 'config', this.#jsonMaxDepth));
   }

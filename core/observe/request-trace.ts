@@ -15,7 +15,7 @@ export interface ServiceCallSpan {
   end(outcome: string, chunks: number): void;
 }
 
-/** The trace of one HTTP request. */
+/** The trace of one request (HTTP, or a gRPC client call). */
 export interface RequestTrace {
   /** Ends the stage in progress (if another) and starts `stage`; entering the current stage again is a no-op. */
   enter(stage: TraceStage): void;
@@ -25,4 +25,15 @@ export interface RequestTrace {
 /** What the pipeline calls at each stage, for whichever request is being served (tracing finds it). */
 export interface StageObserver {
   enter(stage: TraceStage): void;
+}
+
+/** The trace of one gRPC client call: a request trace the client calls end themselves. */
+export interface CallTrace extends RequestTrace {
+  /** Ends the call's span: `code` is the in-band error code ('OK' when none), `status` its HTTP status. */
+  finish(code: string, status: number, attributes: { service?: string; inputTokens?: number; outputTokens?: number }): void;
+}
+
+/** Starts the trace of a gRPC client call, parented on the caller's `traceparent` metadata when valid. */
+export interface CallTracer {
+  start(method: string, traceparent: string | undefined): CallTrace;
 }

@@ -4,6 +4,8 @@
  * carry no `RequestTrace`. On, each HTTP request is a SERVER span, parented on the caller's W3C
  * traceparent when one came, with child spans for the stages the pipeline and the Gate report
  * (request-trace.ts) and a CLIENT span per service call, whose context is what the service receives.
+ * A gRPC client call (`process`, `processResponseStream`, `processStream`) is a SERVER span the same
+ * way, parented on the caller's `traceparent` metadata (`calls`, given to ClientCalls).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Context, Middleware } from 'koa';
@@ -12,9 +14,10 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_SERVICE_NAME, ATTR_URL_PATH } from '@opentelemetry/semantic-conventions';
+import { GATE_SERVICE_NAME } from '../../proto/src/index.js';
 import type { GatewayConfig } from '../config/types.js';
 import type { RequestRecord } from './request-record.js';
-import type { RequestTrace, ServiceCallSpan, StageObserver, TraceStage } from './request-trace.js';
+import type { CallTrace, CallTracer, RequestTrace, ServiceCallSpan, StageObserver, TraceStage } from './request-trace.js';
 import { parseTraceparent } from './trace-context.js';
 
 /** GenAI semantic-convention attribute names (still "incubating" upstream, so spelled out here). */
@@ -22,12 +25,20 @@ const GEN_AI_SYSTEM = 'gen_ai.system';
 const GEN_AI_REQUEST_MODEL = 'gen_ai.request.model';
 const GEN_AI_INPUT_TOKENS = 'gen_ai.usage.input_tokens';
 const GEN_AI_OUTPUT_TOKENS = 'gen_ai.usage.output_tokens';
+/** RPC semantic-convention attribute names (incubating upstream too). */
+const RPC_SYSTEM = 'rpc.system';
+const RPC_SERVICE = 'rpc.service';
+const RPC_METHOD = 'rpc.method';
+/** The in-band error code of a gRPC client call (its gRPC status is OK: errors travel in the answer). */
+const GATEWAY_ERROR_CODE = 'gateway.error_code';
 
 export interface Tracing {
   /** Koa middleware that opens the request's span; mount it right after the HTTP app's own. */
   readonly middleware: Middleware;
   /** Given to `Pipeline.observeStages`: finds the request being served and enters its stage. */
   readonly stages: StageObserver;
+  /** Given to `ClientCalls.traceCalls`: the spans of gRPC client calls. */
+  readonly calls: CallTracer;
   /** Exports what is buffered and stops the exporter. */
   close(): Promise<void>;
 }
@@ -46,7 +57,7 @@ export function createTracing(config: GatewayConfig['tracing']): Tracing | undef
   const current = new AsyncLocalStorage<HttpRequestTrace>();
 
   const middleware: Middleware = async function traceRequest(ctx, next) {
-    const requestTrace = new HttpRequestTrace(tracer, ctx);
+    const requestTrace = new HttpRequestTrace(tracer, ctx.method, { [ATTR_HTTP_REQUEST_METHOD]: ctx.method, [ATTR_URL_PATH]: ctx.path }, ctx.get('traceparent'));
     (ctx.state.record as RequestRecord).trace = requestTrace;
     let status: number | undefined;
     try {
@@ -62,6 +73,7 @@ export function createTracing(config: GatewayConfig['tracing']): Tracing | undef
   return {
     middleware,
     stages: { enter: (stage) => current.getStore()?.enter(stage) },
+    calls: { start: (method, traceparent) => new GrpcCallTrace(tracer, method, traceparent) },
     close: () => provider.shutdown(),
   };
 }
@@ -73,29 +85,30 @@ function callerContext(header: string): OtelContext {
   return trace.setSpanContext(ROOT_CONTEXT, { traceId: parsed.traceId, spanId: parsed.parentId, traceFlags: parsed.flags & TraceFlags.SAMPLED, isRemote: true });
 }
 
-class HttpRequestTrace implements RequestTrace {
+/** A request's SERVER span, its stage spans and its service calls; HTTP and gRPC differ in how they end. */
+class SpanTrace implements RequestTrace {
   readonly #tracer: Tracer;
-  readonly #span: Span;
+  protected readonly span: Span;
   readonly #context: OtelContext;
   #stage: { name: TraceStage; span: Span } | undefined = undefined;
-  #model: string | undefined = undefined;
+  protected model: string | undefined = undefined;
 
-  constructor(tracer: Tracer, ctx: Context) {
+  constructor(tracer: Tracer, name: string, attributes: Record<string, string>, traceparent: string | undefined) {
     this.#tracer = tracer;
-    this.#span = tracer.startSpan(ctx.method, { kind: SpanKind.SERVER, attributes: { [ATTR_HTTP_REQUEST_METHOD]: ctx.method, [ATTR_URL_PATH]: ctx.path } }, callerContext(ctx.get('traceparent')));
-    this.#context = trace.setSpan(ROOT_CONTEXT, this.#span);
+    this.span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, callerContext(traceparent ?? ''));
+    this.#context = trace.setSpan(ROOT_CONTEXT, this.span);
   }
 
   enter(stage: TraceStage): void {
     if (this.#stage?.name === stage) return;
-    this.#endStage();
+    this.endStage();
     this.#stage = { name: stage, span: this.#tracer.startSpan(`gateway.${stage}`, {}, this.#context) };
   }
 
   serviceCall(service: string, model: string | undefined): ServiceCallSpan {
     // Dispatch (routing, choosing an instance) ends when the request goes to the service.
-    this.#endStage();
-    this.#model ??= model;
+    this.endStage();
+    this.model ??= model;
     const span = this.#tracer.startSpan('gateway.service_call', {
       kind: SpanKind.CLIENT,
       attributes: { [GEN_AI_SYSTEM]: service, ...(model !== undefined && { [GEN_AI_REQUEST_MODEL]: model }) },
@@ -112,26 +125,49 @@ class HttpRequestTrace implements RequestTrace {
     };
   }
 
+  protected endStage(): void {
+    this.#stage?.span.end();
+    this.#stage = undefined;
+  }
+
+  /** Attributes every request span ends with. */
+  protected endWith(service: string | undefined, inputTokens: number | undefined, outputTokens: number | undefined, failed: boolean): void {
+    const span = this.span;
+    if (service) span.setAttribute(GEN_AI_SYSTEM, service);
+    if (this.model !== undefined) span.setAttribute(GEN_AI_REQUEST_MODEL, this.model);
+    if (inputTokens !== undefined) span.setAttribute(GEN_AI_INPUT_TOKENS, inputTokens);
+    if (outputTokens !== undefined) span.setAttribute(GEN_AI_OUTPUT_TOKENS, outputTokens);
+    if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  }
+}
+
+class HttpRequestTrace extends SpanTrace {
   finish(ctx: Context, status: number): void {
-    this.#endStage();
+    this.endStage();
     const record = ctx.state.record as RequestRecord;
     const route = (ctx as { _matchedRoute?: string })._matchedRoute;
-    const span = this.#span;
+    const span = this.span;
     if (route !== undefined) {
       span.updateName(`${ctx.method} ${route}`);
       span.setAttribute(ATTR_HTTP_ROUTE, route);
     }
     span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
-    if (record.service) span.setAttribute(GEN_AI_SYSTEM, `${record.service.account.name}/${record.service.name}`);
-    if (this.#model !== undefined) span.setAttribute(GEN_AI_REQUEST_MODEL, this.#model);
-    if (record.inputTokens !== undefined) span.setAttribute(GEN_AI_INPUT_TOKENS, record.inputTokens);
-    if (record.outputTokens !== undefined) span.setAttribute(GEN_AI_OUTPUT_TOKENS, record.outputTokens);
-    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-    span.end();
+    const service = record.service && `${record.service.account.name}/${record.service.name}`;
+    this.endWith(service, record.inputTokens, record.outputTokens, status >= 500);
+  }
+}
+
+/** A gRPC client call, named as the RPC conventions say: `<package.Service>/<method>`. */
+class GrpcCallTrace extends SpanTrace implements CallTrace {
+  constructor(tracer: Tracer, method: string, traceparent: string | undefined) {
+    super(tracer, `${GATE_SERVICE_NAME}/${method}`, { [RPC_SYSTEM]: 'grpc', [RPC_SERVICE]: GATE_SERVICE_NAME, [RPC_METHOD]: method }, traceparent);
   }
 
-  #endStage(): void {
-    this.#stage?.span.end();
-    this.#stage = undefined;
+  finish(code: string, status: number, attributes: { service?: string; inputTokens?: number; outputTokens?: number }): void {
+    this.endStage();
+    this.span.setAttribute(GATEWAY_ERROR_CODE, code);
+    this.span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
+    this.endWith(attributes.service, attributes.inputTokens, attributes.outputTokens, status >= 500);
   }
 }

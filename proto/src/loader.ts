@@ -39,6 +39,9 @@ export function loadGatePackage(): ProtoGrpcType {
   return cached;
 }
 
+/** The Gate service's full name, as gRPC paths (`/<name>/<method>`) and trace spans spell it. */
+export const GATE_SERVICE_NAME = 'com.platform.gate.Gate';
+
 export function gateServiceDefinition(): GateDefinition {
   return loadGatePackage().com.platform.gate.Gate.service;
 }

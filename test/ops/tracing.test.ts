@@ -1,8 +1,10 @@
+import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../core/config/load.js';
 import { createTracing } from '../../core/observe/tracing.js';
 import { CHAT_TOKENS, chatConfigInput } from '../support/chat.js';
 import { eventually, startTestGateway, TEST_KEY, type TestGateway } from '../support/gateway.js';
+import { json, processUnary, rawClient } from '../support/raw-gate-client.js';
 import { startRawModel, type RawModel } from '../support/raw-model.js';
 import { serveModel, silentLogger, type ModelService, type TraceContext } from '../../sdk/index.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
@@ -11,6 +13,9 @@ const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
 /** The second request, to a service on the SDK. */
 const SDK_CALLER_TRACE = '0af7651916cd43dd8448eb211c80319c';
+/** A gRPC client call (`Gate.process`) with traceparent metadata. */
+const GRPC_CALLER_TRACE = '5e2f8c1a9b3d4e6f7a8b9c0d1e2f3a4b';
+const GRPC_SPAN = 'com.platform.gate.Gate/process';
 
 const chatAnswer = {
   id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'm',
@@ -98,6 +103,55 @@ describe('OpenTelemetry traces (OTLP/HTTP protobuf to a loopback receiver)', () 
     const call = named('gateway.service_call', SDK_CALLER_TRACE);
     expect(call.attributes['gen_ai.request.model']).toBe('echo-1');
     expect(sdkSaw).toEqual([{ traceparent: `00-${SDK_CALLER_TRACE}-${call.spanId}-01`, traceId: SDK_CALLER_TRACE, parentId: call.spanId, sampled: true }]);
+  });
+});
+
+describe('tracing of gRPC client calls', () => {
+  let receiver: OtlpReceiver;
+  let gw: TestGateway;
+  let plain: RawModel;
+  let spans: ReceivedSpan[];
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    gw = await startTestGateway({ ...chatConfigInput(), tracing: { otlpEndpoint: receiver.url } });
+    plain = await startRawModel(gw.grpcAddress, CHAT_TOKENS.plain, () => chatAnswer);
+    const client = rawClient(gw.grpcAddress);
+    const metadata = new grpc.Metadata();
+    metadata.set('traceparent', `00-${GRPC_CALLER_TRACE}-${CALLER_SPAN}-01`);
+    const answer = await processUnary(client, { account: 'demo', model: 'plain', authToken: TEST_KEY, predict: { data: json({ messages: [] }) } }, metadata);
+    expect(answer.error).toBeUndefined();
+    const refused = await processUnary(client, { account: 'demo', model: 'plain', authToken: 'not-a-key', predict: { data: json({}) } });
+    expect(refused.error?.code).toBe('API_KEY_INVALID');
+    client.close();
+    plain.close();
+    await gw.close();
+    await eventually(() => receiver.spans.filter((s) => s.name === GRPC_SPAN).length === 2, 5000, 'both call spans to arrive');
+    spans = receiver.spans;
+  });
+  afterAll(async () => receiver?.close());
+
+  it('makes a call a SERVER span named by the RPC, child of the caller\'s traceparent metadata, with the stages and the service call under it', () => {
+    const call = spans.find((s) => s.name === GRPC_SPAN && s.traceId === GRPC_CALLER_TRACE)!;
+    expect(call.parentSpanId).toBe(CALLER_SPAN);
+    expect(call.attributes).toMatchObject({
+      'rpc.system': 'grpc', 'rpc.service': 'com.platform.gate.Gate', 'rpc.method': 'process',
+      'gateway.error_code': 'OK', 'http.response.status_code': 200, 'gen_ai.system': 'demo/plain',
+    });
+    for (const name of ['gateway.admission', 'gateway.validation', 'gateway.dispatch', 'gateway.service_call']) {
+      const child = spans.filter((s) => s.name === name && s.traceId === GRPC_CALLER_TRACE);
+      expect(child, name).toHaveLength(1);
+      expect(child[0]!.parentSpanId, name).toBe(call.spanId);
+    }
+    const serviceCall = spans.find((s) => s.name === 'gateway.service_call' && s.traceId === GRPC_CALLER_TRACE)!;
+    expect(plain.requests.at(-1)!.headers.traceparent).toBe(`00-${GRPC_CALLER_TRACE}-${serviceCall.spanId}-01`);
+  });
+
+  it('records a refused call with its error code, as a new trace without a caller context', () => {
+    const refused = spans.find((s) => s.name === GRPC_SPAN && s.traceId !== GRPC_CALLER_TRACE)!;
+    expect(refused.parentSpanId).toBeFalsy();
+    expect(refused.attributes).toMatchObject({ 'gateway.error_code': 'API_KEY_INVALID', 'http.response.status_code': 401 });
+    expect(spans.filter((s) => s.traceId === refused.traceId).map((s) => s.name).sort()).toEqual([GRPC_SPAN, 'gateway.admission'].sort());
   });
 });
 

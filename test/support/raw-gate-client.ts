@@ -95,8 +95,8 @@ export class RawServiceStream {
   }
 }
 
-export function processUnary(client: RawClient, request: ClientRequestProto): Promise<ClientResponseProto> {
-  return new Promise((resolve, reject) => client.process(request, (err: Error | null, res: ClientResponseProto) => (err ? reject(err) : resolve(res))));
+export function processUnary(client: RawClient, request: ClientRequestProto, metadata = new grpc.Metadata()): Promise<ClientResponseProto> {
+  return new Promise((resolve, reject) => client.process(request, metadata, (err: Error | null, res: ClientResponseProto) => (err ? reject(err) : resolve(res))));
 }
 
 export function processResponseStream(client: RawClient, request: ClientRequestProto): Promise<ClientResponseProto[]> {
