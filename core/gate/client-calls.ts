@@ -81,6 +81,7 @@ export class ClientCalls {
       try {
         const { caller, service } = this.#admit(call.request, record);
         release = this.#pipeline.openStream(caller);
+        await this.#gate.ready(service, caller.account, abort.signal);
         const serviceCall = this.#start(call.request.decode(), caller, service, abort.signal, record);
         for await (const answer of serviceCall) {
           const response = toClientResponse(answer);
@@ -150,8 +151,15 @@ export class ClientCalls {
           this.#validate(service, part.config, record);
           part.start = true;
           if (part.finish) sentFinish = true;
-          serviceCall = this.#gate.open(service, { partialPredict: part }, this.#openOptions(request, caller, abort.signal, record));
-          void pump(serviceCall);
+          // The caller's next messages wait (paused: no 'data', no 'end') until the service can take
+          // the first one: at once, or after waiting for an instance to connect or wake.
+          call.pause();
+          void this.#gate.ready(service, caller.account, abort.signal).then(() => {
+            if (failed) return;
+            serviceCall = this.#gate.open(service, { partialPredict: part }, this.#openOptions(request, caller, abort.signal, record));
+            void pump(serviceCall);
+            call.resume();
+          }).catch(fail);
           return;
         }
         const part = asPartial(message.decode());
@@ -189,6 +197,8 @@ export class ClientCalls {
 
   async #run(message: ClientMessage, signal: AbortSignal, record: RequestRecord): Promise<{ serviceCall: ServiceCall; service: ServiceEntry }> {
     const { caller, service } = this.#admit(message, record);
+    // Like sync predict over HTTP: a service with no instance is waited for (and woken) when it says so.
+    await this.#gate.ready(service, caller.account, signal);
     return { serviceCall: this.#start(message.decode(), caller, service, signal, record), service };
   }
 

@@ -1,6 +1,6 @@
 /**
- * Wake on request (core/gate/wake-on-request.ts): with `waitForInstanceMs`, sync predict and chat
- * requests for a service with no instance wait for one; the service's waker (a command, or an HTTP
+ * Wake on request (core/gate/wake-on-request.ts): with `waitForInstanceMs`, sync predict, chat and
+ * gRPC client calls for a service with no instance wait for one; the service's waker (a command, or an HTTP
  * call) runs once to start it; the wait ends in 503 NO_INSTANCE_IN_TIME with Retry-After, and an
  * account may have only `limits.instanceWaitersPerAccount` requests waiting.
  */
@@ -14,11 +14,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upperHandlers } from '../../examples/upper-service/service.js';
 import { ModelService, silentLogger } from '../../sdk/index.js';
 import { TEST_KEY, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
+import { json, processUnary, rawClient } from '../support/raw-gate-client.js';
 import { freePort } from '../support/ports.js';
 
 const WAKER = fileURLToPath(new URL('../fixtures/wake/start-upper.ts', import.meta.url));
 const SLEEPY_TOKEN = 'sleepy-service-token-0001';
 const HOOKED_TOKEN = 'hooked-service-token-0001';
+const LATE_TOKEN = 'late-service-token-00001';
 
 const predict = (gw: TestGateway, model: string, text: string) =>
   fetch(`${gw.httpUrl}/api/platformgate/account/demo/model/${model}/predict`, {
@@ -58,6 +60,7 @@ describe('wake on request', () => {
         { id: 61, name: 'hooked', account: 'demo', public: true, family: 'openai', connectionTokens: [{ token: HOOKED_TOKEN }], waitForInstanceMs: 30_000, waker: { url: hookUrl } },
         { id: 62, name: 'absent', account: 'demo', public: true, family: 'openai', connectionTokens: [{ token: 'absent-service-token-01' }], waitForInstanceMs: 300 },
         { id: 63, name: 'slow', account: 'demo', public: true, connectionTokens: [{ token: 'slow-service-token-0001' }], waitForInstanceMs: 1500 },
+        { id: 64, name: 'late', account: 'demo', public: true, connectionTokens: [{ token: LATE_TOKEN }], waitForInstanceMs: 30_000 },
       ],
       plugins: { enabled: ['sync-predict', 'chatapi'] },
     }));
@@ -119,5 +122,41 @@ describe('wake on request', () => {
     const codes = await Promise.all(answers.map(async (a) => [a.status, ((await a.json()) as { error: { code: string } }).error.code]));
     expect(codes.filter(([status]) => status === 429)).toEqual([[429, 'TOO_MANY_WAITING_REQUESTS']]);
     expect(codes.filter(([status]) => status === 503)).toHaveLength(3);
+  });
+
+  it('makes gRPC client calls wait too: process and processStream reach an instance that connects while they wait', async () => {
+    const client = rawClient(gw.grpcAddress);
+    const unary = processUnary(client, { account: 'demo', model: 'late', authToken: TEST_KEY, predict: { data: json({ text: 'unary' }) } });
+    const streamed = new Promise<unknown[]>((resolve, reject) => {
+      const out: unknown[] = [];
+      const call = client.processStream();
+      call.on('data', (m: unknown) => out.push(m));
+      call.on('end', () => resolve(out));
+      call.on('error', reject);
+      call.write({ account: 'demo', model: 'late', authToken: TEST_KEY, partialPredict: { data: json({ text: 'streamed' }) } });
+      call.end();
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(gw.gateway.gate.hasInstances(64)).toBe(false);
+    const late = new ModelService(upperHandlers, { descriptor: { name: 'upper' }, gateways: gw.grpcAddress, connectionToken: LATE_TOKEN, logger: silentLogger }).start();
+    try {
+      const answer = await unary;
+      expect(answer.error).toBeUndefined();
+      expect(JSON.parse(answer.predict!.data!.json!)).toEqual({ upper: 'UNARY' });
+      // The upper-case service has no partialPredict: its own refusal shows the stream reached it
+      // (without the wait, the gateway would have answered NO_ACTIVE_INSTANCES at once).
+      const frames = (await streamed) as { error?: { code?: string } }[];
+      expect(frames.map((f) => f.error?.code)).toEqual(['platform-action.common.method-not-supported']);
+    } finally {
+      client.close();
+      await late.stop();
+    }
+  }, 60_000);
+
+  it('ends a gRPC client call\'s wait with NO_INSTANCE_IN_TIME in-band', async () => {
+    const client = rawClient(gw.grpcAddress);
+    const answer = await processUnary(client, { account: 'demo', model: 'absent', authToken: TEST_KEY, predict: { data: json({ text: 'x' }) } });
+    client.close();
+    expect(answer.error).toMatchObject({ code: 'NO_INSTANCE_IN_TIME', statusCode: 503 });
   });
 });
