@@ -1,5 +1,5 @@
 /**
- * Fidelity of the adapters and the proxy examples, judged by the official OpenAI Node SDK: a test
+ * Fidelity of the adapters and the upstream connector, judged by the official OpenAI Node SDK: a test
  * upstream plays a real engine (cut-off streams, 429 with retry-after and x-ratelimit-*, 400 with
  * param, 500) and the client sees exactly what the upstream sent. Also: CORS, 503 for a service with
  * no instance, and stream_options.include_usage on the direct adapter.

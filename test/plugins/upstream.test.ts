@@ -1,6 +1,6 @@
 /**
  * The built-in upstream connector against real HTTP engines on loopback: the canned OpenAI- and
- * Anthropic-compatible upstreams of the proxy suites, and scripted bad engines (unreachable, garbage,
+ * Anthropic-compatible upstreams of the chat suites, and scripted bad engines (unreachable, garbage,
  * hung, cut off). Judged by the official openai Node SDK and plain HTTP.
  */
 import OpenAI from 'openai';
