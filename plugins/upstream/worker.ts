@@ -21,6 +21,7 @@ import {
   type StringMap,
   type UpstreamConfig,
 } from '../../core/plugins/index.js';
+import { COUNT_TOKENS_METHOD } from '../_shared/anthropic/count-tokens.js';
 import { DIALECTS, type Dialect } from './dialects.js';
 import { engineBody, engineModel, isObject, ourModel, type Json } from './engine-request.js';
 import { readSse } from './sse.js';
@@ -78,7 +79,7 @@ export class UpstreamWorker implements LocalWorker {
       this.#inFlight.get(Number(message.cancel.requestIdToCancel ?? requestId))?.abort();
     } else if (message.predict) {
       void this.#predict(requestId, message.predict, message.headers, reply);
-    } else if (message.ext?.methodName === COUNT_TOKENS && this.#dialect.countTokensPath) {
+    } else if (message.ext?.methodName === COUNT_TOKENS_METHOD && this.#dialect.countTokensPath) {
       void this.#countTokens(requestId, message.ext.params?.request?.json, message.headers, reply);
     } else if (message.ext || message.batch || message.fit || message.partialPredict) {
       reply({
@@ -232,8 +233,6 @@ export class UpstreamWorker implements LocalWorker {
     return toGatewayError(err);
   }
 }
-
-const COUNT_TOKENS = 'count_tokens';
 
 /** The request of a `count_tokens` call: the Messages body as JSON text. */
 function parseRequest(json: string | undefined): Json {
