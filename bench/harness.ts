@@ -141,7 +141,6 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
         rateFraction: options.rateFraction,
         log,
       });
-      await systems.stop('openai-proxy');
     }
     if (wants('streaming')) {
       log('Scenario 5: streaming');

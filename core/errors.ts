@@ -55,6 +55,7 @@ export const ERROR_CATALOG = {
   PARAMETER_VALUE_NOT_ALLOWED: { status: 400, type: 'invalid_request_error', message: (a) => `Parameter '${str(a.param)}' must be one of ${str(a.allowed)} (model '${str(a.model)}'), got ${str(a.value)}` },
   UNKNOWN_DATA_TYPE: { status: 400, type: 'invalid_request_error', message: (a) => `Data type '${str(a.dataType)}' is not published under ${str(a.specsUrl)}` },
   DATA_TYPE_MISMATCH: { status: 400, type: 'invalid_request_error', message: (a) => `${str(a.param) || 'data'} does not match data type ${str(a.dataType)}: ${str(a.reason)}` },
+  UPSTREAM_FORMAT_MISMATCH: { status: 400, type: 'invalid_request_error', message: (a) => `Service '${str(a.service)}' calls an Anthropic Messages engine, which takes Messages requests only: send this one to ${str(a.use)}`, permanent: true },
   UNKNOWN_CONFIG_ID: { status: 400, type: 'invalid_request_error', message: (a) => `Service has no predict configuration with id ${str(a.configId)}` },
   ACCOUNT_NOT_FOUND: { status: 400, type: 'invalid_request_error', message: (a) => `Account '${str(a.account)}' does not exist` },
   SERVICE_NOT_FOUND: { status: 400, type: 'invalid_request_error', message: (a) => `Service '${str(a.model)}' does not exist in account '${str(a.account)}'` },

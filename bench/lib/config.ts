@@ -9,7 +9,6 @@ import { echoChat } from '../../examples/echo-service/echo.js';
 export const BENCH_KEY = 'bench-api-key-0123456789';
 export const TOKENS = {
   echo: 'bench-echo-token-000001',
-  proxy: 'bench-proxy-token-00001',
   slow: 'bench-slow-token-000001',
   ticker: 'bench-ticker-token-0001',
 } as const;
@@ -63,7 +62,6 @@ export function benchConfigInput(upstreamUrl?: string): Record<string, unknown> 
     apiKeys: [{ name: 'bench-key', account: 'bench', key: BENCH_KEY, permissions: ['MODEL_REQUESTS', 'READ_DATA'] }],
     services: [
       service(1, 'echo', TOKENS.echo),
-      service(2, 'proxy', TOKENS.proxy),
       service(3, 'slow', TOKENS.slow),
       service(4, 'ticker', TOKENS.ticker),
       ...(upstreamUrl
@@ -81,7 +79,7 @@ const USER_TEXT =
   'Summarise in two sentences why request validation belongs in the gateway rather than in every model service, ' +
   'and name one thing that should stay in the service.';
 
-/** The chat request of scenarios 1-4 (model: `bench/echo` or `bench/proxy`). */
+/** The chat request of the HTTP scenarios (model: `bench/echo` or `bench/direct`). */
 export function chatRequest(model: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     model,

@@ -28,11 +28,9 @@ function cpu(perProcess: Record<string, number>): string {
 export function verdicts(r: BenchResults): TargetVerdict[] {
   const out: TargetVerdict[] = [];
   if (r.http) {
-    const { ours, 'ours-proxy': proxy, 'ours-direct': direct } = r.http.targets;
+    const { ours, 'ours-direct': direct } = r.http.targets;
     out.push({ target: 'Scenario 3 throughput ≥ 5× the peer', value: `${s(ours.summary.rpsVsPeer, 1)}×`, met: ours.summary.rpsVsPeer.median >= 5 });
-    out.push({ target: 'Scenario 4 throughput ≥ 3× the peer', value: `${s(proxy.summary.rpsVsPeer, 1)}×`, met: proxy.summary.rpsVsPeer.median >= 3 });
     out.push({ target: 'Scenario 3 p99 at the fixed rate ≤ 1/5 of the peer\'s', value: `peer p99 is ${s(ours.summary.p99PeerOverThis, 1)}× ours`, met: ours.summary.p99PeerOverThis.median >= 5 });
-    out.push({ target: 'Scenario 4 p99 at the fixed rate ≤ 1/5 of the peer\'s', value: `peer p99 is ${s(proxy.summary.p99PeerOverThis, 1)}× ours`, met: proxy.summary.p99PeerOverThis.median >= 5 });
     out.push({ target: 'One-process path (scenario 5) throughput ≥ 4× the peer', value: `${s(direct.summary.rpsVsPeer, 1)}×`, met: direct.summary.rpsVsPeer.median >= 4 });
     out.push({ target: 'One-process path throughput ≥ 50% of the bare Node relay', value: `${s(direct.summary.rpsVsRelay, 2)}×`, met: direct.summary.rpsVsRelay.median >= 0.5 });
     out.push({ target: 'One-process path throughput ≥ 10× LiteLLM', value: `${s(direct.summary.rpsVsLiteLlm, 1)}×`, met: direct.summary.rpsVsLiteLlm.median >= 10 });

@@ -120,20 +120,6 @@ export class Systems {
     });
   }
 
-  /** The chat-model proxy (examples/openai-proxy/main.ts), forwarding to the mock upstream. */
-  proxy(): Promise<Child> {
-    return this.#once('openai-proxy', async () => {
-      const [{ grpcAddress }, upstream] = await Promise.all([this.gatewayUrls(), this.mockUrl()]);
-      const child = await startChild('openai-proxy', {
-        script: 'examples/openai-proxy/main.ts',
-        nodeFlags: this.#ourNodeFlags('openai-proxy'),
-        env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS.proxy, OPENAI_BASE_URL: `${upstream}/v1`, OPENAI_API_KEY: 'x' },
-      });
-      await this.waitForService('proxy');
-      return child;
-    });
-  }
-
   /**
    * A ticker service (bench/servers/ticker.ts) in its own process, registered as `bench/<service>`:
    * `chunks` stamped chunks per answer (0 = until cancelled), one every `intervalMs`.
@@ -162,7 +148,7 @@ export class Systems {
 
   /** Stops every started process, services before the gateway. */
   async stop(name?: string): Promise<void> {
-    const order = name ? [name] : ['slow-service', 'relay', 'relay-mock', 'ticker-service', 'echo-service', 'openai-proxy', 'gateway', 'portkey', 'litellm', 'fixed-server', 'grpc-ceiling'];
+    const order = name ? [name] : ['slow-service', 'relay', 'relay-mock', 'ticker-service', 'echo-service', 'gateway', 'portkey', 'litellm', 'fixed-server', 'grpc-ceiling'];
     for (const key of order) {
       const child = this.#started.get(key);
       if (!child) continue;

@@ -1,15 +1,15 @@
 /**
- * Scenarios 1-4: the same chat completion request to four targets, one target at a time, in
+ * Scenarios 1-6: the same chat completion request to each target, one target at a time, in
  * rounds (the order rotates every round so no target always runs right after the same one):
  *
  * 1. ceiling   - the fixed server answering the body directly;
  * 2. peer      - Portkey's gateway forwarding to the fixed server as an OpenAI upstream;
  *    litellm   - LiteLLM's proxy forwarding to the same fixed server (bench/peers/litellm.ts);
  * 3. ours      - our standard chat adapter to the echo service over gRPC;
- * 4. ours-proxy - our standard chat adapter to the OpenAI proxy service, which forwards to the same
- *                 fixed server as the peer;
  * 5. ours-direct - our standard chat adapter to the built-in upstream connector, which calls the same
- *                 fixed server itself: one gateway process, as the peer has;
+ *                 fixed server itself: one gateway process, as the peer has. (Scenario 4, the same
+ *                 adapter to a separate OpenAI proxy service process, went with the proxy examples:
+ *                 the connector is how the gateway forwards to an engine.)
  * 6. relay     - the bare Node relay (bench/servers/relay.ts) in front of the fixed server: the most
  *                 one Node HTTP hop can do on this machine, which the one-process paths read against.
  *
@@ -23,7 +23,7 @@ import type { Child } from '../lib/procs.js';
 import type { Systems } from '../lib/systems.js';
 import { LITELLM_KEY, type LiteLlmSettings } from '../peers/litellm.js';
 
-export const HTTP_TARGETS = ['ceiling', 'peer', 'litellm', 'ours', 'ours-proxy', 'ours-direct', 'relay'] as const;
+export const HTTP_TARGETS = ['ceiling', 'peer', 'litellm', 'ours', 'ours-direct', 'relay'] as const;
 export type HttpTargetName = (typeof HTTP_TARGETS)[number];
 
 export const HTTP_TARGET_LABELS: Record<HttpTargetName, string> = {
@@ -31,7 +31,6 @@ export const HTTP_TARGET_LABELS: Record<HttpTargetName, string> = {
   peer: '2. peer: Portkey gateway 1.15.2 → mock upstream',
   litellm: '2b. peer: LiteLLM proxy → mock upstream',
   ours: '3. ours: chat adapter → echo service (gRPC)',
-  'ours-proxy': '4. ours: chat adapter → openai-proxy → mock upstream',
   'ours-direct': '5. ours: chat adapter → upstream connector → mock upstream (one process)',
   relay: '6. bare Node relay → mock upstream (one hop, no logic)',
 };
@@ -88,7 +87,7 @@ export type SaturationResult = LoadResult & { cpuUsPerRequest: Record<string, nu
 
 async function targetsOf(systems: Systems): Promise<Record<HttpTargetName, Target>> {
   const [mock, portkey, gateway] = await Promise.all([systems.mockUrl(), systems.portkeyUrl(), systems.gatewayUrls()]);
-  const [echo, proxy, mockChild, portkeyChild, gatewayChild] = await Promise.all([systems.echo(), systems.proxy(), systems.mock(), systems.portkey(), systems.gateway()]);
+  const [echo, mockChild, portkeyChild, gatewayChild] = await Promise.all([systems.echo(), systems.mock(), systems.portkey(), systems.gateway()]);
   const relayChild = await systems.relay(Number(new URL(mock).port), 'relay-mock');
   const [litellm, litellmChild] = await Promise.all([systems.litellmUrl(), systems.litellm()]);
   const litellmRequest = [{ method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${LITELLM_KEY}` }, body: JSON.stringify(chatRequest('bench/echo')) }];
@@ -100,7 +99,6 @@ async function targetsOf(systems: Systems): Promise<Record<HttpTargetName, Targe
     peer: { label: HTTP_TARGET_LABELS.peer, url: `${portkey}/v1/chat/completions`, requests: request('bench/echo'), processes: [portkeyChild, mockChild] },
     litellm: { label: `${HTTP_TARGET_LABELS.litellm} (${systems.litellmSettings?.version ?? '?'}, ${systems.litellmSettings?.workers ?? '?'} workers)`, url: `${litellm}/v1/chat/completions`, requests: litellmRequest, processes: [litellmChild, mockChild] },
     ours: { label: HTTP_TARGET_LABELS.ours, url: adapter, requests: request('bench/echo'), processes: [gatewayChild, echo] },
-    'ours-proxy': { label: HTTP_TARGET_LABELS['ours-proxy'], url: adapter, requests: request('bench/proxy'), processes: [gatewayChild, proxy, mockChild] },
     'ours-direct': { label: HTTP_TARGET_LABELS['ours-direct'], url: adapter, requests: request('bench/direct'), processes: [gatewayChild, mockChild] },
     relay: { label: HTTP_TARGET_LABELS.relay, url: `http://127.0.0.1:${relayChild.ready.port as number}/v1/chat/completions`, requests: request('bench/echo'), processes: [relayChild, mockChild] },
   };

@@ -1,5 +1,5 @@
 /**
- * The ceiling, and the OpenAI-compatible mock upstream of the peer and of the proxy service: a
+ * The ceiling, and the OpenAI-compatible mock upstream of the peers and of the upstream connector: a
  * minimal Node HTTP server that drains any request and answers the fixed `chat.completion` body
  * (env BENCH_BODY) as JSON. Nothing is parsed; this is the most one Node process serves here.
  */

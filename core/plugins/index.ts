@@ -30,7 +30,7 @@ export {
 export type { Registry } from '../registry/registry.js';
 export type { ConfigSchema, ConstantDefinition, Model, ModelParameters, Provider, VariableDefinition } from '../registry/types.js';
 export type { DataCheck, DataTypes } from '../specs/data-types.js';
-export { GateHeaders, FITTED_MODEL_DIR_HEADER, DERIVED_SERVICE_ID_HEADER, DERIVED_ACCOUNT_ID_HEADER } from '../../proto/src/index.js';
+export { GateHeaders, FITTED_MODEL_DIR_HEADER, DERIVED_SERVICE_ID_HEADER, DERIVED_ACCOUNT_ID_HEADER, UpstreamErrorArgs } from '../../proto/src/index.js';
 // Persistence building blocks for plugins that keep state of their own, in the task store's patterns
 // (the connection itself comes from `ctx.storage.open`).
 export { isDuplicateKeyError } from '../tasks/mongo-connection.js';

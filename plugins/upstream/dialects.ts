@@ -4,6 +4,7 @@
  * goes, how to authenticate, what one event of a streamed answer means, and how to read an error.
  */
 import { gatewayError, type ApiErrorProto } from '../../core/plugins/index.js';
+import { engineError, type EngineHeaders } from './engine-error.js';
 import { isObject, type Json } from './engine-request.js';
 import type { SseEvent } from './sse.js';
 
@@ -22,9 +23,13 @@ export interface Dialect {
   auth(apiKey: string): Record<string, string>;
   /** Headers every request carries (API versions). */
   readonly headers: Readonly<Record<string, string>>;
+  /** Headers of the caller's request passed on to the engine, over `headers` (API version, betas). */
+  readonly passedHeaders: readonly string[];
+  /** Where the engine counts a request's tokens (the ext call `count_tokens`); none: it cannot. */
+  readonly countTokensPath?: string;
   event(event: SseEvent): StreamStep;
-  /** The engine's non-2xx answer as a service error, status and message kept. */
-  error(status: number, text: string): ApiErrorProto;
+  /** The engine's non-2xx answer as a service error relayed exactly (engine-error.ts). */
+  error(status: number, text: string, headers: EngineHeaders): ApiErrorProto;
 }
 
 const END: StreamStep = { kind: 'end' };
@@ -40,21 +45,6 @@ const parse = (text: string): unknown => {
   }
 };
 
-/**
- * An engine's error as a service error: its status, `type` and message. The engine refusing the
- * gateway's own key is no fault of the caller's: 502, marked permanent, as is an exhausted quota.
- */
-function engineError(status: number, type: string | undefined, message: string, extra: Record<string, string> = {}): ApiErrorProto {
-  const refused = status === 401 || status === 403;
-  const permanent = refused || type === 'insufficient_quota';
-  return {
-    code: `upstream.${type ?? `http_${status}`}`,
-    message,
-    statusCode: refused ? 502 : status,
-    args: { ...extra, ...(type ? { type } : {}), ...(permanent ? { retryable: 'false' } : {}) },
-  };
-}
-
 const badEvent = (reason: string): StreamStep => ({ kind: 'bad', reason });
 
 export const openAiDialect: Dialect = {
@@ -66,51 +56,54 @@ export const openAiDialect: Dialect = {
   },
   auth: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
   headers: {},
+  passedHeaders: [],
   event({ data }) {
     if (data === '[DONE]') return END;
     if (!looksLikeObject(data)) return badEvent(`a stream event is not a JSON object: ${data.slice(0, 80)}`);
-    if (data.startsWith('{"error"')) {
-      const body = parse(data);
-      const error = isObject(body) && isObject(body.error) ? body.error : {};
-      return { kind: 'error', error: engineError(502, stringOr(error.type), stringOr(error.message) ?? 'the engine reported an error mid-stream') };
-    }
+    if (data.startsWith('{"error"')) return { kind: 'error', error: openAiError(502, data, {}, 'the engine reported an error mid-stream') };
     return { kind: 'chunk', json: data, last: false };
   },
-  error(status, text) {
-    const body = parse(text);
-    const error = isObject(body) ? (isObject(body.error) ? body.error : body) : {};
-    const extra: Record<string, string> = {};
-    if (typeof error.param === 'string') extra.param = error.param;
-    if (typeof error.code === 'string') extra.code = error.code;
-    return engineError(status, stringOr(error.type), stringOr(error.message) ?? (text.slice(0, 500) || `the engine answered ${status}`), extra);
-  },
+  error: (status, text, headers) => openAiError(status, text, headers, text.slice(0, 500) || `the engine answered ${status}`),
 };
+
+/** OpenAI's error body `{error: {message, type, param, code}}` (some engines send the inner object alone). */
+function openAiError(status: number, text: string, headers: EngineHeaders, fallback: string): ApiErrorProto {
+  const body = parse(text);
+  const error = isObject(body) ? (isObject(body.error) ? body.error : body) : {};
+  return engineError('openai', status, {
+    message: stringOr(error.message) ?? fallback, type: stringOr(error.type), code: stringOr(error.code), param: stringOr(error.param),
+  }, headers);
+}
 
 /** HTTP status of an Anthropic error that arrives as a stream event (after the engine's 200). */
 const ANTHROPIC_EVENT_STATUS: Record<string, number> = {
-  overloaded_error: 529, rate_limit_error: 429, api_error: 500, invalid_request_error: 400, request_too_large: 413,
+  overloaded_error: 529, rate_limit_error: 429, api_error: 500, invalid_request_error: 400, request_too_large: 413, timeout_error: 504,
 };
 
 export const anthropicDialect: Dialect = {
   path: () => '/v1/messages',
   auth: (apiKey) => ({ 'x-api-key': apiKey }),
   headers: { 'anthropic-version': '2023-06-01' },
+  passedHeaders: ['anthropic-version', 'anthropic-beta'],
+  countTokensPath: '/v1/messages/count_tokens',
   event({ event, data }) {
     if (!looksLikeObject(data)) return badEvent(`a stream event is not a JSON object: ${data.slice(0, 80)}`);
     if (event === 'error') {
-      const body = parse(data);
-      const error = isObject(body) && isObject(body.error) ? body.error : {};
-      const type = stringOr(error.type);
-      return { kind: 'error', error: engineError(ANTHROPIC_EVENT_STATUS[type ?? ''] ?? 500, type, stringOr(error.message) ?? 'the engine reported an error mid-stream') };
+      const type = stringOr(errorOf(parse(data)).type);
+      return { kind: 'error', error: anthropicError(ANTHROPIC_EVENT_STATUS[type ?? ''] ?? 500, data, {}, 'the engine reported an error mid-stream') };
     }
     return { kind: 'chunk', json: data, last: event === 'message_stop' };
   },
-  error(status, text) {
-    const body = parse(text);
-    const error = isObject(body) && isObject(body.error) ? body.error : {};
-    return engineError(status, stringOr(error.type), stringOr(error.message) ?? (text.slice(0, 500) || `the engine answered ${status}`));
-  },
+  error: (status, text, headers) => anthropicError(status, text, headers, text.slice(0, 500) || `the engine answered ${status}`),
 };
+
+const errorOf = (body: unknown): Json => (isObject(body) && isObject(body.error) ? body.error : {});
+
+/** Anthropic's error body `{type: "error", error: {type, message}}`. */
+function anthropicError(status: number, text: string, headers: EngineHeaders, fallback: string): ApiErrorProto {
+  const error = errorOf(parse(text));
+  return engineError('anthropic', status, { message: stringOr(error.message) ?? fallback, type: stringOr(error.type) }, headers);
+}
 
 function stringOr(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;

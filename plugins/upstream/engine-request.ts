@@ -39,14 +39,27 @@ export function engineModel(ours: string | undefined, upstream: UpstreamConfig, 
   return fallback === undefined ? undefined : upstream.models[fallback] ?? fallback;
 }
 
+/** Whether a payload's data type marks the standard adapter's chat request (OpenAI's format, split). */
+export function isChatRequestType(dataType: string | undefined): boolean {
+  return dataType !== undefined && dataType.endsWith('#/ChatCompletionRequest');
+}
+
+/** Where Messages requests go, for the refusal of other formats to a Messages engine. */
+const MESSAGES_ROUTES = 'POST /api/adapters/chatapi/v1/messages (any client of the Anthropic SDKs) or /api/adapters/chatapi-direct/v1/messages';
+
 /**
  * The engine body of a predict: the data object, over the config object when the request is not a
  * direct one (the standard adapter splits the caller's body into the two), with `model` replaced by
- * the engine's. 400 when the data is not a JSON object or no model can be named.
+ * the engine's. 400 when the data is not a JSON object or no model can be named; 400
+ * UPSTREAM_FORMAT_MISMATCH when an Anthropic engine is sent anything but a Messages body (OpenAI's
+ * chat, completions, embeddings or a Responses request translated to chat), naming the routes to use.
  */
 export function engineBody(predict: PredictRequestProto, upstream: UpstreamConfig, service: ServiceEntry): Json {
   const data = parseObject(predict.data?.json, 'data');
   const direct = isDirectDataType(predict.data?.dataType);
+  if (upstream.api === 'anthropic' && (isChatRequestType(predict.data?.dataType) || !Array.isArray(data.messages))) {
+    throw gatewayError('UPSTREAM_FORMAT_MISMATCH', { args: { service: service.name, use: MESSAGES_ROUTES } });
+  }
   const config = direct || !predict.config?.json ? undefined : parseObject(predict.config.json, 'config');
   const body: Json = config ? { ...config, ...data } : data;
   const model = engineModel(ourModel(body.model, direct), upstream, service);

@@ -2,12 +2,14 @@
  * The model behind an upstream service's in-process instance: it takes the predict requests the Gate
  * routes to it, calls the HTTP engine over a pool of keep-alive connections, and answers the way a
  * dialled-in model service does (one `predict`, or `partialPredict` frames as the engine streams,
- * or `error`). `cancel` aborts the engine request, which closes its connection.
+ * or `error`). `cancel` aborts the engine request, which closes its connection. An engine that
+ * counts tokens (Anthropic's) also answers the ext call `count_tokens` (the Messages routes' own).
  */
 import { Pool, errors as undiciErrors } from 'undici';
 import type { IncomingHttpHeaders } from 'undici/types/header.js';
 import {
   gatewayError,
+  parseJson,
   toGatewayError,
   type ApiErrorProto,
   type GateToServiceProto,
@@ -19,8 +21,9 @@ import {
   type StringMap,
   type UpstreamConfig,
 } from '../../core/plugins/index.js';
+import { COUNT_TOKENS_METHOD } from '../_shared/anthropic/count-tokens.js';
 import { DIALECTS, type Dialect } from './dialects.js';
-import { engineBody } from './engine-request.js';
+import { engineBody, engineModel, isObject, ourModel, type Json } from './engine-request.js';
 import { readSse } from './sse.js';
 
 /** Engine response headers the caller gets too: its rate limits and retry advice. */
@@ -75,7 +78,9 @@ export class UpstreamWorker implements LocalWorker {
     if (message.cancel) {
       this.#inFlight.get(Number(message.cancel.requestIdToCancel ?? requestId))?.abort();
     } else if (message.predict) {
-      void this.#predict(requestId, message.predict, reply);
+      void this.#predict(requestId, message.predict, message.headers, reply);
+    } else if (message.ext?.methodName === COUNT_TOKENS_METHOD && this.#dialect.countTokensPath) {
+      void this.#countTokens(requestId, message.ext.params?.request?.json, message.headers, reply);
     } else if (message.ext || message.batch || message.fit || message.partialPredict) {
       reply({
         requestId,
@@ -102,7 +107,17 @@ export class UpstreamWorker implements LocalWorker {
     void this.#pool.destroy().catch(() => undefined);
   }
 
-  async #predict(requestId: number, predict: PredictRequestProto, reply: LocalReply): Promise<void> {
+  /** The request headers for the engine: ours, the caller's that the dialect passes on, the accepted type. */
+  #requestHeaders(callerHeaders: StringMap | undefined, stream: boolean): Record<string, string> {
+    const headers: Record<string, string> = { ...this.#headers, accept: stream ? 'text/event-stream' : 'application/json' };
+    for (const name of this.#dialect.passedHeaders) {
+      const value = headerOf(callerHeaders, name);
+      if (value) headers[name] = value;
+    }
+    return headers;
+  }
+
+  async #predict(requestId: number, predict: PredictRequestProto, callerHeaders: StringMap | undefined, reply: LocalReply): Promise<void> {
     const controller = new AbortController();
     this.#inFlight.set(requestId, controller);
     let answered = false;
@@ -113,7 +128,7 @@ export class UpstreamWorker implements LocalWorker {
       const res = await this.#pool.request({
         path,
         method: 'POST',
-        headers: { ...this.#headers, accept: stream ? 'text/event-stream' : 'application/json' },
+        headers: this.#requestHeaders(callerHeaders, stream),
         body: JSON.stringify(body),
         signal: controller.signal,
       });
@@ -121,7 +136,7 @@ export class UpstreamWorker implements LocalWorker {
       if (res.statusCode >= 300) {
         const text = await res.body.text();
         answered = true;
-        reply({ requestId, headers, error: this.#dialect.error(res.statusCode, text) });
+        reply({ requestId, error: this.#dialect.error(res.statusCode, text, res.headers) });
         return;
       }
       if (!stream || !String(res.headers['content-type'] ?? '').includes('text/event-stream')) {
@@ -163,6 +178,35 @@ export class UpstreamWorker implements LocalWorker {
     }
   }
 
+  /**
+   * `count_tokens`: the Messages request (the ext param `request`) counted by the engine, its model
+   * mapped as a predict's is; the engine's `{"input_tokens": N}` is the answer, never an estimate.
+   */
+  async #countTokens(requestId: number, json: string | undefined, callerHeaders: StringMap | undefined, reply: LocalReply): Promise<void> {
+    const controller = new AbortController();
+    this.#inFlight.set(requestId, controller);
+    try {
+      const request = parseRequest(json);
+      const model = engineModel(ourModel(request.model, true), this.#upstream, this.#service);
+      const body = model === undefined ? request : { ...request, model };
+      const res = await this.#pool.request({
+        path: this.#basePath + this.#dialect.countTokensPath!,
+        method: 'POST',
+        headers: this.#requestHeaders(callerHeaders, false),
+        body: JSON.stringify(body),
+        signal: controller.signal,
+      });
+      const text = await res.body.text();
+      if (res.statusCode >= 300) reply({ requestId, error: this.#dialect.error(res.statusCode, text, res.headers) });
+      else if (!isJsonObjectText(text)) throw this.#bad(`the token count is not a JSON object: ${text.slice(0, 80) || '(empty)'}`);
+      else reply({ requestId, ext: { data: { json: text } } });
+    } catch (err) {
+      if (!controller.signal.aborted) reply({ requestId, error: asProto(this.#failure(err)) });
+    } finally {
+      this.#inFlight.delete(requestId);
+    }
+  }
+
   #bad(reason: string): GatewayError {
     return gatewayError('SERVICE_BAD_RESPONSE', { args: { service: this.#service.name, reason } });
   }
@@ -188,6 +232,19 @@ export class UpstreamWorker implements LocalWorker {
     }
     return toGatewayError(err);
   }
+}
+
+/** The request of a `count_tokens` call: the Messages body as JSON text. */
+function parseRequest(json: string | undefined): Json {
+  const value = json ? parseJson(json, 'request') : undefined;
+  if (!isObject(value)) throw gatewayError('VALIDATION_FAILED', { param: 'request', args: { reason: 'count_tokens expects the Messages request as a JSON object in the param "request"' } });
+  return value;
+}
+
+/** A request header the gateway passed, by name in any case. */
+function headerOf(headers: StringMap | undefined, name: string): string | undefined {
+  for (const key in headers) if (key.toLowerCase() === name) return headers[key];
+  return undefined;
 }
 
 /** A catalog error as the `error` answer a model service would send (code, status and args kept). */

@@ -1,5 +1,5 @@
 /**
- * Fidelity of the adapters and the proxy examples, judged by the official OpenAI Node SDK: a test
+ * Fidelity of the adapters and the upstream connector, judged by the official OpenAI Node SDK: a test
  * upstream plays a real engine (cut-off streams, 429 with retry-after and x-ratelimit-*, 400 with
  * param, 500) and the client sees exactly what the upstream sent. Also: CORS, 503 for a service with
  * no instance, and stream_options.include_usage on the direct adapter.
@@ -57,7 +57,7 @@ describe('adapters relay exactly what the upstream engine sent', () => {
       const raw = await rawPost(`${base}/chat/completions`, { ...ask('cut-off'), stream: true }, { authorization: `Bearer ${TEST_KEY}` });
       const events = sseData(raw.text);
       expect(events).not.toContain('[DONE]');
-      expect(JSON.parse(events.at(-1)!).error).toMatchObject({ code: 'upstream.stream_cut_off', message: expect.stringContaining('before data: [DONE]') });
+      expect(JSON.parse(events.at(-1)!).error).toMatchObject({ code: 'STREAM_CUT_OFF', message: expect.stringContaining('before its terminal event ([DONE])') });
       const sdk = new OpenAI({ apiKey: TEST_KEY, baseURL: base, maxRetries: 0 });
       const stream = await sdk.chat.completions.create({ ...ask('cut-off'), stream: true });
       await expect((async () => {

@@ -72,7 +72,7 @@ describe('official openai Node SDK against the standard adapter', () => {
     expect(deltas.join('')).toBe('Echo: the quick brown fox');
   });
 
-  describe('a tool call through the proxy service', () => {
+  describe('a tool call through the upstream connector', () => {
     const tools: OpenAI.ChatCompletionTool[] = [{
       type: 'function',
       function: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },

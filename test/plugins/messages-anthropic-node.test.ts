@@ -154,7 +154,7 @@ describe('official Anthropic TypeScript SDK: the Messages API', () => {
 
     it('ends a cut-off upstream stream with an error event: the SDK throws instead of returning a short answer', async () => {
       const stream = client.messages.stream({ model: 'demo/claude/c', max_tokens: 5, messages: [{ role: 'user', content: 'cut-off' }] });
-      await expect(stream.finalMessage()).rejects.toThrow(/before message_stop/);
+      await expect(stream.finalMessage()).rejects.toThrow(/before its terminal event \(message_stop\)/);
     });
   });
 

@@ -1,6 +1,6 @@
 /**
  * The built-in upstream connector against real HTTP engines on loopback: the canned OpenAI- and
- * Anthropic-compatible upstreams of the proxy suites, and scripted bad engines (unreachable, garbage,
+ * Anthropic-compatible upstreams of the chat suites, and scripted bad engines (unreachable, garbage,
  * hung, cut off). Judged by the official openai Node SDK and plain HTTP.
  */
 import OpenAI from 'openai';
@@ -116,6 +116,25 @@ describe('upstream connector: an Anthropic Messages engine', () => {
     const streamed = await request(gw.httpUrl).post('/api/adapters/chatapi-direct/v1/chat/completions').set('Authorization', TEST_KEY).send({ ...body, stream: true }).expect(200);
     expect(streamed.text).toContain('event: message_stop');
     expect(streamed.text).toContain('"text":"hi"');
+  });
+
+  it('refuses OpenAI-format requests with a coded 400 naming the Messages routes, without calling the engine', async () => {
+    const client = new OpenAI({ apiKey: TEST_KEY, baseURL: `${gw.httpUrl}/api/adapters/chatapi/v1`, maxRetries: 0 });
+    const before = engine.requests.length;
+    const refusals = [
+      () => client.chat.completions.create({ model: 'demo/claude/fast', messages: [{ role: 'user', content: 'hi' }] }),
+      () => client.chat.completions.create({ model: 'demo/claude/fast', messages: [{ role: 'user', content: 'hi' }], stream: true }),
+      () => client.responses.create({ model: 'demo/claude/fast', input: 'hi' }),
+      () => client.embeddings.create({ model: 'demo/claude/fast', input: 'hi' }),
+    ];
+    for (const refused of refusals) {
+      const err = await refused().then(() => undefined, (e: unknown) => e) as InstanceType<typeof OpenAI.APIError>;
+      expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(err.code).toBe('UPSTREAM_FORMAT_MISMATCH');
+      expect(err.message).toContain('/api/adapters/chatapi/v1/messages');
+      expect(err.headers?.get('x-should-retry')).toBe('false');
+    }
+    expect(engine.requests.length).toBe(before);
   });
 });
 

@@ -1,15 +1,14 @@
 /**
  * Everything the chat-adapter suites run against, for real: a gateway with both adapters, the echo
- * service and the two proxy services on the SDK (in-process, over gRPC), the proxies' HTTP upstreams
- * with canned answers, and two raw-protocol services (`demo/plain` records what it gets and echoes
- * it; `demo/faulty` fails on request).
+ * service on the SDK (in-process, over gRPC), two HTTP engines with canned answers (OpenAI- and
+ * Anthropic-compatible) behind `demo/openai-proxy` and `demo/claude` through the built-in upstream
+ * connector, and two raw-protocol services (`demo/plain` records what it gets and echoes it;
+ * `demo/faulty` fails on request).
  */
-import { startAnthropicProxy } from '../../examples/anthropic-proxy/proxy.js';
 import { contentText, echoAnswer } from '../../examples/echo-service/echo.js';
 import { startEchoService } from '../../examples/echo-service/service.js';
-import { startOpenAiProxy } from '../../examples/openai-proxy/proxy.js';
 import { silentLogger, type ModelService } from '../../sdk/index.js';
-import { CHAT_TOKENS, chatConfigInput } from './chat.js';
+import { CHAT_TOKENS, ENGINE_KEYS, ENGINE_KEY_ENV, chatConfigInput } from './chat.js';
 import type { GatewayOptions } from '../../core/gateway.js';
 import { startTestGateway, type TestGateway } from './gateway.js';
 import { RawServiceError, startRawModel, type RawModel } from './raw-model.js';
@@ -44,15 +43,13 @@ function faultyAnswer(data: any, config: any): unknown {
 }
 
 export async function startChatFixture(pluginOptions: Record<string, unknown> = {}, options: GatewayOptions = {}): Promise<ChatFixture> {
-  const gw = await startTestGateway(chatConfigInput(pluginOptions), options);
   const openAiUpstream = await startOpenAiUpstream();
   const anthropicUpstream = await startAnthropicUpstream();
+  process.env[ENGINE_KEY_ENV.openai] = ENGINE_KEYS.openai;
+  process.env[ENGINE_KEY_ENV.anthropic] = ENGINE_KEYS.anthropic;
+  const gw = await startTestGateway(chatConfigInput(pluginOptions, { openai: openAiUpstream.url, anthropic: anthropicUpstream.url }), options);
   const sdk = { gateways: gw.grpcAddress, logger: silentLogger };
-  const services: ModelService[] = [
-    startEchoService({ ...sdk, connectionToken: CHAT_TOKENS.echo }),
-    startOpenAiProxy({ baseUrl: `${openAiUpstream.url}/v1`, apiKey: 'upstream-openai-key', defaultModel: 'gpt-up-default' }, { ...sdk, connectionToken: CHAT_TOKENS.proxy }),
-    startAnthropicProxy({ baseUrl: anthropicUpstream.url, apiKey: 'upstream-anthropic-key', version: '2023-06-01', defaultModel: 'claude-default' }, { ...sdk, connectionToken: CHAT_TOKENS.claude }),
-  ];
+  const services: ModelService[] = [startEchoService({ ...sdk, connectionToken: CHAT_TOKENS.echo })];
   await Promise.all(services.map((s) => s.ready()));
   const plain = await startRawModel(gw.grpcAddress, CHAT_TOKENS.plain, (req) => ({ got: req.data, dataType: req.dataType }));
   const faulty = await startRawModel(gw.grpcAddress, CHAT_TOKENS.faulty, (req) => faultyAnswer(req.data, req.config));

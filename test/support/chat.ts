@@ -5,27 +5,39 @@ import { testConfigInput } from './gateway.js';
 export const CHAT_TOKENS = {
   echo: 'echo-service-token-0001',
   private: 'private-service-token-01',
-  proxy: 'openai-proxy-token-000001',
-  claude: 'anthropic-proxy-token-0001',
   plain: 'plain-service-token-00001',
   faulty: 'faulty-service-token-0001',
 } as const;
 
 export const LIMITED_KEY = 'test-key-rate-limited-00000001';
 
+/** The HTTP engines behind `demo/openai-proxy` and `demo/claude` (base URLs without `/v1`). */
+export interface ChatEngines {
+  openai: string;
+  anthropic: string;
+}
+
+/** The engines' keys, read by the upstream connector from these variables. */
+export const ENGINE_KEY_ENV = { openai: 'CHAT_TEST_OPENAI_ENGINE_KEY', anthropic: 'CHAT_TEST_ANTHROPIC_ENGINE_KEY' } as const;
+export const ENGINE_KEYS = { openai: 'upstream-openai-key', anthropic: 'upstream-anthropic-key' } as const;
+
 /**
  * The test config with both chat adapters enabled: `demo/echo` (public, OpenAI family, registry
  * provider `demo` with models echo-1 and echo-2), `demo/private`, `demo/openai-proxy`,
  * `demo/claude` (Anthropic family), `demo/plain` (no family) and `demo/faulty`; plus an account
- * limited to one request per second.
+ * limited to one request per second. Given `engines`, `demo/openai-proxy` and `demo/claude` are
+ * served by the built-in upstream connector (plugin `upstream`) in front of them; without, they have
+ * no instance.
  */
-export function chatConfigInput(pluginOptions: Record<string, unknown> = {}): Record<string, any> {
+export function chatConfigInput(pluginOptions: Record<string, unknown> = {}, engines?: ChatEngines): Record<string, any> {
+  const upstream = (api: keyof ChatEngines, baseUrl: string, defaultModel: string) =>
+    engines ? { upstream: { api, baseUrl, apiKeyEnv: ENGINE_KEY_ENV[api], defaultModel } } : {};
   const input = testConfigInput({
     services: [
       { id: 10, name: 'echo', account: 'demo', public: true, family: 'openai', provider: 'demo', defaultModel: 'echo-1', connectionTokens: [{ token: CHAT_TOKENS.echo }] },
       { id: 11, name: 'private', account: 'demo', public: false, connectionTokens: [{ token: CHAT_TOKENS.private }] },
-      { id: 12, name: 'openai-proxy', account: 'demo', public: true, family: 'openai', connectionTokens: [{ token: CHAT_TOKENS.proxy }] },
-      { id: 13, name: 'claude', account: 'demo', public: true, family: 'anthropic', connectionTokens: [{ token: CHAT_TOKENS.claude }] },
+      { id: 12, name: 'openai-proxy', account: 'demo', public: true, family: 'openai', ...upstream('openai', `${engines?.openai}/v1`, 'gpt-up-default') },
+      { id: 13, name: 'claude', account: 'demo', public: true, family: 'anthropic', ...upstream('anthropic', `${engines?.anthropic}`, 'claude-default') },
       { id: 14, name: 'plain', account: 'demo', public: true, connectionTokens: [{ token: CHAT_TOKENS.plain }] },
       { id: 15, name: 'faulty', account: 'demo', public: true, timeoutSec: 2, connectionTokens: [{ token: CHAT_TOKENS.faulty }] },
     ],
@@ -41,7 +53,7 @@ export function chatConfigInput(pluginOptions: Record<string, unknown> = {}): Re
         { name: 'echo-2', providers: ['demo'], createdAt: '2026-02-01T00:00:00Z', parameters: { constants: [], variables: [] } },
       ],
     },
-    plugins: { enabled: ['chatapi', 'chatapi-direct'], options: pluginOptions },
+    plugins: { enabled: ['chatapi', 'chatapi-direct', ...(engines ? ['upstream'] : [])], options: pluginOptions },
   });
   input.accounts.push({ id: 5, name: 'limited', requestsPerSecond: 1 });
   input.apiKeys.push({ name: 'limited', account: 'limited', key: LIMITED_KEY, permissions: ['MODEL_REQUESTS'] });

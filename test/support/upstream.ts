@@ -1,5 +1,5 @@
 /**
- * Real local HTTP upstreams with canned model answers, for the proxy example services: an
+ * Real local HTTP engines with canned model answers, behind the upstream connector: an
  * OpenAI-compatible API (chat completions with and without tool calls, legacy completions,
  * embeddings; streamed and not) and an Anthropic Messages API. Every request is recorded.
  */
