@@ -12,6 +12,7 @@ import type { GatewayConfig } from '../config/types.js';
 import type { WorkerTopology } from '../gate/cluster-update.js';
 import type { GatewayAddresses } from '../gateway.js';
 import type { Logger } from '../logger.js';
+import { serveWorkersMetrics } from '../observe/cluster-metrics.js';
 import { isWorkerListening, WORKER_ROLE_ENV } from './worker.js';
 
 /** Restart delays: doubling from the first, capped; a worker that stayed up this long starts over. */
@@ -50,6 +51,8 @@ export async function startWorkers(config: GatewayConfig, logger: Logger): Promi
   const crashes = new Map<number, { delayMs: number; startedAt: number }>();
   let stopping = false;
   let booted = false;
+  // A scrape reaches one worker; it asks here for every worker's figures (core/observe/cluster-metrics.ts).
+  serveWorkersMetrics();
 
   const fork = (index: number): Worker => {
     const role: WorkerTopology = { index, sharedPort, ownPorts };
@@ -75,11 +78,14 @@ export async function startWorkers(config: GatewayConfig, logger: Logger): Promi
   await new Promise<void>((resolve, reject) => {
     for (let index = 0; index < count; index++) {
       const worker = fork(index);
-      worker.on('message', (message: unknown) => {
-        if (!isWorkerListening(message) || booted) return;
+      const onMessage = (message: unknown) => {
+        if (!isWorkerListening(message)) return;
+        // Only this listener: node:cluster's own re-emits messages on `cluster` (metrics use that).
+        worker.off('message', onMessage);
         listening.set(message.index, message.addresses);
         if (listening.size === count) resolve();
-      });
+      };
+      worker.on('message', onMessage);
       // A worker that cannot boot said why on stderr; the others are no use without it.
       worker.once('exit', (code) => {
         if (!booted) reject(new Error(`gateway worker ${index} exited with code ${code} before it listened (its error is above)`));
@@ -91,7 +97,6 @@ export async function startWorkers(config: GatewayConfig, logger: Logger): Promi
     throw err;
   });
   booted = true;
-  for (const worker of byIndex.values()) worker.removeAllListeners('message');
   log.info({ workers: count, sharedGrpcPort: sharedPort, ownGrpcPorts: ownPorts }, 'gateway workers listening');
 
   return {

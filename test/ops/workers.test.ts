@@ -4,7 +4,7 @@
  * without either), with a real SDK model service in the test process that dials the shared gRPC port:
  * the cluster update moves it to one stream per worker, requests on the one HTTP port reach both
  * workers and find each other's state, a killed worker is forked again and the service reconnects
- * to it, and SIGTERM drains both. Without MongoDB a stateful plugin on the memory store is refused.
+ * to it, /metrics sums every worker, and SIGTERM drains both. Without MongoDB a stateful plugin on the memory store is refused.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
@@ -109,7 +109,7 @@ describe.skipIf(!requirePrerequisite('gateway workers on MongoDB', mongoPrerequi
       accounts: [{ id: 1, name: 'demo', requestsPerSecond: 1000 }],
       apiKeys: [{ name: 'all', account: 'demo', key: TEST_KEY, permissions: ['MODEL_REQUESTS', 'READ_DATA', 'MODIFY_DATA'] }],
       services: [{ id: 10, name: 'echo', account: 'demo', public: true, connectionTokens: [{ token: ECHO_TOKEN }] }],
-      plugins: { enabled: ['health', 'sync-predict', 'async-predict'], options: { 'async-predict': { pollMs: 100 } } },
+      plugins: { enabled: ['health', 'metrics', 'sync-predict', 'async-predict'], options: { 'async-predict': { pollMs: 100 } } },
     }));
   });
   afterAll(async () => {
@@ -163,6 +163,17 @@ describe.skipIf(!requirePrerequisite('gateway workers on MongoDB', mongoPrerequi
     expect(answers.map((a) => a.body.echo)).toEqual(Array.from({ length: 8 }, (_, i) => `t${i}`));
     expect(new Set(answers.map((a) => a.worker))).toEqual(new Set(['0', '1']));
     expect(served).toBeGreaterThanOrEqual(8);
+
+    // /metrics answers for every worker, whichever takes the scrape: the primary sums their figures.
+    const predicts = (text: string) => text.split('\n')
+      .filter((l) => l.startsWith('gateway_http_requests_total{') && l.includes('plugin="sync-predict"') && l.includes('status="200"'))
+      .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+    const scrapedBy = new Map<string, number>();
+    await eventually(async () => {
+      const res = await call(`${httpUrl}/metrics`, 'GET');
+      if (res.status === 200 && res.worker !== undefined) scrapedBy.set(res.worker, predicts(res.body as string));
+      return scrapedBy.size === 2 && [...scrapedBy.values()].every((n) => n === 8);
+    }, 20_000, 'both workers to report the 8 predicts of both');
   }, 120_000);
 
   it('shares the store: an async task created on one worker is read to completion from both', async () => {
