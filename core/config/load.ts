@@ -185,6 +185,9 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     enabledPlugins: input.plugins.enabled,
     customPlugins: input.plugins.custom,
     clusterServers: input.gate.servers,
+    httpPort: input.server.httpPort,
+    grpcPort: input.server.grpcPort,
+    workerGrpcPort: input.server.workerGrpcPort,
   }));
   if (input.store.kind === 'mongodb' && !input.store.mongodbUri) {
     problems.push('store.mongodbUri (or MONGODB_URI) is required when store.kind is mongodb');

@@ -29,6 +29,9 @@ export interface WorkersInput {
   enabledPlugins: readonly string[];
   customPlugins: readonly { enabled: boolean }[];
   clusterServers: readonly string[];
+  httpPort: number;
+  grpcPort: number;
+  workerGrpcPort?: number;
 }
 
 /** Why this configuration cannot run with several workers (none with one worker). */
@@ -44,6 +47,15 @@ export function workersProblems(input: WorkersInput): string[] {
           `and requests reach any worker (results and datasets lost at random); use MongoDB (store.kind: mongodb, or MONGODB_URI), ` +
           `or server.workers: 1 (GATEWAY_WORKERS=1), or enable only stateless plugins`,
       );
+    }
+  }
+  // Worker i's own port is base + i: the range must be ports, and not the shared ones.
+  const base = input.workerGrpcPort ?? (input.grpcPort ? input.grpcPort + 1 : 0);
+  if (base) {
+    const last = base + input.workers - 1;
+    if (last > 65535) problems.push(`server.workerGrpcPort: the workers' own gRPC ports ${base}-${last} go past 65535`);
+    for (const [name, port] of [['httpPort', input.httpPort], ['grpcPort', input.grpcPort]] as const) {
+      if (port >= base && port <= last) problems.push(`server.${name} ${port} is one of the workers' own gRPC ports ${base}-${last} (server.workerGrpcPort + worker index)`);
     }
   }
   if (input.clusterServers.length > 1) {

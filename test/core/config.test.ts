@@ -70,6 +70,10 @@ describe('config loading', () => {
     expect(err.problems[0]).toContain('server.workers is 2 with store.kind memory: the state of async-predict, fitting would live in one worker');
     expect(err.problems[0]).toContain('use MongoDB (store.kind: mongodb, or MONGODB_URI)');
     expect(bootError(() => buildConfig({ server: { workers: 'many' } }, { env: {} })).problems.join('\n')).toContain('/server/workers');
+    const ports = bootError(() => buildConfig({ server: { workers: 3, httpPort: 9092, grpcPort: 9090 } }, { env: {} }));
+    expect(ports.problems).toEqual(["server.httpPort 9092 is one of the workers' own gRPC ports 9091-9093 (server.workerGrpcPort + worker index)"]);
+    const past = bootError(() => buildConfig({ server: { workers: 2, workerGrpcPort: 65535 } }, { env: {} }));
+    expect(past.problems).toEqual(["server.workerGrpcPort: the workers' own gRPC ports 65535-65536 go past 65535"]);
   });
 
   it('applies defaults, environment overrides and ${VAR} substitution, and keeps only key hashes', () => {
