@@ -7,6 +7,7 @@ import { Directory } from './directory.js';
 import { BootError } from './errors.js';
 import { ClientCalls } from './gate/client-calls.js';
 import { Gate } from './gate/gate.js';
+import { workerCluster, type WorkerTopology } from './gate/cluster-update.js';
 import { startGrpcServer, type RunningGrpcServer, type SpeechHandlers } from './gate/grpc-server.js';
 import { createHttpApp } from './http/app.js';
 import { createAdmission } from './http/admission.js';
@@ -34,6 +35,20 @@ export interface GatewayOptions {
   speech?: SpeechHandlers;
   /** Bounds of the default gRPC speech calls (buffered bytes for a slow caller, text length, rates). */
   speechLimits?: Partial<SpeechLimits>;
+  /**
+   * This process is one of `server.workers` (core/bin/workers.ts): it listens for gRPC on the shared
+   * port and its own, tells services every worker's port, and names itself in `X-Gateway-Worker`.
+   */
+  worker?: WorkerTopology;
+}
+
+export interface GatewayAddresses {
+  httpPort: number;
+  grpcPort: number;
+  httpUrl: string;
+  grpcAddress: string;
+  /** A worker's own gRPC address (`server.workers` above 1). */
+  workerGrpcAddress?: string;
 }
 
 export interface Gateway {
@@ -56,7 +71,7 @@ export interface Gateway {
    * Starts the plugins' background work, then listens for gRPC and HTTP (port 0 picks free ports), so
    * no request arrives before the plugins are ready.
    */
-  start(): Promise<{ httpPort: number; grpcPort: number; httpUrl: string; grpcAddress: string }>;
+  start(): Promise<GatewayAddresses>;
   /**
    * Stops in order: refuse new requests (readiness answers 503, other new HTTP requests get 503
    * with `Connection: close`, services get `stopServing`), let those in flight finish within
@@ -78,10 +93,18 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const registry = createRegistry(config);
   pipeline.addValidator(registry);
   pipeline.addStorageMeter((accountId) => store.storedBytes(accountId));
-  const gate = new Gate(directory, config.gate, logger, events, config.limits);
+  const { worker } = options;
+  const gate = new Gate(directory, config.gate, logger, events, config.limits, worker ? workerCluster(worker) : undefined);
   const clientCalls = new ClientCalls(pipeline, gate, logger, events, config.limits.jsonMaxDepth);
   const speech = options.speech ?? createGrpcSpeechHandlers({ pipeline, bridge: new SpeechBridge(gate, options.speechLimits), logger });
   const app = createHttpApp(logger, events, config.server.accessLog);
+  if (worker) {
+    // Which worker answered: for operators reading a trace, and for the test that all of them serve.
+    app.use(async (ctx, next) => {
+      ctx.set('X-Gateway-Worker', String(worker.index));
+      await next();
+    });
+  }
   const tracing = createTracing(config.tracing);
   if (tracing) {
     app.use(tracing.middleware);
@@ -150,10 +173,13 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
           throw new BootError('PLUGIN_START_FAILED', `plugin '${plugin.definition.name}' failed to start: ${(err as Error).message}`, [], err);
         }
       }
+      const grpcPort = worker?.sharedPort ?? config.server.grpcPort;
+      const ownPort = worker?.ownPorts[worker.index];
       try {
         grpcServer = await startGrpcServer({
         host,
-        port: config.server.grpcPort,
+        port: grpcPort,
+        ...(ownPort !== undefined ? { ownPort } : {}),
         maxMessageBytes: config.server.grpcMaxMessageBytes,
         client: {
           maxMessageBytes: config.server.grpcClientMaxMessageBytes,
@@ -168,7 +194,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         speech,
         });
       } catch (err) {
-        throw listenError(err as NodeJS.ErrnoException, 'gRPC', `${host}:${config.server.grpcPort}`, 'GRPC_PORT');
+        const own = ownPort !== undefined && (err as { port?: number }).port === ownPort;
+        throw listenError(err as NodeJS.ErrnoException, own ? 'worker gRPC' : 'gRPC', `${host}:${own ? ownPort : grpcPort}`, own ? 'server.workerGrpcPort' : 'GRPC_PORT');
       }
       httpServer = app.listen(config.server.httpPort, host);
       // Long-lived streams (SSE, audio) must not be cut by Node's default request timeout.
@@ -180,7 +207,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       const httpPort = (httpServer.address() as AddressInfo).port;
       specsUrl = `${publicUrl(config, httpPort)}/specs`;
       running = true;
-      const result = { httpPort, grpcPort: grpcServer.port, httpUrl: `http://${host}:${httpPort}`, grpcAddress: `${host}:${grpcServer.port}` };
+      const result: GatewayAddresses = { httpPort, grpcPort: grpcServer.port, httpUrl: `http://${host}:${httpPort}`, grpcAddress: `${host}:${grpcServer.port}` };
+      if (grpcServer.ownPort !== undefined) result.workerGrpcAddress = `${host}:${grpcServer.ownPort}`;
       logger.info({ ...result, plugins: plugins.map((p) => p.definition.name) }, 'gateway listening');
       return result;
     },

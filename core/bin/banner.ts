@@ -42,11 +42,28 @@ export async function waitForLaunched(config: GatewayConfig, gate: Gate, launche
   }
 }
 
+/**
+ * Where each launched service stands without a Gate to ask (the primary of several workers): those
+ * started are still connecting as far as the banner can tell.
+ */
+export function launchedWithoutWaiting(config: GatewayConfig, launched: LaunchedServices): LaunchReport {
+  const report: LaunchReport = { connected: [], connecting: [], notStarted: [] };
+  for (const entry of config.launch) {
+    const label = serviceOf(config, entry)?.label ?? entry.name;
+    const state = launched.states().get(entry.name);
+    if (state?.state === 'skipped' || state?.state === 'failed') report.notStarted.push(`${label} (${state.reason})`);
+    else report.connecting.push(label);
+  }
+  return report;
+}
+
 export interface BannerInput {
   httpUrl: string;
   grpcAddress: string;
   configPath: string;
   storeKind: string;
+  /** Each worker's own gRPC address, when several workers serve. */
+  workers?: string[];
   demo?: { apiKey: string; serviceToken: string };
   launch: LaunchReport;
 }
@@ -54,6 +71,7 @@ export interface BannerInput {
 /** The lines `npm start` prints once the gateway listens and its launched services are connected. */
 export function bannerLines(input: BannerInput): string[] {
   const lines = ['', `Gateway ready: HTTP ${input.httpUrl}, gRPC ${input.grpcAddress} (config ${input.configPath}, store ${input.storeKind})`];
+  if (input.workers) lines.push(`  Workers:             ${input.workers.length}, own gRPC ports ${input.workers.join(', ')}`);
   if (input.demo) {
     lines.push(
       `  Demo API key:        ${input.demo.apiKey}   (set DEMO_API_KEY to change it)`,

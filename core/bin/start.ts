@@ -3,15 +3,19 @@
  * (in-memory store, demo account and key, demo services launched and connected over gRPC).
  * `npm start -- --check` checks the config (and connects to its store) without starting anything.
  */
+import cluster from 'node:cluster';
 import { relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfigFile } from '../config/load.js';
 import { BootError } from '../errors.js';
 import { createGateway } from '../gateway.js';
-import { createLogger } from '../logger.js';
-import { bannerLines, waitForLaunched } from './banner.js';
+import { createLogger, type Logger } from '../logger.js';
+import type { GatewayConfig } from '../config/types.js';
+import { bannerLines, launchedWithoutWaiting, waitForLaunched, type LaunchReport } from './banner.js';
 import { expectLaunchedServices } from './expect-launched.js';
 import { launchServices } from './launcher.js';
+import { runWorker, workerRole } from './worker.js';
+import { startWorkers } from './workers.js';
 
 const DEMO_CONFIG = fileURLToPath(new URL('../../examples/demo/gateway.yaml', import.meta.url));
 export const DEFAULT_DEMO_API_KEY = 'demo-api-key-0123456789';
@@ -25,39 +29,78 @@ async function main(): Promise<void> {
   const configPath = process.env.GATEWAY_CONFIG ? resolve(process.env.INIT_CWD ?? process.cwd(), process.env.GATEWAY_CONFIG) : DEMO_CONFIG;
   const demo = !process.env.GATEWAY_CONFIG;
   const config = loadConfigFile(configPath);
-  const gateway = await createGateway(config, { logger });
-  if (process.argv.includes('--check')) {
-    // Config, registry, plugins and their options, store connection: everything short of listening.
-    await gateway.close();
-    process.stdout.write(`Config OK: ${process.env.GATEWAY_CONFIG ?? configPath} (${config.services.length} services, ${gateway.plugins.length} plugins, store ${config.store.kind})\n`);
-    return;
-  }
-  const { httpUrl, grpcAddress } = await gateway.start();
-  const services = launchServices(config.launch, grpcAddress, logger, expectLaunchedServices(gateway));
-
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    logger.info({ signal, drainTimeoutMs: config.gate.drainTimeoutMs }, 'shutting down: draining');
-    // The gateway drains first (requests in flight may be on launched services), then they stop.
-    await gateway.close();
-    await services.stop();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-
-  const launch = await waitForLaunched(config, gateway.gate, services, config.launch.length ? LAUNCH_WAIT_MS : 0);
+  const role = workerRole();
+  if (cluster.isWorker && role) return runWorker(config, role, logger);
+  const started = config.server.workers > 1 && !process.argv.includes('--check') ? await startAsWorkers(config, logger) : await startSingle(config, logger, configPath);
+  if (!started) return;
+  const { httpUrl, grpcAddress, launch } = started;
   const shownPath = relative(process.cwd(), configPath).startsWith('..') ? configPath : relative(process.cwd(), configPath);
   process.stdout.write(`${bannerLines({
     httpUrl,
     grpcAddress,
     configPath: shownPath,
     storeKind: config.store.kind,
+    ...(started.workers ? { workers: started.workers } : {}),
     demo: demo ? { apiKey: process.env.DEMO_API_KEY ?? DEFAULT_DEMO_API_KEY, serviceToken: process.env.DEMO_SERVICE_TOKEN ?? DEFAULT_DEMO_SERVICE_TOKEN } : undefined,
     launch,
   }).join('\n')}\n`);
+}
+
+interface Started {
+  httpUrl: string;
+  grpcAddress: string;
+  launch: LaunchReport;
+  /** Each worker's own gRPC address, with `server.workers` above 1. */
+  workers?: string[];
+}
+
+/** One gateway in this process (`server.workers: 1`, the default); undefined after `--check`. */
+async function startSingle(config: GatewayConfig, logger: Logger, configPath: string): Promise<Started | undefined> {
+  const gateway = await createGateway(config, { logger });
+  if (process.argv.includes('--check')) {
+    // Config, registry, plugins and their options, store connection: everything short of listening.
+    await gateway.close();
+    process.stdout.write(`Config OK: ${process.env.GATEWAY_CONFIG ?? configPath} (${config.services.length} services, ${gateway.plugins.length} plugins, store ${config.store.kind})\n`);
+    return undefined;
+  }
+  const { httpUrl, grpcAddress } = await gateway.start();
+  const services = launchServices(config.launch, grpcAddress, logger, expectLaunchedServices(gateway));
+  onStopSignal(logger, config, async () => {
+    // The gateway drains first (requests in flight may be on launched services), then they stop.
+    await gateway.close();
+    await services.stop();
+  });
+  const launch = await waitForLaunched(config, gateway.gate, services, config.launch.length ? LAUNCH_WAIT_MS : 0);
+  return { httpUrl, grpcAddress, launch };
+}
+
+/**
+ * `server.workers` gateways in forked processes (core/bin/workers.ts). Launched services dial the
+ * shared gRPC port and are moved to every worker by the cluster update; the banner does not wait
+ * for them (no worker's Gate is in this process).
+ */
+async function startAsWorkers(config: GatewayConfig, logger: Logger): Promise<Started> {
+  const workers = await startWorkers(config, logger);
+  const { httpUrl, grpcAddress } = workers.addresses;
+  const services = launchServices(config.launch, grpcAddress, logger);
+  onStopSignal(logger, config, async () => {
+    await workers.stop();
+    await services.stop();
+  });
+  return { httpUrl, grpcAddress, launch: launchedWithoutWaiting(config, services), workers: workers.workerGrpcAddresses };
+}
+
+function onStopSignal(logger: Logger, config: GatewayConfig, stop: () => Promise<void>): void {
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    logger.info({ signal, drainTimeoutMs: config.gate.drainTimeoutMs }, 'shutting down: draining');
+    await stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
 }
 
 /** A boot failure is one coded line (or one list): the operator fixes a setting, not our code. */

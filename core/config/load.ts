@@ -8,6 +8,7 @@ import { compileSchema, formatAjvErrors } from '../validation/ajv.js';
 import configSchema from '../../schemas/config.schema.json' with { type: 'json' };
 import registryFileSchema from '../../schemas/registry/registry-file.schema.json' with { type: 'json' };
 import type { GatewayConfig, Permission, ServiceFamily, WakerConfig } from './types.js';
+import { resolveWorkers, workersFromEnv, workersProblems } from './workers.js';
 
 export interface LoadOptions {
   /** Environment used for `${VAR}` substitution and the port/store overrides; defaults to process.env. */
@@ -98,6 +99,7 @@ function applyEnvOverrides(input: Record<string, any>, env: NodeJS.ProcessEnv): 
   if (env.HTTP_PORT) server.httpPort = asPort(env.HTTP_PORT);
   if (env.GRPC_PORT) server.grpcPort = asPort(env.GRPC_PORT);
   if (env.GATEWAY_HOST) server.host = env.GATEWAY_HOST;
+  if (env.GATEWAY_WORKERS) server.workers = workersFromEnv(env.GATEWAY_WORKERS);
   if (env.MONGODB_URI) {
     input.store = { ...(input.store ?? {}), kind: 'mongodb', mongodbUri: env.MONGODB_URI };
   }
@@ -176,6 +178,17 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
   if (input.gate.servers.length > 1 && !input.gate.currentServer) {
     problems.push('gate.currentServer is required when gate.servers lists more than one gateway');
   }
+  const workers = resolveWorkers(input.server.workers);
+  problems.push(...workersProblems({
+    workers,
+    storeKind: input.store.kind,
+    enabledPlugins: input.plugins.enabled,
+    customPlugins: input.plugins.custom,
+    clusterServers: input.gate.servers,
+    httpPort: input.server.httpPort,
+    grpcPort: input.server.grpcPort,
+    workerGrpcPort: input.server.workerGrpcPort,
+  }));
   if (input.store.kind === 'mongodb' && !input.store.mongodbUri) {
     problems.push('store.mongodbUri (or MONGODB_URI) is required when store.kind is mongodb');
   }
@@ -194,7 +207,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
   launch.forEach((l, i) => mustExist(`launch[${i}] (${l.name}).module`, l.module));
 
   return {
-    server: input.server,
+    server: { ...input.server, workers },
     gate: input.gate,
     tracing: input.tracing,
     store: { ...input.store, dataDir },

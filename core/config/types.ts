@@ -118,6 +118,10 @@ export interface GatewayConfig {
     readonly host: string;
     readonly httpPort: number;
     readonly grpcPort: number;
+    /** Gateway processes on this host (`auto` resolved to the core count); 1 runs no cluster. */
+    readonly workers: number;
+    /** Worker i's own gRPC port is workerGrpcPort + i (default grpcPort + 1). */
+    readonly workerGrpcPort?: number;
     readonly publicUrl?: string;
     readonly bodyLimitBytes: number;
     /** One info line per HTTP request. */

@@ -28,6 +28,7 @@ import { ServiceCall, type ServiceCallHooks } from './service-call.js';
 import { WakeOnRequest } from './wake-on-request.js';
 import { serviceLabel } from './service-label.js';
 import { ServiceSession, type ServiceStream } from './service-session.js';
+import { configuredCluster, type ClusterUpdateFor } from './cluster-update.js';
 
 /** What a request to a service carries: exactly one GateToServiceProto request member. */
 export type GateRequest =
@@ -96,6 +97,7 @@ export class Gate {
   readonly #events: GatewayEvents;
   readonly #directory: Directory;
   readonly #config: GatewayConfig['gate'];
+  readonly #clusterUpdate: ClusterUpdateFor;
   readonly #log: Logger;
   /** Instances that take new requests, per service ID. */
   readonly #routable = new Map<number, GateInstance[]>();
@@ -121,9 +123,17 @@ export class Gate {
   #rotation = 0;
   #shuttingDown = false;
 
-  constructor(directory: Directory, config: GatewayConfig['gate'], log: Logger, events: GatewayEvents, limits: { billingLedgerBytes?: number; instanceWaitersPerAccount?: number } = {}) {
+  constructor(
+    directory: Directory,
+    config: GatewayConfig['gate'],
+    log: Logger,
+    events: GatewayEvents,
+    limits: { billingLedgerBytes?: number; instanceWaitersPerAccount?: number } = {},
+    clusterUpdate: ClusterUpdateFor = configuredCluster(config.servers, config.currentServer),
+  ) {
     this.#directory = directory;
     this.#config = config;
+    this.#clusterUpdate = clusterUpdate;
     this.#events = events;
     this.#log = log.child({ component: 'gate' });
     this.billing = new BillingLedger(this.#log, directory, events, limits.billingLedgerBytes);
@@ -252,9 +262,8 @@ export class Gate {
     this.#changes.emit('instance', service.id);
 
     session.send({ serviceInfo: { accountId: service.accountId, modelId: service.id, modelName: service.name } });
-    if (this.#config.servers.length > 1 && this.#config.currentServer) {
-      session.send({ cluster: { servers: [...this.#config.servers], currentServer: this.#config.currentServer } });
-    }
+    const cluster = this.#clusterUpdate(stream.getHost());
+    if (cluster) session.send({ cluster });
     session.startHeartbeats(this.#config.heartbeatIntervalMs, () => this.#onSessionEnded(session, 'heartbeat timeout'));
     session.log.info({ hostname: start.hostname, version: start.version, reconnect: Boolean(previous) }, 'service instance connected');
     this.#events.emit('instance', { service: serviceLabel(service), change: 'connected', reconnect: Boolean(previous) });

@@ -19,6 +19,8 @@ export type SpeechHandlers = Pick<GateHandlers, 'processSynthesis' | 'processRec
 export interface GrpcServerOptions {
   host: string;
   port: number;
+  /** A second port served the same way (a worker's own port, next to the port all workers share). */
+  ownPort?: number;
   /** Largest message of service streams (once registered) and speech calls. */
   maxMessageBytes: number;
   /** Bounds of client-call messages, checked before they are read or decoded. */
@@ -36,6 +38,7 @@ export interface GrpcServerOptions {
 export interface RunningGrpcServer {
   server: grpc.Server;
   port: number;
+  ownPort?: number;
   /** Stops accepting calls and waits for open ones; forces them closed after `graceMs`. */
   close(graceMs?: number): Promise<void>;
 }
@@ -101,16 +104,28 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
 
   // grpc-js also logs a failed bind on its own ("E No address added…"); the caller reports it, once.
   if (!process.env.GRPC_VERBOSITY) grpc.setLogVerbosity(grpc.logVerbosity.NONE);
-  const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${options.host}:${options.port}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>
-      err ? reject(err) : resolve(bound));
-  }).finally(() => {
+  // A failed bind names its port (`err.port`): the caller tells which setting moves it.
+  const bind = (port: number) =>
+    new Promise<number>((resolve, reject) => {
+      server.bindAsync(`${options.host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>
+        err ? reject(Object.assign(err, { port })) : resolve(bound));
+    });
+  let port: number;
+  let ownPort: number | undefined;
+  try {
+    port = await bind(options.port);
+    if (options.ownPort !== undefined) ownPort = await bind(options.ownPort);
+  } catch (err) {
+    server.forceShutdown();
+    throw err;
+  } finally {
     if (!process.env.GRPC_VERBOSITY) grpc.setLogVerbosity(grpc.logVerbosity.ERROR);
-  });
+  }
 
   return {
     server,
     port,
+    ...(ownPort !== undefined ? { ownPort } : {}),
     close: (graceMs = 2000) =>
       new Promise<void>((resolve) => {
         const force = setTimeout(() => {

@@ -43,4 +43,5 @@ export type { SpeechLimits } from '../speech/limits.js';
 export type { AudioChunkOut, SynthesisRequest, SynthesisStream } from '../speech/synthesis.js';
 export type { RecognitionStream } from '../speech/recognition.js';
 export { every, type EveryOptions } from '../timers.js';
+export { shareMetricsWithWorkers, workersMetrics, type WorkersMetrics } from '../observe/cluster-metrics.js';
 export { parseJson } from '../validation/json.js';

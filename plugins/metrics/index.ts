@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { definePlugin, gatewayError, type PluginContext } from '../../core/plugins/index.js';
+import { definePlugin, gatewayError, shareMetricsWithWorkers, workersMetrics, type PluginContext } from '../../core/plugins/index.js';
 import { GatewayMetrics } from './gateway-metrics.js';
 import { configSchema, type MetricsOptions } from './options.js';
 
@@ -20,6 +20,8 @@ export default definePlugin<MetricsOptions>({
   routes(router, ctx) {
     const metrics = new GatewayMetrics(ctx);
     running.set(ctx, metrics);
+    // With several workers the primary sums every worker's figures: any worker answers for all.
+    const aggregated = shareMetricsWithWorkers([metrics.registry]);
     const expected = ctx.options.bearerToken === undefined ? undefined : digest(ctx.options.bearerToken);
     router.get(ctx.options.path, async (koa) => {
       if (expected) {
@@ -27,6 +29,12 @@ export default definePlugin<MetricsOptions>({
         if (!given) throw gatewayError('API_KEY_MISSING', { args: { header: 'Authorization' } });
         // Digests of equal length, compared in constant time.
         if (!timingSafeEqual(digest(given), expected)) throw gatewayError('API_KEY_INVALID');
+      }
+      if (aggregated) {
+        const { text, contentType } = await workersMetrics();
+        koa.type = contentType;
+        koa.body = text;
+        return;
       }
       koa.type = metrics.registry.contentType;
       koa.body = await metrics.registry.metrics();

@@ -55,6 +55,27 @@ describe('config loading', () => {
     ]));
   });
 
+  it('runs one worker by default; several with MongoDB, or with the memory store when only stateless plugins are on', () => {
+    expect(buildConfig({}, { env: {} }).server.workers).toBe(1);
+    expect(buildConfig({ server: { workers: 'auto' } }, { env: {} }).server.workers).toBeGreaterThanOrEqual(1);
+    const mongo = buildConfig({ plugins: { enabled: ['async-predict', 'usage'] } }, { env: { GATEWAY_WORKERS: '3', MONGODB_URI: 'mongodb://127.0.0.1:1/x' } });
+    expect(mongo.server.workers).toBe(3);
+    expect(buildConfig({ server: { workers: 2 }, plugins: { enabled: ['chatapi', 'sync-predict', 'metrics'] } }, { env: {} }).server.workers).toBe(2);
+  });
+
+  it('refuses several workers on the memory store when a plugin keeps state there, naming the setting and the way out', () => {
+    const err = bootError(() => buildConfig({ plugins: { enabled: ['chatapi', 'async-predict', 'fitting'] } }, { env: { GATEWAY_WORKERS: '2' } }));
+    expect(err.code).toBe('CONFIG_INVALID');
+    expect(err.problems).toHaveLength(1);
+    expect(err.problems[0]).toContain('server.workers is 2 with store.kind memory: the state of async-predict, fitting would live in one worker');
+    expect(err.problems[0]).toContain('use MongoDB (store.kind: mongodb, or MONGODB_URI)');
+    expect(bootError(() => buildConfig({ server: { workers: 'many' } }, { env: {} })).problems.join('\n')).toContain('/server/workers');
+    const ports = bootError(() => buildConfig({ server: { workers: 3, httpPort: 9092, grpcPort: 9090 } }, { env: {} }));
+    expect(ports.problems).toEqual(["server.httpPort 9092 is one of the workers' own gRPC ports 9091-9093 (server.workerGrpcPort + worker index)"]);
+    const past = bootError(() => buildConfig({ server: { workers: 2, workerGrpcPort: 65535 } }, { env: {} }));
+    expect(past.problems).toEqual(["server.workerGrpcPort: the workers' own gRPC ports 65535-65536 go past 65535"]);
+  });
+
   it('applies defaults, environment overrides and ${VAR} substitution, and keeps only key hashes', () => {
     const config = buildConfig({
       accounts: [{ id: 1, name: 'demo' }],

@@ -1,0 +1,65 @@
+/**
+ * `server.workers`: how many gateway processes run on this host, and which configurations may run
+ * more than one. With the memory store each worker has its own memory, so state a later request must
+ * find (an async task, a dataset, a usage count) would be in one worker and the request in another:
+ * such configurations are refused at boot rather than answering 404s at random.
+ */
+import { availableParallelism } from 'node:os';
+
+/**
+ * Built-in plugins that keep state in the store. With the memory store that state would be split
+ * over the workers; custom plugins may do the same, so they count as stateful too.
+ */
+export const STATEFUL_PLUGINS: readonly string[] = ['async-predict', 'fitting', 'usage'];
+
+/** `auto` is one worker per core the process may use; a number is taken as given. */
+export function resolveWorkers(value: number | 'auto' | undefined): number {
+  if (value === 'auto') return Math.max(1, availableParallelism());
+  return value ?? 1;
+}
+
+/** `GATEWAY_WORKERS` as the schema expects it: `auto`, else a number (the schema rejects the rest). */
+export function workersFromEnv(value: string): number | string {
+  return /^\d+$/.test(value) ? Number(value) : value;
+}
+
+export interface WorkersInput {
+  workers: number;
+  storeKind: string;
+  enabledPlugins: readonly string[];
+  customPlugins: readonly { enabled: boolean }[];
+  clusterServers: readonly string[];
+  httpPort: number;
+  grpcPort: number;
+  workerGrpcPort?: number;
+}
+
+/** Why this configuration cannot run with several workers (none with one worker). */
+export function workersProblems(input: WorkersInput): string[] {
+  if (input.workers <= 1) return [];
+  const problems: string[] = [];
+  if (input.storeKind === 'memory') {
+    const stateful = input.enabledPlugins.filter((name) => STATEFUL_PLUGINS.includes(name));
+    if (input.customPlugins.some((p) => p.enabled)) stateful.push('custom plugins');
+    if (stateful.length) {
+      problems.push(
+        `server.workers is ${input.workers} with store.kind memory: the state of ${stateful.join(', ')} would live in one worker's memory ` +
+          `and requests reach any worker (results and datasets lost at random); use MongoDB (store.kind: mongodb, or MONGODB_URI), ` +
+          `or server.workers: 1 (GATEWAY_WORKERS=1), or enable only stateless plugins`,
+      );
+    }
+  }
+  // Worker i's own port is base + i: the range must be ports, and not the shared ones.
+  const base = input.workerGrpcPort ?? (input.grpcPort ? input.grpcPort + 1 : 0);
+  if (base) {
+    const last = base + input.workers - 1;
+    if (last > 65535) problems.push(`server.workerGrpcPort: the workers' own gRPC ports ${base}-${last} go past 65535`);
+    for (const [name, port] of [['httpPort', input.httpPort], ['grpcPort', input.grpcPort]] as const) {
+      if (port >= base && port <= last) problems.push(`server.${name} ${port} is one of the workers' own gRPC ports ${base}-${last} (server.workerGrpcPort + worker index)`);
+    }
+  }
+  if (input.clusterServers.length > 1) {
+    problems.push('server.workers above 1 cannot be combined with gate.servers (a cluster of several hosts) yet: run one worker per host there');
+  }
+  return problems;
+}
