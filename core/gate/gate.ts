@@ -29,6 +29,7 @@ import { WakeOnRequest } from './wake-on-request.js';
 import { serviceLabel } from './service-label.js';
 import { ServiceSession, type ServiceStream } from './service-session.js';
 import { configuredCluster, type ClusterUpdateFor } from './cluster-update.js';
+import { RecentCallers } from './recent-callers.js';
 
 /** What a request to a service carries: exactly one GateToServiceProto request member. */
 export type GateRequest =
@@ -111,11 +112,8 @@ export class Gate {
   readonly #changes = new EventEmitter().setMaxListeners(0);
   /** What every call asks of the Gate, shared by all calls. */
   readonly #callHooks: ServiceCallHooks;
-  /**
-   * The caller account of recent requests, so that a charge naming its request is booked to the
-   * caller; bounded (oldest first out), filled only while someone listens to `billing`.
-   */
-  readonly #recentCallers = new Map<number, number>();
+  /** The caller account of recent requests, for charges that name them; filled only while someone listens to `billing`. */
+  readonly #recentCallers = new RecentCallers(RECENT_CALLERS);
   /** Services that should have a connected instance (config `required`, or launched by `npm start`). */
   readonly #expected = new Set<number>();
   readonly #wake: WakeOnRequest;
@@ -334,7 +332,7 @@ export class Gate {
         return;
       case 'deferredBillingCharge':
       case 'deferredBillingCharges':
-        this.billing.record(session.service, message, this.#recentCallers.get(Number(message.requestId ?? 0)));
+        this.billing.record(session.service, message, this.#recentCallers.accountOf(Number(message.requestId ?? 0)));
         return;
       case 'startServing':
         session.log.warn('repeated startServing on a registered stream ignored');
@@ -371,8 +369,7 @@ export class Gate {
   #rememberCaller(requestId: number, headers: StringMap | undefined): void {
     const accountId = Number(headers?.[GateHeaders.callerAccountId]);
     if (!accountId) return;
-    this.#recentCallers.set(requestId, accountId);
-    if (this.#recentCallers.size > RECENT_CALLERS) this.#recentCallers.delete(this.#recentCallers.keys().next().value!);
+    this.#recentCallers.remember(requestId, accountId);
   }
 
   /** Timing of an answer frame: time to the first, then the gaps between frames of a stream. */
