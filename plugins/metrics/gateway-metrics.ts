@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PluginContext } from '../../core/plugins/index.js';
 import { disconnectKind } from './disconnects.js';
+import { FastCounter, FastHistogram } from './fast-families.js';
 import { LabelCap } from './label-cap.js';
 import type { MetricsOptions } from './options.js';
 
@@ -26,16 +27,16 @@ export class GatewayMetrics {
     const registers = [this.registry];
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
 
-    const httpRequests = new Counter({ name: 'gateway_http_requests_total', help: 'HTTP requests by plugin, route template, method, status and service', labelNames: ['plugin', 'route', 'method', 'status', 'service'], registers });
-    const httpDuration = new Histogram({ name: 'gateway_http_request_duration_seconds', help: 'HTTP request duration, from the first byte read to the handler\'s end', labelNames: ['plugin', 'route', 'method', 'status', 'service'], buckets: LATENCY_BUCKETS, registers });
-    const grpcCalls = new Counter({ name: 'gateway_grpc_client_calls_total', help: 'gRPC client calls by method, service and result code', labelNames: ['method', 'service', 'code'], registers });
-    const grpcDuration = new Histogram({ name: 'gateway_grpc_client_call_duration_seconds', help: 'gRPC client call duration', labelNames: ['method', 'service', 'code'], buckets: LATENCY_BUCKETS, registers });
-    const overhead = new Histogram({ name: 'gateway_overhead_seconds', help: 'Time a request spent in the gateway itself: its duration less the time waiting for the service', labelNames: ['transport', 'route'], buckets: OVERHEAD_BUCKETS, registers });
-    const serviceCalls = new Counter({ name: 'gateway_service_calls_total', help: 'Requests sent to model services, by service and outcome (ok or error code)', labelNames: ['service', 'outcome'], registers });
-    const serviceDuration = new Histogram({ name: 'gateway_service_call_duration_seconds', help: 'From sending a request to a service to its last answer', labelNames: ['service'], buckets: LATENCY_BUCKETS, registers });
-    const firstChunk = new Histogram({ name: 'gateway_stream_first_chunk_seconds', help: 'Streamed answers: time to the first chunk', labelNames: ['service'], buckets: LATENCY_BUCKETS, registers });
-    const chunkGap = new Histogram({ name: 'gateway_stream_chunk_gap_seconds', help: 'Streamed answers: time between chunks', labelNames: ['service'], buckets: LATENCY_BUCKETS, registers });
-    const tokens = new Counter({ name: 'gateway_tokens_total', help: 'Tokens of answers (from their usage), by account, service and direction (input or output)', labelNames: ['account', 'service', 'direction'], registers });
+    const httpRequests = new FastCounter({ name: 'gateway_http_requests_total', help: 'HTTP requests by plugin, route template, method, status and service', labelNames: ['plugin', 'route', 'method', 'status', 'service'], registers });
+    const httpDuration = new FastHistogram({ name: 'gateway_http_request_duration_seconds', help: 'HTTP request duration, from the first byte read to the handler\'s end', labelNames: ['plugin', 'route', 'method', 'status', 'service'], buckets: LATENCY_BUCKETS, registers });
+    const grpcCalls = new FastCounter({ name: 'gateway_grpc_client_calls_total', help: 'gRPC client calls by method, service and result code', labelNames: ['method', 'service', 'code'], registers });
+    const grpcDuration = new FastHistogram({ name: 'gateway_grpc_client_call_duration_seconds', help: 'gRPC client call duration', labelNames: ['method', 'service', 'code'], buckets: LATENCY_BUCKETS, registers });
+    const overhead = new FastHistogram({ name: 'gateway_overhead_seconds', help: 'Time a request spent in the gateway itself: its duration less the time waiting for the service', labelNames: ['transport', 'route'], buckets: OVERHEAD_BUCKETS, registers });
+    const serviceCalls = new FastCounter({ name: 'gateway_service_calls_total', help: 'Requests sent to model services, by service and outcome (ok or error code)', labelNames: ['service', 'outcome'], registers });
+    const serviceDuration = new FastHistogram({ name: 'gateway_service_call_duration_seconds', help: 'From sending a request to a service to its last answer', labelNames: ['service'], buckets: LATENCY_BUCKETS, registers });
+    const firstChunk = new FastHistogram({ name: 'gateway_stream_first_chunk_seconds', help: 'Streamed answers: time to the first chunk', labelNames: ['service'], buckets: LATENCY_BUCKETS, registers });
+    const chunkGap = new FastHistogram({ name: 'gateway_stream_chunk_gap_seconds', help: 'Streamed answers: time between chunks', labelNames: ['service'], buckets: LATENCY_BUCKETS, registers });
+    const tokens = new FastCounter({ name: 'gateway_tokens_total', help: 'Tokens of answers (from their usage), by account, service and direction (input or output)', labelNames: ['account', 'service', 'direction'], registers });
     const charges = new Counter({ name: 'gateway_billing_charges_total', help: 'Billing charges reported by services', labelNames: ['service', 'currency'], registers });
     const chargedAmount = new Counter({ name: 'gateway_billing_amount_total', help: 'Sum of the amounts of billing charges reported by services', labelNames: ['service', 'currency'], registers });
     const reconnects = new Counter({ name: 'gateway_service_reconnects_total', help: 'Service instances that reconnected (same boot UUID) and replaced their stream', labelNames: ['service'], registers });
@@ -68,28 +69,29 @@ export class GatewayMetrics {
 
     const on = this.#unsubscribe;
     on.push(events.on('httpRequest', (e) => {
-      const labels = { plugin: e.plugin, route: e.route, method: e.method, status: String(e.status), service: services.value(e.service) };
+      const labels = [e.plugin, e.route, e.method, String(e.status), services.value(e.service)];
       httpRequests.inc(labels);
       httpDuration.observe(labels, e.durationMs / 1000);
-      if (e.service !== undefined) overhead.observe({ transport: 'http', route: e.route }, Math.max(0, e.durationMs - e.serviceWaitMs) / 1000);
+      if (e.service !== undefined) overhead.observe(['http', e.route], Math.max(0, e.durationMs - e.serviceWaitMs) / 1000);
     }));
     on.push(events.on('grpcCall', (e) => {
-      const labels = { method: e.method, service: services.value(e.service), code: e.code };
+      const labels = [e.method, services.value(e.service), e.code];
       grpcCalls.inc(labels);
       grpcDuration.observe(labels, e.durationMs / 1000);
-      if (e.service !== undefined) overhead.observe({ transport: 'grpc', route: e.method }, Math.max(0, e.durationMs - e.serviceWaitMs) / 1000);
+      if (e.service !== undefined) overhead.observe(['grpc', e.method], Math.max(0, e.durationMs - e.serviceWaitMs) / 1000);
     }));
     on.push(events.on('serviceCall', (e) => {
-      const service = services.value(e.service);
-      serviceCalls.inc({ service, outcome: e.outcome });
-      serviceDuration.observe({ service }, e.durationMs / 1000);
-      if (e.chunks > 1 && e.firstChunkMs !== undefined) firstChunk.observe({ service }, e.firstChunkMs / 1000);
+      const service = [services.value(e.service)];
+      serviceCalls.inc([service[0]!, e.outcome]);
+      serviceDuration.observe(service, e.durationMs / 1000);
+      if (e.chunks > 1 && e.firstChunkMs !== undefined) firstChunk.observe(service, e.firstChunkMs / 1000);
     }));
-    on.push(events.on('chunkGap', (e) => chunkGap.observe({ service: services.value(e.service) }, e.ms / 1000)));
+    on.push(events.on('chunkGap', (e) => chunkGap.observe([services.value(e.service)], e.ms / 1000)));
     on.push(events.on('usage', (e) => {
-      const labels = { account: accounts.value(e.account), service: services.value(e.service) };
-      tokens.inc({ ...labels, direction: 'input' }, e.inputTokens);
-      tokens.inc({ ...labels, direction: 'output' }, e.outputTokens);
+      const account = accounts.value(e.account);
+      const service = services.value(e.service);
+      tokens.inc([account, service, 'input'], e.inputTokens);
+      tokens.inc([account, service, 'output'], e.outputTokens);
     }));
     on.push(events.on('billing', (e) => {
       const labels = { service: services.value(e.service), currency: e.currency ?? 'units' };
