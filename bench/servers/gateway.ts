@@ -9,10 +9,13 @@ import { createLogger } from '../../core/logger.js';
 import { benchConfigInput } from '../lib/config.js';
 import { reportReady } from '../lib/procs.js';
 
-// BENCH_EXTRA_PLUGINS (comma-separated) adds plugins, e.g. `metrics` for bench/metrics-cost.ts.
+// BENCH_EXTRA_PLUGINS (comma-separated) adds plugins, e.g. `metrics` for bench/feature-cost.ts.
+// BENCH_TRACES_URL turns tracing on, exporting to that OTLP/HTTP URL (bench/feature-cost.ts);
+// BENCH_TRACES_SAMPLE sets its sample ratio (default 1).
 // BENCH_UPSTREAM_URL: the mock upstream that `bench/direct` (the upstream connector) calls.
-const input = benchConfigInput(process.env.BENCH_UPSTREAM_URL) as { plugins: { enabled: string[] } };
+const input = benchConfigInput(process.env.BENCH_UPSTREAM_URL) as { plugins: { enabled: string[] }; tracing?: Record<string, unknown> };
 for (const name of (process.env.BENCH_EXTRA_PLUGINS ?? '').split(',').filter(Boolean)) input.plugins.enabled.push(name);
+if (process.env.BENCH_TRACES_URL) input.tracing = { otlpEndpoint: process.env.BENCH_TRACES_URL, sampleRatio: Number(process.env.BENCH_TRACES_SAMPLE ?? 1) };
 const config = buildConfig(input, { env: {} });
 const gateway = await createGateway(config, { logger: createLogger() });
 const { httpUrl, grpcAddress, httpPort, grpcPort } = await gateway.start();

@@ -1,0 +1,116 @@
+/**
+ * `npm run bench:costs -- [--rounds N] [--duration S] [--connections C] [--profile]`: what the
+ * operations features cost. Four of our gateways run side by side (bench/servers/gateway.ts, the bench config,
+ * each with its own echo service): the default plugins (`plain`), plus the `metrics` plugin
+ * (`metrics`), plus metrics and OpenTelemetry tracing of every request exported over OTLP/HTTP to a
+ * sink on loopback (`metrics+tracing`, sample ratio 1: the most tracing can cost), and the same with
+ * one trace in ten sampled (`metrics+tracing 10%`). The chat adapter is
+ * saturated on each in turn, the order rotating every round (so a busy machine weighs on all alike),
+ * and /metrics is scraped once a second on those that have it. Prints the median throughput of each
+ * and the median over rounds of the share lost against `plain` in the same round; writes
+ * bench/results/feature-cost.json. `--profile` also writes each gateway's CPU profile and prints its
+ * top frames.
+ */
+import { readdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import { BENCH_KEY, TOKENS, chatRequest, gatewayHeaders } from './lib/config.js';
+import { saturate, type LoadResult } from './lib/load.js';
+import { machine } from './lib/machine.js';
+import { summariseProfile } from './lib/profile.js';
+import { ROOT, startChild, waitFor, type Child } from './lib/procs.js';
+
+const { values } = parseArgs({ options: { rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string' }, out: { type: 'string' }, profile: { type: 'boolean' } } });
+const rounds = Number(values.rounds ?? 3);
+const durationSec = Number(values.duration ?? 10);
+const connections = Number(values.connections ?? 50);
+const out = values.out ?? `${ROOT}bench/results/feature-cost.json`;
+/** With --profile, each gateway writes a CPU profile here (one folder per variant) and its top frames are printed. */
+const profileDir = values.profile ? `${ROOT}bench/results/profiles/feature-cost` : undefined;
+
+const VARIANTS = ['plain', 'metrics', 'metrics+tracing', 'metrics+tracing 10%'] as const;
+type Variant = (typeof VARIANTS)[number];
+
+/** An OTLP/HTTP sink: takes every export and answers 200, counting the bytes (proof spans left). */
+const sink = { exports: 0, bytes: 0 };
+const collector = createServer((req, res) => {
+  req.on('data', (chunk: Buffer) => (sink.bytes += chunk.length));
+  req.on('end', () => {
+    sink.exports++;
+    res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+  });
+});
+await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+const tracesUrl = `http://127.0.0.1:${(collector.address() as AddressInfo).port}/v1/traces`;
+
+async function start(variant: Variant): Promise<{ url: string; children: Child[] }> {
+  const env: Record<string, string> = { BENCH_EXTRA_PLUGINS: variant === 'plain' ? '' : 'metrics' };
+  if (variant.includes('tracing')) env.BENCH_TRACES_URL = tracesUrl;
+  if (variant.endsWith('10%')) env.BENCH_TRACES_SAMPLE = '0.1';
+  const nodeFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}/${variant}`] : [];
+  const gateway = await startChild(`gateway-${variant}`, { script: 'bench/servers/gateway.ts', env, nodeFlags, waitReady: true, readyTimeoutMs: 180_000 });
+  const httpUrl = gateway.ready.httpUrl as string;
+  const echo = await startChild(`echo-${variant}`, {
+    script: 'examples/echo-service/main.ts',
+    env: { PLATFORM_GRPC_HOST: gateway.ready.grpcAddress as string, PLATFORM_SERVICE_TOKEN: TOKENS.echo },
+  });
+  await waitFor(`echo of ${variant}`, async () => {
+    const health = (await (await fetch(`${httpUrl}/health`, { headers: gatewayHeaders() })).json()) as { instances?: Record<string, number> };
+    return (health.instances?.['bench/echo'] ?? 0) > 0;
+  }, 180_000);
+  return { url: httpUrl, children: [gateway, echo] };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+const gateways = {} as Record<Variant, { url: string; children: Child[] }>;
+for (const variant of VARIANTS) gateways[variant] = await start(variant);
+const body = JSON.stringify(chatRequest('bench/echo'));
+const target = (url: string) => ({ url: `${url}/api/adapters/chatapi/v1/chat/completions`, requests: [{ method: 'POST' as const, headers: gatewayHeaders(), body }] });
+const runs = Object.fromEntries(VARIANTS.map((v) => [v, [] as LoadResult[]])) as Record<Variant, LoadResult[]>;
+try {
+  for (const variant of VARIANTS) await saturate(target(gateways[variant].url), { connections, durationSec: 3 }); // warm-up: JIT, connections
+  for (let round = 0; round < rounds; round++) {
+    const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length]!);
+    for (const variant of order) {
+      const { url } = gateways[variant];
+      const scraper = variant === 'plain' ? undefined : setInterval(() => void fetch(`${url}/metrics`).then((r) => r.text()), 1000);
+      const result = await saturate(target(url), { connections, durationSec });
+      clearInterval(scraper);
+      runs[variant].push(result);
+      process.stderr.write(`round ${round + 1}, ${variant}: ${result.rps.toFixed(0)} req/s, p99 ${result.latencyMs.p99.toFixed(2)} ms, non-2xx ${result.non2xx}\n`);
+    }
+  }
+  const scrape = await (await fetch(`${gateways.metrics.url}/metrics`)).text();
+  const counted = /gateway_http_requests_total\{[^}]*status="200"[^}]*\} (\d+)/.exec(scrape)?.[1];
+  const medianRps = Object.fromEntries(VARIANTS.map((v) => [v, median(runs[v].map((r) => r.rps))])) as Record<Variant, number>;
+  // Within each round, as every ratio of the bench: a busy moment weighs on both sides of it.
+  const lostPercent = (v: Variant) => median(runs[v].map((r, round) => (1 - r.rps / runs.plain[round]!.rps) * 100));
+  const result = {
+    machine: machine(),
+    at: new Date().toISOString(),
+    settings: { rounds, durationSec, connections, key: BENCH_KEY.slice(0, 5) + '…', tracing: { sampleRatio: '1, or 0.1 for the 10% variant', exporter: 'OTLP/HTTP protobuf to a loopback sink' } },
+    medianRps,
+    lostPercent: Object.fromEntries(VARIANTS.slice(1).map((v) => [v, lostPercent(v)])),
+    target: 'metrics: under 5% lost',
+    metricsCountedRequests: Number(counted ?? 0),
+    traceExports: { ...sink },
+    runs,
+  };
+  writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+  for (const v of VARIANTS) {
+    process.stdout.write(`${v.padEnd(20)} ${medianRps[v].toFixed(0).padStart(6)} req/s${v === 'plain' ? '' : `, lost ${lostPercent(v).toFixed(1)}%`}\n`);
+  }
+  process.stdout.write(`trace exports received: ${sink.exports} (${(sink.bytes / 1024).toFixed(0)} KiB)\nResults: ${out}\n`);
+} finally {
+  for (const { children } of Object.values(gateways)) for (const child of children) await child.stop();
+  collector.close();
+}
+if (profileDir) {
+  for (const variant of VARIANTS) {
+    for (const file of readdirSync(`${profileDir}/${variant}`).filter((f) => f.endsWith('.cpuprofile'))) {
+      process.stdout.write(`\n== ${variant}: ${file}\n${summariseProfile(`${profileDir}/${variant}/${file}`)}\n`);
+    }
+  }
+}
