@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
 import type { GatewayConfig } from './config/types.js';
 import { Directory } from './directory.js';
-import { BootError } from './errors.js';
+import { BootError, toGatewayError } from './errors.js';
 import { ClientCalls } from './gate/client-calls.js';
 import { Gate } from './gate/gate.js';
 import { workerCluster, type WorkerTopology } from './gate/cluster-update.js';
@@ -188,6 +188,15 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         },
         registrationMaxMessageBytes: config.server.grpcRegistrationMaxMessageBytes,
         unauthenticatedBytesInFlight: config.server.unauthenticatedBytesInFlight,
+        unauthenticatedBytesPerSecond: config.server.unauthenticatedBytesPerSecond,
+        checkClientKey: (token) => {
+          try {
+            pipeline.authenticate(token, 'authToken', 'MODEL_REQUESTS');
+            return undefined;
+          } catch (err) {
+            return toGatewayError(err);
+          }
+        },
         heartbeatIntervalMs: config.gate.heartbeatIntervalMs,
         gate,
         clientCalls,

@@ -29,12 +29,26 @@ message.copy(framed, 5);
 
 let calls = 0;
 const codes: Record<string, number> = {};
-const session = connect(`http://${target}`);
-session.on('error', () => undefined);
+/** The attacker's connection, opened again when the gateway ends it (GOAWAY), as a real attacker would. */
+let session = open();
+function open() {
+  const opened = connect(`http://${target}`);
+  opened.on('error', () => undefined);
+  // The gateway sends GOAWAY to a peer whose streams it keeps refusing: connect again.
+  opened.on('goaway', () => {
+    if (session === opened) session = open();
+  });
+  opened.on('close', () => {
+    if (session === opened) session = open();
+  });
+  return opened;
+}
 
 function once(): Promise<void> {
+  if (session.closed || session.destroyed) session = open();
+  const used = session;
   return new Promise((resolve) => {
-    const stream = session.request({
+    const stream = used.request({
       [constants.HTTP2_HEADER_METHOD]: 'POST',
       [constants.HTTP2_HEADER_PATH]: method.path,
       [constants.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc',
@@ -42,13 +56,25 @@ function once(): Promise<void> {
     });
     const chunks: Buffer[] = [];
     let status = '';
-    stream.on('response', (h) => (status = String(h['grpc-status'] ?? status)));
-    stream.on('trailers', (h) => (status = String(h['grpc-status'] ?? status)));
+    let details = '';
+    const read = (h: Record<string, unknown>) => {
+      status = String(h['grpc-status'] ?? status);
+      details = h['grpc-message'] === undefined ? details : decodeURIComponent(String(h['grpc-message']));
+    };
+    stream.on('response', read);
+    stream.on('trailers', read);
     stream.on('data', (chunk: Buffer) => chunks.push(chunk));
     stream.on('close', () => {
+      // Reset without an answer: the gateway has stopped taking this connection's streams (Node's
+      // HTTP/2 server calms a peer that keeps sending on streams it reset). Connect again.
+      if (!status && stream.rstCode) {
+        if (session === used) session = open();
+        used.destroy();
+      }
       calls++;
       const body = Buffer.concat(chunks);
-      let code = `grpc-status ${status || 'none'}`;
+      // A refusal before the message was read is a status whose details start with the error code.
+      let code = /^([A-Z_]+): /.exec(details)?.[1] ?? `grpc-status ${status || 'none'}`;
       if (body.length > 5) code = (method.responseDeserialize(body.subarray(5, 5 + body.readUInt32BE(1))) as ClientResponseProto).error?.code ?? 'no error';
       codes[code] = (codes[code] ?? 0) + 1;
       resolve();

@@ -133,6 +133,8 @@ export interface GatewayConfig {
     readonly grpcRegistrationMaxMessageBytes: number;
     /** Bytes of unauthenticated gRPC input held at once, gateway-wide (core/gate/unauthenticated-bytes.ts). */
     readonly unauthenticatedBytesInFlight: number;
+    /** Unauthenticated gRPC bytes read per second, gateway-wide; past it their streams wait. */
+    readonly unauthenticatedBytesPerSecond: number;
   };
   readonly gate: {
     readonly heartbeatIntervalMs: number;

@@ -141,3 +141,35 @@ function readVarint(bytes: Buffer, pos: number): { value: number; next: number }
   }
   return undefined;
 }
+
+/**
+ * The `authToken` of a client message from its first bytes (`head`, the message without its gRPC
+ * prefix), for large messages that should not be received whole before their key is checked. Every
+ * protobuf encoder writes ClientRequestProto's fields in order (account 1, model 2, authToken 3,
+ * timeoutSec 4 come before headers and the body, by number and by declaration), so the token is
+ * known by the first field after them. `decided` is false while the head ends before that point;
+ * `token` is undefined when the message has none there.
+ */
+export function authTokenOfHead(head: Buffer): { decided: boolean; token?: string } {
+  let pos = 0;
+  let token: string | undefined;
+  while (pos < head.length) {
+    const tag = readVarint(head, pos);
+    if (!tag) return { decided: false };
+    const field = Math.floor(tag.value / 8);
+    if (field > 4) return { decided: true, token };
+    if (tag.value % 8 === 0) {
+      const skipped = readVarint(head, tag.next);
+      if (!skipped) return { decided: false };
+      pos = skipped.next;
+    } else if (tag.value % 8 === 2) {
+      const length = readVarint(head, tag.next);
+      if (!length || length.next + length.value > head.length) return { decided: false };
+      pos = length.next + length.value;
+      if (field === FIELD.authToken) token = length.value > MAX_ADDRESS_BYTES ? '\u0000too-long' : head.toString('utf8', length.next, pos);
+    } else {
+      return { decided: true, token }; // malformed: the full preflight names it, if the message gets that far
+    }
+  }
+  return { decided: false };
+}

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { gatewayError } from '../errors.js';
+import { gatewayError, type GatewayError } from '../errors.js';
 import { toApiErrorProto } from './api-error.js';
 import type { ClientCalls } from './client-calls.js';
 import type { Gate } from './gate.js';
@@ -29,6 +29,10 @@ export interface GrpcServerOptions {
   registrationMaxMessageBytes: number;
   /** Bytes of messages from callers not yet authenticated held at once, over all calls. */
   unauthenticatedBytesInFlight: number;
+  /** Unauthenticated bytes read per second over all peers (unauthenticated-bytes.ts). */
+  unauthenticatedBytesPerSecond?: number;
+  /** The key check of client calls (undefined: the key is good), run on the head of a large first message. */
+  checkClientKey?: (token: string | undefined) => GatewayError | undefined;
   heartbeatIntervalMs: number;
   gate: Gate;
   clientCalls: ClientCalls;
@@ -69,10 +73,10 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
       ? { ...method, requestDeserialize: clientMessageDeserializer(options.client, method.requestDeserialize as (bytes: Buffer) => ClientRequestProto) }
       : method,
   ]));
-  const unauthenticated = new UnauthenticatedBytes(options.unauthenticatedBytesInFlight);
+  const unauthenticated = new UnauthenticatedBytes(options.unauthenticatedBytesInFlight, options.unauthenticatedBytesPerSecond);
   const watched = (path: string) => (clientPaths.has(path) ? 'firstMessage' : path === processAsyncPath ? 'untilTrusted' : undefined);
   const server = new grpc.Server({
-    interceptors: [receiveLimitInterceptor(limitOf), unauthenticatedBytesInterceptor(unauthenticated, watched)],
+    interceptors: [receiveLimitInterceptor(limitOf), unauthenticatedBytesInterceptor(unauthenticated, watched, options.checkClientKey)],
     'grpc.max_receive_message_length': options.maxMessageBytes,
     'grpc.max_send_message_length': options.maxMessageBytes,
     // SDK clients ping every 120 s, also without active calls; the grpc-js default (5 min minimum

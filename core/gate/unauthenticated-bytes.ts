@@ -1,6 +1,7 @@
 import http2, { type Http2Stream } from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
-import { gatewayError } from '../errors.js';
+import { gatewayError, type GatewayError } from '../errors.js';
+import { authTokenOfHead } from './client-message.js';
 
 /**
  * A gateway-wide budget of bytes held for gRPC input nobody has vouched for yet: client-call
@@ -14,13 +15,39 @@ import { gatewayError } from '../errors.js';
  * The bytes counted are those of messages still arriving (grpc-js buffers a message until it is
  * complete): the tracker reads each message's 5-byte length prefix itself, so it needs nothing of
  * grpc-js beyond the HTTP/2 stream's `data` events.
+ *
+ * The budget bounds memory, not work: one unauthenticated peer looping the largest message the
+ * limits allow made the gateway receive 200 MiB/s over loopback, and the chat adapter's p99 grew
+ * sixfold (npm run bench -- --only hostile). So those bytes are also read at a bounded rate,
+ * `server.unauthenticatedBytesPerSecond` over all peers: past it the streams that carry them are
+ * paused, and HTTP/2 flow control makes their senders wait.
  */
 export class UnauthenticatedBytes {
   #inFlight = 0;
   readonly limit: number;
+  /** Unauthenticated bytes read per second, over all peers; the rest waits in HTTP/2 flow control. */
+  readonly ratePerSecond: number;
+  #tokens: number;
+  #refilledAt = performance.now();
 
-  constructor(limit: number) {
+  constructor(limit: number, ratePerSecond = Infinity) {
     this.limit = limit;
+    this.ratePerSecond = ratePerSecond;
+    this.#tokens = ratePerSecond;
+  }
+
+  /**
+   * Charges `bytes` just read to the rate (a token bucket holding one second's worth) and says how
+   * long the reader should pause before reading more: 0 while the rate holds. The bytes were still
+   * read: the pause is what slows the peer, since a paused stream stops returning flow-control credit.
+   */
+  throttle(bytes: number): number {
+    if (bytes === 0 || this.ratePerSecond === Infinity) return 0;
+    const now = performance.now();
+    this.#tokens = Math.min(this.ratePerSecond, this.#tokens + ((now - this.#refilledAt) / 1000) * this.ratePerSecond);
+    this.#refilledAt = now;
+    this.#tokens -= bytes;
+    return this.#tokens >= 0 ? 0 : Math.ceil((-this.#tokens / this.ratePerSecond) * 1000);
   }
 
   /** Bytes of unauthenticated messages being received now, over all calls. */
@@ -68,6 +95,8 @@ export class CallBytes {
   #held = 0;
   /** Messages completed so far. */
   messages = 0;
+  /** The counted bytes (past each message's free bytes) of the last chunk received. */
+  lastCounted = 0;
 
   constructor(budget: UnauthenticatedBytes) {
     this.#budget = budget;
@@ -106,6 +135,7 @@ export class CallBytes {
     this.#held += stillArriving;
     this.#framing = next;
     this.messages += completed;
+    this.lastCounted = counted.reduce((sum, n) => sum + n, 0);
     return true;
   }
 
@@ -121,6 +151,37 @@ interface GrpcJsCallInternals {
   sendStatus(status: { code: grpc.status; details: string; metadata?: grpc.Metadata }): void;
 }
 
+/**
+ * The key check of a large first client message from its first bytes: answers the key's refusal,
+ * `null` for a good key, or undefined while the head is still arriving. Messages up to the free
+ * bytes take the normal path (the whole message, then admission, then an in-band answer).
+ */
+class EarlyKeyCheck {
+  #head: Buffer = Buffer.alloc(0);
+  #done = false;
+
+  constructor(private readonly check: (token: string | undefined) => GatewayError | undefined) {}
+
+  push(chunk: Buffer): GatewayError | null | undefined {
+    if (this.#done) return undefined;
+    this.#head = Buffer.concat([this.#head, chunk.subarray(0, 5 + FREE_BYTES_PER_MESSAGE - this.#head.length)]);
+    if (this.#head.length < 5) return undefined;
+    if (this.#head.readUInt32BE(1) <= FREE_BYTES_PER_MESSAGE) return this.#finish(null);
+    const { decided, token } = authTokenOfHead(this.#head.subarray(5));
+    if (!decided && this.#head.length < 5 + FREE_BYTES_PER_MESSAGE) return undefined;
+    return this.#finish(this.check(decided ? token : undefined) ?? null);
+  }
+
+  #finish(result: GatewayError | null): GatewayError | null {
+    this.#done = true;
+    this.#head = Buffer.alloc(0);
+    return result;
+  }
+}
+
+/** How long a refused large message may go on arriving (and be dropped) before its status is sent. */
+const KEY_REFUSAL_WAIT_MS = 2000;
+
 /** Ends the watch of a call: it gives its bytes back and is no longer counted. */
 const untrusted = new WeakMap<object, () => void>();
 
@@ -131,31 +192,94 @@ const untrusted = new WeakMap<object, () => void>();
  * budget answers RESOURCE_EXHAUSTED with the coded error and resets the stream, dropping what
  * grpc-js had buffered of it.
  */
-export function unauthenticatedBytesInterceptor(budget: UnauthenticatedBytes, watched: (path: string) => 'firstMessage' | 'untilTrusted' | undefined): grpc.ServerInterceptor {
+export function unauthenticatedBytesInterceptor(
+  budget: UnauthenticatedBytes,
+  watched: (path: string) => 'firstMessage' | 'untilTrusted' | undefined,
+  checkClientKey?: (token: string | undefined) => GatewayError | undefined,
+): grpc.ServerInterceptor {
   return (method, call) => {
     const mode = watched(method.path);
     const internals = call as unknown as GrpcJsCallInternals;
     const stream = internals.stream;
     if (mode && stream) {
       const bytes = new CallBytes(budget);
+      const early = mode === 'firstMessage' && checkClientKey ? new EarlyKeyCheck(checkClientKey) : undefined;
+      let paused: NodeJS.Timeout | undefined;
+      // Unauthenticated bytes are read at the gateway-wide rate: past it the stream waits, and HTTP/2
+      // flow control makes its sender wait too.
+      const slowDown = (counted: number) => {
+        const waitMs = budget.throttle(counted);
+        if (waitMs > 0 && !paused) {
+          stream.pause();
+          paused = setTimeout(() => {
+            paused = undefined;
+            if (!stream.destroyed) stream.resume();
+          }, waitMs);
+        }
+      };
       const stop = () => {
         stream.off('data', onData);
         bytes.release();
         untrusted.delete(call);
+        if (paused) {
+          clearTimeout(paused);
+          paused = undefined;
+          if (!stream.destroyed) stream.resume();
+        }
+      };
+      // The status, then whatever the peer still sends is dropped as it arrives: grpc-js's reader is
+      // detached, so the rest of the message is never gathered into a buffer (the cost that remained:
+      // a 4 MiB buffer, and the garbage collection it causes, per refused message). Resetting the
+      // stream instead can overtake the status (an uncoded CANCELLED for the caller), and Node's HTTP/2
+      // server stops taking a connection's streams when it keeps resetting streams that still send.
+      const refuse = (code: grpc.status, err: GatewayError) => {
+        stop();
+        internals.sendStatus({ code, details: `${err.code}: ${err.message}` });
+        stream.close(http2.constants.NGHTTP2_CANCEL);
+      };
+      // A large first message whose key is missing or wrong: what the peer still sends is dropped as
+      // it arrives (grpc-js's reader is detached, so the message is never gathered into a buffer),
+      // and the coded status goes once the peer has finished sending, or after a bound. Answering
+      // while the peer still sends made Node's HTTP/2 server refuse the connection's other streams
+      // (ENHANCE_YOUR_CALM), and a reset can overtake the status.
+      const refuseKey = (err: GatewayError) => {
+        stop();
+        stream.removeAllListeners('data');
+        stream.on('data', (chunk: Buffer) => slowDown(chunk.length));
+        stream.resume();
+        const answer = () => {
+          clearTimeout(bound);
+          if (!stream.destroyed) internals.sendStatus({ code: grpc.status.UNAUTHENTICATED, details: `${err.code}: ${err.message}` });
+        };
+        // A peer that has not finished within the bound gets the status, then a reset a moment later.
+        const bound = setTimeout(() => {
+          answer();
+          setTimeout(() => stream.destroyed || stream.close(http2.constants.NGHTTP2_CANCEL), 20).unref();
+        }, KEY_REFUSAL_WAIT_MS).unref();
+        stream.prependOnceListener('end', answer);
       };
       const onData = (chunk: Buffer) => {
+        // A large first message is refused from its head when its key is missing or wrong, and
+        // trusted when it is good: the rest is then never buffered (or throttled) for nothing.
+        const keyCheck = early?.push(chunk);
+        if (keyCheck) return refuseKey(keyCheck);
+        if (keyCheck === null && chunk.length > 0) return stop();
         if (!bytes.receive(chunk)) {
-          stop();
-          const err = gatewayError('UNAUTHENTICATED_BYTES_EXHAUSTED', { args: { limit: budget.limit } });
-          internals.sendStatus({ code: grpc.status.RESOURCE_EXHAUSTED, details: `${err.code}: ${err.message}` });
-          stream.close(http2.constants.NGHTTP2_CANCEL);
-          return;
+          return refuse(grpc.status.RESOURCE_EXHAUSTED, gatewayError('UNAUTHENTICATED_BYTES_EXHAUSTED', { args: { limit: budget.limit } }));
         }
-        if (mode === 'firstMessage' && bytes.messages > 0) stop();
+        if (mode === 'firstMessage' && bytes.messages > 0) return stop();
+        slowDown(bytes.lastCounted);
       };
       stream.on('data', onData);
       stream.once('close', stop);
       untrusted.set(call, stop);
+      // A call that has answered (grpc-js refusing a message over its limit, say) is no longer
+      // watched: what its peer still sends is discarded, and must not be counted or slowed.
+      const sendStatus = internals.sendStatus;
+      internals.sendStatus = function (this: unknown, status) {
+        stop();
+        sendStatus.call(this, status);
+      };
     }
     // grpc-js types an interceptor's result as its class; the base call it passes is used as is.
     return call as grpc.ServerInterceptingCall;

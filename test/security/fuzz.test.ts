@@ -184,8 +184,12 @@ describe('fuzz: every HTTP body and gRPC message type', () => {
           const res = await withDeadline(processUnary(client, {
             account: r.account, model: r.model, authToken: r.authToken, timeoutSec: r.timeoutSec, headers: r.headers,
             predict: { data: { json: r.data }, ...(r.config !== undefined ? { config: { json: r.config } } : {}) },
-          }), 'process');
-          if (res.error) {
+          }), 'process').catch((err: grpc.ServiceError) => err);
+          if (res instanceof Error) {
+            // A message over 16 KiB with a missing or wrong key is refused from its first bytes with a coded status.
+            expect(res.code, res.message).toBe(grpc.status.UNAUTHENTICATED);
+            expect(res.details).toMatch(/^API_KEY_(MISSING|INVALID): /);
+          } else if (res.error) {
             expect(res.error.code).toEqual(expect.any(String));
             expect(res.error.statusCode ?? 0, JSON.stringify(res.error)).toBeLessThan(500);
           } else {

@@ -67,7 +67,8 @@ describe('gRPC client calls under hostile traffic', () => {
   });
 
   it('refuses a message with too many headers before decoding it (HEADERS_TOO_LARGE, in-band)', async () => {
-    const request = Buffer.concat([serialize({ account: 'demo', model: 'echo', predict: { data: json({}) } }), Buffer.concat(Array(600_000).fill(HEADER_ENTRY))]);
+    // With a good key: a large message without one is refused from its head (the next test).
+    const request = Buffer.concat([serialize({ account: 'demo', model: 'echo', authToken: TEST_KEY, predict: { data: json({}) } }), Buffer.concat(Array(600_000).fill(HEADER_ENTRY))]);
     expect(request.length).toBeLessThan(4 * MiB);
     const outcome = await wireCall(wire, PROCESS, request);
     expect(outcome.status).toBe(0);
@@ -77,11 +78,18 @@ describe('gRPC client calls under hostile traffic', () => {
     await served();
   });
 
-  it('checks the key of a message as large as the limit allows before decoding it (API_KEY_MISSING)', async () => {
+  it('checks the key of a message as large as the limit allows from its first bytes: refused before the rest is received', async () => {
     const request = serialize({ account: 'demo', model: 'echo', headers: { a: 'b' }, predict: { data: json('x'.repeat(4 * MiB - 200)) } });
     expect(request.length).toBeLessThanOrEqual(4 * MiB);
-    const missing = await wireCall(wire, PROCESS, request);
-    expect(inBand(missing.messages[0]!).error!.code).toBe('API_KEY_MISSING');
+    // Only the first 64 KiB are sent, and the message is never finished: the refusal cannot wait for it.
+    const missing = await wireCall(wire, PROCESS, request.subarray(0, 64 * 1024), { announce: request.length, partial: 64 * 1024 });
+    expect(missing.status).toBe(16); // UNAUTHENTICATED
+    expect(missing.details).toMatch(/^API_KEY_MISSING: /);
+    const large = serialize({ account: 'demo', model: 'echo', authToken: 'not-a-key', predict: { data: json('x'.repeat(MiB)) } });
+    const wrongLarge = await wireCall(wire, PROCESS, large.subarray(0, 64 * 1024), { announce: large.length, partial: 64 * 1024 });
+    expect(wrongLarge.status).toBe(16);
+    expect(wrongLarge.details).toMatch(/^API_KEY_INVALID: /);
+    // A small message takes the ordinary path: received whole, answered in-band.
     const wrong = await wireCall(wire, PROCESS, serialize({ account: 'demo', model: 'echo', authToken: 'not-a-key', predict: { data: json({}) } }));
     expect(inBand(wrong.messages[0]!).error!.code).toBe('API_KEY_INVALID');
     await served();

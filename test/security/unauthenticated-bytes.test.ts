@@ -15,8 +15,10 @@ import { RawServiceStream, json, processUnary, rawClient, type RawClient } from 
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
-const BUDGET = 8 * MiB;
+/** Small enough that unregistered service streams (64 KiB messages at most) fill it. */
+const BUDGET = 512 * KiB;
 const PROCESS = gateServiceDefinition().process!.path;
+const PROCESS_ASYNC = gateServiceDefinition().processAsync!.path;
 
 /** A gRPC frame: flag byte, length, `size` filler bytes. */
 const frame = (size: number) => {
@@ -86,19 +88,40 @@ describe('unauthenticated bytes in flight, gateway-wide (issue 15)', () => {
     await gw?.close();
   });
 
-  it('refuses large unauthenticated messages past the budget (RESOURCE_EXHAUSTED, coded), bounds memory, and serves an authenticated caller', async () => {
+  it('refuses a large client message without a key from its head (UNAUTHENTICATED, API_KEY_MISSING): the rest is never held', async () => {
+    const PEERS = 48;
+    const outcomes: WireOutcome[] = [];
+    const { rssMiB } = await peakGrowth(async () => {
+      // Each peer announces a 4 MiB message, sends 3 MiB of it with no authToken, and never finishes it.
+      await Promise.all(Array.from({ length: PEERS }, (_, i) => wireCall(sessions[i % sessions.length]!, PROCESS, Buffer.alloc(0), {
+        announce: 4 * MiB - KiB,
+        partial: 3 * MiB,
+      }).then((outcome) => outcomes.push(outcome))));
+    });
+    expect(outcomes).toHaveLength(PEERS);
+    for (const outcome of outcomes) {
+      expect(outcome.status).toBe(16); // UNAUTHENTICATED
+      expect(outcome.details).toMatch(/^API_KEY_MISSING: /);
+    }
+    expect(rssMiB).toBeLessThan(64);
+    const res = await processUnary(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, predict: { data: json({}) } });
+    expect(res.error).toBeUndefined();
+  });
+
+  it('refuses unregistered processAsync messages past the budget (RESOURCE_EXHAUSTED, coded), bounds memory, and serves an authenticated caller', async () => {
     const PEERS = 48;
     const streams: ClientHttp2Stream[] = [];
     const outcomes: WireOutcome[] = [];
     const { rssMiB, heapMiB } = await peakGrowth(async () => {
-      // Each peer sends 3 MiB of a 4 MiB message (the client limit allows it) and never finishes it.
-      const calls = Array.from({ length: PEERS }, (_, i) => wireCall(sessions[i % sessions.length]!, PROCESS, Buffer.alloc(0), {
-        announce: 4 * MiB - KiB,
-        partial: 3 * MiB,
+      // Each peer opens a service stream and sends 60 KiB of a 64 KiB first message (the registration
+      // limit allows it), never finishing it: 44 KiB of each counts past the free bytes.
+      const calls = Array.from({ length: PEERS }, (_, i) => wireCall(sessions[i % sessions.length]!, PROCESS_ASYNC, Buffer.alloc(0), {
+        announce: 64 * KiB - 5,
+        partial: 60 * KiB,
         onStream: (s) => streams.push(s),
       }).then((outcome) => outcomes.push(outcome)));
-      // At most BUDGET / 3 MiB peers fit; the others are refused.
-      await eventually(() => outcomes.length >= PEERS - Math.ceil(BUDGET / (3 * MiB)), 20_000, 'the peers past the budget refused');
+      // At most BUDGET / 44 KiB peers fit; the others are refused.
+      await eventually(() => outcomes.length >= PEERS - Math.ceil(BUDGET / (44 * KiB)), 20_000, 'the peers past the budget refused');
       // An authenticated caller with a small message is served while the budget is full.
       const res = await processUnary(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, predict: { data: json({}) } });
       expect(res.error).toBeUndefined();
@@ -107,12 +130,11 @@ describe('unauthenticated bytes in flight, gateway-wide (issue 15)', () => {
       await Promise.all(calls);
     });
     const refused = outcomes.filter((o) => o.status === 8 && /UNAUTHENTICATED_BYTES_EXHAUSTED/.test(o.details));
-    expect(refused.length).toBeGreaterThanOrEqual(PEERS - Math.ceil(BUDGET / (3 * MiB)));
-    // 48 × 3 MiB = 144 MiB were offered. Measured: +148 MiB RSS without the budget, +35 MiB with it.
+    expect(refused.length).toBeGreaterThanOrEqual(PEERS - Math.ceil(BUDGET / (44 * KiB)));
     expect(rssMiB).toBeLessThan(64);
     expect(heapMiB).toBeLessThan(64);
 
-    // Once the peers are gone the budget is whole again: a large message from an admitted caller passes.
+    // A large message from an admitted caller passes: its key is good, so it is trusted from its head.
     const big = await processUnary(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, predict: { data: json({ pad: 'x'.repeat(3 * MiB) }) } });
     expect(big.error).toBeUndefined();
   });
