@@ -7,6 +7,7 @@
 import type { ClientHttp2Session, ClientHttp2Stream } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gateServiceDefinition } from '../../proto/src/index.js';
+import { authTokenOfHead } from '../../core/gate/client-message.js';
 import { CallBytes, FREE_BYTES_PER_MESSAGE, UnauthenticatedBytes } from '../../core/gate/unauthenticated-bytes.js';
 import { ECHO_TOKEN, TEST_KEY, eventually, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
 import { wireCall, wireSession, type WireOutcome } from '../support/grpc-wire.js';
@@ -61,6 +62,34 @@ describe('the budget of one call (CallBytes)', () => {
     expect(second.receive(big.subarray(0, 90 * KiB))).toBe(false);
     expect(budget.inFlight).toBe(90 * KiB - FREE_BYTES_PER_MESSAGE);
     expect(second.receive(frame(FREE_BYTES_PER_MESSAGE - 5))).toBe(true);
+  });
+});
+
+describe('the key of a large message from its first bytes (authTokenOfHead)', () => {
+  const serialize = (request: Record<string, unknown>) => gateServiceDefinition().process!.requestSerialize(request);
+
+  it('finds the key before headers and body, and decides once a later field begins', () => {
+    const bytes = serialize({ account: 'demo', model: 'echo', authToken: 'k-123', headers: { a: 'b' }, predict: { data: json('x'.repeat(100_000)) } });
+    expect(authTokenOfHead(bytes.subarray(0, 64))).toEqual({ decided: true, token: 'k-123' });
+    const keyless = serialize({ account: 'demo', model: 'echo', predict: { data: json('x'.repeat(100_000)) } });
+    expect(authTokenOfHead(keyless.subarray(0, 64))).toEqual({ decided: true, token: undefined });
+  });
+
+  it('waits while the head ends inside the first fields', () => {
+    const bytes = serialize({ account: 'demo', model: 'echo', authToken: 'k-123', predict: { data: json('x') } });
+    expect(authTokenOfHead(bytes.subarray(0, 8)).decided).toBe(false);
+  });
+});
+
+describe('the rate of unauthenticated bytes (UnauthenticatedBytes.throttle)', () => {
+  it('lets one second of bytes through, then asks the reader to wait in proportion to the excess', () => {
+    const budget = new UnauthenticatedBytes(MiB, MiB);
+    expect(budget.throttle(MiB / 2)).toBe(0);
+    expect(budget.throttle(MiB / 2)).toBe(0);
+    const wait = budget.throttle(MiB / 4);
+    expect(wait).toBeGreaterThanOrEqual(240);
+    expect(wait).toBeLessThanOrEqual(251);
+    expect(new UnauthenticatedBytes(MiB).throttle(100 * MiB)).toBe(0); // no rate set: never waits
   });
 });
 
