@@ -1,7 +1,7 @@
 import http2, { type Http2Stream } from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import { gatewayError, type GatewayError } from '../errors.js';
-import { authTokenOfHead } from './client-message.js';
+import { EarlyKeyCheck } from './client-message.js';
 
 /**
  * A gateway-wide budget of bytes held for gRPC input nobody has vouched for yet: client-call
@@ -151,35 +151,7 @@ interface GrpcJsCallInternals {
   sendStatus(status: { code: grpc.status; details: string; metadata?: grpc.Metadata }): void;
 }
 
-/**
- * The key check of a large first client message from its first bytes: answers the key's refusal,
- * `null` for a good key, or undefined while the head is still arriving. Messages up to the free
- * bytes take the normal path (the whole message, then admission, then an in-band answer).
- */
-class EarlyKeyCheck {
-  #head: Buffer = Buffer.alloc(0);
-  #done = false;
-
-  constructor(private readonly check: (token: string | undefined) => GatewayError | undefined) {}
-
-  push(chunk: Buffer): GatewayError | null | undefined {
-    if (this.#done) return undefined;
-    this.#head = Buffer.concat([this.#head, chunk.subarray(0, 5 + FREE_BYTES_PER_MESSAGE - this.#head.length)]);
-    if (this.#head.length < 5) return undefined;
-    if (this.#head.readUInt32BE(1) <= FREE_BYTES_PER_MESSAGE) return this.#finish(null);
-    const { decided, token } = authTokenOfHead(this.#head.subarray(5));
-    if (!decided && this.#head.length < 5 + FREE_BYTES_PER_MESSAGE) return undefined;
-    return this.#finish(this.check(decided ? token : undefined) ?? null);
-  }
-
-  #finish(result: GatewayError | null): GatewayError | null {
-    this.#done = true;
-    this.#head = Buffer.alloc(0);
-    return result;
-  }
-}
-
-/** How long a refused large message may go on arriving (and be dropped) before its status is sent. */
+/** How long a refused large message's sender may stay quiet (sending nothing) before its status is sent anyway. */
 const KEY_REFUSAL_WAIT_MS = 2000;
 
 /** Ends the watch of a call: it gives its bytes back and is no longer counted. */
@@ -203,7 +175,7 @@ export function unauthenticatedBytesInterceptor(
     const stream = internals.stream;
     if (mode && stream) {
       const bytes = new CallBytes(budget);
-      const early = mode === 'firstMessage' && checkClientKey ? new EarlyKeyCheck(checkClientKey) : undefined;
+      const early = mode === 'firstMessage' && checkClientKey ? new EarlyKeyCheck(checkClientKey, FREE_BYTES_PER_MESSAGE) : undefined;
       let paused: NodeJS.Timeout | undefined;
       // Unauthenticated bytes are read at the gateway-wide rate: past it the stream waits, and HTTP/2
       // flow control makes its sender wait too.
@@ -227,35 +199,45 @@ export function unauthenticatedBytesInterceptor(
           if (!stream.destroyed) stream.resume();
         }
       };
-      // The status, then whatever the peer still sends is dropped as it arrives: grpc-js's reader is
-      // detached, so the rest of the message is never gathered into a buffer (the cost that remained:
-      // a 4 MiB buffer, and the garbage collection it causes, per refused message). Resetting the
-      // stream instead can overtake the status (an uncoded CANCELLED for the caller), and Node's HTTP/2
-      // server stops taking a connection's streams when it keeps resetting streams that still send.
+      // Past the budget: the coded status, and a reset that drops what grpc-js buffered of the message.
       const refuse = (code: grpc.status, err: GatewayError) => {
         stop();
         internals.sendStatus({ code, details: `${err.code}: ${err.message}` });
         stream.close(http2.constants.NGHTTP2_CANCEL);
       };
       // A large first message whose key is missing or wrong: what the peer still sends is dropped as
-      // it arrives (grpc-js's reader is detached, so the message is never gathered into a buffer),
-      // and the coded status goes once the peer has finished sending, or after a bound. Answering
-      // while the peer still sends made Node's HTTP/2 server refuse the connection's other streams
-      // (ENHANCE_YOUR_CALM), and a reset can overtake the status.
+      // it arrives, at the unauthenticated rate (grpc-js's reader is detached, so the message is never
+      // gathered into a buffer: that 4 MiB buffer per message, and the garbage collection it caused,
+      // was most of an attacker's cost), and the coded status goes once the peer has finished
+      // sending, or after a bound. Answering while the peer still sends made Node's HTTP/2 server
+      // refuse the connection's other streams (ENHANCE_YOUR_CALM), and a reset can overtake a status.
       const refuseKey = (err: GatewayError) => {
         stop();
+        let lastData = performance.now();
         stream.removeAllListeners('data');
-        stream.on('data', (chunk: Buffer) => slowDown(chunk.length));
+        stream.on('data', (chunk: Buffer) => {
+          lastData = performance.now();
+          slowDown(chunk.length);
+        });
         stream.resume();
+        let bound: NodeJS.Timeout | undefined;
         const answer = () => {
           clearTimeout(bound);
           if (!stream.destroyed) internals.sendStatus({ code: grpc.status.UNAUTHENTICATED, details: `${err.code}: ${err.message}` });
         };
-        // A peer that has not finished within the bound gets the status, then a reset a moment later.
-        const bound = setTimeout(() => {
+        // A peer still sending (if slowly: the rate holds it) is answered when it has finished; one
+        // that has gone quiet gets the status after the bound, then a reset a moment later.
+        const whenQuiet = () => {
+          const quietMs = performance.now() - lastData;
+          if (paused || quietMs < KEY_REFUSAL_WAIT_MS) {
+            bound = setTimeout(whenQuiet, KEY_REFUSAL_WAIT_MS - (paused ? 0 : quietMs)).unref();
+            return;
+          }
           answer();
           setTimeout(() => stream.destroyed || stream.close(http2.constants.NGHTTP2_CANCEL), 20).unref();
-        }, KEY_REFUSAL_WAIT_MS).unref();
+        };
+        bound = setTimeout(whenQuiet, KEY_REFUSAL_WAIT_MS).unref();
+        stream.once('close', () => clearTimeout(bound));
         stream.prependOnceListener('end', answer);
       };
       const onData = (chunk: Buffer) => {
@@ -263,7 +245,7 @@ export function unauthenticatedBytesInterceptor(
         // trusted when it is good: the rest is then never buffered (or throttled) for nothing.
         const keyCheck = early?.push(chunk);
         if (keyCheck) return refuseKey(keyCheck);
-        if (keyCheck === null && chunk.length > 0) return stop();
+        if (keyCheck === null) return stop(); // a good key, or a message small enough to take whole
         if (!bytes.receive(chunk)) {
           return refuse(grpc.status.RESOURCE_EXHAUSTED, gatewayError('UNAUTHENTICATED_BYTES_EXHAUSTED', { args: { limit: budget.limit } }));
         }

@@ -100,7 +100,8 @@ describe('unauthenticated bytes in flight, gateway-wide (issue 15)', () => {
   const sessions: ClientHttp2Session[] = [];
 
   beforeAll(async () => {
-    gw = await startTestGateway(testConfigInput({ server: { httpPort: 0, grpcPort: 0, unauthenticatedBytesInFlight: BUDGET } }));
+    // A high read rate: these tests are about memory; the rate would make 48 peers' 144 MiB take a minute.
+    gw = await startTestGateway(testConfigInput({ server: { httpPort: 0, grpcPort: 0, unauthenticatedBytesInFlight: BUDGET, unauthenticatedBytesPerSecond: 256 * MiB } }));
     client = rawClient(gw.grpcAddress);
     service = new RawServiceStream(client);
     service.startServing(ECHO_TOKEN, 'echo');
