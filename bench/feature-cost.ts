@@ -21,13 +21,16 @@ import { machine } from './lib/machine.js';
 import { summariseProfile } from './lib/profile.js';
 import { ROOT, startChild, waitFor, type Child } from './lib/procs.js';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string' }, out: { type: 'string' }, profile: { type: 'boolean' } } });
+const { values } = parseArgs({ options: { rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string' }, out: { type: 'string' }, profile: { type: 'boolean' }, 'scrape-ms': { type: 'string' } } });
 const rounds = Number(values.rounds ?? 3);
 const durationSec = Number(values.duration ?? 10);
 const connections = Number(values.connections ?? 50);
 const out = values.out ?? `${ROOT}bench/results/feature-cost.json`;
 /** With --profile, each gateway writes a CPU profile here (one folder per variant) and its top frames are printed. */
 const profileDir = values.profile ? `${ROOT}bench/results/profiles/feature-cost` : undefined;
+
+/** How often /metrics is scraped during a run: the scrape interval Prometheus setups commonly use. */
+const SCRAPE_EVERY_MS = Number(values['scrape-ms'] ?? 15_000);
 
 const VARIANTS = ['plain', 'metrics', 'metrics+tracing', 'metrics+tracing 10%'] as const;
 type Variant = (typeof VARIANTS)[number];
@@ -75,7 +78,7 @@ try {
     const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length]!);
     for (const variant of order) {
       const { url } = gateways[variant];
-      const scraper = variant === 'plain' ? undefined : setInterval(() => void fetch(`${url}/metrics`).then((r) => r.text()), 1000);
+      const scraper = variant === 'plain' ? undefined : setInterval(() => void fetch(`${url}/metrics`).then((r) => r.text()), SCRAPE_EVERY_MS);
       const result = await saturate(target(url), { connections, durationSec });
       clearInterval(scraper);
       runs[variant].push(result);
