@@ -4,7 +4,7 @@ import { silentLogger, type ModelService } from '../../sdk/index.js';
 import { ECHO_TOKEN, OTHER_ACCOUNT_KEY, PRIVATE_TOKEN, READ_ONLY_KEY, TEST_KEY, eventually, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
 import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/mongo-server.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
-import { RawServiceStream, json, processUnary, rawClient, type RawClient } from '../support/raw-gate-client.js';
+import { RawServiceStream, json, processUnary, rawClient, startOkService, type RawClient } from '../support/raw-gate-client.js';
 
 function usageSuite(kind: string, storeConfig: () => Record<string, unknown>) {
   describe(`usage per account (${kind} store)`, () => {
@@ -20,11 +20,7 @@ function usageSuite(kind: string, storeConfig: () => Record<string, unknown>) {
       echo = startEchoService({ gateways: gw.grpcAddress, connectionToken: ECHO_TOKEN, logger: silentLogger });
       await echo.ready();
       client = rawClient(gw.grpcAddress);
-      raw = new RawServiceStream(client);
-      raw.startServing(PRIVATE_TOKEN, 'usage-raw');
-      raw.call.on('data', (m: any) => {
-        if (m.body === 'predict') raw.send({ requestId: m.requestId, predict: { data: json({ ok: true }) } });
-      });
+      raw = startOkService(client, PRIVATE_TOKEN, 'usage-raw');
       await eventually(() => gw.gateway.gate.hasInstances(11));
     });
     afterAll(async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_TOKEN, TEST_KEY, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
-import { RawServiceStream, json, processUnary, rawClient, type RawClient } from '../support/raw-gate-client.js';
+import { RawServiceStream, json, processUnary, rawClient, startOkService, type RawClient } from '../support/raw-gate-client.js';
 import { registryFixture } from '../support/registry-fixture.js';
 
 /** The registry check is the pipeline's: gRPC client calls get it as well as the HTTP plugins. */
@@ -14,11 +14,7 @@ describe('registry validation on the gRPC client calls', () => {
     Object.assign(input.services[0], { provider: 'acme', defaultModel: 'acme-chat' });
     gw = await startTestGateway(input);
     client = rawClient(gw.grpcAddress);
-    service = new RawServiceStream(client);
-    service.startServing(ECHO_TOKEN, 'echo');
-    service.call.on('data', (m: any) => {
-      if (m.body === 'predict') service.send({ requestId: m.requestId, predict: { data: json({ ok: true }) } });
-    });
+    service = startOkService(client, ECHO_TOKEN, 'echo');
     await service.next((m) => m.body === 'serviceInfo');
   });
   afterAll(async () => {

@@ -14,8 +14,7 @@ import fc from 'fast-check';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_TOKEN, TEST_KEY, eventually, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
-import type { GateToServiceProto } from '../../proto/src/index.js';
-import { RawServiceStream, json, processUnary, rawClient, type RawClient } from '../support/raw-gate-client.js';
+import { RawServiceStream, json, processUnary, rawClient, startOkService, type RawClient } from '../support/raw-gate-client.js';
 import { registryFixture } from '../support/registry-fixture.js';
 import { tempDataDir } from '../plugins/fitting-support.js';
 
@@ -88,12 +87,7 @@ describe('fuzz: every HTTP body and gRPC message type', () => {
     // A service that answers every predict with a fixed small answer without reading the data: the
     // fuzz is about the gateway, and a test service that parsed hostile data could itself fall over.
     serviceClient = rawClient(gw.grpcAddress);
-    service = new RawServiceStream(serviceClient);
-    service.startServing(ECHO_TOKEN, 'fuzz-echo');
-    service.call.on('data', (m: GateToServiceProto) => {
-      if (m.body === 'predict') service.send({ requestId: m.requestId, predict: { data: json({ ok: true }) } });
-      service.received.length = 0; // nothing is read from the queue; keep it from growing
-    });
+    service = startOkService(serviceClient, ECHO_TOKEN, 'fuzz-echo', { forget: true }); // nothing reads its queue
     client = rawClient(gw.grpcAddress);
     await eventually(() => gw.gateway.gate.hasInstances(10), 5000, 'the echo service');
   });

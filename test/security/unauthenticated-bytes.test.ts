@@ -12,7 +12,7 @@ import { CallBytes, FREE_BYTES_PER_MESSAGE, UnauthenticatedBytes } from '../../c
 import { ECHO_TOKEN, TEST_KEY, eventually, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
 import { wireCall, wireSession, type WireOutcome } from '../support/grpc-wire.js';
 import { peakGrowth } from '../support/memory-watch.js';
-import { RawServiceStream, json, processUnary, rawClient, type RawClient } from '../support/raw-gate-client.js';
+import { RawServiceStream, json, processUnary, rawClient, startOkService, type RawClient } from '../support/raw-gate-client.js';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -103,11 +103,7 @@ describe('unauthenticated bytes in flight, gateway-wide (issue 15)', () => {
     // A high read rate: these tests are about memory; the rate would make 48 peers' 144 MiB take a minute.
     gw = await startTestGateway(testConfigInput({ server: { httpPort: 0, grpcPort: 0, unauthenticatedBytesInFlight: BUDGET, unauthenticatedBytesPerSecond: 256 * MiB } }));
     client = rawClient(gw.grpcAddress);
-    service = new RawServiceStream(client);
-    service.startServing(ECHO_TOKEN, 'echo');
-    service.call.on('data', (m: any) => {
-      if (m.body === 'predict') service.send({ requestId: m.requestId, predict: { data: json({ ok: true }) } });
-    });
+    service = startOkService(client, ECHO_TOKEN, 'echo');
     await service.next((m) => m.body === 'serviceInfo');
     for (let i = 0; i < 8; i++) sessions.push(wireSession(gw.grpcAddress));
   });

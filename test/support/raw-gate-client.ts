@@ -110,3 +110,17 @@ export function processResponseStream(client: RawClient, request: ClientRequestP
 }
 
 export const json = (value: unknown) => ({ json: JSON.stringify(value) });
+
+/**
+ * A raw service stream registered with `token` that answers every predict with `{"ok": true}` (and
+ * keeps no queue of what it received when `forget` is set, for long fuzz runs).
+ */
+export function startOkService(client: RawClient, token: string, name: string, options: { forget?: boolean } = {}): RawServiceStream {
+  const service = new RawServiceStream(client);
+  service.startServing(token, name);
+  service.call.on('data', (m: GateToServiceProto) => {
+    if (m.body === 'predict') service.send({ requestId: m.requestId, predict: { data: json({ ok: true }) } });
+    if (options.forget) service.received.length = 0;
+  });
+  return service;
+}
