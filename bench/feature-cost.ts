@@ -16,10 +16,11 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { BENCH_KEY, TOKENS, chatRequest, gatewayHeaders } from './lib/config.js';
+import { BENCH_KEY, TOKENS, gatewayChatLoad, gatewayHeaders } from './lib/config.js';
 import { saturate, type LoadResult } from './lib/load.js';
 import { machine } from './lib/machine.js';
 import { summariseProfile } from './lib/profile.js';
+import { median } from './lib/stats.js';
 import { ROOT, startChild, waitFor, type Child } from './lib/procs.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string' }, out: { type: 'string' }, profile: { type: 'boolean' }, 'scrape-ms': { type: 'string' } } });
@@ -69,21 +70,18 @@ async function start(variant: Variant): Promise<{ url: string; children: Child[]
   return { url: httpUrl, children: [gateway, echo] };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const gateways = {} as Record<Variant, { url: string; children: Child[] }>;
 for (const variant of VARIANTS) gateways[variant] = await start(variant);
-const body = JSON.stringify(chatRequest('bench/echo'));
-const target = (url: string) => ({ url: `${url}/api/adapters/chatapi/v1/chat/completions`, requests: [{ method: 'POST' as const, headers: gatewayHeaders(), body }] });
 const runs = Object.fromEntries(VARIANTS.map((v) => [v, [] as LoadResult[]])) as Record<Variant, LoadResult[]>;
 try {
-  for (const variant of VARIANTS) await saturate(target(gateways[variant].url), { connections, durationSec: 3 }); // warm-up: JIT, connections
+  for (const variant of VARIANTS) await saturate(gatewayChatLoad(gateways[variant].url), { connections, durationSec: 3 }); // warm-up: JIT, connections
   for (let round = 0; round < rounds; round++) {
     const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length]!);
     for (const variant of order) {
       const { url } = gateways[variant];
       const scraper = variant.startsWith('plain') ? undefined : setInterval(() => void fetch(`${url}/metrics`).then((r) => r.text()), SCRAPE_EVERY_MS);
-      const result = await saturate(target(url), { connections, durationSec });
+      const result = await saturate(gatewayChatLoad(url), { connections, durationSec });
       clearInterval(scraper);
       runs[variant].push(result);
       process.stderr.write(`round ${round + 1}, ${variant}: ${result.rps.toFixed(0)} req/s, p99 ${result.latencyMs.p99.toFixed(2)} ms, non-2xx ${result.non2xx}\n`);

@@ -15,10 +15,11 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { TOKENS, benchConfigInput, chatRequest, gatewayHeaders } from './lib/config.js';
+import { TOKENS, benchConfigInput, gatewayChatLoad, gatewayHeaders } from './lib/config.js';
 import { saturate, type LoadResult } from './lib/load.js';
 import { machine } from './lib/machine.js';
 import { ROOT, freePort, startChild, waitFor, type Child } from './lib/procs.js';
+import { median } from './lib/stats.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string' }, out: { type: 'string' } } });
 const rounds = Number(values.rounds ?? 3);
@@ -75,20 +76,16 @@ async function start(workers: number): Promise<Target> {
   return { workers, url, children: [gateway, echo] };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
 const targets = [await start(1), await start(2)];
-const body = JSON.stringify(chatRequest('bench/echo'));
-const load = (url: string) => ({ url: `${url}/api/adapters/chatapi/v1/chat/completions`, requests: [{ method: 'POST' as const, headers: gatewayHeaders(), body }] });
 const runs = new Map<number, (LoadResult & { cpuMsPerRequest: { gateway: number; echo: number } })[]>(targets.map((t) => [t.workers, []]));
 try {
-  for (const t of targets) await saturate(load(t.url), { connections, durationSec: 3 }); // warm-up: JIT, connections
+  for (const t of targets) await saturate(gatewayChatLoad(t.url), { connections, durationSec: 3 }); // warm-up: JIT, connections
   for (let round = 0; round < rounds; round++) {
     // Alternate which goes first, so neither always runs on the warmer or the busier machine.
     for (const t of round % 2 ? [...targets].reverse() : targets) {
       const [gateway, echo] = t.children as [Child, Child];
       const cpuBefore = [gateway.cpuMs(), echo.cpuMs()];
-      const result = await saturate(load(t.url), { connections, durationSec });
+      const result = await saturate(gatewayChatLoad(t.url), { connections, durationSec });
       const served = Math.max(1, result.ok);
       const cpuMsPerRequest = { gateway: ((gateway.cpuMs() - cpuBefore[0]!) * 1000) / served, echo: ((echo.cpuMs() - cpuBefore[1]!) * 1000) / served };
       runs.get(t.workers)!.push({ ...result, cpuMsPerRequest });

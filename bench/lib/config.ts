@@ -5,6 +5,7 @@
  * the digits of the echo's generated id).
  */
 import { echoChat } from '../../examples/echo-service/echo.js';
+import type { LoadTarget } from './load.js';
 
 export const BENCH_KEY = 'bench-api-key-0123456789';
 export const TOKENS = {
@@ -116,4 +117,10 @@ export function requestHeaders(upstreamPort: number): Record<string, string> {
 /** What our gateway alone needs: the JSON content type and the bench key. */
 export function gatewayHeaders(): Record<string, string> {
   return { 'content-type': 'application/json', authorization: `Bearer ${BENCH_KEY}` };
+}
+
+/** Our chat adapter at `httpUrl` saturated with the chat request to `bench/echo` (the side-by-side benches). */
+export function gatewayChatLoad(httpUrl: string): LoadTarget {
+  const body = JSON.stringify(chatRequest('bench/echo'));
+  return { url: `${httpUrl}/api/adapters/chatapi/v1/chat/completions`, requests: [{ method: 'POST', headers: gatewayHeaders(), body }] };
 }

@@ -9,6 +9,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { createServer, type Server } from 'node:net';
 import type { GatewayConfig } from '../config/types.js';
+import { workerPortBase } from '../config/workers.js';
 import type { WorkerTopology } from '../gate/cluster-update.js';
 import type { GatewayAddresses } from '../gateway.js';
 import type { Logger } from '../logger.js';
@@ -33,8 +34,8 @@ export interface RunningWorkers {
 
 /** The shared gRPC port and every worker's own one; 0s become free ports now, before any fork. */
 export async function workerPorts(config: GatewayConfig): Promise<{ sharedPort: number; ownPorts: number[] }> {
-  const { host, grpcPort, workers, workerGrpcPort } = config.server;
-  const base = workerGrpcPort ?? (grpcPort ? grpcPort + 1 : 0);
+  const { host, grpcPort, workers } = config.server;
+  const base = workerPortBase(config.server);
   // All free ports are held open together, so that they are distinct.
   const wanted = (grpcPort ? 0 : 1) + (base ? 0 : workers);
   const free = await freePorts(host, wanted);

@@ -23,6 +23,11 @@ export function workersFromEnv(value: string): number | string {
   return /^\d+$/.test(value) ? Number(value) : value;
 }
 
+/** The first worker's own gRPC port (worker i's is this + i); 0 when they take free ports. */
+export function workerPortBase(server: { grpcPort: number; workerGrpcPort?: number | undefined }): number {
+  return server.workerGrpcPort ?? (server.grpcPort ? server.grpcPort + 1 : 0);
+}
+
 export interface WorkersInput {
   workers: number;
   storeKind: string;
@@ -50,7 +55,7 @@ export function workersProblems(input: WorkersInput): string[] {
     }
   }
   // Worker i's own port is base + i: the range must be ports, and not the shared ones.
-  const base = input.workerGrpcPort ?? (input.grpcPort ? input.grpcPort + 1 : 0);
+  const base = workerPortBase(input);
   if (base) {
     const last = base + input.workers - 1;
     if (last > 65535) problems.push(`server.workerGrpcPort: the workers' own gRPC ports ${base}-${last} go past 65535`);

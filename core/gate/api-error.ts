@@ -47,6 +47,9 @@ const UPSTREAM_ARG = UpstreamErrorArgs;
 /** Upstream headers passed on to the caller: the ones clients read to pace their retries. */
 const RELAYED_HEADER = /^(retry-after|retry-after-ms|x-ratelimit-[a-z0-9-]+|anthropic-ratelimit-[a-z0-9-]+)$/;
 
+/** Whether an upstream response header (name in lower case) is one the caller gets too. */
+export const isRelayedUpstreamHeader = (name: string): boolean => RELAYED_HEADER.test(name);
+
 /**
  * A service error that relays an upstream's HTTP error (`upstream.relayed: "true"`) becomes the
  * upstream's exact type/code/param and its retry headers (`retry-after`, `retry-after-ms`,
@@ -65,7 +68,7 @@ function upstreamRelay(args: Record<string, string>, code: string): Relay {
   for (const [key, value] of Object.entries(args)) {
     if (key.startsWith(UPSTREAM_ARG.headerPrefix)) {
       const name = key.slice(UPSTREAM_ARG.headerPrefix.length).toLowerCase();
-      if (RELAYED_HEADER.test(name) && /^[\x20-\x7e]{1,200}$/.test(value)) headers[name] = value;
+      if (isRelayedUpstreamHeader(name) && /^[\x20-\x7e]{1,200}$/.test(value)) headers[name] = value;
     } else if (key === UPSTREAM_ARG.requestId) {
       if (/^[\x21-\x7e]{1,200}$/.test(value)) headers['x-upstream-request-id'] = value;
     } else if (!key.startsWith('upstream.')) {

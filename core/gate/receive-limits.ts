@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { gatewayError } from '../errors.js';
+import { beforeStatus, callInternals, type CallStatus } from './grpc-call-internals.js';
 
 /**
  * Per-call receive limits for gRPC. grpc-js reads each message's 5-byte length prefix and refuses a
@@ -23,45 +24,25 @@ export interface ReceiveLimitHandle {
   set(bytes: number): boolean;
 }
 
-interface GrpcJsCallInternals {
-  decoder?: { maxReadMessageLength?: number };
-  maxReceiveMessageSize?: number;
-  sendStatus?: (status: { code: grpc.status; details?: string; metadata?: grpc.Metadata | null }) => void;
-}
-
 /** grpc-js's own words for a message refused from its length prefix: `(<size> vs <limit>)`. */
 const TOO_LARGE = /^Received message larger than max \((\d+) vs\.? (\d+)\)/;
 
 /**
- * Makes the call's refusal of a message over its limit a coded error like every other refusal:
+ * The call's refusal of a message over its limit as a coded error like every other refusal:
  * RESOURCE_EXHAUSTED with details `MESSAGE_TOO_LARGE: <catalog message>` instead of grpc-js's text.
- * The refusal is the base call's own `sendStatus`, so the instance method is wrapped in place (the
- * call object itself must stay grpc-js's, see above).
  */
-function codeTooLarge(internals: GrpcJsCallInternals): void {
-  const send = internals.sendStatus;
-  if (typeof send !== 'function') return;
-  internals.sendStatus = function (this: unknown, status) {
-    const match = status.code === grpc.status.RESOURCE_EXHAUSTED ? TOO_LARGE.exec(status.details ?? '') : null;
-    if (match) {
-      const err = gatewayError('MESSAGE_TOO_LARGE', { args: { size: Number(match[1]), limit: Number(match[2]) } });
-      status = { ...status, details: `${err.code}: ${err.message}` };
-    }
-    send.call(this, status);
-  };
+function codeTooLarge(status: CallStatus): CallStatus | void {
+  const match = status.code === grpc.status.RESOURCE_EXHAUSTED ? TOO_LARGE.exec(status.details) : null;
+  if (!match) return;
+  const err = gatewayError('MESSAGE_TOO_LARGE', { args: { size: Number(match[1]), limit: Number(match[2]) } });
+  return { ...status, details: `${err.code}: ${err.message}` };
 }
 
-const coded = new WeakSet<object>();
-
-function handleOf(call: grpc.ServerInterceptingCallInterface): ReceiveLimitHandle {
-  const internals = call as unknown as GrpcJsCallInternals;
+function handleOf(call: object): ReceiveLimitHandle {
+  const internals = callInternals(call);
   return {
     set(bytes) {
       if (typeof internals.decoder?.maxReadMessageLength !== 'number' || typeof internals.maxReceiveMessageSize !== 'number') return false;
-      if (!coded.has(internals)) {
-        codeTooLarge(internals);
-        coded.add(internals);
-      }
       internals.decoder.maxReadMessageLength = bytes;
       internals.maxReceiveMessageSize = bytes;
       return true;
@@ -76,7 +57,10 @@ export let narrowed = true;
 export function receiveLimitInterceptor(limitOf: (path: string) => number | undefined): grpc.ServerInterceptor {
   return (method, call) => {
     const limit = limitOf(method.path);
-    if (limit !== undefined) narrowed = handleOf(call).set(limit);
+    if (limit !== undefined) {
+      narrowed = handleOf(call).set(limit);
+      beforeStatus(callInternals(call), codeTooLarge);
+    }
     // grpc-js types an interceptor's result as its class; the base call it passes is used as is.
     return call as grpc.ServerInterceptingCall;
   };
@@ -87,5 +71,5 @@ export function receiveLimitInterceptor(limitOf: (path: string) => number | unde
  * the interceptors returned (here: its own base call, unwrapped) in the stream's `call` field.
  */
 export function receiveLimitOf(stream: object): ReceiveLimitHandle {
-  return handleOf((stream as { call?: grpc.ServerInterceptingCallInterface }).call ?? ({} as grpc.ServerInterceptingCallInterface));
+  return handleOf((stream as { call?: object }).call ?? {});
 }

@@ -1,7 +1,8 @@
-import http2, { type Http2Stream } from 'node:http2';
+import http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import { gatewayError, type GatewayError } from '../errors.js';
 import { EarlyKeyCheck } from './client-message.js';
+import { beforeStatus, callInternals } from './grpc-call-internals.js';
 
 /**
  * A gateway-wide budget of bytes held for gRPC input nobody has vouched for yet: client-call
@@ -146,11 +147,6 @@ export class CallBytes {
   }
 }
 
-interface GrpcJsCallInternals {
-  stream?: Http2Stream;
-  sendStatus(status: { code: grpc.status; details: string; metadata?: grpc.Metadata }): void;
-}
-
 /** How long a refused large message's sender may stay quiet (sending nothing) before its status is sent anyway. */
 const KEY_REFUSAL_WAIT_MS = 2000;
 
@@ -171,9 +167,10 @@ export function unauthenticatedBytesInterceptor(
 ): grpc.ServerInterceptor {
   return (method, call) => {
     const mode = watched(method.path);
-    const internals = call as unknown as GrpcJsCallInternals;
+    const internals = callInternals(call);
     const stream = internals.stream;
     if (mode && stream) {
+      const send = (code: grpc.status, err: GatewayError) => internals.sendStatus?.({ code, details: `${err.code}: ${err.message}` });
       const bytes = new CallBytes(budget);
       const early = mode === 'firstMessage' && checkClientKey ? new EarlyKeyCheck(checkClientKey, FREE_BYTES_PER_MESSAGE) : undefined;
       let paused: NodeJS.Timeout | undefined;
@@ -202,7 +199,7 @@ export function unauthenticatedBytesInterceptor(
       // Past the budget: the coded status, and a reset that drops what grpc-js buffered of the message.
       const refuse = (code: grpc.status, err: GatewayError) => {
         stop();
-        internals.sendStatus({ code, details: `${err.code}: ${err.message}` });
+        send(code, err);
         stream.close(http2.constants.NGHTTP2_CANCEL);
       };
       // A large first message whose key is missing or wrong: what the peer still sends is dropped as
@@ -223,7 +220,7 @@ export function unauthenticatedBytesInterceptor(
         let bound: NodeJS.Timeout | undefined;
         const answer = () => {
           clearTimeout(bound);
-          if (!stream.destroyed) internals.sendStatus({ code: grpc.status.UNAUTHENTICATED, details: `${err.code}: ${err.message}` });
+          if (!stream.destroyed) send(grpc.status.UNAUTHENTICATED, err);
         };
         // A peer still sending (if slowly: the rate holds it) is answered when it has finished; one
         // that has gone quiet gets the status after the bound, then a reset a moment later.
@@ -257,11 +254,7 @@ export function unauthenticatedBytesInterceptor(
       untrusted.set(call, stop);
       // A call that has answered (grpc-js refusing a message over its limit, say) is no longer
       // watched: what its peer still sends is discarded, and must not be counted or slowed.
-      const sendStatus = internals.sendStatus;
-      internals.sendStatus = function (this: unknown, status) {
-        stop();
-        sendStatus.call(this, status);
-      };
+      beforeStatus(internals, stop);
     }
     // grpc-js types an interceptor's result as its class; the base call it passes is used as is.
     return call as grpc.ServerInterceptingCall;

@@ -5,7 +5,7 @@
  * sent, as if they had called it themselves. The engine refusing the gateway's own key is no fault
  * of the caller's: 502, marked permanent, as is an exhausted quota.
  */
-import { UpstreamErrorArgs as ARG, type ApiErrorProto } from '../../core/plugins/index.js';
+import { UpstreamErrorArgs as ARG, isRelayedUpstreamHeader, type ApiErrorProto } from '../../core/plugins/index.js';
 
 /** Whose error body the engine speaks. */
 export type ErrorDialect = 'openai' | 'anthropic';
@@ -20,9 +20,6 @@ export interface EngineErrorFields {
 /** Engine response headers, names in lower case. */
 export type EngineHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
-/** The engine headers relayed with an error: what clients read to pace their retries. */
-const RELAYED_HEADER = /^(retry-after|retry-after-ms|x-ratelimit-[a-z0-9-]+|anthropic-ratelimit-[a-z0-9-]+)$/;
-
 const first = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
 
 export function engineError(dialect: ErrorDialect, status: number, fields: EngineErrorFields, headers: EngineHeaders = {}): ApiErrorProto {
@@ -35,7 +32,7 @@ export function engineError(dialect: ErrorDialect, status: number, fields: Engin
   if (param !== undefined) args[ARG.param] = param;
   for (const name in headers) {
     const value = first(headers[name]);
-    if (value !== undefined && RELAYED_HEADER.test(name)) args[`${ARG.headerPrefix}${name}`] = value;
+    if (value !== undefined && isRelayedUpstreamHeader(name)) args[`${ARG.headerPrefix}${name}`] = value;
   }
   const requestId = first(headers['x-request-id']) ?? first(headers['request-id']);
   if (requestId) args[ARG.requestId] = requestId;

@@ -9,6 +9,7 @@ import { Pool, errors as undiciErrors } from 'undici';
 import type { IncomingHttpHeaders } from 'undici/types/header.js';
 import {
   gatewayError,
+  isRelayedUpstreamHeader,
   parseJson,
   toGatewayError,
   type ApiErrorProto,
@@ -25,9 +26,6 @@ import { COUNT_TOKENS_METHOD } from '../_shared/anthropic/count-tokens.js';
 import { DIALECTS, type Dialect } from './dialects.js';
 import { engineBody, engineModel, isObject, ourModel, type Json } from './engine-request.js';
 import { readSse } from './sse.js';
-
-/** Engine response headers the caller gets too: its rate limits and retry advice. */
-const RELAYED_HEADER = /^(x-ratelimit-|anthropic-ratelimit-|retry-after)/;
 
 export interface UpstreamWorkerOptions {
   readonly service: ServiceEntry;
@@ -260,7 +258,7 @@ function asProto(err: GatewayError): ApiErrorProto {
 function relayedHeaders(headers: IncomingHttpHeaders): StringMap | undefined {
   let out: StringMap | undefined;
   for (const name in headers) {
-    if (!RELAYED_HEADER.test(name)) continue;
+    if (!isRelayedUpstreamHeader(name)) continue;
     const value = headers[name];
     if (value !== undefined) (out ??= {})[name] = Array.isArray(value) ? value.join(', ') : value;
   }
