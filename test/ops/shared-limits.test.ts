@@ -92,12 +92,13 @@ describe.skipIf(!requirePrerequisite('shared rate limits on MongoDB', mongoPrere
       const gateways = await Promise.all(Array.from({ length: count }, () => spawnGateway(configFor(uri))));
       running.push(...gateways);
       // Overload: every whole second in which callers asked for more than the rate admits the rate,
-      // within 10% on average, and no second more than 20% above it (answers are counted in the
-      // second of their Date header, which on a busy machine can move an answer admitted at the end
-      // of one window into the next one: the mean is the exact figure).
+      // within 10% on average, and no two neighbouring seconds more than 10% above twice the rate.
+      // Answers are counted in the second of their Date header, which on a busy machine moves an
+      // answer admitted at the end of one window into the next one (a single second was seen at
+      // +22% beside one below the rate): such a shift stays inside a pair, and the mean is exact.
       const seconds = interior(await overload(gateways));
       process.stdout.write(`shared limit, ${count} gateways, ${RATE}/s: admitted/refused per second ${seconds.map((s) => `${s.admitted}/${s.refused}`).join(', ')}\n`);
-      for (const second of seconds) expect(second.admitted).toBeLessThanOrEqual(RATE * 1.2);
+      for (let i = 1; i < seconds.length; i++) expect(seconds[i - 1]!.admitted + seconds[i]!.admitted).toBeLessThanOrEqual(2 * RATE * 1.1);
       const over = seconds.filter((s) => s.refused > 0);
       expect(over.length).toBeGreaterThanOrEqual(2);
       const mean = over.reduce((n, s) => n + s.admitted, 0) / over.length;
