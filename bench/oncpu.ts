@@ -1,11 +1,14 @@
 /**
- * An on-CPU profile of our gateway under scenario 3's load, with Linux `perf` (the README's
+ * An on-CPU profile of our gateway under scenario 3's load or the one-process path's, with Linux `perf` (the README's
  * Benchmarks section quotes one). V8's own sampler (`--profile`) counts wall-clock time, so a
  * process preempted inside a system call is charged there; perf samples only what runs on a CPU,
  * kernel included. The gateway and the echo service run with `--perf-basic-prof` so perf can name
  * JIT-compiled JavaScript.
  *
- *   npx tsx bench/oncpu.ts [seconds=10] [top=40]
+ *   npx tsx bench/oncpu.ts [seconds=10] [top=40] [path=echo|direct]
+ *
+ * `echo` is scenario 3 (the chat adapter to the echo service over gRPC); `direct` is the one-process
+ * path (the chat adapter to the upstream connector, which calls the mock upstream).
  *
  * Needs `perf` (Debian: linux-perf) and permission to profile a child process
  * (kernel.perf_event_paranoid ≤ 2, the usual default). Writes bench/results/profiles/oncpu.perf.data.
@@ -20,6 +23,11 @@ import { Systems } from './lib/systems.js';
 
 const seconds = Number(process.argv[2] ?? 10);
 const top = Number(process.argv[3] ?? 40);
+const path = process.argv[4] ?? 'echo';
+if (path !== 'echo' && path !== 'direct') {
+  console.error(`unknown path ${path}: echo or direct`);
+  process.exit(2);
+}
 if (spawnSync('perf', ['--version']).error) {
   console.error('bench/oncpu.ts needs Linux perf on the PATH (Debian: apt install linux-perf)');
   process.exit(2);
@@ -30,10 +38,10 @@ mkdirSync(outDir, { recursive: true });
 const data = join(outDir, 'oncpu.perf.data');
 const systems = new Systems({ nodeFlags: ['--perf-basic-prof'], log: console.log });
 try {
-  const [{ httpUrl }, gateway] = await Promise.all([systems.gatewayUrls(), systems.gateway(), systems.echo()]);
+  const [{ httpUrl }, gateway] = await Promise.all([systems.gatewayUrls(), systems.gateway(), path === 'echo' ? systems.echo() : systems.mock()]);
   const target = {
     url: `${httpUrl}/api/adapters/chatapi/v1/chat/completions`,
-    requests: [{ method: 'POST', headers: gatewayHeaders(), body: JSON.stringify(chatRequest('bench/echo')) }],
+    requests: [{ method: 'POST', headers: gatewayHeaders(), body: JSON.stringify(chatRequest(`bench/${path}`)) }],
   };
   await saturate(target, { connections: 50, durationSec: 3 }); // warm-up: JIT and pools
   const perf = spawn('perf', ['record', '-F', '999', '-g', '-p', String(gateway.pid), '-o', data, '--', 'sleep', String(seconds)], { stdio: 'ignore' });

@@ -40,9 +40,10 @@ export interface HttpHelpers {
   cancelOnClose(ctx: Context, call: ServiceCall): void;
   /**
    * Reports the tokens of the answer to this request (from the answer's `usage`): they go to the
-   * access log, the metrics and the account's usage. Call it after the service was called.
+   * access log (with the model the caller asked for), the metrics and the account's usage. Call it
+   * after the service was called.
    */
-  reportTokens(ctx: Context, tokens: { inputTokens: number; outputTokens: number }): void;
+  reportTokens(ctx: Context, tokens: { inputTokens: number; outputTokens: number }, model?: string): void;
 }
 
 const CALL = Symbol('service call');
@@ -92,9 +93,10 @@ export function createHttpHelpers(bodyLimitBytes: number, events: GatewayEvents 
       }
       return headers;
     },
-    reportTokens(ctx, tokens) {
+    reportTokens(ctx, tokens, model) {
       const record = ctx.state.record as RequestRecord | undefined;
       if (!record) return;
+      if (model !== undefined) record.model = model;
       record.inputTokens = (record.inputTokens ?? 0) + tokens.inputTokens;
       record.outputTokens = (record.outputTokens ?? 0) + tokens.outputTokens;
       const { caller, service } = record;

@@ -12,6 +12,8 @@ export class RequestRecord {
   /** Sum of the time from sending each service request to its last answer. */
   serviceWaitMs = 0;
   bytesIn = 0;
+  /** The model the caller asked for, when an adapter reported the answer's tokens. */
+  model: string | undefined = undefined;
   inputTokens: number | undefined = undefined;
   outputTokens: number | undefined = undefined;
   /** The request's trace; undefined when tracing is off. */

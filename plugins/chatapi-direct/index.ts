@@ -86,7 +86,7 @@ export default definePlugin<ChatApiDirectOptions>({
         koa.type = 'application/json';
         koa.body = markServedBy(koa, call, json);
       }
-      if (usage) ctx.http.reportTokens(koa, tokenCounts(usage));
+      if (usage) ctx.http.reportTokens(koa, tokenCounts(usage), body.model);
       if (usage && ctx.options.logUsage) {
         ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model: body.model, usage }, 'usage');
       }

@@ -14,6 +14,7 @@ import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { resolveChatTarget } from '../_shared/openai/model-id.js';
 import { openChatCall } from '../_shared/openai/open-call.js';
 import type { ChatAdapterOptions } from '../_shared/openai/options.js';
+import { tokenCounts } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
 import { DIRECT_BODY, checkAnthropicBody, type DirectBody } from './schemas.js';
 
@@ -46,6 +47,7 @@ export function mountDirectMessages(
     const stream = body.stream === true;
     const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: dataTypeOf(service) } } }, stream, passed);
     const usage = await relayNativeMessages(koa, call, stream, service.name);
+    if (usage) ctx.http.reportTokens(koa, tokenCounts(usage), body.model);
     if (usage && ctx.options.logUsage) {
       ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model: body.model, endpoint: 'messages', usage }, 'usage');
     }

@@ -61,9 +61,12 @@ export default definePlugin<ChatApiOptions>({
     responseStores.set(ctx, responseStore);
 
     const authenticate = (koa: Context, permission: Permission = 'MODEL_REQUESTS'): Caller => ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, permission);
-    /** An answer's usage: its tokens go to the request's record (metrics, usage plugin) and to the log. */
+    /**
+     * An answer's usage: its tokens and the model go to the request's record (access log, metrics,
+     * usage plugin); the whole usage object to a line of its own when `logUsage` is on.
+     */
     const logUsage = (koa: Context, caller: Caller, model: string, usage: Usage | undefined, endpoint = 'responses') => {
-      if (usage) ctx.http.reportTokens(koa, tokenCounts(usage));
+      if (usage) ctx.http.reportTokens(koa, tokenCounts(usage), model);
       if (usage && ctx.options.logUsage) {
         ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model, endpoint, usage }, 'usage');
       }

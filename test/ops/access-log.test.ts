@@ -36,6 +36,7 @@ describe('access log', () => {
       account: 'demo',
       key: 'all',
       service: 'demo/echo',
+      model: 'demo/echo',
       bytesIn: Buffer.byteLength(body),
       inputTokens: answer.usage.prompt_tokens,
       outputTokens: answer.usage.completion_tokens,

@@ -30,7 +30,7 @@ describe('direct chat adapter', () => {
         done();
       },
     });
-    fx = await startChatFixture({}, { logger: pino({ level: 'info' }, sink) });
+    fx = await startChatFixture({ 'chatapi-direct': { logUsage: true } }, { logger: pino({ level: 'info' }, sink) });
     url = `${fx.direct}/chat/completions`;
   });
   afterAll(async () => {
@@ -182,7 +182,7 @@ describe('direct chat adapter', () => {
     expect((await rawPost(url, '{"model": ', auth)).status).toBe(400);
   });
 
-  it('logs the usage of answers, Anthropic stream usage merged over its events', async () => {
+  it('logs the usage of answers (logUsage on), Anthropic stream usage merged over its events; the access line has the model and tokens', async () => {
     logLines.length = 0;
     await rawPost(url, { model: 'demo/claude/claude-x', max_tokens: 5, stream: true, messages: [{ role: 'user', content: [{ type: 'text', text: 'count me' }] }] }, auth);
     await rawPost(url, { model: 'demo/openai-proxy/gpt-4o', messages: [{ role: 'user', content: 'count me' }] }, auth);
@@ -190,6 +190,11 @@ describe('direct chat adapter', () => {
     expect(usage.map((l) => [l.model, l.usage, l.account, l.key])).toEqual([
       ['demo/claude/claude-x', { input_tokens: 7, output_tokens: 5 }, 'demo', 'all'],
       ['demo/openai-proxy/gpt-4o', { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 }, 'demo', 'all'],
+    ]);
+    const access = logLines.filter((l) => l.msg === 'request');
+    expect(access.map((l) => [l.model, l.inputTokens, l.outputTokens])).toEqual([
+      ['demo/claude/claude-x', 7, 5],
+      ['demo/openai-proxy/gpt-4o', 9, 4],
     ]);
   });
 });
