@@ -19,6 +19,7 @@ import {
   type LocalWorker,
   type PredictRequestProto,
   type ServiceEntry,
+  type ServiceToGateProto,
   type StringMap,
   type UpstreamConfig,
 } from '../../core/plugins/index.js';
@@ -26,6 +27,7 @@ import { COUNT_TOKENS_METHOD } from '../_shared/anthropic/count-tokens.js';
 import { DIALECTS, type Dialect } from './dialects.js';
 import { engineBody, engineModel, isObject, ourModel, type Json } from './engine-request.js';
 import { readSse } from './sse.js';
+import { requestWholeAnswer, type WholeAnswer, type WholeAnswerCall } from './whole-answer.js';
 
 export interface UpstreamWorkerOptions {
   readonly service: ServiceEntry;
@@ -42,7 +44,7 @@ export class UpstreamWorker implements LocalWorker {
   readonly #basePath: string;
   readonly #headers: Record<string, string>;
   /** The engine requests in flight, by requestId, to abort on `cancel`. */
-  readonly #inFlight = new Map<number, AbortController>();
+  readonly #inFlight = new Map<number, { abort(): void }>();
 
   constructor(options: UpstreamWorkerOptions) {
     const { service, upstream } = options;
@@ -90,12 +92,15 @@ export class UpstreamWorker implements LocalWorker {
 
   /** Whether the engine answers its health-check path with a 2xx within the timeout. */
   async healthy(path: string, timeoutMs: number): Promise<boolean> {
+    const call = requestWholeAnswer(this.#pool, { path: this.#basePath + path, method: 'GET', headers: this.#headers });
+    const timer = setTimeout(() => call.abort(), timeoutMs);
     try {
-      const res = await this.#pool.request({ path: this.#basePath + path, method: 'GET', headers: this.#headers, signal: AbortSignal.timeout(timeoutMs) });
-      await res.body.dump();
-      return res.statusCode >= 200 && res.statusCode < 300;
+      const { statusCode } = await call.answer;
+      return statusCode >= 200 && statusCode < 300;
     } catch {
       return false;
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -116,34 +121,47 @@ export class UpstreamWorker implements LocalWorker {
   }
 
   async #predict(requestId: number, predict: PredictRequestProto, callerHeaders: StringMap | undefined, reply: LocalReply): Promise<void> {
+    let body: Json;
+    try {
+      body = engineBody(predict, this.#upstream, this.#service);
+    } catch (err) {
+      reply({ requestId, error: asProto(this.#failure(err)) });
+      return;
+    }
+    const request = { path: this.#basePath + this.#dialect.path(body), method: 'POST' as const, body: JSON.stringify(body) };
+    if (body.stream === true) return this.#predictStreamed(requestId, { ...request, headers: this.#requestHeaders(callerHeaders, true) }, reply);
+    const call = requestWholeAnswer(this.#pool, { ...request, headers: this.#requestHeaders(callerHeaders, false) });
+    this.#inFlight.set(requestId, call);
+    try {
+      reply({ requestId, ...this.#wholeAnswer(await call.answer) });
+    } catch (err) {
+      if (!call.aborted) reply({ requestId, error: asProto(this.#failure(err)) });
+    } finally {
+      this.#inFlight.delete(requestId);
+    }
+  }
+
+  /** A whole answer as the `predict` (or `error`) a model service would send. */
+  #wholeAnswer({ statusCode, headers, text }: WholeAnswer): Pick<ServiceToGateProto, 'predict' | 'error'> {
+    if (statusCode >= 300) return { error: this.#dialect.error(statusCode, text, headers) };
+    if (!isJsonObjectText(text)) throw this.#bad(`the answer is not a JSON object: ${text.slice(0, 80) || '(empty)'}`);
+    return { predict: { data: { json: text }, headers: relayedHeaders(headers) } };
+  }
+
+  /** A request that asked for a stream: the engine's events relayed as `partialPredict` frames as they come. */
+  async #predictStreamed(requestId: number, request: { path: string; method: 'POST'; headers: Record<string, string>; body: string }, reply: LocalReply): Promise<void> {
     const controller = new AbortController();
     this.#inFlight.set(requestId, controller);
     let answered = false;
     try {
-      const body = engineBody(predict, this.#upstream, this.#service);
-      const path = this.#basePath + this.#dialect.path(body);
-      const stream = body.stream === true;
-      const res = await this.#pool.request({
-        path,
-        method: 'POST',
-        headers: this.#requestHeaders(callerHeaders, stream),
-        body: JSON.stringify(body),
-        signal: controller.signal,
-      });
+      const res = await this.#pool.request({ ...request, signal: controller.signal });
+      if (res.statusCode >= 300 || !String(res.headers['content-type'] ?? '').includes('text/event-stream')) {
+        const answer = this.#wholeAnswer({ statusCode: res.statusCode, headers: res.headers, text: await res.body.text() });
+        answered = true;
+        reply({ requestId, ...answer });
+        return;
+      }
       const headers = relayedHeaders(res.headers);
-      if (res.statusCode >= 300) {
-        const text = await res.body.text();
-        answered = true;
-        reply({ requestId, error: this.#dialect.error(res.statusCode, text, res.headers) });
-        return;
-      }
-      if (!stream || !String(res.headers['content-type'] ?? '').includes('text/event-stream')) {
-        const text = await res.body.text();
-        if (!isJsonObjectText(text)) throw this.#bad(`the answer is not a JSON object: ${text.slice(0, 80) || '(empty)'}`);
-        answered = true;
-        reply({ requestId, predict: { data: { json: text }, headers } });
-        return;
-      }
       let first = true;
       for await (const event of readSse(res.body)) {
         const step = this.#dialect.event(event);
@@ -181,25 +199,24 @@ export class UpstreamWorker implements LocalWorker {
    * mapped as a predict's is; the engine's `{"input_tokens": N}` is the answer, never an estimate.
    */
   async #countTokens(requestId: number, json: string | undefined, callerHeaders: StringMap | undefined, reply: LocalReply): Promise<void> {
-    const controller = new AbortController();
-    this.#inFlight.set(requestId, controller);
+    let call: WholeAnswerCall | undefined;
     try {
       const request = parseRequest(json);
       const model = engineModel(ourModel(request.model, true), this.#upstream, this.#service);
       const body = model === undefined ? request : { ...request, model };
-      const res = await this.#pool.request({
+      call = requestWholeAnswer(this.#pool, {
         path: this.#basePath + this.#dialect.countTokensPath!,
         method: 'POST',
         headers: this.#requestHeaders(callerHeaders, false),
         body: JSON.stringify(body),
-        signal: controller.signal,
       });
-      const text = await res.body.text();
-      if (res.statusCode >= 300) reply({ requestId, error: this.#dialect.error(res.statusCode, text, res.headers) });
+      this.#inFlight.set(requestId, call);
+      const { statusCode, headers, text } = await call.answer;
+      if (statusCode >= 300) reply({ requestId, error: this.#dialect.error(statusCode, text, headers) });
       else if (!isJsonObjectText(text)) throw this.#bad(`the token count is not a JSON object: ${text.slice(0, 80) || '(empty)'}`);
       else reply({ requestId, ext: { data: { json: text } } });
     } catch (err) {
-      if (!controller.signal.aborted) reply({ requestId, error: asProto(this.#failure(err)) });
+      if (!call?.aborted) reply({ requestId, error: asProto(this.#failure(err)) });
     } finally {
       this.#inFlight.delete(requestId);
     }
