@@ -23,7 +23,7 @@ import http from 'node:http';
 import { BENCH_KEY, chatRequest, gatewayHeaders } from '../lib/config.js';
 import { Samples, spread, type Spread } from '../lib/stats.js';
 import type { Systems } from '../lib/systems.js';
-import { monoMs } from '../lib/ticker.js';
+import { STAMPS, monoMs } from '../lib/ticker.js';
 import { GateClient } from '../../sdk/index.js';
 
 export interface StreamingOptions {
@@ -85,7 +85,7 @@ class Recorder {
 
   /** One chunk's stamps (`bench_t0`, `bench_t`) and when it was read. */
   chunk(json: string, read: number): void {
-    const t = /"bench_t0":([\d.]+),"bench_t":([\d.]+)/.exec(json);
+    const t = STAMPS.exec(json);
     if (!t) return;
     const stamped = Number(t[2]);
     this.chunks++;
