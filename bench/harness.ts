@@ -153,9 +153,8 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
         log,
       });
     }
-    // The peer and the bare relay are not needed further.
-    await systems.stop('portkey');
-    await systems.stop('relay');
+    // The peers and the bare relay are not needed further.
+    for (const name of ['portkey', 'litellm', 'litellm-ticker', 'relay']) await systems.stop(name);
     if (wants('grpc')) {
       log('Scenario 6: gRPC Gate.process');
       results.grpc = await runGrpc(systems, {

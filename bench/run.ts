@@ -77,7 +77,7 @@ const options: BenchOptions = {
 };
 
 // The LiteLLM peer runs at its newest release (the issue asks for the latest; its version is recorded).
-if (scenarios.includes('http')) installLiteLlm(options.log);
+if (scenarios.includes('http') || scenarios.includes('streaming')) installLiteLlm(options.log);
 const results = await runBench(options);
 const table = markdown(results);
 const out = values.out ?? join(ROOT, 'bench/results/latest.json');

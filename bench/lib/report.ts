@@ -99,7 +99,8 @@ export function markdown(r: BenchResults): string {
     const st = r.streaming.settings;
     const sm = r.streaming.summary;
     lines.push('', '### Streaming (scenario 5)', '');
-    lines.push(`${st.concurrency} concurrent streams (a quarter through each path, at the same time) of ${st.chunks} chunks, one every ${st.intervalMs} ms, ${st.durationSec} s per round, ${st.rounds} rounds. Overhead against the service's own timestamps, in ms; what a path adds is its figure minus the direct path's within each round.`, '');
+    lines.push(`${st.concurrency} concurrent streams (a quarter through each of our four paths, at the same time) of ${st.chunks} chunks, one every ${st.intervalMs} ms, ${st.durationSec} s per round, ${st.rounds} rounds. Overhead against the service's own timestamps, in ms; what a path adds is its figure minus the direct path's within each round.`, '');
+    lines.push(`LiteLLM ${st.litellm.version} (${st.litellm.workers} workers, the HTTP scenario's settings, the direct stream as its upstream) is read in a second sub-run of each round, as many streams as one of our paths, beside as many direct streams as its own baseline: it used ${s(r.streaming.litellmCpuMsPerStream, 1)} ms of CPU per stream, which would have taken CPU from our paths had it run with them.`, '');
     lines.push('| Path | First chunk p50 | First chunk p99 | Between chunks (delivery) p50 | Between chunks (delivery) p99 |');
     lines.push('|---|---|---|---|---|');
     const row = (label: string, q: typeof sm.http) =>
@@ -112,6 +113,9 @@ export function markdown(r: BenchResults): string {
     row('bare relay, added (relay − direct)', sm.relayAdded);
     row('ours beyond the bare hop (chat adapter − relay)', sm.gatewayOverRelay);
     row("adapter's own share (chat adapter − gRPC)", sm.adapterShare);
+    row('peer: LiteLLM proxy → service (its own sub-run)', sm.litellm);
+    row('direct from the service, beside LiteLLM', sm.litellmBaseline);
+    row('**LiteLLM, added (LiteLLM − direct beside it)**', sm.litellmAdded);
   }
   if (r.grpc) {
     const g = r.grpc;

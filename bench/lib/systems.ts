@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { TOKENS, fixedAnswer, gatewayHeaders } from './config.js';
 import { ROOT, freePort, startChild, waitFor, type Child } from './procs.js';
-import { startLiteLlm, type LiteLlmSettings } from '../peers/litellm.js';
+import { startLiteLlm } from '../peers/litellm.js';
 
 export interface SystemsOptions {
   /** Directory for `--cpu-prof` output of our gateway; undefined = no profiling. */
@@ -55,17 +55,25 @@ export class Systems {
     });
   }
 
-  /** The second peer: LiteLLM's proxy (bench/peers/litellm.ts), installed on first use. */
+  /**
+   * The second peer: LiteLLM's proxy (bench/peers/litellm.ts) with `bench/echo` on the mock
+   * upstream, installed on first use. Its `ready` has the port and what it ran with (LiteLlmSettings).
+   */
   litellm(): Promise<Child> {
-    return this.#once('litellm', async () => {
-      const { child, port, settings } = await startLiteLlm(await this.mockUrl(), this.#options.log);
-      this.litellmSettings = settings;
-      return Object.assign(child, { ready: { port } });
-    });
+    return this.#litellm('litellm', async () => ({ 'bench/echo': await this.mockUrl() }));
   }
 
-  /** What LiteLLM ran with (version, workers, config), once started. */
-  litellmSettings: LiteLlmSettings | undefined;
+  /** LiteLLM again, with `bench/ticker` on the streaming ticker's direct SSE port: the peer as a streaming path. */
+  litellmTicker(directPort: number): Promise<Child> {
+    return this.#litellm('litellm-ticker', async () => ({ 'bench/ticker': `http://127.0.0.1:${directPort}` }));
+  }
+
+  #litellm(name: string, models: () => Promise<Record<string, string>>): Promise<Child> {
+    return this.#once(name, async () => {
+      const { child, port, settings } = await startLiteLlm(await models(), this.#options.log);
+      return Object.assign(child, { ready: { port, settings } });
+    });
+  }
 
   async litellmUrl(): Promise<string> {
     return `http://127.0.0.1:${(await this.litellm()).ready.port as number}`;
@@ -148,7 +156,7 @@ export class Systems {
 
   /** Stops every started process, services before the gateway. */
   async stop(name?: string): Promise<void> {
-    const order = name ? [name] : ['slow-service', 'relay', 'relay-mock', 'ticker-service', 'echo-service', 'gateway', 'portkey', 'litellm', 'fixed-server', 'grpc-ceiling'];
+    const order = name ? [name] : ['slow-service', 'relay', 'relay-mock', 'ticker-service', 'echo-service', 'gateway', 'portkey', 'litellm', 'litellm-ticker', 'fixed-server', 'grpc-ceiling'];
     for (const key of order) {
       const child = this.#started.get(key);
       if (!child) continue;

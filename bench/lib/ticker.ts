@@ -2,7 +2,8 @@
  * A streaming model service on the raw Gate protocol, for the streaming and memory scenarios: each
  * predict is answered by `chunks` partial answers, one every `intervalMs`, each a
  * `chat.completion.chunk` stamped with monoMs() right before it is written to the stream
- * (`bench_t`), plus the time the request arrived (`bench_t0`). monoMs() reads the system-wide
+ * (`bench_t`), plus the time the request arrived (`bench_t0`), both in the chunk's content text
+ * (STAMPS: a peer that re-serializes chunks keeps their content). monoMs() reads the system-wide
  * monotonic clock, so a reader in another process can compare. The SDK is not used on purpose: it
  * holds each chunk back until the next is ready (to mark `finish` on the last), which would put one
  * interval between a stamp and its departure; nor is the tests' raw model (test/support), which
@@ -38,10 +39,13 @@ export function monoMs(): number {
   return Number(process.hrtime.bigint() / 1000n) / 1000;
 }
 
+/** A chunk's stamps, in its content text: LiteLLM re-serializes chunks and drops fields it does not know. */
+export const STAMPS = /bench_t0=([\d.]+) bench_t=([\d.]+)/;
+
 const chunkJson = (i: number, t0: number, last: boolean): string =>
-  `{"id":"chatcmpl-ticker","object":"chat.completion.chunk","created":1700000000,"model":"ticker","choices":[{"index":0,"delta":${
-    i === 0 ? '{"role":"assistant","content":""}' : '{"content":"tok "}'
-  },"logprobs":null,"finish_reason":${last ? '"stop"' : 'null'}}],"bench_t0":${t0},"bench_t":${monoMs()}}`;
+  `{"id":"chatcmpl-ticker","object":"chat.completion.chunk","created":1700000000,"model":"ticker","choices":[{"index":0,"delta":{${
+    i === 0 ? '"role":"assistant",' : ''
+  }"content":"bench_t0=${t0} bench_t=${monoMs()} "},"logprobs":null,"finish_reason":${last ? '"stop"' : 'null'}}]}`;
 
 /**
  * Calls `write` with `chunks` stamped chunks (0 = without end), the first at once and then one

@@ -6,6 +6,10 @@
  * core (`--num_workers 2`) did not answer its liveness probe within 90 s on the 2-core machine the
  * bench was written on (litellm 1.106.2; one worker starts in 10-30 s). BENCH_LITELLM_WORKERS
  * overrides it. The settings are recorded with the results.
+ *
+ * The streaming scenario starts a second one in front of the streaming ticker's direct SSE port
+ * (model `bench/ticker`): that port is only known once the ticker runs, and LiteLLM reads its
+ * model list at start.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -43,14 +47,17 @@ function ensureLiteLlm(log: (line: string) => void): string {
   return run.stdout.trim() || 'unknown';
 }
 
-function configYaml(upstreamUrl: string): string {
+/** `models`: model name → base URL of its OpenAI upstream, every one `openai/bench-1` there. */
+function configYaml(models: Record<string, string>): string {
   return [
     'model_list:',
-    '  - model_name: bench/echo',
-    '    litellm_params:',
-    '      model: openai/bench-1',
-    `      api_base: ${upstreamUrl}/v1`,
-    '      api_key: sk-bench-upstream',
+    ...Object.entries(models).flatMap(([name, upstreamUrl]) => [
+      `  - model_name: ${name}`,
+      '    litellm_params:',
+      '      model: openai/bench-1',
+      `      api_base: ${upstreamUrl}/v1`,
+      '      api_key: sk-bench-upstream',
+    ]),
     'litellm_settings:',
     '  set_verbose: false',
     '  request_timeout: 600',
@@ -62,12 +69,13 @@ function configYaml(upstreamUrl: string): string {
   ].join('\n');
 }
 
-export async function startLiteLlm(upstreamUrl: string, log: (line: string) => void): Promise<{ child: Child; port: number; settings: LiteLlmSettings }> {
+/** LiteLLM serving `models` (name → upstream base URL), once it answers its liveness probe. */
+export async function startLiteLlm(models: Record<string, string>, log: (line: string) => void): Promise<{ child: Child; port: number; settings: LiteLlmSettings }> {
   const version = ensureLiteLlm(log);
   const workers = Number(process.env.BENCH_LITELLM_WORKERS ?? 1);
   const dir = mkdtempSync(join(tmpdir(), 'bench-litellm-'));
   const configFile = join(dir, 'config.yaml');
-  const config = configYaml(upstreamUrl);
+  const config = configYaml(models);
   writeFileSync(configFile, config);
   const port = await freePort();
   const env = { LITELLM_MASTER_KEY: LITELLM_KEY, LITELLM_LOG: 'ERROR' };

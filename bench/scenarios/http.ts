@@ -90,6 +90,7 @@ async function targetsOf(systems: Systems): Promise<Record<HttpTargetName, Targe
   const [echo, mockChild, portkeyChild, gatewayChild] = await Promise.all([systems.echo(), systems.mock(), systems.portkey(), systems.gateway()]);
   const relayChild = await systems.relay(Number(new URL(mock).port), 'relay-mock');
   const [litellm, litellmChild] = await Promise.all([systems.litellmUrl(), systems.litellm()]);
+  const litellmSettings = litellmChild.ready.settings as LiteLlmSettings;
   const litellmRequest = [{ method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${LITELLM_KEY}` }, body: JSON.stringify(chatRequest('bench/echo')) }];
   const headers = requestHeaders(Number(new URL(mock).port));
   const request = (model: string) => [{ method: 'POST', headers, body: JSON.stringify(chatRequest(model)) }];
@@ -97,7 +98,7 @@ async function targetsOf(systems: Systems): Promise<Record<HttpTargetName, Targe
   return {
     ceiling: { label: HTTP_TARGET_LABELS.ceiling, url: `${mock}/v1/chat/completions`, requests: request('bench/echo'), processes: [mockChild] },
     peer: { label: HTTP_TARGET_LABELS.peer, url: `${portkey}/v1/chat/completions`, requests: request('bench/echo'), processes: [portkeyChild, mockChild] },
-    litellm: { label: `${HTTP_TARGET_LABELS.litellm} (${systems.litellmSettings?.version ?? '?'}, ${systems.litellmSettings?.workers ?? '?'} workers)`, url: `${litellm}/v1/chat/completions`, requests: litellmRequest, processes: [litellmChild, mockChild] },
+    litellm: { label: `${HTTP_TARGET_LABELS.litellm} (${litellmSettings.version}, ${litellmSettings.workers} workers)`, url: `${litellm}/v1/chat/completions`, requests: litellmRequest, processes: [litellmChild, mockChild] },
     ours: { label: HTTP_TARGET_LABELS.ours, url: adapter, requests: request('bench/echo'), processes: [gatewayChild, echo] },
     'ours-direct': { label: HTTP_TARGET_LABELS['ours-direct'], url: adapter, requests: request('bench/direct'), processes: [gatewayChild, mockChild] },
     relay: { label: HTTP_TARGET_LABELS.relay, url: `http://127.0.0.1:${relayChild.ready.port as number}/v1/chat/completions`, requests: request('bench/echo'), processes: [relayChild, mockChild] },
@@ -189,7 +190,7 @@ export async function runHttp(systems: Systems, options: HttpOptions): Promise<H
     };
   }
   const { log: _log, ...rest } = options;
-  return { settings: { ...rest, rate, litellm: systems.litellmSettings }, targets: result };
+  return { settings: { ...rest, rate, litellm: (await systems.litellm()).ready.settings as LiteLlmSettings }, targets: result };
 }
 
 function problems(result: LoadResult): string {

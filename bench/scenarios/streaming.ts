@@ -10,27 +10,40 @@
  * - relay: the direct stream through a bare Node pass-through proxy: what one more process on the
  *   path costs on this machine before any gateway logic.
  *
- * The peer gateway is not a path here: Portkey 1.15.2 answers every streamed request to a custom
- * host with a 500 on Node ("TypeError: immutable" appending its headers to the upstream response).
+ * Then, in each round's second sub-run, two more at the same time, as many readers each:
+ *
+ * - litellm: LiteLLM's proxy (bench/peers/litellm.ts) with the direct stream as its OpenAI upstream
+ *   (`bench/ticker`, api_base the ticker's direct port); it asks for `stream: true` and re-sends each
+ *   chunk as it arrives, re-serialized (the stamps travel in the content text, see STAMPS);
+ * - litellmBaseline: the direct stream again, LiteLLM's baseline under the same load.
+ *
+ * LiteLLM has a sub-run of its own because it is CPU-heavy: about 20 ms of CPU per stream
+ * (litellm 1.106.2, one worker), 0.8 of a core at three streams at once, which on a 2-core machine
+ * would take CPU from the other paths' processes and move our figures. Its own baseline read beside
+ * it carries whatever it costs the machine, so litellm − litellmBaseline is what LiteLLM adds.
+ *
+ * Portkey is not a path: 1.15.2 answers every streamed request to a custom host with a 500 on Node
+ * ("TypeError: immutable" appending its headers to the upstream response).
  *
  * For each path, against the service's own stamps:
  * - first-chunk overhead = (first chunk read − request sent) − (first chunk stamped − request reached the service);
  * - chunk delivery = chunk read − chunk stamped, for every later chunk: what the path adds between chunks.
- * All paths share the service and the machine's load at that moment, so what a path adds is its
- * figure minus direct's, percentile by percentile, in each round.
+ * All paths of a sub-run share the service and the machine's load at that moment, so what a path
+ * adds is its figure minus its sub-run's direct figure, percentile by percentile, in each round.
  */
 import http from 'node:http';
 import { BENCH_KEY, chatRequest, gatewayHeaders } from '../lib/config.js';
 import { Samples, spread, type Spread } from '../lib/stats.js';
 import type { Systems } from '../lib/systems.js';
-import { monoMs } from '../lib/ticker.js';
+import { STAMPS, monoMs } from '../lib/ticker.js';
+import { LITELLM_KEY, type LiteLlmSettings } from '../peers/litellm.js';
 import { GateClient } from '../../sdk/index.js';
 
 export interface StreamingOptions {
   rounds: number;
-  /** Reading time per round (all paths at once). */
+  /** Reading time of each sub-run per round (its paths at once). */
   durationSec: number;
-  /** Streams read at the same time, split evenly over the paths. */
+  /** Streams read at the same time, split evenly over our sub-run's four paths (LiteLLM's paths get as many each). */
   concurrency: number;
   chunks: number;
   intervalMs: number;
@@ -47,7 +60,11 @@ export interface PathStats {
 
 type Quad = { firstChunkOverheadP50: Spread; firstChunkOverheadP99: Spread; deliveryP50: Spread; deliveryP99: Spread };
 
-export const STREAM_PATHS = ['http', 'grpc', 'direct', 'relay'] as const;
+/** Read together in each round's first sub-run. */
+const OUR_PATHS = ['http', 'grpc', 'direct', 'relay'] as const;
+/** Read together in each round's second sub-run: LiteLLM and its own direct baseline. */
+const PEER_PATHS = ['litellm', 'litellmBaseline'] as const;
+export const STREAM_PATHS = [...OUR_PATHS, ...PEER_PATHS] as const;
 export type StreamPath = (typeof STREAM_PATHS)[number];
 type Round = Record<StreamPath, PathStats>;
 
@@ -61,11 +78,15 @@ export const STREAM_DIFFERENCES = {
   gatewayOverRelay: ['http', 'relay'],
   /** The chat adapter's own share (SSE against the gateway's gRPC streaming call). */
   adapterShare: ['http', 'grpc'],
+  /** What LiteLLM adds, against the direct stream read beside it. */
+  litellmAdded: ['litellm', 'litellmBaseline'],
 } as const satisfies Record<string, readonly [StreamPath, StreamPath]>;
 
 export interface StreamingResult {
-  settings: Omit<StreamingOptions, 'log'>;
+  settings: Omit<StreamingOptions, 'log'> & { litellm: LiteLlmSettings };
   rounds: Round[];
+  /** LiteLLM's CPU time per stream in each round's sub-run (why it has one). */
+  litellmCpuMsPerStream: Spread;
   summary: Record<StreamPath | keyof typeof STREAM_DIFFERENCES, Quad>;
 }
 
@@ -85,7 +106,7 @@ class Recorder {
 
   /** One chunk's stamps (`bench_t0`, `bench_t`) and when it was read. */
   chunk(json: string, read: number): void {
-    const t = /"bench_t0":([\d.]+),"bench_t":([\d.]+)/.exec(json);
+    const t = STAMPS.exec(json);
     if (!t) return;
     const stamped = Number(t[2]);
     this.chunks++;
@@ -175,8 +196,8 @@ async function readFor(durationSec: number, loops: number, one: (recorder: Recor
 export async function runStreaming(systems: Systems, options: StreamingOptions): Promise<StreamingResult> {
   const [{ httpUrl, grpcAddress }, ticker] = await Promise.all([systems.gatewayUrls(), systems.ticker('ticker', options.intervalMs, options.chunks)]);
   const directPort = ticker.ready.directPort as number;
-  const relay = await systems.relay(directPort);
-  const perPath = Math.max(1, Math.floor(options.concurrency / STREAM_PATHS.length));
+  const [relay, litellm] = await Promise.all([systems.relay(directPort), systems.litellmTicker(directPort)]);
+  const perPath = Math.max(1, Math.floor(options.concurrency / OUR_PATHS.length));
   const agents: http.Agent[] = [];
   const agent = () => {
     agents.push(new http.Agent({ keepAlive: true, maxSockets: perPath }));
@@ -188,31 +209,45 @@ export async function runStreaming(systems: Systems, options: StreamingOptions):
     const request = chatRequest('bench/ticker');
     const data = JSON.stringify({ model: 'bench-1', messages: request.messages, stream: true });
     const config = JSON.stringify({ temperature: request.temperature, top_p: request.top_p, max_tokens: request.max_tokens });
-    const headers = gatewayHeaders();
-    const sse = (url: string) => {
+    const sse = (url: string, headers = gatewayHeaders()) => {
       const target = new URL(url);
       const pool = agent();
       return (r: Recorder) => readSseStream(pool, target, headers, body, r);
     };
+    const direct = `http://127.0.0.1:${directPort}/v1/chat/completions`;
     const readers: Record<StreamPath, (r: Recorder) => Promise<void>> = {
       http: sse(`${httpUrl}/api/adapters/chatapi/v1/chat/completions`),
       grpc: (r) => readGrpcStream(client, data, config, r),
-      direct: sse(`http://127.0.0.1:${directPort}/v1/chat/completions`),
+      direct: sse(direct),
       relay: sse(`http://127.0.0.1:${relay.ready.port as number}/v1/chat/completions`),
+      // LiteLLM serves the ticker as `bench/ticker` too, so the body is the same; only the key differs.
+      litellm: sse(`http://127.0.0.1:${litellm.ready.port as number}/v1/chat/completions`, { ...gatewayHeaders(), authorization: `Bearer ${LITELLM_KEY}` }),
+      litellmBaseline: sse(direct),
     };
-    const all = async (sec: number): Promise<Round> => {
-      const recorders = await Promise.all(STREAM_PATHS.map((path) => readFor(sec, perPath, readers[path])));
-      return Object.fromEntries(STREAM_PATHS.map((path, i) => [path, recorders[i]!.stats()])) as Round;
+    const together = async (paths: readonly StreamPath[], sec: number): Promise<Partial<Round>> => {
+      const recorders = await Promise.all(paths.map((path) => readFor(sec, perPath, readers[path])));
+      return Object.fromEntries(paths.map((path, i) => [path, recorders[i]!.stats()]));
     };
-    await all(Math.min(1, options.durationSec)); // warm-up
+    // LiteLLM's CPU time per stream in its sub-run: the reason it has one.
+    const cpuPerStream: number[] = [];
+    const round = async (sec: number): Promise<Round> => {
+      const ours = await together(OUR_PATHS, sec);
+      const cpuBefore = litellm.cpuMs();
+      const peer = await together(PEER_PATHS, sec);
+      cpuPerStream.push((litellm.cpuMs() - cpuBefore) / Math.max(1, peer.litellm!.streams));
+      return { ...ours, ...peer } as Round;
+    };
+    await round(Math.min(1, options.durationSec)); // warm-up
+    cpuPerStream.length = 0;
     const rounds: Round[] = [];
-    for (let round = 0; round < options.rounds; round++) {
-      const stats = await all(options.durationSec);
+    for (let r = 0; r < options.rounds; r++) {
+      const stats = await round(options.durationSec);
       rounds.push(stats);
       for (const path of STREAM_PATHS) {
         const s = stats[path];
-        options.log(`  streaming round ${round + 1} ${path.padEnd(6)} ${s.streams} streams, ${s.chunks} chunks: first-chunk overhead p50 ${s.firstChunkOverheadMs.p50.toFixed(3)} p99 ${s.firstChunkOverheadMs.p99.toFixed(3)} ms; delivery p50 ${s.deliveryMs.p50.toFixed(3)} p99 ${s.deliveryMs.p99.toFixed(3)} ms`);
+        options.log(`  streaming round ${r + 1} ${path.padEnd(15)} ${s.streams} streams, ${s.chunks} chunks: first-chunk overhead p50 ${s.firstChunkOverheadMs.p50.toFixed(3)} p99 ${s.firstChunkOverheadMs.p99.toFixed(3)} ms; delivery p50 ${s.deliveryMs.p50.toFixed(3)} p99 ${s.deliveryMs.p99.toFixed(3)} ms`);
       }
+      options.log(`  streaming round ${r + 1} litellm used ${cpuPerStream.at(-1)!.toFixed(1)} ms CPU per stream`);
     }
     const quad = (value: (r: Round, key: 'firstChunkOverheadMs' | 'deliveryMs', p: 'p50' | 'p99') => number): Quad => {
       const of = (key: 'firstChunkOverheadMs' | 'deliveryMs', p: 'p50' | 'p99') => spread(rounds.map((r) => value(r, key, p)));
@@ -229,7 +264,7 @@ export async function runStreaming(systems: Systems, options: StreamingOptions):
       summary[name as keyof typeof STREAM_DIFFERENCES] = quad((r, k, p) => r[a][k][p] - r[b][k][p]);
     }
     const { log: _log, ...settings } = options;
-    return { settings, rounds, summary };
+    return { settings: { ...settings, litellm: litellm.ready.settings as LiteLlmSettings }, rounds, summary, litellmCpuMsPerStream: spread(cpuPerStream) };
   } finally {
     for (const pool of agents) pool.destroy();
     client.close();
