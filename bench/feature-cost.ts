@@ -1,6 +1,6 @@
 /**
  * `npm run bench:costs -- [--rounds N] [--duration S] [--connections C] [--profile]`: what the
- * operations features cost. Five of our gateways run side by side (bench/servers/gateway.ts, the bench config,
+ * operations features cost. Five of our gateways run side by side (bench/servers/gateway.mjs, compiled, the bench config,
  * each with its own echo service): the default plugins (`plain`, twice), plus the `metrics` plugin
  * (`metrics`), plus metrics and OpenTelemetry tracing of every request exported over OTLP/HTTP to a
  * sink on loopback (`metrics+tracing`, sample ratio 1: the most tracing can cost), and the same with
@@ -16,12 +16,12 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { BENCH_KEY, TOKENS, gatewayChatLoad, gatewayHeaders } from './lib/config.js';
+import { BENCH_KEY, GATEWAY_SCRIPT, TOKENS, benchGatewayEnv, gatewayChatLoad, gatewayHeaders } from './lib/config.js';
 import { saturate, type LoadResult } from './lib/load.js';
 import { machine } from './lib/machine.js';
 import { summariseProfile } from './lib/profile.js';
 import { median } from './lib/stats.js';
-import { ROOT, startChild, waitFor, type Child } from './lib/procs.js';
+import { ROOT, ensureBuilt, startChild, waitFor, type Child } from './lib/procs.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string' }, out: { type: 'string' }, profile: { type: 'boolean' }, 'scrape-ms': { type: 'string' } } });
 const rounds = Number(values.rounds ?? 3);
@@ -50,14 +50,14 @@ const collector = createServer((req, res) => {
 });
 await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
 const tracesUrl = `http://127.0.0.1:${(collector.address() as AddressInfo).port}/v1/traces`;
+ensureBuilt();
 
 async function start(variant: Variant): Promise<{ url: string; children: Child[] }> {
   const plain = variant.startsWith('plain');
-  const env: Record<string, string> = { BENCH_EXTRA_PLUGINS: plain ? '' : 'metrics' };
-  if (variant.includes('tracing')) env.BENCH_TRACES_URL = tracesUrl;
-  if (variant.endsWith('10%')) env.BENCH_TRACES_SAMPLE = '0.1';
+  const tracing = variant.includes('tracing') ? { otlpEndpoint: tracesUrl, sampleRatio: variant.endsWith('10%') ? 0.1 : 1 } : undefined;
+  const env = benchGatewayEnv({ plugins: plain ? [] : ['metrics'], tracing });
   const nodeFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}/${variant}`] : [];
-  const gateway = await startChild(`gateway-${variant}`, { script: 'bench/servers/gateway.ts', env, nodeFlags, waitReady: true, readyTimeoutMs: 180_000 });
+  const gateway = await startChild(`gateway-${variant}`, { script: GATEWAY_SCRIPT, env, nodeFlags, waitReady: true, readyTimeoutMs: 180_000 });
   const httpUrl = gateway.ready.httpUrl as string;
   const echo = await startChild(`echo-${variant}`, {
     script: 'examples/echo-service/main.ts',

@@ -3,7 +3,7 @@
  * with tsx's loader (TypeScript entry points) and stopped by its own pid. Servers written for the
  * bench report readiness (and their ports) over the IPC channel; others are polled over HTTP.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -175,15 +175,14 @@ export async function waitFor(what: string, check: () => Promise<boolean>, timeo
   throw new Error(`timed out waiting for ${what}`);
 }
 
-/** For bench servers: report readiness to the parent and answer `mem` requests. */
-export function reportReady(info: Record<string, unknown>): void {
-  process.on('message', (message: { type?: string }) => {
-    if (message.type === 'mem') {
-      const gc = (globalThis as { gc?: () => void }).gc;
-      gc?.();
-      process.send?.({ type: 'mem', ...process.memoryUsage(), gcForced: Boolean(gc) });
-    }
-  });
-  process.on('disconnect', () => process.exit(0));
-  process.send?.({ type: 'ready', pid: process.pid, ...info });
+export { reportReady } from './ready.mjs';
+
+/**
+ * Builds dist/ when a source is newer than the last build (what `npm start` does first): the bench
+ * runs the compiled gateway (bench/servers/gateway.mjs). Nothing to do, in a few milliseconds, when
+ * it is fresh.
+ */
+export function ensureBuilt(): void {
+  const run = spawnSync(process.execPath, [`${ROOT}scripts/build.mjs`, '--if-stale'], { cwd: ROOT, encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`npm run build failed:\n${(run.stdout + run.stderr).slice(-2000)}`);
 }

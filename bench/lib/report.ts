@@ -29,11 +29,12 @@ export function verdicts(r: BenchResults): TargetVerdict[] {
   const out: TargetVerdict[] = [];
   if (r.http) {
     const { ours, 'ours-direct': direct } = r.http.targets;
-    out.push({ target: 'Scenario 3 throughput ≥ 5× the peer', value: `${s(ours.summary.rpsVsPeer, 1)}×`, met: ours.summary.rpsVsPeer.median >= 5 });
-    out.push({ target: 'Scenario 3 p99 at the fixed rate ≤ 1/5 of the peer\'s', value: `peer p99 is ${s(ours.summary.p99PeerOverThis, 1)}× ours`, met: ours.summary.p99PeerOverThis.median >= 5 });
+    out.push({ target: 'Gateway only (scenario 3) throughput ≥ 6× Portkey', value: `${s(ours.summary.rpsVsPeer, 1)}×`, met: ours.summary.rpsVsPeer.median >= 6 });
     out.push({ target: 'One-process path (scenario 5) throughput ≥ 4× the peer', value: `${s(direct.summary.rpsVsPeer, 1)}×`, met: direct.summary.rpsVsPeer.median >= 4 });
     out.push({ target: 'One-process path throughput ≥ 50% of the bare Node relay', value: `${s(direct.summary.rpsVsRelay, 2)}×`, met: direct.summary.rpsVsRelay.median >= 0.5 });
     out.push({ target: 'One-process path throughput ≥ 10× LiteLLM', value: `${s(direct.summary.rpsVsLiteLlm, 1)}×`, met: direct.summary.rpsVsLiteLlm.median >= 10 });
+    const gatewayCpu = direct.summary.cpuUsPerRequest.gateway;
+    if (gatewayCpu !== undefined) out.push({ target: 'One-process path: gateway CPU ≤ 120 µs per request', value: `${f(gatewayCpu)} µs`, met: gatewayCpu <= 120 });
     // The better peer is the one with the lower p99: ours must be at most a fifth of it.
     for (const [label, t] of [['One-process path', direct], ['Gateway only (scenario 3)', ours]] as const) {
       const better = Math.min(t.summary.p99PeerOverThis.median, t.summary.p99LiteLlmOverThis.median);
@@ -41,13 +42,10 @@ export function verdicts(r: BenchResults): TargetVerdict[] {
     }
   }
   if (r.streaming) {
-    const g = r.streaming.summary.gatewayAdded;
-    out.push({ target: 'Streaming: overhead p99 through the adapter vs. direct < 1 ms, first chunk', value: `${s(g.firstChunkOverheadP99, 3)} ms`, met: g.firstChunkOverheadP99.median < 1 });
-    out.push({ target: 'Streaming: overhead p99 through the adapter vs. direct < 1 ms, between chunks', value: `${s(g.deliveryP99, 3)} ms`, met: g.deliveryP99.median < 1 });
-    // The same, over the bare relay instead of the direct stream: what the gateway's logic adds beyond one more process on the path.
+    // What the gateway's logic adds beyond one more process on the path (the bare relay's stream).
     const h = r.streaming.summary.gatewayOverRelay;
-    out.push({ target: '(Streaming, beyond a bare Node relay hop: < 1 ms p99, first chunk)', value: `${s(h.firstChunkOverheadP99, 3)} ms`, met: h.firstChunkOverheadP99.median < 1 });
-    out.push({ target: '(Streaming, beyond a bare Node relay hop: < 1 ms p99, between chunks)', value: `${s(h.deliveryP99, 3)} ms`, met: h.deliveryP99.median < 1 });
+    out.push({ target: 'Streaming, beyond the bare relay: first chunk ≤ 1 ms at p99', value: `${s(h.firstChunkOverheadP99, 3)} ms`, met: h.firstChunkOverheadP99.median <= 1 });
+    out.push({ target: 'Streaming, beyond the bare relay: between chunks ≤ 0.5 ms at p99', value: `${s(h.deliveryP99, 3)} ms`, met: h.deliveryP99.median <= 0.5 });
   }
   if (r.validation) {
     const worst = Math.max(...r.validation.map((c) => c.totalUs.p99));
@@ -55,7 +53,9 @@ export function verdicts(r: BenchResults): TargetVerdict[] {
   }
   if (r.memory) {
     const o = r.memory.openStreams;
-    out.push({ target: `Gateway RSS < 300 MB with ${o.opened} open streams`, value: `${f(o.rssPeakMB, 1)} MB peak`, met: o.rssPeakMB < 300 && o.reachedService === o.opened });
+    // The issue's two points: 200 MB with 1,000 streams, 600 MB with 10,000.
+    const rssTarget = o.opened > 1000 ? 600 : 200;
+    out.push({ target: `Gateway RSS ≤ ${rssTarget} MB with ${o.opened} open streams`, value: `${f(o.rssPeakMB, 1)} MB peak`, met: o.rssPeakMB <= rssTarget && o.reachedService === o.opened });
     const d = r.memory.drift;
     const heapGrowth = d.heapEndMB - d.heapStartMB;
     const rssGrowth = d.rssLastThirdMB - d.rssFirstThirdMB;

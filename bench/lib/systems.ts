@@ -4,8 +4,8 @@
  * ceiling and the slow streaming service. Every one is a child process on loopback.
  */
 import { mkdirSync } from 'node:fs';
-import { TOKENS, fixedAnswer, gatewayHeaders } from './config.js';
-import { ROOT, freePort, startChild, waitFor, type Child } from './procs.js';
+import { GATEWAY_SCRIPT, TOKENS, benchGatewayEnv, fixedAnswer, gatewayHeaders } from './config.js';
+import { ROOT, ensureBuilt, freePort, startChild, waitFor, type Child } from './procs.js';
 import { startLiteLlm } from '../peers/litellm.js';
 
 export interface SystemsOptions {
@@ -93,10 +93,13 @@ export class Systems {
     return ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...extra];
   }
 
-  /** Our gateway (bench/servers/gateway.ts), with --expose-gc for heap readings after a collection. */
+  /** Our gateway (bench/servers/gateway.mjs, compiled), with --expose-gc for heap readings after a collection. */
   gateway(): Promise<Child> {
-    return this.#once('gateway', async () =>
-      startChild('gateway', { script: 'bench/servers/gateway.ts', env: { BENCH_UPSTREAM_URL: await this.mockUrl() }, nodeFlags: ['--expose-gc', ...this.#ourNodeFlags('gateway')], waitReady: true }));
+    return this.#once('gateway', async () => {
+      ensureBuilt();
+      const env = benchGatewayEnv({ upstreamUrl: await this.mockUrl() });
+      return startChild('gateway', { script: GATEWAY_SCRIPT, env, nodeFlags: ['--expose-gc', ...this.#ourNodeFlags('gateway')], waitReady: true });
+    });
   }
 
   async gatewayUrls(): Promise<{ httpUrl: string; grpcAddress: string }> {

@@ -1,0 +1,19 @@
+/**
+ * Our gateway for the benchmark, in its own process and as `npm start` runs it: the compiled
+ * JavaScript in dist/ (bench/lib/procs.ts's ensureBuilt builds it when a source is newer), not the
+ * TypeScript sources under a loader. tsx's loader runs its module hooks in a thread of its own,
+ * which alone held about 36 MB of the gateway's RSS (165 → 129 MB idle). Plain JavaScript for the
+ * same reason. The config comes from the harness as JSON in BENCH_GATEWAY_CONFIG
+ * (bench/lib/config.ts's benchGatewayEnv); logs go at info level to stdout like `npm start`.
+ * Reports its ports over IPC and answers `mem` requests.
+ */
+import { buildConfig } from '../../dist/core/config/load.js';
+import { createGateway } from '../../dist/core/gateway.js';
+import { createLogger } from '../../dist/core/logger.js';
+import { reportReady } from '../lib/ready.mjs';
+
+const config = buildConfig(JSON.parse(process.env.BENCH_GATEWAY_CONFIG ?? '{}'), { env: {} });
+const gateway = await createGateway(config, { logger: createLogger() });
+const { httpUrl, grpcAddress, httpPort, grpcPort } = await gateway.start();
+process.once('SIGTERM', () => void gateway.close().then(() => process.exit(0)));
+reportReady({ httpUrl, grpcAddress, httpPort, grpcPort });
