@@ -13,11 +13,10 @@
  * top frames.
  */
 import { readdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { BENCH_KEY, GATEWAY_SCRIPT, TOKENS, benchGatewayEnv, gatewayChatLoad, gatewayHeaders } from './lib/config.js';
 import { saturate, type LoadResult } from './lib/load.js';
+import { startOtlpSink } from './lib/otlp-sink.js';
 import { machine } from './lib/machine.js';
 import { summariseProfile } from './lib/profile.js';
 import { median } from './lib/stats.js';
@@ -39,22 +38,12 @@ const SCRAPE_EVERY_MS = Number(values['scrape-ms'] ?? 15_000);
 const VARIANTS = ['plain', 'plain again', 'metrics', 'metrics+tracing', 'metrics+tracing 10%'] as const;
 type Variant = (typeof VARIANTS)[number];
 
-/** An OTLP/HTTP sink: takes every export and answers 200, counting the bytes (proof spans left). */
-const sink = { exports: 0, bytes: 0 };
-const collector = createServer((req, res) => {
-  req.on('data', (chunk: Buffer) => (sink.bytes += chunk.length));
-  req.on('end', () => {
-    sink.exports++;
-    res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
-  });
-});
-await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
-const tracesUrl = `http://127.0.0.1:${(collector.address() as AddressInfo).port}/v1/traces`;
+const sink = await startOtlpSink();
 ensureBuilt();
 
 async function start(variant: Variant): Promise<{ url: string; children: Child[] }> {
   const plain = variant.startsWith('plain');
-  const tracing = variant.includes('tracing') ? { otlpEndpoint: tracesUrl, sampleRatio: variant.endsWith('10%') ? 0.1 : 1 } : undefined;
+  const tracing = variant.includes('tracing') ? { otlpEndpoint: sink.url, sampleRatio: variant.endsWith('10%') ? 0.1 : 1 } : undefined;
   const env = benchGatewayEnv({ plugins: plain ? [] : ['metrics'], tracing });
   const nodeFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}/${variant}`] : [];
   const gateway = await startChild(`gateway-${variant}`, { script: GATEWAY_SCRIPT, env, nodeFlags, waitReady: true, readyTimeoutMs: 180_000 });
@@ -103,7 +92,7 @@ try {
     noiseFloorPercent,
     target: 'metrics: under 5% lost',
     metricsCountedRequests: Number(counted ?? 0),
-    traceExports: { ...sink },
+    traceExports: { ...sink.received },
     runs,
   };
   writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
@@ -111,10 +100,10 @@ try {
     process.stdout.write(`${v.padEnd(20)} ${medianRps[v].toFixed(0).padStart(6)} req/s${v.startsWith('plain') ? '' : `, lost ${lostPercent(v).toFixed(1)}%`}\n`);
   }
   process.stdout.write(`noise floor (the two plain gateways apart): ${noiseFloorPercent.toFixed(1)}%\n`);
-  process.stdout.write(`trace exports received: ${sink.exports} (${(sink.bytes / 1024).toFixed(0)} KiB)\nResults: ${out}\n`);
+  process.stdout.write(`trace exports received: ${sink.received.exports} (${(sink.received.bytes / 1024).toFixed(0)} KiB)\nResults: ${out}\n`);
 } finally {
   for (const { children } of Object.values(gateways)) for (const child of children) await child.stop();
-  collector.close();
+  await sink.close();
 }
 if (profileDir) {
   for (const variant of VARIANTS) {

@@ -94,6 +94,11 @@ export function markdown(r: BenchResults): string {
       const t = h.targets[name];
       lines.push(`| ${t.label} | ${t.requestBytes} / ${t.responseBodyBytes} | ${s(t.summary.rps)} | ${name === 'peer' ? '1' : s(t.summary.rpsVsPeer, 1)} | ${s(t.summary.rpsVsLiteLlm, 1)} | ${s(t.summary.rpsVsRelay, 2)} | ${cpu(t.summary.cpuUsPerRequest)} | ${s(t.summary.p50Ms, 2)} | ${s(t.summary.p99Ms, 2)} | ${name === 'peer' ? '1' : s(t.summary.p99PeerOverThis, 1)} | ${s(t.summary.p99LiteLlmOverThis, 1)} |`);
     }
+    const observed = h.targets['ours-observed'];
+    if (observed) {
+      const kib = (h.traceExports.bytes / 1024).toFixed(0);
+      lines.push('', `Metrics and tracing on (3b against 3, same round): ${s(observed.summary.rpsVsOurs, 2)}× the throughput of the default plugins; its gateway sent ${h.traceExports.exports} OTLP exports (${kib} KiB of spans) to the sink.`);
+    }
   }
   if (r.streaming) {
     const st = r.streaming.settings;

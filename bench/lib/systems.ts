@@ -5,6 +5,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { GATEWAY_SCRIPT, TOKENS, benchGatewayEnv, fixedAnswer, gatewayHeaders } from './config.js';
+import { startOtlpSink, type OtlpSink } from './otlp-sink.js';
 import { ROOT, ensureBuilt, freePort, startChild, waitFor, type Child } from './procs.js';
 import { startLiteLlm } from '../peers/litellm.js';
 
@@ -107,9 +108,35 @@ export class Systems {
     return { httpUrl: ready.httpUrl as string, grpcAddress: ready.grpcAddress as string };
   }
 
+  /**
+   * A second gateway of ours, the same config plus the operations features on: the `metrics`
+   * plugin and tracing of every request (the default sample ratio, 1), exported over OTLP/HTTP to a
+   * sink on loopback (bench/lib/otlp-sink.ts). With its own echo service (observedEcho).
+   */
+  observedGateway(): Promise<Child> {
+    return this.#once('gateway-observed', async () => {
+      ensureBuilt();
+      this.#otlpSink ??= startOtlpSink();
+      const env = benchGatewayEnv({ plugins: ['metrics'], tracing: { otlpEndpoint: (await this.#otlpSink).url, sampleRatio: 1 } });
+      return startChild('gateway-observed', { script: GATEWAY_SCRIPT, env, nodeFlags: this.#ourNodeFlags('gateway-observed'), waitReady: true });
+    });
+  }
+
+  #otlpSink: Promise<OtlpSink> | undefined;
+
+  /** Spans the observed gateway exported so far (proof that tracing ran). */
+  async tracesReceived(): Promise<OtlpSink['received'] | undefined> {
+    return (await this.#otlpSink)?.received;
+  }
+
+  /** The demo echo service dialling the observed gateway. */
+  observedEcho(): Promise<Child> {
+    return this.#once('echo-observed', async () => this.#echoOf('echo-observed', await this.observedGateway()));
+  }
+
   /** Waits until `/health` lists a serving instance of `bench/<service>`. */
-  async waitForService(service: string): Promise<void> {
-    const { httpUrl } = await this.gatewayUrls();
+  async waitForService(service: string, gateway?: Child): Promise<void> {
+    const httpUrl = (gateway ?? (await this.gateway())).ready.httpUrl as string;
     await waitFor(`bench/${service} to connect`, async () => {
       // Instance counts are shown to a caller with a key only.
       const health = (await (await fetch(`${httpUrl}/health`, { headers: gatewayHeaders() })).json()) as { instances?: Record<string, number> };
@@ -119,16 +146,17 @@ export class Systems {
 
   /** The demo echo service (examples/echo-service/main.ts), unchanged, in its own process. */
   echo(): Promise<Child> {
-    return this.#once('echo-service', async () => {
-      const { grpcAddress } = await this.gatewayUrls();
-      const child = await startChild('echo-service', {
-        script: 'examples/echo-service/main.ts',
-        nodeFlags: this.#ourNodeFlags('echo-service'),
-        env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS.echo },
-      });
-      await this.waitForService('echo');
-      return child;
+    return this.#once('echo-service', async () => this.#echoOf('echo-service', await this.gateway()));
+  }
+
+  async #echoOf(name: string, gateway: Child): Promise<Child> {
+    const child = await startChild(name, {
+      script: 'examples/echo-service/main.ts',
+      nodeFlags: this.#ourNodeFlags(name),
+      env: { PLATFORM_GRPC_HOST: gateway.ready.grpcAddress as string, PLATFORM_SERVICE_TOKEN: TOKENS.echo },
     });
+    await this.waitForService('echo', gateway);
+    return child;
   }
 
   /**
@@ -159,12 +187,16 @@ export class Systems {
 
   /** Stops every started process, services before the gateway. */
   async stop(name?: string): Promise<void> {
-    const order = name ? [name] : ['slow-service', 'relay', 'relay-mock', 'ticker-service', 'echo-service', 'gateway', 'portkey', 'litellm', 'litellm-ticker', 'fixed-server', 'grpc-ceiling'];
+    const order = name ? [name] : ['slow-service', 'relay', 'relay-mock', 'ticker-service', 'echo-service', 'echo-observed', 'gateway', 'gateway-observed', 'portkey', 'litellm', 'litellm-ticker', 'fixed-server', 'grpc-ceiling'];
     for (const key of order) {
       const child = this.#started.get(key);
       if (!child) continue;
       this.#started.delete(key);
       await (await child.catch(() => undefined))?.stop();
+    }
+    if (!name && this.#otlpSink) {
+      await (await this.#otlpSink).close();
+      this.#otlpSink = undefined;
     }
   }
 }

@@ -6,6 +6,9 @@
  * 2. peer      - Portkey's gateway forwarding to the fixed server as an OpenAI upstream;
  *    litellm   - LiteLLM's proxy forwarding to the same fixed server (bench/peers/litellm.ts);
  * 3. ours      - our standard chat adapter to the echo service over gRPC;
+ * 3b. ours-observed - the same on a second gateway with the operations features on (the metrics
+ *                 plugin, every request traced and exported over OTLP to a sink on loopback), with
+ *                 its own echo service: what they cost, beside the default;
  * 5. ours-direct - our standard chat adapter to the built-in upstream connector, which calls the same
  *                 fixed server itself: one gateway process, as the peer has. (Scenario 4, the same
  *                 adapter to a separate OpenAI proxy service process, went with the proxy examples:
@@ -23,7 +26,7 @@ import type { Child } from '../lib/procs.js';
 import type { Systems } from '../lib/systems.js';
 import { LITELLM_KEY, type LiteLlmSettings } from '../peers/litellm.js';
 
-export const HTTP_TARGETS = ['ceiling', 'peer', 'litellm', 'ours', 'ours-direct', 'relay'] as const;
+export const HTTP_TARGETS = ['ceiling', 'peer', 'litellm', 'ours', 'ours-observed', 'ours-direct', 'relay'] as const;
 export type HttpTargetName = (typeof HTTP_TARGETS)[number];
 
 export const HTTP_TARGET_LABELS: Record<HttpTargetName, string> = {
@@ -31,6 +34,7 @@ export const HTTP_TARGET_LABELS: Record<HttpTargetName, string> = {
   peer: '2. peer: Portkey gateway 1.15.2 → mock upstream',
   litellm: '2b. peer: LiteLLM proxy → mock upstream',
   ours: '3. ours: chat adapter → echo service (gRPC)',
+  'ours-observed': '3b. ours with metrics and tracing (every request, OTLP): chat adapter → echo service',
   'ours-direct': '5. ours: chat adapter → upstream connector → mock upstream (one process)',
   relay: '6. bare Node relay → mock upstream (one hop, no logic)',
 };
@@ -68,12 +72,16 @@ export interface HttpTargetResult {
     /** Throughput over LiteLLM's in the same round, and LiteLLM's p99 over this target's at the fixed rate. */
     rpsVsLiteLlm: Spread;
     p99LiteLlmOverThis: Spread;
+    /** Throughput over scenario 3's (ours, default plugins) in the same round: what 3b's features cost. */
+    rpsVsOurs: Spread;
   };
 }
 
 export interface HttpResult {
   settings: Omit<HttpOptions, 'log'> & { rate: number; litellm?: LiteLlmSettings };
   targets: Record<HttpTargetName, HttpTargetResult>;
+  /** What 3b's gateway exported to the OTLP sink over the scenario: proof that tracing ran. */
+  traceExports: { exports: number; bytes: number };
 }
 
 interface Target extends LoadTarget {
@@ -90,6 +98,7 @@ async function targetsOf(systems: Systems): Promise<Record<HttpTargetName, Targe
   const [echo, mockChild, portkeyChild, gatewayChild] = await Promise.all([systems.echo(), systems.mock(), systems.portkey(), systems.gateway()]);
   const relayChild = await systems.relay(Number(new URL(mock).port), 'relay-mock');
   const [litellm, litellmChild] = await Promise.all([systems.litellmUrl(), systems.litellm()]);
+  const [observedGateway, observedEcho] = await Promise.all([systems.observedGateway(), systems.observedEcho()]);
   const litellmSettings = litellmChild.ready.settings as LiteLlmSettings;
   const litellmRequest = [{ method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${LITELLM_KEY}` }, body: JSON.stringify(chatRequest('bench/echo')) }];
   const headers = requestHeaders(Number(new URL(mock).port));
@@ -100,6 +109,12 @@ async function targetsOf(systems: Systems): Promise<Record<HttpTargetName, Targe
     peer: { label: HTTP_TARGET_LABELS.peer, url: `${portkey}/v1/chat/completions`, requests: request('bench/echo'), processes: [portkeyChild, mockChild] },
     litellm: { label: `${HTTP_TARGET_LABELS.litellm} (${litellmSettings.version}, ${litellmSettings.workers} workers)`, url: `${litellm}/v1/chat/completions`, requests: litellmRequest, processes: [litellmChild, mockChild] },
     ours: { label: HTTP_TARGET_LABELS.ours, url: adapter, requests: request('bench/echo'), processes: [gatewayChild, echo] },
+    'ours-observed': {
+      label: HTTP_TARGET_LABELS['ours-observed'],
+      url: `${observedGateway.ready.httpUrl as string}/api/adapters/chatapi/v1/chat/completions`,
+      requests: request('bench/echo'),
+      processes: [observedGateway, observedEcho],
+    },
     'ours-direct': { label: HTTP_TARGET_LABELS['ours-direct'], url: adapter, requests: request('bench/direct'), processes: [gatewayChild, mockChild] },
     relay: { label: HTTP_TARGET_LABELS.relay, url: `http://127.0.0.1:${relayChild.ready.port as number}/v1/chat/completions`, requests: request('bench/echo'), processes: [relayChild, mockChild] },
   };
@@ -186,11 +201,13 @@ export async function runHttp(systems: Systems, options: HttpOptions): Promise<H
         rpsVsRelay: spread(perRound(saturation[name], saturation.relay, (x, y) => x.rps / y.rps)),
         rpsVsLiteLlm: spread(perRound(saturation[name], saturation.litellm, (x, y) => x.rps / y.rps)),
         p99LiteLlmOverThis: spread(perRound(fixed[name], fixed.litellm, (x, y) => y.latencyMs.p99 / x.latencyMs.p99)),
+        rpsVsOurs: spread(perRound(saturation[name], saturation.ours, (x, y) => x.rps / y.rps)),
       },
     };
   }
   const { log: _log, ...rest } = options;
-  return { settings: { ...rest, rate, litellm: (await systems.litellm()).ready.settings as LiteLlmSettings }, targets: result };
+  const traceExports = { ...((await systems.tracesReceived()) ?? { exports: 0, bytes: 0 }) };
+  return { settings: { ...rest, rate, litellm: (await systems.litellm()).ready.settings as LiteLlmSettings }, targets: result, traceExports };
 }
 
 function problems(result: LoadResult): string {

@@ -30,6 +30,8 @@ describe('bench harness (smoke mode)', () => {
       expect(Object.keys(t.saturation[0]!.cpuUsPerRequest)).toContain('load generator');
     }
     expect(r.http!.targets.peer.responseBodyBytes).toBe(r.http!.targets.ceiling.responseBodyBytes);
+    // 3b runs with tracing on: its spans reached the sink.
+    expect(r.http!.traceExports.exports).toBeGreaterThan(0);
     expect(r.http!.targets.relay.responseBodyBytes).toBe(r.http!.targets.ceiling.responseBodyBytes);
 
     for (const path of STREAM_PATHS) {
