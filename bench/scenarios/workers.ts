@@ -75,6 +75,8 @@ function health(url: string): Promise<{ worker: string; echo: number }> {
         }
       });
     });
+    // A worker still booting may accept and not answer: give up on this poll, waitFor polls again.
+    req.setTimeout(2000, () => req.destroy(new Error('no answer from /health')));
     req.on('error', reject);
     req.end();
   });
