@@ -79,7 +79,7 @@ export function verdicts(r: BenchResults): TargetVerdict[] {
     const w = r.workers;
     // Two workers beside the load generator and the echo service want about four cores; with fewer,
     // the second worker only gets what the others leave, and the figure says so rather than judge.
-    const fewCores = w.cores < FAIR_WORKER_CORES ? `; only ${w.cores} cores, fewer than the ${FAIR_WORKER_CORES} the comparison needs: bound by the machine, not the gateway` : '';
+    const fewCores = w.cores < FAIR_WORKER_CORES ? `, fewer than the ${FAIR_WORKER_CORES} it needs (a core per worker, the load generator, the echo service): bound by the machine, not the gateway` : '';
     out.push({
       target: `2 workers ≥ 1.6× one worker's gateway-only throughput (${w.cores} cores, shared with the load generator and the echo service)`,
       value: `${s(w.summary.ratio, 2)}× on ${w.cores} cores${fewCores}`,
