@@ -14,8 +14,9 @@ import { runHttp, type HttpResult } from './scenarios/http.js';
 import { runMemory, type MemoryResult } from './scenarios/memory.js';
 import { runStreaming, type StreamingResult } from './scenarios/streaming.js';
 import type { ValidationCase } from './scenarios/validation.js';
+import { runWorkers, type WorkersResult } from './scenarios/workers.js';
 
-export const SCENARIOS = ['http', 'streaming', 'grpc', 'validation', 'memory', 'hostile'] as const;
+export const SCENARIOS = ['http', 'streaming', 'grpc', 'validation', 'memory', 'hostile', 'workers'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -103,6 +104,7 @@ export interface BenchResults {
   validation?: ValidationCase[];
   memory?: MemoryResult;
   hostile?: HostileResult;
+  workers?: WorkersResult;
 }
 
 export async function runBench(options: BenchOptions): Promise<BenchResults> {
@@ -186,6 +188,18 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
         connections: options.connections,
         rate: options.hostileRate,
         attackLoops: options.attackLoops,
+        log,
+      });
+    }
+    if (wants('workers')) {
+      // Last, with the other scenarios' processes gone: it starts gateways of its own and wants the cores.
+      await systems.stop();
+      log('Workers: 1 vs 2 gateway workers');
+      results.workers = await runWorkers({
+        rounds: options.rounds,
+        durationSec: options.durationSec,
+        warmupSec: options.warmupSec,
+        connections: options.connections,
         log,
       });
     }

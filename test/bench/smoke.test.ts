@@ -62,10 +62,28 @@ describe('bench harness (smoke mode)', () => {
     expect(h.rounds[0]!.attackerMessageBytes).toBeGreaterThan(4_000_000);
     expect(Number.isFinite(h.summary.p99Ratio.median)).toBe(true);
 
+    // Workers: both gateways served every request of their round, the ratio is theirs, the cores are the machine's.
+    const w = r.workers!;
+    expect(w.cores).toBe(r.machine.cores);
+    for (const [key, runs] of Object.entries(w.runs)) {
+      expect(runs, key).toHaveLength(1);
+      for (const run of runs) {
+        expect(positive(run.rps), key).toBe(true);
+        expect(run.non2xx + run.errors + run.timeouts, key).toBe(0);
+        expect(positive(run.cpuUsPerRequest.gateway), key).toBe(true);
+      }
+    }
+    expect(w.summary.ratio.median).toBeCloseTo(w.runs.twoWorkers[0]!.rps / w.runs.oneWorker[0]!.rps, 6);
+
     const targets = verdicts(r).map((v) => v.target);
-    expect(targets).toHaveLength(13);
+    expect(targets).toHaveLength(14);
+    // The workers verdict names the core count in its target and its value.
+    const workers = verdicts(r).find((v) => v.target.startsWith('2 workers ≥ 1.6× one worker'))!;
+    expect(workers.target).toContain(`(${w.cores} cores, shared with the load generator and the echo service)`);
+    expect(workers.value).toContain(`on ${w.cores} cores`);
     // The issue's figures: 6× Portkey gateway-only, 120 µs on the one-process path, 0.5 ms between chunks, 200 MB at 1,000 streams.
     expect(targets).toEqual(expect.arrayContaining([expect.stringContaining('≥ 6× Portkey'), expect.stringContaining('≤ 120 µs'), expect.stringContaining('between chunks ≤ 0.5 ms'), expect.stringMatching(/RSS ≤ 200 MB/)]));
     expect(markdown(r)).toContain('### Targets');
+    expect(markdown(r)).toContain('### Workers: 1 vs 2');
   }, 180_000);
 });
