@@ -45,7 +45,7 @@ function connect(ctx: PluginContext, service: ServiceEntry, upstream: UpstreamCo
   if (upstream.apiKeyEnv && !apiKey) {
     ctx.logger.warn({ service: service.name, env: upstream.apiKeyEnv }, 'upstream key variable is not set; calling the engine without a key');
   }
-  const worker = new UpstreamWorker({ service, upstream, apiKey });
+  const worker = new UpstreamWorker({ service, upstream, apiKey, maxAnswerBytes: ctx.config.gate.maxAnswerBytes });
   const host = new URL(upstream.baseUrl).host;
   const handle = ctx.gate.attachLocal(service, { name: `upstream:${host}`, hostname: host, worker });
   const connector: Connector = { worker, handle, timer: undefined, closed: false };

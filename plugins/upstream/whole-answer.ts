@@ -4,7 +4,9 @@
  * `request()`: that one wraps the answer in a body stream, reads it back through a promise chain and
  * wants an AbortSignal per call, about 15 µs of CPU per request, a tenth of the gateway's share on
  * the one-process path (bench/oncpu.ts). Errors are undici's own, as `request()` raises them
- * (connect and header/body timeouts from the pool's options, socket errors).
+ * (connect and header/body timeouts from the pool's options, socket errors). An answer longer than
+ * `maxBytes` is not held: the request is aborted as soon as it passes the limit, and `answer`
+ * rejects with AnswerTooLarge.
  */
 import type { Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'undici/types/header.js';
@@ -15,6 +17,13 @@ export interface WholeAnswer {
   text: string;
 }
 
+/** The engine's answer passed `maxBytes`; what was read of it has been dropped. */
+export class AnswerTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`the answer is longer than ${limit} bytes`);
+  }
+}
+
 export interface WholeAnswerCall {
   readonly answer: Promise<WholeAnswer>;
   /** Stops the request (the connection is closed); `answer` rejects. */
@@ -22,11 +31,16 @@ export interface WholeAnswerCall {
   readonly aborted: boolean;
 }
 
-export function requestWholeAnswer(dispatcher: Dispatcher, options: { path: string; method: 'POST' | 'GET'; headers: Record<string, string>; body?: string }): WholeAnswerCall {
+export function requestWholeAnswer(
+  dispatcher: Dispatcher,
+  options: { path: string; method: 'POST' | 'GET'; headers: Record<string, string>; body?: string },
+  maxBytes: number,
+): WholeAnswerCall {
   let controller: Dispatcher.DispatchController | undefined;
   let aborted = false;
   const answer = new Promise<WholeAnswer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    let chunks: Buffer[] = [];
+    let bytes = 0;
     let statusCode = 0;
     let headers: IncomingHttpHeaders = {};
     dispatcher.dispatch(options, {
@@ -39,8 +53,15 @@ export function requestWholeAnswer(dispatcher: Dispatcher, options: { path: stri
         statusCode = status;
         headers = responseHeaders;
       },
-      onResponseData(_controller, chunk) {
-        chunks.push(chunk);
+      onResponseData(running, chunk) {
+        if (bytes > maxBytes) return; // aborted already
+        bytes += chunk.length;
+        if (bytes <= maxBytes) {
+          chunks.push(chunk);
+          return;
+        }
+        chunks = [];
+        running.abort(new AnswerTooLarge(maxBytes));
       },
       onResponseEnd() {
         resolve({ statusCode, headers, text: Buffer.concat(chunks).toString('utf8') });

@@ -27,13 +27,15 @@ import { COUNT_TOKENS_METHOD } from '../_shared/anthropic/count-tokens.js';
 import { DIALECTS, type Dialect } from './dialects.js';
 import { engineBody, engineModel, isObject, ourModel, type Json } from './engine-request.js';
 import { readSse } from './sse.js';
-import { requestWholeAnswer, type WholeAnswer, type WholeAnswerCall } from './whole-answer.js';
+import { AnswerTooLarge, requestWholeAnswer, type WholeAnswer, type WholeAnswerCall } from './whole-answer.js';
 
 export interface UpstreamWorkerOptions {
   readonly service: ServiceEntry;
   readonly upstream: UpstreamConfig;
   /** The engine's key (from `upstream.apiKeyEnv`); never logged. */
   readonly apiKey: string | undefined;
+  /** The longest whole answer held (gate.maxAnswerBytes): a longer one is SERVICE_ANSWER_TOO_LARGE. */
+  readonly maxAnswerBytes: number;
 }
 
 export class UpstreamWorker implements LocalWorker {
@@ -43,6 +45,7 @@ export class UpstreamWorker implements LocalWorker {
   readonly #pool: Pool;
   readonly #basePath: string;
   readonly #headers: Record<string, string>;
+  readonly #maxAnswerBytes: number;
   /** The engine requests in flight, by requestId, to abort on `cancel`. */
   readonly #inFlight = new Map<number, { abort(): void }>();
 
@@ -51,6 +54,7 @@ export class UpstreamWorker implements LocalWorker {
     this.#service = service;
     this.#upstream = upstream;
     this.#dialect = DIALECTS[upstream.api];
+    this.#maxAnswerBytes = options.maxAnswerBytes;
     const url = new URL(upstream.baseUrl);
     this.#basePath = url.pathname.replace(/\/+$/, '');
     this.#pool = new Pool(url.origin, {
@@ -92,7 +96,7 @@ export class UpstreamWorker implements LocalWorker {
 
   /** Whether the engine answers its health-check path with a 2xx within the timeout. */
   async healthy(path: string, timeoutMs: number): Promise<boolean> {
-    const call = requestWholeAnswer(this.#pool, { path: this.#basePath + path, method: 'GET', headers: this.#headers });
+    const call = requestWholeAnswer(this.#pool, { path: this.#basePath + path, method: 'GET', headers: this.#headers }, this.#maxAnswerBytes);
     const timer = setTimeout(() => call.abort(), timeoutMs);
     try {
       const { statusCode } = await call.answer;
@@ -130,7 +134,7 @@ export class UpstreamWorker implements LocalWorker {
     }
     const request = { path: this.#basePath + this.#dialect.path(body), method: 'POST' as const, body: JSON.stringify(body) };
     if (body.stream === true) return this.#predictStreamed(requestId, { ...request, headers: this.#requestHeaders(callerHeaders, true) }, reply);
-    const call = requestWholeAnswer(this.#pool, { ...request, headers: this.#requestHeaders(callerHeaders, false) });
+    const call = requestWholeAnswer(this.#pool, { ...request, headers: this.#requestHeaders(callerHeaders, false) }, this.#maxAnswerBytes);
     this.#inFlight.set(requestId, call);
     try {
       reply({ requestId, ...this.#wholeAnswer(await call.answer) });
@@ -204,12 +208,16 @@ export class UpstreamWorker implements LocalWorker {
       const request = parseRequest(json);
       const model = engineModel(ourModel(request.model, true), this.#upstream, this.#service);
       const body = model === undefined ? request : { ...request, model };
-      call = requestWholeAnswer(this.#pool, {
-        path: this.#basePath + this.#dialect.countTokensPath!,
-        method: 'POST',
-        headers: this.#requestHeaders(callerHeaders, false),
-        body: JSON.stringify(body),
-      });
+      call = requestWholeAnswer(
+        this.#pool,
+        {
+          path: this.#basePath + this.#dialect.countTokensPath!,
+          method: 'POST',
+          headers: this.#requestHeaders(callerHeaders, false),
+          body: JSON.stringify(body),
+        },
+        this.#maxAnswerBytes,
+      );
       this.#inFlight.set(requestId, call);
       const { statusCode, headers, text } = await call.answer;
       if (statusCode >= 300) reply({ requestId, error: this.#dialect.error(statusCode, text, headers) });
@@ -238,6 +246,9 @@ export class UpstreamWorker implements LocalWorker {
     }
     if (err instanceof undiciErrors.BodyTimeoutError) {
       return gatewayError('UPSTREAM_TIMEOUT', { args: { ...args, reason: `went silent for ${this.#upstream.idleTimeoutMs} ms in the middle of its answer` } });
+    }
+    if (err instanceof AnswerTooLarge) {
+      return gatewayError('SERVICE_ANSWER_TOO_LARGE', { args: { service: this.#service.name, limit: err.limit } });
     }
     if (err instanceof undiciErrors.SocketError) {
       return this.#bad(`the connection closed in the middle of the answer (${err.message})`);

@@ -145,6 +145,8 @@ describe('upstream connector: bad engines', () => {
   let cut: ScriptedEngine;
   let slow: ScriptedEngine;
   let health: ScriptedEngine;
+  let huge: ScriptedEngine;
+  let hugeBytesSent = 0;
   let healthy = false;
   let client: OpenAI;
   const chat = (name: string) => ({ model: `demo/${name}`, messages: [{ role: 'user' as const, content: 'hi' }] });
@@ -170,6 +172,19 @@ describe('upstream connector: bad engines', () => {
       if (req.url === '/v1/models') res.writeHead(healthy ? 200 : 503).end('{}');
       else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'healthy answer', refusal: null }, logprobs: null, finish_reason: 'stop' }] }));
     });
+    // A 200 whose JSON never ends: 64 KiB pieces for as long as the connection is open.
+    huge = await scriptedEngine((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"id":"x","object":"chat.completion","choices":[{"message":{"content":"');
+      const piece = 'a'.repeat(64 * 1024);
+      const more = () => {
+        while (!res.destroyed && hugeBytesSent < 256 * 1024 * 1024) {
+          hugeBytesSent += piece.length;
+          if (!res.write(piece)) return void res.once('drain', more);
+        }
+      };
+      more();
+    });
     const down = await freePort();
     gw = await startTestGateway(testConfigInput({
       services: [
@@ -180,14 +195,16 @@ describe('upstream connector: bad engines', () => {
         service(34, 'cut', { api: 'openai', baseUrl: cut.url, defaultModel: 'm' }),
         service(35, 'slow', { api: 'openai', baseUrl: slow.url, defaultModel: 'm' }),
         service(36, 'checked', { api: 'openai', baseUrl: health.url, defaultModel: 'm', healthCheck: { path: '/models', intervalMs: 100 } }),
+        service(37, 'huge', { api: 'openai', baseUrl: huge.url, defaultModel: 'm' }),
       ],
+      gate: { maxAnswerBytes: 1024 * 1024 },
       plugins: { enabled: PLUGINS },
     }));
     client = new OpenAI({ apiKey: TEST_KEY, baseURL: `${gw.httpUrl}/api/adapters/chatapi`, maxRetries: 0 });
   });
   afterAll(async () => {
     await gw?.close();
-    await Promise.all([hung, garbage, cut, slow, health].map((e) => e?.close()));
+    await Promise.all([hung, garbage, cut, slow, health, huge].map((e) => e?.close()));
   });
 
   const inFlight = () => gw.gateway.gate.instances().reduce((n, i) => n + i.inFlight, 0);
@@ -202,6 +219,16 @@ describe('upstream connector: bad engines', () => {
   it('garbage: 502 SERVICE_BAD_RESPONSE', async () => {
     const res = await request(gw.httpUrl).post('/api/adapters/chatapi/chat/completions').set('Authorization', TEST_KEY).send(chat('garbage')).expect(502);
     expect(res.body.error.code).toBe('SERVICE_BAD_RESPONSE');
+    expect(inFlight()).toBe(0);
+  });
+
+  it('an answer past gate.maxAnswerBytes: 502 SERVICE_ANSWER_TOO_LARGE, the engine request closed early, nothing held', async () => {
+    const res = await request(gw.httpUrl).post('/api/adapters/chatapi/chat/completions').set('Authorization', TEST_KEY).send(chat('huge')).expect(502);
+    expect(res.body.error).toMatchObject({ code: 'SERVICE_ANSWER_TOO_LARGE' });
+    expect(res.body.error.message).toContain(String(1024 * 1024));
+    await eventually(() => huge.closed.length === 1, 3000, 'the engine request to be closed');
+    // The connector stopped reading at the limit, not at the engine's 256 MiB.
+    expect(hugeBytesSent).toBeLessThan(32 * 1024 * 1024);
     expect(inFlight()).toBe(0);
   });
 
