@@ -1,4 +1,5 @@
 /** Reading Server-Sent Events from an HTTP response body (an engine's streamed answer). */
+import { AnswerTooLarge } from './whole-answer.js';
 
 export interface SseEvent {
   /** The `event:` name; undefined for data-only events (OpenAI). */
@@ -7,13 +8,18 @@ export interface SseEvent {
   data: string;
 }
 
-/** The events of an SSE body in order; comments and `id:`/`retry:` fields are skipped. */
-export async function* readSse(body: AsyncIterable<Uint8Array> | null): AsyncGenerator<SseEvent> {
+/**
+ * The events of an SSE body in order; comments and `id:`/`retry:` fields are skipped. An event (or a
+ * line) longer than `maxEventBytes` throws AnswerTooLarge: an engine that never ends a line must not
+ * make the gateway hold all it sends.
+ */
+export async function* readSse(body: AsyncIterable<Uint8Array> | null, maxEventBytes: number): AsyncGenerator<SseEvent> {
   if (!body) return;
   const decoder = new TextDecoder();
   let buffer = '';
   let event: string | undefined;
   let data: string[] = [];
+  let dataChars = 0;
   for await (const bytes of body) {
     buffer += decoder.decode(bytes, { stream: true });
     let newline: number;
@@ -24,6 +30,7 @@ export async function* readSse(body: AsyncIterable<Uint8Array> | null): AsyncGen
         if (data.length) yield { event, data: data.join('\n') };
         event = undefined;
         data = [];
+        dataChars = 0;
         continue;
       }
       if (line.startsWith(':')) continue;
@@ -31,8 +38,13 @@ export async function* readSse(body: AsyncIterable<Uint8Array> | null): AsyncGen
       const field = colon < 0 ? line : line.slice(0, colon);
       const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
       if (field === 'event') event = value;
-      else if (field === 'data') data.push(value);
+      else if (field === 'data') {
+        data.push(value);
+        dataChars += value.length;
+      }
     }
+    // What is held now: the unfinished line and the data lines of the unfinished event.
+    if (buffer.length + dataChars > maxEventBytes) throw new AnswerTooLarge(maxEventBytes);
   }
   if (data.length) yield { event, data: data.join('\n') };
 }

@@ -83,3 +83,18 @@ export function requestWholeAnswer(
     },
   };
 }
+
+/**
+ * A response body read whole as text, at most `maxBytes` (AnswerTooLarge past it; leaving the loop
+ * destroys the body): for the engine that answers a streamed request with one JSON document.
+ */
+export async function readBoundedText(body: AsyncIterable<Buffer>, maxBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of body) {
+    bytes += chunk.length;
+    if (bytes > maxBytes) throw new AnswerTooLarge(maxBytes);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -27,7 +27,7 @@ import { COUNT_TOKENS_METHOD } from '../_shared/anthropic/count-tokens.js';
 import { DIALECTS, type Dialect } from './dialects.js';
 import { engineBody, engineModel, isObject, ourModel, type Json } from './engine-request.js';
 import { readSse } from './sse.js';
-import { AnswerTooLarge, requestWholeAnswer, type WholeAnswer, type WholeAnswerCall } from './whole-answer.js';
+import { AnswerTooLarge, readBoundedText, requestWholeAnswer, type WholeAnswer, type WholeAnswerCall } from './whole-answer.js';
 
 export interface UpstreamWorkerOptions {
   readonly service: ServiceEntry;
@@ -160,14 +160,14 @@ export class UpstreamWorker implements LocalWorker {
     try {
       const res = await this.#pool.request({ ...request, signal: controller.signal });
       if (res.statusCode >= 300 || !String(res.headers['content-type'] ?? '').includes('text/event-stream')) {
-        const answer = this.#wholeAnswer({ statusCode: res.statusCode, headers: res.headers, text: await res.body.text() });
+        const answer = this.#wholeAnswer({ statusCode: res.statusCode, headers: res.headers, text: await readBoundedText(res.body, this.#maxAnswerBytes) });
         answered = true;
         reply({ requestId, ...answer });
         return;
       }
       const headers = relayedHeaders(res.headers);
       let first = true;
-      for await (const event of readSse(res.body)) {
+      for await (const event of readSse(res.body, this.#maxAnswerBytes)) {
         const step = this.#dialect.event(event);
         if (step.kind === 'bad') throw this.#bad(step.reason);
         if (step.kind === 'error') {

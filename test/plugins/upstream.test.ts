@@ -146,6 +146,7 @@ describe('upstream connector: bad engines', () => {
   let slow: ScriptedEngine;
   let health: ScriptedEngine;
   let huge: ScriptedEngine;
+  let hugeSse: ScriptedEngine;
   let hugeBytesSent = 0;
   let healthy = false;
   let client: OpenAI;
@@ -172,10 +173,11 @@ describe('upstream connector: bad engines', () => {
       if (req.url === '/v1/models') res.writeHead(healthy ? 200 : 503).end('{}');
       else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'healthy answer', refusal: null }, logprobs: null, finish_reason: 'stop' }] }));
     });
-    // A 200 whose JSON never ends: 64 KiB pieces for as long as the connection is open.
-    huge = await scriptedEngine((_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.write('{"id":"x","object":"chat.completion","choices":[{"message":{"content":"');
+    // A 200 that never ends: 64 KiB pieces of one JSON string (or of one SSE data line) for as long
+    // as the connection is open, counted in hugeBytesSent.
+    const endless = (contentType: string, head: string) => (_req: unknown, res: import('node:http').ServerResponse) => {
+      res.writeHead(200, { 'content-type': contentType });
+      res.write(head);
       const piece = 'a'.repeat(64 * 1024);
       const more = () => {
         while (!res.destroyed && hugeBytesSent < 256 * 1024 * 1024) {
@@ -184,7 +186,9 @@ describe('upstream connector: bad engines', () => {
         }
       };
       more();
-    });
+    };
+    huge = await scriptedEngine(endless('application/json', '{"id":"x","object":"chat.completion","choices":[{"message":{"content":"'));
+    hugeSse = await scriptedEngine(endless('text/event-stream', 'data: {"id":"x","object":"chat.completion.chunk","choices":[{"delta":{"content":"'));
     const down = await freePort();
     gw = await startTestGateway(testConfigInput({
       services: [
@@ -196,6 +200,7 @@ describe('upstream connector: bad engines', () => {
         service(35, 'slow', { api: 'openai', baseUrl: slow.url, defaultModel: 'm' }),
         service(36, 'checked', { api: 'openai', baseUrl: health.url, defaultModel: 'm', healthCheck: { path: '/models', intervalMs: 100 } }),
         service(37, 'huge', { api: 'openai', baseUrl: huge.url, defaultModel: 'm' }),
+        service(38, 'huge-sse', { api: 'openai', baseUrl: hugeSse.url, defaultModel: 'm' }),
       ],
       gate: { maxAnswerBytes: 1024 * 1024 },
       plugins: { enabled: PLUGINS },
@@ -204,7 +209,7 @@ describe('upstream connector: bad engines', () => {
   });
   afterAll(async () => {
     await gw?.close();
-    await Promise.all([hung, garbage, cut, slow, health, huge].map((e) => e?.close()));
+    await Promise.all([hung, garbage, cut, slow, health, huge, hugeSse].map((e) => e?.close()));
   });
 
   const inFlight = () => gw.gateway.gate.instances().reduce((n, i) => n + i.inFlight, 0);
@@ -229,6 +234,19 @@ describe('upstream connector: bad engines', () => {
     await eventually(() => huge.closed.length === 1, 3000, 'the engine request to be closed');
     // The connector stopped reading at the limit, not at the engine's 256 MiB.
     expect(hugeBytesSent).toBeLessThan(32 * 1024 * 1024);
+    expect(inFlight()).toBe(0);
+  });
+
+  it('the same for a streamed request: one endless JSON document, or one SSE event that never ends', async () => {
+    for (const [name, engine] of [['huge', huge], ['huge-sse', hugeSse]] as const) {
+      hugeBytesSent = 0;
+      const closedBefore = engine.closed.length;
+      const res = await request(gw.httpUrl).post('/api/adapters/chatapi/chat/completions').set('Authorization', TEST_KEY).send(streamed(name));
+      expect(res.status, name).toBe(502);
+      expect(JSON.parse(res.text).error.code, name).toBe('SERVICE_ANSWER_TOO_LARGE');
+      await eventually(() => engine.closed.length === closedBefore + 1, 3000, `the ${name} request to be closed`);
+      expect(hugeBytesSent, name).toBeLessThan(32 * 1024 * 1024);
+    }
     expect(inFlight()).toBe(0);
   });
 
