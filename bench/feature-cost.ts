@@ -14,13 +14,14 @@
  */
 import { readdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { BENCH_KEY, GATEWAY_SCRIPT, TOKENS, benchGatewayEnv, gatewayChatLoad, gatewayHeaders } from './lib/config.js';
+import { BENCH_KEY, gatewayChatLoad } from './lib/config.js';
 import { saturate, type LoadResult } from './lib/load.js';
 import { startOtlpSink } from './lib/otlp-sink.js';
+import { startEchoFor, startOurGateway } from './lib/our-gateway.js';
 import { machine } from './lib/machine.js';
 import { summariseProfile } from './lib/profile.js';
 import { median } from './lib/stats.js';
-import { ROOT, ensureBuilt, startChild, waitFor, type Child } from './lib/procs.js';
+import { ROOT, type Child } from './lib/procs.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string' }, out: { type: 'string' }, profile: { type: 'boolean' }, 'scrape-ms': { type: 'string' } } });
 const rounds = Number(values.rounds ?? 3);
@@ -39,24 +40,14 @@ const VARIANTS = ['plain', 'plain again', 'metrics', 'metrics+tracing', 'metrics
 type Variant = (typeof VARIANTS)[number];
 
 const sink = await startOtlpSink();
-ensureBuilt();
 
 async function start(variant: Variant): Promise<{ url: string; children: Child[] }> {
   const plain = variant.startsWith('plain');
   const tracing = variant.includes('tracing') ? { otlpEndpoint: sink.url, sampleRatio: variant.endsWith('10%') ? 0.1 : 1 } : undefined;
-  const env = benchGatewayEnv({ plugins: plain ? [] : ['metrics'], tracing });
   const nodeFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}/${variant}`] : [];
-  const gateway = await startChild(`gateway-${variant}`, { script: GATEWAY_SCRIPT, env, nodeFlags, waitReady: true, readyTimeoutMs: 180_000 });
-  const httpUrl = gateway.ready.httpUrl as string;
-  const echo = await startChild(`echo-${variant}`, {
-    script: 'examples/echo-service/main.ts',
-    env: { PLATFORM_GRPC_HOST: gateway.ready.grpcAddress as string, PLATFORM_SERVICE_TOKEN: TOKENS.echo },
-  });
-  await waitFor(`echo of ${variant}`, async () => {
-    const health = (await (await fetch(`${httpUrl}/health`, { headers: gatewayHeaders() })).json()) as { instances?: Record<string, number> };
-    return (health.instances?.['bench/echo'] ?? 0) > 0;
-  }, 180_000);
-  return { url: httpUrl, children: [gateway, echo] };
+  const gateway = await startOurGateway(`gateway-${variant}`, { plugins: plain ? [] : ['metrics'], tracing }, { nodeFlags, timeoutMs: 180_000 });
+  const echo = await startEchoFor(`echo-${variant}`, gateway, { timeoutMs: 180_000 });
+  return { url: gateway.ready.httpUrl as string, children: [gateway, echo] };
 }
 
 

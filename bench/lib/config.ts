@@ -76,24 +76,6 @@ export function benchConfigInput(upstreamUrl?: string): Record<string, unknown> 
   };
 }
 
-/** What our bench gateway adds to the bench config: plugins (`metrics`), and tracing to an OTLP/HTTP URL. */
-export interface GatewayExtras {
-  upstreamUrl?: string;
-  plugins?: string[];
-  tracing?: { otlpEndpoint: string; sampleRatio: number };
-}
-
-/** The environment of bench/servers/gateway.mjs: the bench config with the extras, as JSON. */
-export function benchGatewayEnv(extras: GatewayExtras = {}): Record<string, string> {
-  const input = benchConfigInput(extras.upstreamUrl) as { plugins: { enabled: string[] }; tracing?: GatewayExtras['tracing'] };
-  input.plugins.enabled.push(...(extras.plugins ?? []));
-  if (extras.tracing) input.tracing = extras.tracing;
-  return { BENCH_GATEWAY_CONFIG: JSON.stringify(input) };
-}
-
-/** The compiled gateway the bench runs (built first by ensureBuilt). */
-export const GATEWAY_SCRIPT = 'bench/servers/gateway.mjs';
-
 const USER_TEXT =
   'Summarise in two sentences why request validation belongs in the gateway rather than in every model service, ' +
   'and name one thing that should stay in the service.';

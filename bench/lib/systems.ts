@@ -4,9 +4,10 @@
  * ceiling and the slow streaming service. Every one is a child process on loopback.
  */
 import { mkdirSync } from 'node:fs';
-import { GATEWAY_SCRIPT, TOKENS, benchGatewayEnv, fixedAnswer, gatewayHeaders } from './config.js';
+import { TOKENS, fixedAnswer } from './config.js';
 import { startOtlpSink, type OtlpSink } from './otlp-sink.js';
-import { ROOT, ensureBuilt, freePort, startChild, waitFor, type Child } from './procs.js';
+import { startEchoFor, startOurGateway, waitForService } from './our-gateway.js';
+import { ROOT, freePort, startChild, waitFor, type Child } from './procs.js';
 import { startLiteLlm } from '../peers/litellm.js';
 
 export interface SystemsOptions {
@@ -96,11 +97,7 @@ export class Systems {
 
   /** Our gateway (bench/servers/gateway.mjs, compiled), with --expose-gc for heap readings after a collection. */
   gateway(): Promise<Child> {
-    return this.#once('gateway', async () => {
-      ensureBuilt();
-      const env = benchGatewayEnv({ upstreamUrl: await this.mockUrl() });
-      return startChild('gateway', { script: GATEWAY_SCRIPT, env, nodeFlags: ['--expose-gc', ...this.#ourNodeFlags('gateway')], waitReady: true });
-    });
+    return this.#once('gateway', async () => startOurGateway('gateway', { upstreamUrl: await this.mockUrl() }, { nodeFlags: ['--expose-gc', ...this.#ourNodeFlags('gateway')] }));
   }
 
   async gatewayUrls(): Promise<{ httpUrl: string; grpcAddress: string }> {
@@ -115,10 +112,9 @@ export class Systems {
    */
   observedGateway(): Promise<Child> {
     return this.#once('gateway-observed', async () => {
-      ensureBuilt();
       this.#otlpSink ??= startOtlpSink();
-      const env = benchGatewayEnv({ plugins: ['metrics'], tracing: { otlpEndpoint: (await this.#otlpSink).url, sampleRatio: 1 } });
-      return startChild('gateway-observed', { script: GATEWAY_SCRIPT, env, nodeFlags: this.#ourNodeFlags('gateway-observed'), waitReady: true });
+      const tracing = { otlpEndpoint: (await this.#otlpSink).url, sampleRatio: 1 };
+      return startOurGateway('gateway-observed', { plugins: ['metrics'], tracing }, { nodeFlags: this.#ourNodeFlags('gateway-observed') });
     });
   }
 
@@ -131,32 +127,12 @@ export class Systems {
 
   /** The demo echo service dialling the observed gateway. */
   observedEcho(): Promise<Child> {
-    return this.#once('echo-observed', async () => this.#echoOf('echo-observed', await this.observedGateway()));
-  }
-
-  /** Waits until `/health` lists a serving instance of `bench/<service>`. */
-  async waitForService(service: string, gateway?: Child): Promise<void> {
-    const httpUrl = (gateway ?? (await this.gateway())).ready.httpUrl as string;
-    await waitFor(`bench/${service} to connect`, async () => {
-      // Instance counts are shown to a caller with a key only.
-      const health = (await (await fetch(`${httpUrl}/health`, { headers: gatewayHeaders() })).json()) as { instances?: Record<string, number> };
-      return (health.instances?.[`bench/${service}`] ?? 0) > 0;
-    });
+    return this.#once('echo-observed', async () => startEchoFor('echo-observed', await this.observedGateway(), { nodeFlags: this.#ourNodeFlags('echo-observed') }));
   }
 
   /** The demo echo service (examples/echo-service/main.ts), unchanged, in its own process. */
   echo(): Promise<Child> {
-    return this.#once('echo-service', async () => this.#echoOf('echo-service', await this.gateway()));
-  }
-
-  async #echoOf(name: string, gateway: Child): Promise<Child> {
-    const child = await startChild(name, {
-      script: 'examples/echo-service/main.ts',
-      nodeFlags: this.#ourNodeFlags(name),
-      env: { PLATFORM_GRPC_HOST: gateway.ready.grpcAddress as string, PLATFORM_SERVICE_TOKEN: TOKENS.echo },
-    });
-    await this.waitForService('echo', gateway);
-    return child;
+    return this.#once('echo-service', async () => startEchoFor('echo-service', await this.gateway(), { nodeFlags: this.#ourNodeFlags('echo-service') }));
   }
 
   /**
@@ -171,7 +147,7 @@ export class Systems {
         env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS[service], BENCH_TICK_MS: String(intervalMs), BENCH_TICK_CHUNKS: String(chunks) },
         waitReady: true,
       });
-      await this.waitForService(service);
+      await waitForService(await this.gateway(), service);
       return child;
     });
   }

@@ -4,7 +4,7 @@
  * TypeScript sources under a loader. tsx's loader runs its module hooks in a thread of its own,
  * which alone held about 36 MB of the gateway's RSS (165 → 129 MB idle). Plain JavaScript for the
  * same reason. The config comes from the harness as JSON in BENCH_GATEWAY_CONFIG
- * (bench/lib/config.ts's benchGatewayEnv); logs go at info level to stdout like `npm start`.
+ * (bench/lib/our-gateway.ts's startOurGateway); logs go at info level to stdout like `npm start`.
  * Reports its ports over IPC and answers `mem` requests.
  */
 import { buildConfig } from '../../dist/core/config/load.js';

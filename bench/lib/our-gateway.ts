@@ -1,0 +1,58 @@
+/**
+ * Our gateway and its echo service as the bench starts them, in one place for the scenarios
+ * (bench/lib/systems.ts) and bench:costs (bench/feature-cost.ts): the compiled gateway
+ * (bench/servers/gateway.mjs, dist/ built first when stale) with the bench config and some extras,
+ * and the demo echo service dialling it.
+ */
+import { TOKENS, benchConfigInput, gatewayHeaders } from './config.js';
+import { ensureBuilt, startChild, waitFor, type Child } from './procs.js';
+
+/** What a bench gateway adds to the bench config: plugins (`metrics`), and tracing to an OTLP/HTTP URL. */
+export interface GatewayExtras {
+  /** The mock upstream that `bench/direct` (the upstream connector) calls. */
+  upstreamUrl?: string;
+  plugins?: string[];
+  tracing?: { otlpEndpoint: string; sampleRatio: number };
+}
+
+export interface StartOptions {
+  nodeFlags?: string[];
+  /** How long it may take to start (and, for the echo service, to be routed to). */
+  timeoutMs?: number;
+}
+
+/** Starts our gateway in its own process: the bench config with the extras, as JSON in its environment. */
+export function startOurGateway(name: string, extras: GatewayExtras = {}, options: StartOptions = {}): Promise<Child> {
+  ensureBuilt();
+  const input = benchConfigInput(extras.upstreamUrl) as { plugins: { enabled: string[] }; tracing?: GatewayExtras['tracing'] };
+  input.plugins.enabled.push(...(extras.plugins ?? []));
+  if (extras.tracing) input.tracing = extras.tracing;
+  return startChild(name, {
+    script: 'bench/servers/gateway.mjs',
+    env: { BENCH_GATEWAY_CONFIG: JSON.stringify(input) },
+    nodeFlags: options.nodeFlags,
+    waitReady: true,
+    readyTimeoutMs: options.timeoutMs,
+  });
+}
+
+/** Waits until the gateway's `/health` lists a serving instance of `bench/<service>`. */
+export function waitForService(gateway: Child, service: string, timeoutMs?: number): Promise<void> {
+  const httpUrl = gateway.ready.httpUrl as string;
+  return waitFor(`bench/${service} on ${gateway.name}`, async () => {
+    // Instance counts are shown to a caller with a key only.
+    const health = (await (await fetch(`${httpUrl}/health`, { headers: gatewayHeaders() })).json()) as { instances?: Record<string, number> };
+    return (health.instances?.[`bench/${service}`] ?? 0) > 0;
+  }, timeoutMs);
+}
+
+/** The demo echo service (examples/echo-service/main.ts, unchanged) dialling `gateway`, once it is routed to. */
+export async function startEchoFor(name: string, gateway: Child, options: StartOptions = {}): Promise<Child> {
+  const child = await startChild(name, {
+    script: 'examples/echo-service/main.ts',
+    nodeFlags: options.nodeFlags,
+    env: { PLATFORM_GRPC_HOST: gateway.ready.grpcAddress as string, PLATFORM_SERVICE_TOKEN: TOKENS.echo },
+  });
+  await waitForService(gateway, 'echo', options.timeoutMs);
+  return child;
+}
