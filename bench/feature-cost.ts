@@ -13,6 +13,7 @@
  * top frames.
  */
 import { readdirSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { BENCH_KEY, gatewayChatLoad } from './lib/config.js';
 import { saturate, type LoadResult } from './lib/load.js';
@@ -27,7 +28,8 @@ const { values } = parseArgs({ options: { rounds: { type: 'string' }, duration: 
 const rounds = Number(values.rounds ?? 3);
 const durationSec = Number(values.duration ?? 10);
 const connections = Number(values.connections ?? 50);
-const out = values.out ?? `${ROOT}bench/results/feature-cost.json`;
+// npm runs this in the bench workspace: a relative --out is taken from where npm was started.
+const out = values.out ? resolve(process.env.INIT_CWD ?? process.cwd(), values.out) : `${ROOT}bench/results/feature-cost.json`;
 /** With --profile, each gateway writes a CPU profile here (one folder per variant) and its top frames are printed. */
 const profileDir = values.profile ? `${ROOT}bench/results/profiles/feature-cost` : undefined;
 

@@ -19,7 +19,7 @@
  *   --out FILE          where the JSON goes (default bench/results/latest.json)
  */
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_OPTIONS, SCENARIOS, SMOKE_OPTIONS, runBench, type BenchOptions, type ScenarioName } from './harness.js';
 import { installLiteLlm } from './peers/litellm.js';
@@ -80,7 +80,8 @@ const options: BenchOptions = {
 if (scenarios.includes('http') || scenarios.includes('streaming')) installLiteLlm(options.log);
 const results = await runBench(options);
 const table = markdown(results);
-const out = values.out ?? join(ROOT, 'bench/results/latest.json');
+// npm runs the bench in its workspace (bench/): a relative --out is taken from where npm was started.
+const out = values.out ? resolve(process.env.INIT_CWD ?? process.cwd(), values.out) : join(ROOT, 'bench/results/latest.json');
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, `${JSON.stringify({ ...results, targets: verdicts(results) }, null, 2)}\n`);
 writeFileSync(out.replace(/\.json$/, '.md'), `${table}\n`);
