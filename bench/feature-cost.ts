@@ -13,7 +13,6 @@
  * top frames.
  */
 import { readdirSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { BENCH_KEY, gatewayChatLoad } from './lib/config.js';
 import { saturate, type LoadResult } from './lib/load.js';
@@ -22,14 +21,13 @@ import { startEchoFor, startOurGateway } from './lib/our-gateway.js';
 import { machine } from './lib/machine.js';
 import { summariseProfile } from './lib/profile.js';
 import { median } from './lib/stats.js';
-import { ROOT, type Child } from './lib/procs.js';
+import { ROOT, outFile, type Child } from './lib/procs.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string' }, out: { type: 'string' }, profile: { type: 'boolean' }, 'scrape-ms': { type: 'string' } } });
 const rounds = Number(values.rounds ?? 3);
 const durationSec = Number(values.duration ?? 10);
 const connections = Number(values.connections ?? 50);
-// npm runs this in the bench workspace: a relative --out is taken from where npm was started.
-const out = values.out ? resolve(process.env.INIT_CWD ?? process.cwd(), values.out) : `${ROOT}bench/results/feature-cost.json`;
+const out = outFile(values.out, 'bench/results/feature-cost.json');
 /** With --profile, each gateway writes a CPU profile here (one folder per variant) and its top frames are printed. */
 const profileDir = values.profile ? `${ROOT}bench/results/profiles/feature-cost` : undefined;
 
@@ -51,7 +49,6 @@ async function start(variant: Variant): Promise<{ url: string; children: Child[]
   const echo = await startEchoFor(`echo-${variant}`, gateway, { timeoutMs: 180_000 });
   return { url: gateway.ready.httpUrl as string, children: [gateway, echo] };
 }
-
 
 const gateways = {} as Record<Variant, { url: string; children: Child[] }>;
 for (const variant of VARIANTS) gateways[variant] = await start(variant);

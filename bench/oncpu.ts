@@ -16,7 +16,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chatRequest, gatewayHeaders } from './lib/config.js';
+import { gatewayChatLoad } from './lib/config.js';
 import { saturate } from './lib/load.js';
 import { ROOT } from './lib/procs.js';
 import { Systems } from './lib/systems.js';
@@ -39,10 +39,7 @@ const data = join(outDir, 'oncpu.perf.data');
 const systems = new Systems({ nodeFlags: ['--perf-basic-prof'], log: console.log });
 try {
   const [{ httpUrl }, gateway] = await Promise.all([systems.gatewayUrls(), systems.gateway(), path === 'echo' ? systems.echo() : systems.mock()]);
-  const target = {
-    url: `${httpUrl}/api/adapters/chatapi/v1/chat/completions`,
-    requests: [{ method: 'POST', headers: gatewayHeaders(), body: JSON.stringify(chatRequest(`bench/${path}`)) }],
-  };
+  const target = gatewayChatLoad(httpUrl, `bench/${path}`);
   await saturate(target, { connections: 50, durationSec: 3 }); // warm-up: JIT and pools
   const perf = spawn('perf', ['record', '-F', '999', '-g', '-p', String(gateway.pid), '-o', data, '--', 'sleep', String(seconds)], { stdio: 'ignore' });
   const recorded = new Promise((resolve) => perf.once('exit', resolve));

@@ -19,11 +19,11 @@
  *   --out FILE          where the JSON goes (default bench/results/latest.json)
  */
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_OPTIONS, SCENARIOS, SMOKE_OPTIONS, runBench, type BenchOptions, type ScenarioName } from './harness.js';
 import { installLiteLlm } from './peers/litellm.js';
-import { ROOT } from './lib/procs.js';
+import { ROOT, outFile } from './lib/procs.js';
 import { summariseProfile } from './lib/profile.js';
 import { markdown, verdicts } from './lib/report.js';
 
@@ -80,8 +80,7 @@ const options: BenchOptions = {
 if (scenarios.includes('http') || scenarios.includes('streaming')) installLiteLlm(options.log);
 const results = await runBench(options);
 const table = markdown(results);
-// npm runs the bench in its workspace (bench/): a relative --out is taken from where npm was started.
-const out = values.out ? resolve(process.env.INIT_CWD ?? process.cwd(), values.out) : join(ROOT, 'bench/results/latest.json');
+const out = outFile(values.out, 'bench/results/latest.json');
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, `${JSON.stringify({ ...results, targets: verdicts(results) }, null, 2)}\n`);
 writeFileSync(out.replace(/\.json$/, '.md'), `${table}\n`);

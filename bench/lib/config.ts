@@ -119,8 +119,8 @@ export function gatewayHeaders(): Record<string, string> {
   return { 'content-type': 'application/json', authorization: `Bearer ${BENCH_KEY}` };
 }
 
-/** Our chat adapter at `httpUrl` saturated with the chat request to `bench/echo` (the side-by-side benches). */
-export function gatewayChatLoad(httpUrl: string): LoadTarget {
-  const body = JSON.stringify(chatRequest('bench/echo'));
+/** The chat request to `model` (default `bench/echo`) through our chat adapter at `httpUrl`, with our key. */
+export function gatewayChatLoad(httpUrl: string, model = 'bench/echo'): LoadTarget {
+  const body = JSON.stringify(chatRequest(model));
   return { url: `${httpUrl}/api/adapters/chatapi/v1/chat/completions`, requests: [{ method: 'POST', headers: gatewayHeaders(), body }] };
 }

@@ -1,6 +1,6 @@
 /**
  * Our gateway and its echo service as the bench starts them, in one place for the scenarios
- * (bench/lib/systems.ts) and bench:costs (bench/feature-cost.ts): the compiled gateway
+ * (bench/lib/systems.ts), bench:costs (bench/feature-cost.ts) and the workers scenario: the compiled gateway
  * (bench/servers/gateway.mjs, dist/ built first when stale) with the bench config and some extras,
  * and the demo echo service dialling it.
  */
@@ -46,13 +46,14 @@ export function waitForService(gateway: Child, service: string, timeoutMs?: numb
   }, timeoutMs);
 }
 
-/** The demo echo service (examples/echo-service/main.ts, unchanged) dialling `gateway`, once it is routed to. */
+/** The demo echo service (examples/echo-service/main.ts, unchanged) dialling the gRPC address `grpcAddress`. */
+export function startEcho(name: string, grpcAddress: string, nodeFlags?: string[]): Promise<Child> {
+  return startChild(name, { script: 'examples/echo-service/main.ts', nodeFlags, env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS.echo } });
+}
+
+/** The echo service dialling `gateway`, once the gateway routes to it. */
 export async function startEchoFor(name: string, gateway: Child, options: StartOptions = {}): Promise<Child> {
-  const child = await startChild(name, {
-    script: 'examples/echo-service/main.ts',
-    nodeFlags: options.nodeFlags,
-    env: { PLATFORM_GRPC_HOST: gateway.ready.grpcAddress as string, PLATFORM_SERVICE_TOKEN: TOKENS.echo },
-  });
+  const child = await startEcho(name, gateway.ready.grpcAddress as string, options.nodeFlags);
   await waitForService(gateway, 'echo', options.timeoutMs);
   return child;
 }

@@ -7,6 +7,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
@@ -14,6 +15,15 @@ const TSX_LOADER = require.resolve('tsx');
 
 /** Repository root (bench/lib → ../..). */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * Where a results file goes: `--out` when given, else `fallback` in the repository. A relative
+ * `--out` is taken from INIT_CWD, not from the bench workspace npm runs the script in; under the root
+ * scripts (`npm run bench`, which call npm again for the workspace) that is the repository root.
+ */
+export function outFile(given: string | undefined, fallback: string): string {
+  return given ? resolve(process.env.INIT_CWD ?? process.cwd(), given) : join(ROOT, fallback);
+}
 
 export interface Child {
   readonly name: string;

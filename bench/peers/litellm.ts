@@ -18,6 +18,11 @@ import { join } from 'node:path';
 import { ROOT, freePort, startChild, waitFor, type Child } from '../lib/procs.js';
 
 export const LITELLM_KEY = 'sk-bench-litellm-master-key-0123456789';
+
+/** A JSON request to the proxy with its master key. */
+export function litellmHeaders(): Record<string, string> {
+  return { 'content-type': 'application/json', authorization: `Bearer ${LITELLM_KEY}` };
+}
 const BIN = `${ROOT}bench/.venv-litellm/bin/litellm`;
 const PYTHON = `${ROOT}bench/.venv-litellm/bin/python`;
 const INSTALL = `${ROOT}bench/peers/litellm.sh`;

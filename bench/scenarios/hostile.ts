@@ -6,7 +6,7 @@
  * within the round. Target: at most 2. The attacker's answers are counted by error code: every one
  * must be a coded refusal (API_KEY_MISSING), never a success or an uncoded failure.
  */
-import { gatewayHeaders, chatRequest } from '../lib/config.js';
+import { gatewayChatLoad } from '../lib/config.js';
 import { fixedRate, type LoadResult } from '../lib/load.js';
 import { startChild } from '../lib/procs.js';
 import { spread, type Spread } from '../lib/stats.js';
@@ -40,10 +40,7 @@ export interface HostileResult {
 
 export async function runHostile(systems: Systems, options: HostileOptions): Promise<HostileResult> {
   const [{ httpUrl, grpcAddress }] = await Promise.all([systems.gatewayUrls(), systems.echo()]);
-  const target = {
-    url: `${httpUrl}/api/adapters/chatapi/v1/chat/completions`,
-    requests: [{ method: 'POST' as const, headers: gatewayHeaders(), body: JSON.stringify(chatRequest('bench/echo')) }],
-  };
+  const target = gatewayChatLoad(httpUrl);
   const settings = { connections: options.connections, durationSec: options.durationSec };
   const rounds: HostileRound[] = [];
   for (let round = 0; round < options.rounds; round++) {

@@ -24,7 +24,7 @@ import { fixedRate, saturate, type LoadResult, type LoadTarget } from '../lib/lo
 import { spread, type Spread } from '../lib/stats.js';
 import type { Child } from '../lib/procs.js';
 import type { Systems } from '../lib/systems.js';
-import { LITELLM_KEY, type LiteLlmSettings } from '../peers/litellm.js';
+import { litellmHeaders, type LiteLlmSettings } from '../peers/litellm.js';
 
 export const HTTP_TARGETS = ['ceiling', 'peer', 'litellm', 'ours', 'ours-observed', 'ours-direct', 'relay'] as const;
 export type HttpTargetName = (typeof HTTP_TARGETS)[number];
@@ -100,7 +100,7 @@ async function targetsOf(systems: Systems): Promise<Record<HttpTargetName, Targe
   const [litellm, litellmChild] = await Promise.all([systems.litellmUrl(), systems.litellm()]);
   const [observedGateway, observedEcho] = await Promise.all([systems.observedGateway(), systems.observedEcho()]);
   const litellmSettings = litellmChild.ready.settings as LiteLlmSettings;
-  const litellmRequest = [{ method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${LITELLM_KEY}` }, body: JSON.stringify(chatRequest('bench/echo')) }];
+  const litellmRequest = [{ method: 'POST', headers: litellmHeaders(), body: JSON.stringify(chatRequest('bench/echo')) }];
   const headers = requestHeaders(Number(new URL(mock).port));
   const request = (model: string) => [{ method: 'POST', headers, body: JSON.stringify(chatRequest(model)) }];
   const adapter = `${gateway.httpUrl}/api/adapters/chatapi/v1/chat/completions`;

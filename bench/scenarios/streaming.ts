@@ -36,7 +36,7 @@ import { BENCH_KEY, chatRequest, gatewayHeaders } from '../lib/config.js';
 import { Samples, spread, type Spread } from '../lib/stats.js';
 import type { Systems } from '../lib/systems.js';
 import { STAMPS, monoMs } from '../lib/ticker.js';
-import { LITELLM_KEY, type LiteLlmSettings } from '../peers/litellm.js';
+import { litellmHeaders, type LiteLlmSettings } from '../peers/litellm.js';
 import { GateClient } from '../../sdk/index.js';
 
 export interface StreamingOptions {
@@ -221,7 +221,7 @@ export async function runStreaming(systems: Systems, options: StreamingOptions):
       direct: sse(direct),
       relay: sse(`http://127.0.0.1:${relay.ready.port as number}/v1/chat/completions`),
       // LiteLLM serves the ticker as `bench/ticker` too, so the body is the same; only the key differs.
-      litellm: sse(`http://127.0.0.1:${litellm.ready.port as number}/v1/chat/completions`, { ...gatewayHeaders(), authorization: `Bearer ${LITELLM_KEY}` }),
+      litellm: sse(`http://127.0.0.1:${litellm.ready.port as number}/v1/chat/completions`, litellmHeaders()),
       litellmBaseline: sse(direct),
     };
     const together = async (paths: readonly StreamPath[], sec: number): Promise<Partial<Round>> => {

@@ -14,7 +14,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TOKENS, benchConfigInput, gatewayChatLoad, gatewayHeaders } from '../lib/config.js';
+import { benchConfigInput, gatewayChatLoad, gatewayHeaders } from '../lib/config.js';
+import { startEcho } from '../lib/our-gateway.js';
 import { saturate, type LoadResult } from '../lib/load.js';
 import { machine } from '../lib/machine.js';
 import { ensureBuilt, freePort, startChild, waitFor, type Child } from '../lib/procs.js';
@@ -96,10 +97,7 @@ async function start(workers: number, dir: string, children: Child[]): Promise<G
   const gateway = await startChild(`gateway-${workers}w`, { script: START_SCRIPT, env: { GATEWAY_CONFIG: configPath } });
   children.push(gateway);
   await waitFor(`gateway with ${workers} workers`, async () => (await fetch(`${url}/health/ready`)).ok, 180_000);
-  const echo = await startChild(`echo-${workers}w`, {
-    script: 'examples/echo-service/main.ts',
-    env: { PLATFORM_GRPC_HOST: `127.0.0.1:${grpcPort}`, PLATFORM_SERVICE_TOKEN: TOKENS.echo },
-  });
+  const echo = await startEcho(`echo-${workers}w`, `127.0.0.1:${grpcPort}`);
   children.push(echo);
   // Every worker must route to the service before the load starts, or the first answers are 502s.
   const seen = new Map<string, number>();
