@@ -8,7 +8,7 @@
  */
 import { gatewayChatLoad } from '../lib/config.js';
 import { fixedRate, type LoadResult } from '../lib/load.js';
-import { startChild } from '../lib/procs.js';
+import { startChild, waitFor } from '../lib/procs.js';
 import { spread, type Spread } from '../lib/stats.js';
 import type { Systems } from '../lib/systems.js';
 
@@ -54,8 +54,13 @@ export async function runHostile(systems: Systems, options: HostileOptions): Pro
       const before = await attacker.ask<{ calls: number }>('stats');
       const started = performance.now();
       const attacked = await fixedRate(target, settings, options.rate);
-      const after = await attacker.ask<{ calls: number; codes: Record<string, number>; messageBytes: number }>('stats');
+      type Stats = { calls: number; codes: Record<string, number>; messageBytes: number };
+      let after = await attacker.ask<Stats>('stats');
       const attackerCallsPerSec = (after.calls - before.calls) / ((performance.now() - started) / 1000);
+      // A keyless message is answered once its sender has sent all of it, at the gateway-wide
+      // unauthenticated rate (2 MiB/s by default): about two seconds for 4 MiB. A run shorter than
+      // that (smoke mode) waits for the attacker's first answer, so the codes it reports are real.
+      await waitFor('the attacker\'s first answer', async () => (after = await attacker.ask<Stats>('stats')).calls > 0);
       rounds.push({ baseline, attacked, attackerCallsPerSec, attackerCodes: after.codes, attackerMessageBytes: after.messageBytes });
       options.log(`  hostile round ${round + 1}: chat p99 ${baseline.latencyMs.p99.toFixed(2)} ms → ${attacked.latencyMs.p99.toFixed(2)} ms under attack `
         + `(× ${(attacked.latencyMs.p99 / baseline.latencyMs.p99).toFixed(2)}); attacker ${attackerCallsPerSec.toFixed(0)} calls/s of ${after.messageBytes} bytes, answered ${JSON.stringify(after.codes)}`);
