@@ -16,20 +16,36 @@ describe.skipIf(!ready)('a model service written in Python with grpcio', () => {
     const gw = await startTestGateway(testConfigInput({ plugins: { enabled: ['sync-predict'] } }));
     const stubs = mkdtempSync(join(tmpdir(), 'gate-py-'));
     await generatePythonStubs(stubs);
-    const child = spawn(pythonPath(), [join(pythonScriptsDir, 'gate_service.py'), stubs, gw.grpcAddress, ECHO_TOKEN], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // PYTHONFAULTHANDLER: a service that never gets ready is stopped with SIGABRT, and Python then
+    // prints where each of its threads was, which the error below carries.
+    const child = spawn(pythonPath(), [join(pythonScriptsDir, 'gate_service.py'), stubs, gw.grpcAddress, ECHO_TOKEN], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, PYTHONFAULTHANDLER: '1' },
+    });
     let stderr = '';
     child.stderr.on('data', (c) => (stderr += c));
     const client = rawClient(gw.grpcAddress);
     try {
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`python service not ready: ${stderr}`)), 20_000);
+        // Ready in about half a second here; the bound is for a machine busy with the rest of the suite.
+        let gaveUp = false;
+        const timer = setTimeout(() => {
+          gaveUp = true;
+          child.kill('SIGABRT');
+        }, 40_000);
         child.stdout.on('data', (chunk: Buffer) => {
           if (chunk.toString().includes('READY echo')) {
             clearTimeout(timer);
             resolve();
           }
         });
-        child.on('exit', (code) => reject(new Error(`python service exited with ${code}: ${stderr}`)));
+        // 'close': after its stderr has been read to the end (the stacks come last).
+        child.on('close', (code, signal) => {
+          clearTimeout(timer);
+          reject(new Error(gaveUp
+            ? `python service not ready within 40 s; its stderr, with the stacks of its threads:\n${stderr.slice(-6000)}`
+            : `python service exited (${code ?? signal}): ${stderr}`));
+        });
       });
       const res = await processUnary(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, headers: { 'Z-requestId': 'py-1' }, predict: { data: json({ hello: 'python' }) } });
       expect(res.error).toBeUndefined();
@@ -51,5 +67,5 @@ describe.skipIf(!ready)('a model service written in Python with grpcio', () => {
       client.close();
       await gw.close();
     }
-  });
+  }, 60_000);
 });
