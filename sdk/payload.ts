@@ -90,4 +90,19 @@ export class Payload {
   json<T = unknown>(): T {
     return readJson<T>(this.proto, this.what);
   }
+
+  /**
+   * A Payload inside a value a handler returns is encoded as what it carries (its JSON value, or its
+   * text when that is not JSON; protobuf bytes in base64; empty as null), never as this wrapper.
+   */
+  toJSON(): unknown {
+    if (this.kind === 'protobuf') return this.bytes?.toString('base64');
+    const text = this.text;
+    if (text === undefined) return null;
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return text;
+    }
+  }
 }

@@ -22,7 +22,7 @@ export const echoHandlers: ModelHandlers = {
     if (methodName !== 'count_tokens') throw ServiceError.methodNotSupported(methodName);
     let request: unknown;
     try {
-      request = JSON.parse(params.request?.text ?? '');
+      request = JSON.parse(params.request ?? '');
     } catch {
       throw ServiceError.badRequest('count_tokens expects the request as JSON in the param "request"');
     }

@@ -20,9 +20,9 @@ export const upperHandlers: ModelHandlers = {
     if (stream === true) return (async function* () { for (const word of words(text)) yield { word: word.toUpperCase() }; })();
     return { upper: text.toUpperCase() };
   },
-  ext(methodName, params) {
-    if (methodName === 'info') return { name: 'upper', methods: ['info', 'count'], params: Object.fromEntries(Object.entries(params).map(([k, v]) => [k, v.text])) };
-    if (methodName === 'count') return { words: words(params.text?.text ?? '').length };
+  ext(methodName, params) {                          // params: each the caller's text, as sent
+    if (methodName === 'info') return { name: 'upper', methods: ['info', 'count'], params };
+    if (methodName === 'count') return { words: words(params.text ?? '').length };
     throw ServiceError.badRequest(`unknown ext method '${methodName}': try info or count`);
   },
 };

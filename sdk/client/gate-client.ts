@@ -138,9 +138,12 @@ export class GateClient {
     }
   }
 
-  /** An extended method call; a text parameter is sent as `{json: <text>}`, as the HTTP ext route does. */
-  async ext(methodName: string, params: Record<string, string | PayloadProto> = {}, options: CallOptions = {}): Promise<ExtendedResponseProto> {
-    const payloads = Object.fromEntries(Object.entries(params).map(([name, value]) => [name, typeof value === 'string' ? { json: value } : value]));
+  /**
+   * An extended method call. Parameters are text: each is sent as `{json: <text>}`, as the HTTP ext route
+   * does, and the service's handler gets the text back; the answer is the service's, as it sent it.
+   */
+  async ext(methodName: string, params: Record<string, string> = {}, options: CallOptions = {}): Promise<ExtendedResponseProto> {
+    const payloads = Object.fromEntries(Object.entries(params).map(([name, text]) => [name, { json: text }]));
     const response = await this.process({ ext: { methodName, params: payloads } }, options);
     if (!response.ext) throw new GateClientError('wrong-response', `Expected an ext answer, got ${response.body ?? 'nothing'}`, 502);
     return response.ext;

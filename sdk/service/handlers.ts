@@ -65,8 +65,11 @@ export interface ModelHandlers {
   predict?(request: PredictRequest, ctx: RequestContext): MaybePromise<PredictResult>;
   /** Messages of one requestId, as an async iterable that ends on `finish`. */
   partialPredict?(input: AsyncIterable<PartialPredictChunk>, ctx: RequestContext): MaybePromise<PredictResult>;
-  /** Each parameter is a payload (`ExtendedRequestProto.params`); one sent over HTTP holds its text as `json`. */
-  ext?(methodName: string, params: Record<string, Payload>, ctx: RequestContext): MaybePromise<ModelOutput>;
+  /**
+   * Each parameter is the caller's text, as sent (over HTTP `{"params": {"a": "1"}}`, over gRPC
+   * `params: {a: {json: "1"}}`); what it returns is what the caller gets back.
+   */
+  ext?(methodName: string, params: Record<string, string>, ctx: RequestContext): MaybePromise<ModelOutput>;
   /** Without a batch handler, batch items go through `predict` one by one. */
   batch?(items: BatchItem[], config: Payload | undefined, ctx: RequestContext): MaybePromise<BatchResult[]>;
   fit?(request: FitRequest, ctx: FitContext): MaybePromise<void>;

@@ -36,7 +36,7 @@ describe('SDK model service and client against the gateway', () => {
         if (data.n) return (async function* () { for (let i = 0; i < data.n!; i++) yield { i }; })();
         return { upper: String(data.text).toUpperCase(), config: req.config?.json() ?? null };
       },
-      ext: (method, params) => ({ method, params: Object.fromEntries(Object.entries(params).map(([k, p]) => [k, p.text])) }),
+      ext: (method, params) => ({ method, params }),
     });
     await service.ready();
     const c = client();

@@ -78,8 +78,8 @@ describe('GateClient.process', () => {
 
   it('ext returns the ext answer', async () => {
     const { client } = await setup({ process: (r) => ({ ext: { data: { json: JSON.stringify(r.ext) } } }) });
-    const response = await client.ext('sum', { a: '1', b: { json: '2', dataType: 'int' } });
-    expect(JSON.parse(response.data?.json ?? '')).toMatchObject({ methodName: 'sum', params: { a: { json: '1' }, b: { json: '2', dataType: 'int' } } });
+    const response = await client.ext('sum', { a: '1', b: '{"n":2}' });
+    expect(JSON.parse(response.data?.json ?? '')).toMatchObject({ methodName: 'sum', params: { a: { json: '1' }, b: { json: '{"n":2}' } } });
   });
 });
 

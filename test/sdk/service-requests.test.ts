@@ -285,17 +285,29 @@ describe('partialPredict, ext, batch, fit, status', () => {
     expect(answer.partialPredict).toMatchObject({ start: true, finish: true, data: { json: '"ab"' } });
   });
 
-  it('calls ext(methodName, params, ctx) with each parameter as a Payload', async () => {
+  it('calls ext(methodName, params, ctx) with each parameter as the text the caller sent', async () => {
     const stream = await serve({
       ext(methodName, params) {
+        if (methodName === 'echo') return params;
         if (methodName !== 'sum') throw ServiceError.methodNotSupported(methodName);
-        return params.a!.json<number>() + params.b!.json<number>();
+        return Number(params.a) + Number(params.b);
       },
     });
     stream.send({ requestId: 60, ext: { methodName: 'sum', params: { a: { json: '2' }, b: { json: '3', dataType: 'int' } } } });
     stream.send({ requestId: 61, ext: { methodName: 'nope' } });
+    stream.send({ requestId: 62, ext: { methodName: 'echo', params: { a: { json: '1' }, b: { json: 'not json' }, c: {} } } });
+    stream.send({ requestId: 63, ext: { methodName: 'echo', params: { a: { protobuf: Buffer.from([1]) } } } });
     expect((await stream.waitForAnswer(60)).ext?.data?.json).toBe('5');
     expect((await stream.waitForAnswer(61)).error?.code).toBe('platform-action.common.method-not-supported');
+    // The handler's answer is what it returned: the strings, not a wrapper of the SDK's.
+    expect(JSON.parse((await stream.waitForAnswer(62)).ext?.data?.json ?? '')).toEqual({ a: '1', b: 'not json', c: '' });
+    expect((await stream.waitForAnswer(63)).error).toMatchObject({ code: 'platform-action.common.bad-request', message: expect.stringContaining("'a'") });
+  });
+
+  it('encodes a Payload inside a returned value as what it carries, never as the wrapper', async () => {
+    const stream = await serve({ predict: (req) => ({ got: req.data, config: req.config ?? null }) });
+    stream.send({ requestId: 64, predict: { data: { json: '{"x":1}' } } });
+    expect(JSON.parse((await stream.waitForAnswer(64)).predict?.data?.json ?? '')).toEqual({ got: { x: 1 }, config: null });
   });
 
   it('answers a batch in one message, each item with its own requestId, result or error', async () => {
