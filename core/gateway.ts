@@ -95,7 +95,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   pipeline.addStorageMeter((accountId) => store.storedBytes(accountId));
   const { worker } = options;
   const gate = new Gate(directory, config.gate, logger, events, config.limits, worker ? workerCluster(worker) : undefined);
-  const clientCalls = new ClientCalls(pipeline, gate, logger, events, config.limits.jsonMaxDepth);
+  const clientCalls = new ClientCalls(pipeline, gate, logger, events, config.limits.jsonMaxDepth, config.limits.jsonMaxMembers);
   const speech = options.speech ?? createGrpcSpeechHandlers({ pipeline, bridge: new SpeechBridge(gate, options.speechLimits), logger });
   const app = createHttpApp(logger, events, config.server.accessLog);
   if (worker) {
@@ -113,7 +113,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   }
   const drain = new HttpDrain();
   app.use(drain.middleware);
-  const http = createHttpHelpers(config.server.bodyLimitBytes, events, config.limits.jsonMaxDepth);
+  const http = createHttpHelpers(config.server.bodyLimitBytes, events, config.limits.jsonMaxDepth, config.limits.jsonMaxMembers);
   const admission = createAdmission(pipeline, directory);
   let httpServer: Server | undefined;
   let grpcServer: RunningGrpcServer | undefined;
@@ -185,6 +185,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
           maxMessageBytes: config.server.grpcClientMaxMessageBytes,
           maxHeaders: config.server.grpcClientMaxHeaders,
           maxHeaderBytes: config.server.grpcClientMaxHeaderBytes,
+          maxExtParams: config.limits.extMaxParams,
+          maxExtParamBytes: config.limits.extMaxParamBytes,
         },
         registrationMaxMessageBytes: config.server.grpcRegistrationMaxMessageBytes,
         unauthenticatedBytesInFlight: config.server.unauthenticatedBytesInFlight,

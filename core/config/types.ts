@@ -164,6 +164,12 @@ export interface GatewayConfig {
     readonly defaultRequestsPerSecond: number;
     /** Deepest nesting accepted in caller JSON. */
     readonly jsonMaxDepth: number;
+    /** Most objects, arrays and object members in one caller JSON text. */
+    readonly jsonMaxMembers: number;
+    /** Most `params` entries of one ext call (HTTP and gRPC). */
+    readonly extMaxParams: number;
+    /** Most bytes of one ext call's `params` together (keys and values). */
+    readonly extMaxParamBytes: number;
     /** Bytes an account may keep stored (datasets, async task bodies and results). */
     readonly storageBytesPerAccount: number;
     /** Streaming calls an account may hold open at once on one gateway. */

@@ -9,10 +9,16 @@ export interface ClientMessageLimits {
   maxHeaders: number;
   /** Most bytes of `headers` entries together (keys, values and their framing). */
   maxHeaderBytes: number;
+  /** Most `ext.params` entries (`limits.extMaxParams`). */
+  maxExtParams: number;
+  /** Most bytes of `ext.params` entries together (keys, values and their framing; `limits.extMaxParamBytes`). */
+  maxExtParamBytes: number;
 }
 
 /** The fields of ClientRequestProto the preflight reads (proto/gate.proto). */
-const FIELD = { account: 1, model: 2, authToken: 3, headers: 1000 } as const;
+const FIELD = { account: 1, model: 2, authToken: 3, ext: 103, headers: 1000 } as const;
+/** ExtendedRequestProto's `params` map (proto/gate.proto). */
+const EXT_PARAMS_FIELD = 2;
 /** Longer account, model or authToken values are not decoded: no valid one is that long. */
 const MAX_ADDRESS_BYTES = 1024;
 /** Fields besides headers a well-formed message can carry: the 4 scalars, the body, some slack. */
@@ -22,7 +28,9 @@ const OTHER_FIELDS = 16;
  * A client message as the deserializer hands it over: the few fields admission needs, read by a scan
  * of the wire format that decodes nothing else, and the full decode for later. Decoding a message
  * with a huge `headers` map costs seconds of CPU, so the key, account and model are checked first
- * (pipeline.admit) and the rest is decoded only for an admitted caller (#15 "Broken").
+ * (pipeline.admit) and the rest is decoded only for an admitted caller (#15 "Broken"). The same scan
+ * counts `ext.params`, which an admitted caller could otherwise make the gateway decode and re-encode
+ * by the hundred thousand (#25 N1).
  */
 export class ClientMessage {
   readonly account: string;
@@ -102,6 +110,9 @@ export function preflight(bytes: Buffer, limits: ClientMessageLimits): { account
           headerCount++;
           headerBytes += pos - fieldStart;
           if (headerCount > limits.maxHeaders || headerBytes > limits.maxHeaderBytes) return tooManyHeaders(limits, headerCount, headerBytes);
+        } else if (field === FIELD.ext) {
+          const refused = checkExtParams(bytes, start, pos, limits);
+          if (refused) return { refused };
         } else if (field === FIELD.account || field === FIELD.model || field === FIELD.authToken) {
           // An over-long value is kept as a marker that cannot match (admission refuses it) without decoding it.
           const text = length.value > MAX_ADDRESS_BYTES ? '\u0000too-long' : bytes.toString('utf8', start, pos);
@@ -117,6 +128,36 @@ export function preflight(bytes: Buffer, limits: ClientMessageLimits): { account
   }
   if (pos > bytes.length) return malformed('a field runs past the end of the message');
   return out;
+}
+
+/**
+ * Counts the `params` entries of the ExtendedRequestProto in `bytes[start, end)` and their bytes, each
+ * entry skipped by its length (nothing decoded); the refusal when either is over its limit. A
+ * malformed ext is left for the decode to name.
+ */
+function checkExtParams(bytes: Buffer, start: number, end: number, limits: ClientMessageLimits): GatewayError | undefined {
+  let count = 0;
+  let paramBytes = 0;
+  let pos = start;
+  while (pos < end) {
+    const entryStart = pos;
+    const tag = readVarint(bytes, pos);
+    if (!tag || tag.value % 8 !== 2) return undefined;
+    const length = readVarint(bytes, tag.next);
+    if (!length || length.next + length.value > end) return undefined;
+    pos = length.next + length.value;
+    if (Math.floor(tag.value / 8) !== EXT_PARAMS_FIELD) continue;
+    count++;
+    paramBytes += pos - entryStart;
+    if (count > limits.maxExtParams) return extParamsTooLarge(limits, `more than ${limits.maxExtParams} entries`);
+    if (paramBytes > limits.maxExtParamBytes) return extParamsTooLarge(limits, `more than ${limits.maxExtParamBytes} bytes`);
+  }
+  return undefined;
+}
+
+/** 413 EXT_PARAMS_TOO_LARGE naming both limits and what was over. */
+export function extParamsTooLarge(limits: { maxExtParams: number; maxExtParamBytes: number }, reason: string): GatewayError {
+  return gatewayError('EXT_PARAMS_TOO_LARGE', { param: 'params', args: { maxParams: limits.maxExtParams, maxParamBytes: limits.maxExtParamBytes, reason } });
 }
 
 function tooManyHeaders(limits: ClientMessageLimits, count: number, bytes?: number) {

@@ -10,16 +10,19 @@ import { passTraceContext } from '../observe/trace-context.js';
 import type { StringMap } from '../../proto/src/index.js';
 import type { ServiceCall } from '../gate/service-call.js';
 import { httpCallerHeaders, serviceHeaders } from '../gate/service-headers.js';
-import { DEFAULT_JSON_MAX_DEPTH, parseJson } from '../validation/json.js';
+import { DEFAULT_JSON_MAX_DEPTH, DEFAULT_JSON_MAX_MEMBERS, parseJson } from '../validation/json.js';
 
 /** Request-body and header helpers every HTTP plugin uses, bound to the configured body limit. */
 export interface HttpHelpers {
   /** The body exactly as sent, up to `limit` bytes (413 REQUEST_TOO_LARGE beyond). */
   readRawBody(ctx: Context, limit?: number): Promise<Buffer>;
-  /** The body parsed as JSON (400 MALFORMED_JSON when it is not; see core/validation/json.ts for the other 400s). */
-  readJson(ctx: Context, limit?: number): Promise<unknown>;
+  /**
+   * The body parsed as JSON (400 MALFORMED_JSON when it is not; see core/validation/json.ts for the
+   * other refusals); `maxMembers` narrows `limits.jsonMaxMembers` for a body whose shape bounds it.
+   */
+  readJson(ctx: Context, limit?: number, maxMembers?: number): Promise<unknown>;
   /** The body parsed as JSON together with its text, for plugins that pass parts of it on as they came. */
-  readJsonText(ctx: Context, limit?: number): Promise<{ text: string; value: unknown }>;
+  readJsonText(ctx: Context, limit?: number, maxMembers?: number): Promise<{ text: string; value: unknown }>;
   /**
    * JSON text parsed with the gateway's rules (core/validation/json.ts); `part` (data, config, body)
    * is named in the 400; leave it out for a whole body read as JSON.
@@ -54,7 +57,12 @@ function onResponseClose(this: ResponseWithCall): void {
   if (!this.writableFinished) this[CALL]?.cancel(gatewayError('REQUEST_CANCELED'));
 }
 
-export function createHttpHelpers(bodyLimitBytes: number, events: GatewayEvents = new GatewayEvents(), jsonMaxDepth = DEFAULT_JSON_MAX_DEPTH): HttpHelpers {
+export function createHttpHelpers(
+  bodyLimitBytes: number,
+  events: GatewayEvents = new GatewayEvents(),
+  jsonMaxDepth = DEFAULT_JSON_MAX_DEPTH,
+  jsonMaxMembers = DEFAULT_JSON_MAX_MEMBERS,
+): HttpHelpers {
   const readRawBody = async (ctx: Context, limit = bodyLimitBytes): Promise<Buffer> => {
     try {
       const body = await getRawBody(ctx.req, { limit, length: ctx.request.headers['content-length'] });
@@ -67,18 +75,18 @@ export function createHttpHelpers(bodyLimitBytes: number, events: GatewayEvents 
       throw gatewayError('VALIDATION_FAILED', { args: { reason: `request body could not be read: ${e.message ?? 'aborted'}` } });
     }
   };
-  const readJsonText = async (ctx: Context, limit?: number): Promise<{ text: string; value: unknown }> => {
+  const readJsonText = async (ctx: Context, limit?: number, maxMembers = jsonMaxMembers): Promise<{ text: string; value: unknown }> => {
     const raw = await readRawBody(ctx, limit);
     if (raw.length === 0) throw gatewayError('MALFORMED_JSON', { args: { reason: 'the body is empty' } });
     const text = raw.toString('utf8');
-    return { text, value: parseJson(text, undefined, jsonMaxDepth) };
+    return { text, value: parseJson(text, undefined, jsonMaxDepth, Math.min(maxMembers, jsonMaxMembers)) };
   };
   return {
     readRawBody,
     readJsonText,
-    parseJson: (text, part) => parseJson(text, part, jsonMaxDepth),
-    async readJson(ctx, limit) {
-      return (await readJsonText(ctx, limit)).value;
+    parseJson: (text, part) => parseJson(text, part, jsonMaxDepth, jsonMaxMembers),
+    async readJson(ctx, limit, maxMembers) {
+      return (await readJsonText(ctx, limit, maxMembers)).value;
     },
     serviceHeaders(ctx, caller) {
       const headers = serviceHeaders(

@@ -15,6 +15,7 @@ export type { GateRequest, LocalInstanceHandle, OpenOptions } from '../gate/gate
 export type { LocalInstanceOptions, LocalReply, LocalWorker } from '../gate/local-instance.js';
 export type { InstanceLoad } from '../gate/instance.js';
 export { fromServiceError, isRelayedUpstreamHeader } from '../gate/api-error.js';
+export { extParamsTooLarge } from '../gate/client-message.js';
 export { servedByHeader, type ServedBy, type ServiceAnswer, type ServiceCall } from '../gate/service-call.js';
 export type { FallbackTarget } from '../gate/failover.js';
 export { serviceHeaders, isGatewayHeader, type ServiceIdentity } from '../gate/service-headers.js';

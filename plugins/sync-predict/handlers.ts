@@ -4,7 +4,6 @@ import {
   collectAnswer,
   callerOf,
   serviceOf,
-  compileRequestSchema,
   gatewayError,
   readPredict2RequestData,
   readPredictQuery,
@@ -17,18 +16,8 @@ import {
   type ServiceEntry,
   utf8Text,
 } from '../../core/plugins/index.js';
-import extSchema from '../../schemas/sync-predict/ext.schema.json' with { type: 'json' };
 import { writeAnswer } from './answer.js';
-
-interface ExtRequestData {
-  methodName: string;
-  params: Record<string, string>;
-}
-
-/** Over HTTP an ext parameter is text; the service gets it as `PayloadProto{json: <text>}`, as the public SDKs read it. */
-export function extParams(params: Record<string, string>): Record<string, PayloadProto> {
-  return Object.fromEntries(Object.entries(params).map(([name, text]) => [name, { json: text }]));
-}
+import { createExtReader, extParams } from './ext-request.js';
 
 export type Handler = (ctx: Context) => Promise<void>;
 
@@ -40,7 +29,8 @@ export type Handler = (ctx: Context) => Promise<void>;
 export function createHandlers(plugin: PluginContext): Record<'predict' | 'predictWithConfig' | 'predictWithConfigV2' | 'ext', Handler> {
   const { pipeline, gate, http, dataTypes } = plugin;
   const maxAnswerBytes = plugin.config.gate.maxAnswerBytes;
-  const readExt = compileRequestSchema<ExtRequestData>(extSchema);
+  const { extMaxParams, extMaxParamBytes } = plugin.config.limits;
+  const readExt = createExtReader(http, { maxExtParams: extMaxParams, maxExtParamBytes: extMaxParamBytes });
 
   const admitted = (ctx: Context) => ({ caller: callerOf(ctx), service: serviceOf(ctx) });
 
@@ -100,7 +90,7 @@ export function createHandlers(plugin: PluginContext): Record<'predict' | 'predi
     /** `ext`: a call of the service's extended method. */
     async ext(ctx) {
       const { caller, service } = admitted(ctx);
-      const body = readExt(await http.readJson(ctx));
+      const body = await readExt(ctx);
       await dispatch(ctx, caller, service, { ext: { methodName: body.methodName, params: extParams(body.params) } });
     },
   };

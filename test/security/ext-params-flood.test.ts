@@ -1,0 +1,143 @@
+import type { ClientHttp2Session } from 'node:http2';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ClientResponseProto, GateToServiceProto } from '../../proto/src/index.js';
+import { gateServiceDefinition } from '../../proto/src/index.js';
+import {
+  ECHO_TOKEN,
+  OTHER_ACCOUNT_KEY,
+  TEST_KEY,
+  eventually,
+  startTestGateway,
+  testConfigInput,
+  type TestGateway,
+} from '../support/gateway.js';
+import { wireCall, wireSession } from '../support/grpc-wire.js';
+import { RawServiceStream, json, rawClient, type RawClient } from '../support/raw-gate-client.js';
+import { slowestWhile as slowestWhileOf } from '../support/victim-latency.js';
+
+const definition = gateServiceDefinition();
+const PROCESS = definition.process!.path;
+const serialize = (m: object) => definition.process!.requestSerialize(m) as Buffer;
+const inBand = (bytes: Buffer) => definition.process!.responseDeserialize(bytes) as ClientResponseProto;
+
+/** `count` ext params named k0, k1, … with `value` each. */
+const manyParams = (count: number, value: string) => {
+  const params: Record<string, string> = {};
+  for (let i = 0; i < count; i++) params[`k${i}`] = value;
+  return params;
+};
+
+/**
+ * #25 N1: one `ext` call stalled every account. The params map was decoded and re-encoded on the event
+ * loop with no bound on its entries: one 3.8 MB gRPC `process` call with 300,000 params entries gave
+ * other accounts a p99 of 3.0-5.3 s; one 15 MB HTTP `…/ext` body with 1,000,000 entries blocked the
+ * gateway most of 9 s and took RSS from 270 to 986 MB. Each attack is compared with a call of the same
+ * size that has one entry (what the bytes alone cost), measured in the same test: another account's
+ * slowest answer while the attack is in flight stays within a small multiple of that baseline.
+ */
+describe('ext params bounds against a flood of entries (#25 N1)', () => {
+  let gw: TestGateway;
+  let client: RawClient;
+  let service: RawServiceStream;
+  let wire: ClientHttp2Session;
+
+  // The attackers' messages, built before the gateway starts: building them takes seconds of this
+  // process, which the in-process gateway would count as its own stall.
+  const http = { attack: '', sameBytes: '' };
+  const grpc: { attack: Buffer; sameBytes: Buffer } = { attack: Buffer.alloc(0), sameBytes: Buffer.alloc(0) };
+  const head = { account: 'demo', model: 'echo', authToken: TEST_KEY };
+
+  beforeAll(async () => {
+    http.attack = JSON.stringify({ methodName: 'ping', params: manyParams(1_000_000, 'vv') });
+    http.sameBytes = JSON.stringify({ methodName: 'ping', params: { k: 'v'.repeat(http.attack.length - 40) } });
+    grpc.attack = serialize({
+      ...head,
+      ext: {
+        methodName: 'ping',
+        params: Object.fromEntries(Array.from({ length: 300_000 }, (_, i) => [`p${i.toString(36).padStart(5, '0')}`, {}])),
+      },
+    });
+    grpc.sameBytes = serialize({ ...head, ext: { methodName: 'ping', params: { k: { json: 'v'.repeat(grpc.attack.length - 100) } } } });
+    gw = await startTestGateway(testConfigInput({ plugins: { enabled: ['sync-predict'] } }));
+    client = rawClient(gw.grpcAddress);
+    service = new RawServiceStream(client);
+    service.startServing(ECHO_TOKEN, 'echo');
+    service.call.on('data', (m: GateToServiceProto) => {
+      if (m.body === 'predict') service.send({ requestId: m.requestId, predict: { data: json({ ok: true }) } });
+      else if (m.body === 'ext')
+        service.send({ requestId: m.requestId, ext: { data: json({ params: Object.keys(m.ext?.params ?? {}).length }) } });
+      else return;
+      service.received.length = 0; // keeps no queue of the calls
+    });
+    await service.next((m) => m.body === 'serviceInfo');
+    wire = wireSession(gw.grpcAddress);
+    await eventually(async () => (await victimCall()).status === 200, 5000, 'demo/echo answering');
+  });
+
+  afterAll(async () => {
+    wire?.close();
+    service?.close();
+    client?.close();
+    await gw?.close();
+  });
+
+  const victimCall = async () => {
+    const res = await fetch(`${gw.httpUrl}/api/platformgate/account/demo/model/echo/predict-with-config`, {
+      method: 'POST',
+      headers: { 'PLATFORM-API-KEY': OTHER_ACCOUNT_KEY, 'Content-Type': 'application/json' },
+      body: '{"data":{"x":1}}',
+    });
+    return { status: res.status, text: await res.text() };
+  };
+
+  /** One request of the other account (`other`) to the public demo/echo, over HTTP: its time in ms. */
+  const victim = async () => {
+    const started = performance.now();
+    const { status, text } = await victimCall();
+    expect(status, text).toBe(200);
+    return performance.now() - started;
+  };
+
+  const slowestWhile = <T>(attack: () => Promise<T>) => slowestWhileOf(victim, attack);
+
+  const httpExt = async (body: string) => {
+    const res = await fetch(`${gw.httpUrl}/api/platformgate/account/demo/model/echo/ext`, {
+      method: 'POST',
+      headers: { 'PLATFORM-API-KEY': TEST_KEY, 'Content-Type': 'application/json' },
+      body,
+    });
+    return { status: res.status, body: (await res.json()) as { error?: { code?: string } } };
+  };
+
+  it('HTTP: 1,000,000 entries in 15 MB are refused before the body is parsed (413 EXT_PARAMS_TOO_LARGE)', async () => {
+    expect(http.attack.length).toBeGreaterThan(14_000_000);
+    const baseline = await slowestWhile(() => httpExt(http.sameBytes));
+    const attacked = await slowestWhile(() => httpExt(http.attack));
+    expect(attacked.result.status).toBe(413);
+    expect(attacked.result.body.error?.code).toBe('EXT_PARAMS_TOO_LARGE');
+    console.log(
+      `HTTP ext flood: victim slowest ${attacked.slowestMs.toFixed(0)} ms vs ${baseline.slowestMs.toFixed(0)} ms for the same bytes in one entry; RSS +${attacked.rssMiB.toFixed(0)} MiB vs +${baseline.rssMiB.toFixed(0)} MiB`,
+    );
+    expect(attacked.slowestMs).toBeLessThan(4 * baseline.slowestMs);
+    // The largest call the limits allow is served; one entry more is not.
+    const allowed = await httpExt(JSON.stringify({ methodName: 'ping', params: manyParams(1024, 'v') }));
+    expect(allowed).toEqual({ status: 200, body: { params: 1024 } });
+    expect((await httpExt(JSON.stringify({ methodName: 'ping', params: manyParams(1025, 'v') }))).body.error?.code).toBe(
+      'EXT_PARAMS_TOO_LARGE',
+    );
+  }, 120_000);
+
+  it('gRPC: 300,000 entries in 3.8 MB are refused before the message is decoded (in-band 413 EXT_PARAMS_TOO_LARGE)', async () => {
+    expect(grpc.attack.length).toBeGreaterThan(3_500_000);
+    const baseline = await slowestWhile(() => wireCall(wire, PROCESS, grpc.sameBytes));
+    expect(baseline.result.messages.length, `${baseline.result.status} ${baseline.result.details}`).toBe(1);
+    expect(JSON.parse(inBand(baseline.result.messages[0]!).ext!.data!.json!)).toEqual({ params: 1 });
+    const attacked = await slowestWhile(() => wireCall(wire, PROCESS, grpc.attack));
+    const error = inBand(attacked.result.messages[0]!).error;
+    expect(error).toMatchObject({ code: 'EXT_PARAMS_TOO_LARGE', statusCode: 413 });
+    console.log(
+      `gRPC ext flood: victim slowest ${attacked.slowestMs.toFixed(0)} ms vs ${baseline.slowestMs.toFixed(0)} ms for the same bytes in one entry`,
+    );
+    expect(attacked.slowestMs).toBeLessThan(4 * baseline.slowestMs);
+  }, 120_000);
+}, 60_000);
