@@ -95,7 +95,9 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   pipeline.addStorageMeter((accountId) => store.storedBytes(accountId));
   const { worker } = options;
   const gate = new Gate(directory, config.gate, logger, events, config.limits, worker ? workerCluster(worker) : undefined);
-  const clientCalls = new ClientCalls(pipeline, gate, logger, events, config.limits.jsonMaxDepth, config.limits.jsonMaxMembers);
+  // How many values one caller JSON text may hold (core/validation/json.ts).
+  const jsonSize = { maxMembers: config.limits.jsonMaxMembers, maxArrayItems: config.limits.jsonMaxArrayItems };
+  const clientCalls = new ClientCalls(pipeline, gate, logger, events, config.limits.jsonMaxDepth, jsonSize);
   const speech = options.speech ?? createGrpcSpeechHandlers({ pipeline, bridge: new SpeechBridge(gate, options.speechLimits), logger });
   const app = createHttpApp(logger, events, config.server.accessLog);
   if (worker) {
@@ -113,7 +115,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   }
   const drain = new HttpDrain();
   app.use(drain.middleware);
-  const http = createHttpHelpers(config.server.bodyLimitBytes, events, config.limits.jsonMaxDepth, config.limits.jsonMaxMembers);
+  const http = createHttpHelpers(config.server.bodyLimitBytes, events, config.limits.jsonMaxDepth, jsonSize);
   const admission = createAdmission(pipeline, directory);
   let httpServer: Server | undefined;
   let grpcServer: RunningGrpcServer | undefined;

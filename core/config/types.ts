@@ -166,6 +166,8 @@ export interface GatewayConfig {
     readonly jsonMaxDepth: number;
     /** Most objects, arrays and object members in one caller JSON text. */
     readonly jsonMaxMembers: number;
+    /** Most array items (all arrays together) in one caller JSON text. */
+    readonly jsonMaxArrayItems: number;
     /** Most `params` entries of one ext call (HTTP and gRPC). */
     readonly extMaxParams: number;
     /** Most bytes of one ext call's `params` together (keys and values). */

@@ -9,7 +9,7 @@ import { isLimitRejection } from '../observe/rejections.js';
 import { linkHeadersToRecord, RequestRecord } from '../observe/request-record.js';
 import type { CallTrace, CallTracer } from '../observe/request-trace.js';
 import type { Pipeline } from '../pipeline.js';
-import { DEFAULT_JSON_MAX_DEPTH, DEFAULT_JSON_MAX_MEMBERS, parseJson } from '../validation/json.js';
+import { DEFAULT_JSON_MAX_DEPTH, DEFAULT_JSON_SIZE_LIMITS, parseJson, type JsonSizeLimits } from '../validation/json.js';
 import { toApiErrorProto } from './api-error.js';
 import type { ClientMessage } from './client-message.js';
 import { serviceHeaders } from './service-headers.js';
@@ -36,7 +36,7 @@ export class ClientCalls {
   readonly #gate: Gate;
   readonly #log: Logger;
   readonly #jsonMaxDepth: number;
-  readonly #jsonMaxMembers: number;
+  readonly #jsonSize: JsonSizeLimits;
   readonly #events: GatewayEvents;
   #tracer: CallTracer | undefined = undefined;
 
@@ -46,13 +46,13 @@ export class ClientCalls {
     log: Logger,
     events: GatewayEvents = new GatewayEvents(),
     jsonMaxDepth = DEFAULT_JSON_MAX_DEPTH,
-    jsonMaxMembers = DEFAULT_JSON_MAX_MEMBERS,
+    jsonSize: JsonSizeLimits = DEFAULT_JSON_SIZE_LIMITS,
   ) {
     this.#pipeline = pipeline;
     this.#gate = gate;
     this.#events = events;
     this.#jsonMaxDepth = jsonMaxDepth;
-    this.#jsonMaxMembers = jsonMaxMembers;
+    this.#jsonSize = jsonSize;
     this.#log = log.child({ component: 'grpc-client' });
   }
 
@@ -263,7 +263,7 @@ export class ClientCalls {
   #validate(service: ServiceEntry, config: PayloadProto | undefined, record: RequestRecord): void {
     record.trace?.enter('validation');
     if (!config?.json) return;
-    this.#pipeline.validateConfig(service, parseJson(config.json, 'config', this.#jsonMaxDepth, this.#jsonMaxMembers));
+    this.#pipeline.validateConfig(service, parseJson(config.json, 'config', this.#jsonMaxDepth, this.#jsonSize));
   }
 
   #openOptions(request: ClientRequestProto, caller: Caller, signal: AbortSignal, record: RequestRecord) {

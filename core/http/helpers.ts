@@ -10,7 +10,7 @@ import { passTraceContext } from '../observe/trace-context.js';
 import type { StringMap } from '../../proto/src/index.js';
 import type { ServiceCall } from '../gate/service-call.js';
 import { httpCallerHeaders, serviceHeaders } from '../gate/service-headers.js';
-import { DEFAULT_JSON_MAX_DEPTH, DEFAULT_JSON_MAX_MEMBERS, parseJson } from '../validation/json.js';
+import { DEFAULT_JSON_MAX_DEPTH, DEFAULT_JSON_SIZE_LIMITS, parseJson, type JsonSizeLimits } from '../validation/json.js';
 
 /** Request-body and header helpers every HTTP plugin uses, bound to the configured body limit. */
 export interface HttpHelpers {
@@ -61,7 +61,7 @@ export function createHttpHelpers(
   bodyLimitBytes: number,
   events: GatewayEvents = new GatewayEvents(),
   jsonMaxDepth = DEFAULT_JSON_MAX_DEPTH,
-  jsonMaxMembers = DEFAULT_JSON_MAX_MEMBERS,
+  jsonSize: JsonSizeLimits = DEFAULT_JSON_SIZE_LIMITS,
 ): HttpHelpers {
   const readRawBody = async (ctx: Context, limit = bodyLimitBytes): Promise<Buffer> => {
     try {
@@ -75,16 +75,16 @@ export function createHttpHelpers(
       throw gatewayError('VALIDATION_FAILED', { args: { reason: `request body could not be read: ${e.message ?? 'aborted'}` } });
     }
   };
-  const readJsonText = async (ctx: Context, limit?: number, maxMembers = jsonMaxMembers): Promise<{ text: string; value: unknown }> => {
+  const readJsonText = async (ctx: Context, limit?: number, maxMembers = jsonSize.maxMembers): Promise<{ text: string; value: unknown }> => {
     const raw = await readRawBody(ctx, limit);
     if (raw.length === 0) throw gatewayError('MALFORMED_JSON', { args: { reason: 'the body is empty' } });
     const text = raw.toString('utf8');
-    return { text, value: parseJson(text, undefined, jsonMaxDepth, Math.min(maxMembers, jsonMaxMembers)) };
+    return { text, value: parseJson(text, undefined, jsonMaxDepth, { ...jsonSize, maxMembers: Math.min(maxMembers, jsonSize.maxMembers) }) };
   };
   return {
     readRawBody,
     readJsonText,
-    parseJson: (text, part) => parseJson(text, part, jsonMaxDepth, jsonMaxMembers),
+    parseJson: (text, part) => parseJson(text, part, jsonMaxDepth, jsonSize),
     async readJson(ctx, limit, maxMembers) {
       return (await readJsonText(ctx, limit, maxMembers)).value;
     },

@@ -5,10 +5,12 @@
  *
  * - nesting deeper than `maxDepth` (400 JSON_TOO_DEEP): found by a scan of the text before any
  *   object is built, so a 100,000-deep body costs a linear scan, not a stack overflow (500) later;
- * - more than `maxMembers` objects, arrays and object members together (413 JSON_TOO_MANY_MEMBERS),
- *   counted by the same scan: building objects is what costs (JSON.parse of one 14 MB object with
- *   1,000,000 keys held the event loop 4.4 s on a busy 2-core machine; 1,000,000 numbers in an array
- *   took 60 ms), so their number is bounded, not only the body's bytes (issue 25, N1);
+ * - more than `maxMembers` objects, arrays and object members together, or more than `maxArrayItems`
+ *   array items (413 JSON_TOO_MANY_MEMBERS), counted by the same scan: building values is what costs
+ *   (JSON.parse of one 14 MB object with 1,000,000 keys held the event loop 4.4 s on a busy 2-core
+ *   machine; 1,000,000 numbers in an array took 60 ms, but 15,000,000 of them in a 30 MB body stalled
+ *   the gateway long enough to drop a service), so their number is bounded, not only the body's bytes
+ *   (issue 25, N1). Objects cost far more than scalars, hence two bounds;
  * - the keys `__proto__`, `constructor` and `prototype`, in any spelling (escapes included): 400
  *   JSON_KEY_FORBIDDEN naming the field. `{"__proto__": {"seed": 5}}` is an own property to
  *   JSON.parse but becomes the prototype in any `Object.assign`, so a check can see a `seed` that
@@ -26,8 +28,16 @@ import { gatewayError } from '../errors.js';
 
 /** The nesting limit when the config does not set one (`limits.jsonMaxDepth`). */
 export const DEFAULT_JSON_MAX_DEPTH = 128;
-/** The bound on objects, arrays and object members when the config does not set one (`limits.jsonMaxMembers`). */
-export const DEFAULT_JSON_MAX_MEMBERS = 100_000;
+/** How many values one JSON text may hold (`limits.jsonMaxMembers`, `limits.jsonMaxArrayItems`). */
+export interface JsonSizeLimits {
+  /** Objects, arrays and object members together. */
+  maxMembers: number;
+  /** Items of all arrays together. */
+  maxArrayItems: number;
+}
+
+/** The bounds when the config does not set them. */
+export const DEFAULT_JSON_SIZE_LIMITS: JsonSizeLimits = { maxMembers: 100_000, maxArrayItems: 1_000_000 };
 
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 /** Shortest and longest text of a forbidden key in quotes, escapes included (`\u005f` is 6 characters). */
@@ -38,7 +48,7 @@ const SAFE_DIGITS = 15;
 
 type Problem =
   | { kind: 'depth' }
-  | { kind: 'members' }
+  | { kind: 'members'; limit: number; what: string }
   | { kind: 'key'; key: string }
   | { kind: 'number'; text: string };
 
@@ -47,11 +57,11 @@ type Problem =
  * a whole body. Throws 400 MALFORMED_JSON, JSON_TOO_DEEP, JSON_KEY_FORBIDDEN or JSON_NUMBER_INEXACT,
  * or 413 JSON_TOO_MANY_MEMBERS.
  */
-export function parseJson(text: string, part?: string, maxDepth = DEFAULT_JSON_MAX_DEPTH, maxMembers = DEFAULT_JSON_MAX_MEMBERS): unknown {
+export function parseJson(text: string, part?: string, maxDepth = DEFAULT_JSON_MAX_DEPTH, size: JsonSizeLimits = DEFAULT_JSON_SIZE_LIMITS): unknown {
   const param = part ?? 'body';
-  const problem = scan(text, maxDepth, maxMembers);
+  const problem = scan(text, maxDepth, size);
   if (problem?.kind === 'depth') throw gatewayError('JSON_TOO_DEEP', { param: part ?? null, args: { param, limit: maxDepth } });
-  if (problem?.kind === 'members') throw gatewayError('JSON_TOO_MANY_MEMBERS', { param: part ?? null, args: { param, limit: maxMembers } });
+  if (problem?.kind === 'members') throw gatewayError('JSON_TOO_MANY_MEMBERS', { param: part ?? null, args: { param, limit: problem.limit, what: problem.what } });
   let value: unknown;
   try {
     value = JSON.parse(text) as unknown;
@@ -71,9 +81,13 @@ export function parseJson(text: string, part?: string, maxDepth = DEFAULT_JSON_M
 }
 
 /** The first problem in the text, or undefined. Invalid JSON scans without complaint: JSON.parse reports it. */
-function scan(text: string, maxDepth: number, maxMembers: number): Problem | undefined {
+function scan(text: string, maxDepth: number, size: JsonSizeLimits): Problem | undefined {
   let depth = 0;
   let members = 0;
+  let arrayItems = 0;
+  // Which open containers are arrays, by depth: a comma directly inside one separates its items.
+  const inArray = new Uint8Array(maxDepth + 2);
+  const tooMany = (limit: number, what: string): Problem => ({ kind: 'members', limit, what });
   let found: Problem | undefined;
   const n = text.length;
   for (let i = 0; i < n; i++) {
@@ -88,10 +102,13 @@ function scan(text: string, maxDepth: number, maxMembers: number): Problem | und
       i = end;
     } else if (c === 0x7b || c === 0x5b) {
       if (++depth > maxDepth) return { kind: 'depth' };
-      if (++members > maxMembers) return { kind: 'members' };
+      inArray[depth] = c === 0x5b ? 1 : 0;
+      if (++members > size.maxMembers) return tooMany(size.maxMembers, 'JSON objects, arrays and object members');
     } else if (c === 0x3a) {
       // Outside strings a colon ends an object member's key.
-      if (++members > maxMembers) return { kind: 'members' };
+      if (++members > size.maxMembers) return tooMany(size.maxMembers, 'JSON objects, arrays and object members');
+    } else if (c === 0x2c) {
+      if (inArray[depth] === 1 && ++arrayItems >= size.maxArrayItems) return tooMany(size.maxArrayItems, 'array items');
     } else if (c === 0x7d || c === 0x5d) {
       depth--;
     } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {

@@ -18,9 +18,10 @@ const repeated = (item: string, bytes: number) =>
 /**
  * #25 N1, the sweep: every map and repeated field a caller controls over HTTP is parsed by the one
  * JSON reader (core/validation/json.ts), which counts objects, arrays and object members before
- * JSON.parse builds any and refuses more than `limits.jsonMaxMembers` (100,000) with 413
- * JSON_TOO_MANY_MEMBERS. The attacker, an authenticated key of `demo`, sends one body near the 32 MiB
- * limit made of ~1,000,000 small objects in the field under test (before the bound: seconds of
+ * JSON.parse builds any and refuses more than `limits.jsonMaxMembers` (100,000) of them, or more than
+ * `limits.jsonMaxArrayItems` (1,000,000) array items, with 413 JSON_TOO_MANY_MEMBERS. The attacker, an
+ * authenticated key of `demo`, sends one body near the 32 MiB limit made of small items in the field
+ * under test: ~1,000,000 objects, or 10-15 million strings or numbers (before the bound: seconds of
  * JSON.parse and validation on the event loop for each; with the bound lifted, each of the four
  * stalled the gateway long enough that the echo service was dropped). Another account's chat call while it runs is
  * compared with the same measure while a harmless body of the same size (one long string) is refused
@@ -46,6 +47,8 @@ describe('caller-controlled collections are bounded before they are built (#25 N
       body: (items: string) => `{"model":"demo/echo","messages":[{"role":"user","content":"hi"}],"tools":${items}}`,
       item: '{"type":"function","function":{"name":"f"}}',
     },
+    'embeddings numbers': { path: 'embeddings', body: (items: string) => `{"model":"demo/echo","input":${items}}`, item: '1' },
+    'embeddings strings': { path: 'embeddings', body: (items: string) => `{"model":"demo/echo","input":${items}}`, item: '"a"' },
     'chat messages': {
       path: 'chat/completions',
       body: (items: string) => `{"model":"demo/echo","messages":${items}}`,
@@ -89,7 +92,7 @@ describe('caller-controlled collections are bounded before they are built (#25 N
   };
 
   it.each(Object.keys(shapes))(
-    '%s: about 1,000,000 objects in 30 MB are a 413 JSON_TOO_MANY_MEMBERS, and other accounts are served',
+    '%s: 30 MB of small items is a 413 JSON_TOO_MANY_MEMBERS before it is parsed, and other accounts are served',
     async (name) => {
       const shape = shapes[name as keyof typeof shapes];
       const { attack, sameBytes } = bodies.get(name)!;
