@@ -8,6 +8,8 @@ import { echoChat } from '../../examples/echo-service/echo.js';
 import type { LoadTarget } from './load.js';
 
 export const BENCH_KEY = 'bench-api-key-0123456789';
+/** The authenticated attacker's key (account `mallory`) in the hostile scenario: another account than the one measured. */
+export const ATTACKER_KEY = 'bench-attacker-key-0123456';
 export const TOKENS = {
   echo: 'bench-echo-token-000001',
   slow: 'bench-slow-token-000001',
@@ -57,10 +59,16 @@ export function benchConfigInput(upstreamUrl?: string): Record<string, unknown> 
   return {
     server: { host: '127.0.0.1', httpPort: 0, grpcPort: 0 },
     // No per-account rate limit in the way of a load test: the limiter still runs on every request.
-    accounts: [{ id: 1, name: 'bench', requestsPerSecond: 1_000_000_000 }],
+    accounts: [
+      { id: 1, name: 'bench', requestsPerSecond: 1_000_000_000 },
+      { id: 2, name: 'mallory', requestsPerSecond: 1_000_000_000 },
+    ],
     // Nor the per-account stream quota (default 32): the streaming scenario holds many gRPC streams.
     limits: { concurrentStreamsPerAccount: 1_000_000 },
-    apiKeys: [{ name: 'bench-key', account: 'bench', key: BENCH_KEY, permissions: ['MODEL_REQUESTS', 'READ_DATA'] }],
+    apiKeys: [
+      { name: 'bench-key', account: 'bench', key: BENCH_KEY, permissions: ['MODEL_REQUESTS', 'READ_DATA'] },
+      { name: 'attacker-key', account: 'mallory', key: ATTACKER_KEY, permissions: ['MODEL_REQUESTS'] },
+    ],
     services: [
       service(1, 'echo', TOKENS.echo),
       service(3, 'slow', TOKENS.slow),

@@ -74,6 +74,13 @@ export function verdicts(r: BenchResults): TargetVerdict[] {
       value: `× ${f(r.hostile.summary.p99Ratio.median, 2)}; attacker answered ${codes.join(', ')}`,
       met: r.hostile.summary.p99Ratio.median <= 2 && codes.includes('API_KEY_MISSING'),
     });
+    const authedCodes = Object.keys(r.hostile.rounds.at(-1)?.authedAttackerCodes ?? {});
+    const refused = (code: string) => authedCodes.some((c) => c.endsWith(`: ${code}`));
+    out.push({
+      target: 'Chat p99 while another account sends maximal ext maps (gRPC and HTTP) and 30 MB Responses bodies ≤ 2 × without (same round); the floods get EXT_PARAMS_TOO_LARGE and JSON_TOO_MANY_MEMBERS',
+      value: `× ${f(r.hostile.summary.authedP99Ratio.median, 2)}; attacker answered ${authedCodes.join(', ')}`,
+      met: r.hostile.summary.authedP99Ratio.median <= 2 && refused('EXT_PARAMS_TOO_LARGE') && refused('JSON_TOO_MANY_MEMBERS'),
+    });
   }
   if (r.workers) {
     const w = r.workers;
@@ -176,6 +183,9 @@ export function markdown(r: BenchResults): string {
     lines.push(`| Chat p99 without → with the attacker | ${s(h.summary.baselineP99Ms, 2)} → ${s(h.summary.attackedP99Ms, 2)} ms |`);
     lines.push(`| p99 with ÷ without | ${s(h.summary.p99Ratio, 2)} |`);
     lines.push(`| Attacker calls/s; answers (last round) | ${s(h.summary.attackerCallsPerSec)}; ${Object.entries(last?.attackerCodes ?? {}).map(([k, n]) => `${k} × ${n}`).join(', ')} |`);
+    lines.push(`| Chat p99 with the authenticated attacker (maximal ext maps, 30 MB Responses bodies) | ${s(h.summary.authedAttackedP99Ms, 2)} ms |`);
+    lines.push(`| p99 with it ÷ without | ${s(h.summary.authedP99Ratio, 2)} |`);
+    lines.push(`| Authenticated attacker calls/s; answers (last round) | ${s(h.summary.authedAttackerCallsPerSec, 1)}; ${Object.entries(last?.authedAttackerCodes ?? {}).map(([k, n]) => `${k} × ${n}`).join(', ')} |`);
   }
   if (r.workers) {
     const w = r.workers;

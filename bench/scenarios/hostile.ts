@@ -5,6 +5,12 @@
  * (bench/servers/attacker.ts, its own process), and reports p99 under attack ÷ p99 without, taken
  * within the round. Target: at most 2. The attacker's answers are counted by error code: every one
  * must be a coded refusal (API_KEY_MISSING), never a success or an uncoded failure.
+ *
+ * Then (#25 N1) the same with an authenticated attacker of another account
+ * (bench/servers/authed-attacker.ts): maximal `ext` maps over gRPC and HTTP (300,000 and 1,000,000
+ * entries, and the largest map the limits allow) and 30 MB Responses bodies, back to back. Same
+ * target, p99 with ÷ without within the round at most 2; its floods must be answered with
+ * EXT_PARAMS_TOO_LARGE and JSON_TOO_MANY_MEMBERS.
  */
 import { gatewayChatLoad } from '../lib/config.js';
 import { fixedRate, type LoadResult } from '../lib/load.js';
@@ -30,12 +36,24 @@ export interface HostileRound {
   attackerCallsPerSec: number;
   attackerCodes: Record<string, number>;
   attackerMessageBytes: number;
+  /** The same chat load with the authenticated attacker, and what it was answered (`<attack>: <code>`). */
+  authedAttacked: LoadResult;
+  authedAttackerCallsPerSec: number;
+  authedAttackerCodes: Record<string, number>;
 }
 
 export interface HostileResult {
   settings: Omit<HostileOptions, 'log'>;
   rounds: HostileRound[];
-  summary: { baselineP99Ms: Spread; attackedP99Ms: Spread; p99Ratio: Spread; attackerCallsPerSec: Spread };
+  summary: {
+    baselineP99Ms: Spread;
+    attackedP99Ms: Spread;
+    p99Ratio: Spread;
+    attackerCallsPerSec: Spread;
+    authedAttackedP99Ms: Spread;
+    authedP99Ratio: Spread;
+    authedAttackerCallsPerSec: Spread;
+  };
 }
 
 export async function runHostile(systems: Systems, options: HostileOptions): Promise<HostileResult> {
@@ -61,9 +79,12 @@ export async function runHostile(systems: Systems, options: HostileOptions): Pro
       // unauthenticated rate (2 MiB/s by default): about two seconds for 4 MiB. A run shorter than
       // that (smoke mode) waits for the attacker's first answer, so the codes it reports are real.
       await waitFor('the attacker\'s first answer', async () => (after = await attacker.ask<Stats>('stats')).calls > 0);
-      rounds.push({ baseline, attacked, attackerCallsPerSec, attackerCodes: after.codes, attackerMessageBytes: after.messageBytes });
       options.log(`  hostile round ${round + 1}: chat p99 ${baseline.latencyMs.p99.toFixed(2)} ms → ${attacked.latencyMs.p99.toFixed(2)} ms under attack `
         + `(× ${(attacked.latencyMs.p99 / baseline.latencyMs.p99).toFixed(2)}); attacker ${attackerCallsPerSec.toFixed(0)} calls/s of ${after.messageBytes} bytes, answered ${JSON.stringify(after.codes)}`);
+      const authed = await underAuthenticatedAttacker(target, settings, options, httpUrl, grpcAddress);
+      rounds.push({ baseline, attacked, attackerCallsPerSec, attackerCodes: after.codes, attackerMessageBytes: after.messageBytes, ...authed });
+      options.log(`  hostile round ${round + 1}: chat p99 ${baseline.latencyMs.p99.toFixed(2)} ms → ${authed.authedAttacked.latencyMs.p99.toFixed(2)} ms under the authenticated attacker `
+        + `(× ${(authed.authedAttacked.latencyMs.p99 / baseline.latencyMs.p99).toFixed(2)}); ${authed.authedAttackerCallsPerSec.toFixed(1)} calls/s, answered ${JSON.stringify(authed.authedAttackerCodes)}`);
     } finally {
       await attacker.stop();
     }
@@ -77,6 +98,38 @@ export async function runHostile(systems: Systems, options: HostileOptions): Pro
       attackedP99Ms: spread(rounds.map((r) => r.attacked.latencyMs.p99)),
       p99Ratio: spread(rounds.map((r) => r.attacked.latencyMs.p99 / r.baseline.latencyMs.p99)),
       attackerCallsPerSec: spread(rounds.map((r) => r.attackerCallsPerSec)),
+      authedAttackedP99Ms: spread(rounds.map((r) => r.authedAttacked.latencyMs.p99)),
+      authedP99Ratio: spread(rounds.map((r) => r.authedAttacked.latencyMs.p99 / r.baseline.latencyMs.p99)),
+      authedAttackerCallsPerSec: spread(rounds.map((r) => r.authedAttackerCallsPerSec)),
     },
   };
+}
+
+/** The chat load while the authenticated attacker runs, and the codes it was answered with. */
+async function underAuthenticatedAttacker(
+  target: ReturnType<typeof gatewayChatLoad>,
+  settings: { connections: number; durationSec: number },
+  options: HostileOptions,
+  httpUrl: string,
+  grpcAddress: string,
+): Promise<Pick<HostileRound, 'authedAttacked' | 'authedAttackerCallsPerSec' | 'authedAttackerCodes'>> {
+  const attacker = await startChild('authed-attacker', {
+    script: 'bench/servers/authed-attacker.ts',
+    env: { BENCH_ATTACK_TARGET: grpcAddress, BENCH_ATTACK_HTTP: httpUrl, BENCH_ATTACK_LOOPS: String(options.attackLoops) },
+    waitReady: true,
+    readyTimeoutMs: 120_000,
+  });
+  try {
+    type Stats = { calls: number; kinds: number; codes: Record<string, number> };
+    const before = await attacker.ask<Stats>('stats');
+    const started = performance.now();
+    const authedAttacked = await fixedRate(target, settings, options.rate);
+    let after = await attacker.ask<Stats>('stats');
+    const authedAttackerCallsPerSec = (after.calls - before.calls) / ((performance.now() - started) / 1000);
+    // A short run (smoke mode) waits until each of the four attacks has had its answer, so the codes are real.
+    await waitFor('an answer to each authenticated attack', async () => (after = await attacker.ask<Stats>('stats')).kinds >= 4, 120_000);
+    return { authedAttacked, authedAttackerCallsPerSec, authedAttackerCodes: after.codes };
+  } finally {
+    await attacker.stop();
+  }
 }

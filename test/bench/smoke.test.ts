@@ -61,6 +61,12 @@ describe('bench harness (smoke mode)', () => {
     expect(h.rounds[0]!.attackerCodes.API_KEY_MISSING).toBeGreaterThan(0);
     expect(h.rounds[0]!.attackerMessageBytes).toBeGreaterThan(4_000_000);
     expect(Number.isFinite(h.summary.p99Ratio.median)).toBe(true);
+    // The authenticated attacker (#25 N1): its floods are refused with their codes, the largest allowed ext map is served.
+    const authed = h.rounds[0]!.authedAttackerCodes;
+    expect(authed['grpc-ext-flood: EXT_PARAMS_TOO_LARGE']).toBeGreaterThan(0);
+    expect(authed['http-ext-flood: EXT_PARAMS_TOO_LARGE']).toBeGreaterThan(0);
+    expect(authed['http-responses: JSON_TOO_MANY_MEMBERS']).toBeGreaterThan(0);
+    expect(Number.isFinite(h.summary.authedP99Ratio.median)).toBe(true);
 
     // Workers: both gateways served every request of their round, the ratio is theirs, the cores are the machine's.
     const w = r.workers!;

@@ -1,0 +1,141 @@
+/**
+ * The authenticated attacker of the hostile scenario (#25 N1), as its own process: `BENCH_ATTACK_LOOPS`
+ * loops, each sending back to back, in turn, with a valid key of its own account (`mallory`):
+ *
+ * - `grpc-ext-flood`: a 3.8 MB `Gate.process` ext call with 300,000 params entries (the N1 attack that
+ *   gave other accounts a p99 of 3.0-5.3 s);
+ * - `grpc-ext-max`: the largest ext call the limits allow, 1024 params of 4,000 bytes (decoded and
+ *   sent to the service, which does not know the method);
+ * - `http-ext-flood`: a 15 MB HTTP `…/ext` body with 1,000,000 entries (N1: most of 9 s of event loop);
+ * - `http-responses`: a 30 MB Responses body of 620,000 `input` items (within the 32 MiB body limit).
+ *
+ * Every message is built once, before ready. Answers `stats` over IPC with the calls made and the
+ * error codes the gateway answered (`<kind>: <code>`).
+ */
+import { connect, constants } from 'node:http2';
+import { gateServiceDefinition, type ClientResponseProto } from '../../proto/src/index.js';
+import { ATTACKER_KEY } from '../lib/config.js';
+import { reportReady } from '../lib/procs.js';
+
+const grpcTarget = process.env.BENCH_ATTACK_TARGET!;
+const httpUrl = process.env.BENCH_ATTACK_HTTP!;
+const loops = Number(process.env.BENCH_ATTACK_LOOPS ?? 2);
+
+const method = gateServiceDefinition().process;
+const head = { account: 'bench', model: 'echo', authToken: ATTACKER_KEY };
+const framed = (message: Buffer) => {
+  const out = Buffer.alloc(5 + message.length);
+  out.writeUInt32BE(message.length, 1);
+  message.copy(out, 5);
+  return out;
+};
+const grpcFlood = framed(
+  method.requestSerialize({
+    ...head,
+    ext: {
+      methodName: 'ping',
+      params: Object.fromEntries(Array.from({ length: 300_000 }, (_, i) => [`p${i.toString(36).padStart(5, '0')}`, {}])),
+    },
+  }),
+);
+const grpcMax = framed(
+  method.requestSerialize({
+    ...head,
+    ext: { methodName: 'ping', params: Object.fromEntries(Array.from({ length: 1024 }, (_, i) => [`p${i}`, { json: 'v'.repeat(4000) }])) },
+  }),
+);
+const httpExtFlood = `{"methodName":"ping","params":{${Array.from({ length: 1_000_000 }, (_, i) => `"k${i}":"vv"`).join(',')}}}`;
+const responsesFlood = `{"model":"bench/echo","input":[${Array(620_000).fill('{"type":"message","role":"user","content":"x"}').join(',')}]}`;
+
+let calls = 0;
+const codes: Record<string, number> = {};
+const count = (kind: string, code: string) => {
+  calls++;
+  codes[`${kind}: ${code}`] = (codes[`${kind}: ${code}`] ?? 0) + 1;
+};
+
+let session = open();
+function open() {
+  const opened = connect(`http://${grpcTarget}`);
+  opened.on('error', () => undefined);
+  opened.on('close', () => {
+    if (session === opened) session = open();
+  });
+  return opened;
+}
+
+function grpcCall(kind: string, message: Buffer): Promise<void> {
+  if (session.closed || session.destroyed) session = open();
+  return new Promise((resolve) => {
+    const stream = session.request({
+      [constants.HTTP2_HEADER_METHOD]: 'POST',
+      [constants.HTTP2_HEADER_PATH]: method.path,
+      [constants.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc',
+      te: 'trailers',
+    });
+    const chunks: Buffer[] = [];
+    let details = '';
+    let status = '';
+    const read = (h: Record<string, unknown>) => {
+      status = String(h['grpc-status'] ?? status);
+      details = h['grpc-message'] === undefined ? details : decodeURIComponent(String(h['grpc-message']));
+    };
+    stream.on('response', read);
+    stream.on('trailers', read);
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.on('close', () => {
+      const body = Buffer.concat(chunks);
+      let code = /^([A-Z_]+): /.exec(details)?.[1] ?? `grpc-status ${status || 'none'}`;
+      if (body.length > 5)
+        code = (method.responseDeserialize(body.subarray(5, 5 + body.readUInt32BE(1))) as ClientResponseProto).error?.code ?? 'answered';
+      count(kind, code);
+      resolve();
+    });
+    stream.on('error', () => undefined);
+    stream.end(message);
+  });
+}
+
+async function httpCall(kind: string, path: string, body: string): Promise<void> {
+  try {
+    const res = await fetch(`${httpUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${ATTACKER_KEY}`, 'PLATFORM-API-KEY': ATTACKER_KEY },
+      body,
+    });
+    const text = await res.text();
+    count(kind, /"code":"([A-Z_]+)"/.exec(text)?.[1] ?? `HTTP ${res.status}`);
+  } catch (err) {
+    count(kind, `failed: ${(err as Error).message}`);
+  }
+}
+
+const attacks: (() => Promise<void>)[] = [
+  () => grpcCall('grpc-ext-flood', grpcFlood),
+  () => grpcCall('grpc-ext-max', grpcMax),
+  () => httpCall('http-ext-flood', '/api/platformgate/account/bench/model/echo/ext', httpExtFlood),
+  () => httpCall('http-responses', '/api/adapters/chatapi/v1/responses', responsesFlood),
+];
+
+let running = true;
+for (let i = 0; i < loops; i++) {
+  void (async () => {
+    for (let n = i; running; n++) await attacks[n % attacks.length]!();
+  })();
+}
+process.on('message', (m: { type?: string }) => {
+  if (m.type === 'stats')
+    process.send?.({
+      type: 'stats',
+      calls,
+      kinds: new Set(Object.keys(codes).map((c) => c.split(':')[0])).size,
+      codes,
+      messageBytes: Math.max(grpcFlood.length, grpcMax.length, httpExtFlood.length, responsesFlood.length),
+    });
+});
+process.on('SIGTERM', () => {
+  running = false;
+  session.close();
+  process.exit(0);
+});
+reportReady({ messageBytes: responsesFlood.length });
