@@ -10,7 +10,8 @@ import { passTraceContext } from '../observe/trace-context.js';
 import type { StringMap } from '../../proto/src/index.js';
 import type { ServiceCall } from '../gate/service-call.js';
 import { httpCallerHeaders, serviceHeaders } from '../gate/service-headers.js';
-import { DEFAULT_JSON_MAX_DEPTH, DEFAULT_JSON_SIZE_LIMITS, parseJson, type JsonSizeLimits } from '../validation/json.js';
+import { DEFAULT_JSON_MAX_DEPTH, DEFAULT_JSON_SIZE_LIMITS, JsonShapeCheck, parseJson, type JsonSizeLimits } from '../validation/json.js';
+import { readBodyInspected } from './read-body.js';
 
 /** Request-body and header helpers every HTTP plugin uses, bound to the configured body limit. */
 export interface HttpHelpers {
@@ -75,11 +76,17 @@ export function createHttpHelpers(
       throw gatewayError('VALIDATION_FAILED', { args: { reason: `request body could not be read: ${e.message ?? 'aborted'}` } });
     }
   };
-  const readJsonText = async (ctx: Context, limit?: number, maxMembers = jsonSize.maxMembers): Promise<{ text: string; value: unknown }> => {
-    const raw = await readRawBody(ctx, limit);
+  const readJsonText = async (ctx: Context, limit = bodyLimitBytes, maxMembers = jsonSize.maxMembers): Promise<{ text: string; value: unknown }> => {
+    const size = { ...jsonSize, maxMembers: Math.min(maxMembers, jsonSize.maxMembers) };
+    // The size bounds are checked as the bytes arrive: a body over one is refused from its first
+    // kilobytes, never gathered whole (issue 25 N1).
+    const shape = new JsonShapeCheck(jsonMaxDepth, size);
+    const raw = await readBodyInspected(ctx.req, limit, (chunk) => shape.push(chunk));
+    const record = ctx.state.record as RequestRecord | undefined;
+    if (record) record.bytesIn = raw.length;
     if (raw.length === 0) throw gatewayError('MALFORMED_JSON', { args: { reason: 'the body is empty' } });
     const text = raw.toString('utf8');
-    return { text, value: parseJson(text, undefined, jsonMaxDepth, { ...jsonSize, maxMembers: Math.min(maxMembers, jsonSize.maxMembers) }) };
+    return { text, value: parseJson(text, undefined, jsonMaxDepth, size) };
   };
   return {
     readRawBody,
