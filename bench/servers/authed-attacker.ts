@@ -110,12 +110,15 @@ async function httpCall(kind: string, path: string, body: string): Promise<void>
   }
 }
 
-const attacks: (() => Promise<void>)[] = [
-  () => grpcCall('grpc-ext-flood', grpcFlood),
-  () => grpcCall('grpc-ext-max', grpcMax),
-  () => httpCall('http-ext-flood', '/api/platformgate/account/bench/model/echo/ext', httpExtFlood),
-  () => httpCall('http-responses', '/api/adapters/chatapi/v1/responses', responsesFlood),
-];
+const allAttacks: Record<string, () => Promise<void>> = {
+  'grpc-ext-flood': () => grpcCall('grpc-ext-flood', grpcFlood),
+  'grpc-ext-max': () => grpcCall('grpc-ext-max', grpcMax),
+  'http-ext-flood': () => httpCall('http-ext-flood', '/api/platformgate/account/bench/model/echo/ext', httpExtFlood),
+  'http-responses': () => httpCall('http-responses', '/api/adapters/chatapi/v1/responses', responsesFlood),
+};
+// BENCH_ATTACK_KINDS (comma-separated) runs some of them only, to see what each costs.
+const kinds = process.env.BENCH_ATTACK_KINDS?.split(',') ?? Object.keys(allAttacks);
+const attacks = kinds.map((kind) => allAttacks[kind]!);
 
 let running = true;
 for (let i = 0; i < loops; i++) {
@@ -128,6 +131,7 @@ process.on('message', (m: { type?: string }) => {
     process.send?.({
       type: 'stats',
       calls,
+      wanted: kinds.length,
       kinds: new Set(Object.keys(codes).map((c) => c.split(':')[0])).size,
       codes,
       messageBytes: Math.max(grpcFlood.length, grpcMax.length, httpExtFlood.length, responsesFlood.length),
