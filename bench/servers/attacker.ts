@@ -6,9 +6,10 @@
  * back to back over raw HTTP/2 (the framed message is built once). Answers `stats` over IPC with the
  * calls made and the error codes the gateway answered.
  */
-import { connect, constants } from 'node:http2';
-import { gateServiceDefinition, type ClientResponseProto } from '../../proto/src/index.js';
+import { connect } from 'node:http2';
+import { gateServiceDefinition } from '../../proto/src/index.js';
 import { reportReady } from '../lib/procs.js';
+import { rawProcessCall } from '../lib/raw-grpc-call.js';
 
 const target = process.env.BENCH_ATTACK_TARGET!;
 const loops = Number(process.env.BENCH_ATTACK_LOOPS ?? 4);
@@ -44,44 +45,18 @@ function open() {
   return opened;
 }
 
-function once(): Promise<void> {
+async function once(): Promise<void> {
   if (session.closed || session.destroyed) session = open();
   const used = session;
-  return new Promise((resolve) => {
-    const stream = used.request({
-      [constants.HTTP2_HEADER_METHOD]: 'POST',
-      [constants.HTTP2_HEADER_PATH]: method.path,
-      [constants.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc',
-      te: 'trailers',
-    });
-    const chunks: Buffer[] = [];
-    let status = '';
-    let details = '';
-    const read = (h: Record<string, unknown>) => {
-      status = String(h['grpc-status'] ?? status);
-      details = h['grpc-message'] === undefined ? details : decodeURIComponent(String(h['grpc-message']));
-    };
-    stream.on('response', read);
-    stream.on('trailers', read);
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    stream.on('close', () => {
-      // Reset without an answer: the gateway has stopped taking this connection's streams (Node's
-      // HTTP/2 server calms a peer that keeps sending on streams it reset). Connect again.
-      if (!status && stream.rstCode) {
-        if (session === used) session = open();
-        used.destroy();
-      }
-      calls++;
-      const body = Buffer.concat(chunks);
-      // A refusal before the message was read is a status whose details start with the error code.
-      let code = /^([A-Z_]+): /.exec(details)?.[1] ?? `grpc-status ${status || 'none'}`;
-      if (body.length > 5) code = (method.responseDeserialize(body.subarray(5, 5 + body.readUInt32BE(1))) as ClientResponseProto).error?.code ?? 'no error';
-      codes[code] = (codes[code] ?? 0) + 1;
-      resolve();
-    });
-    stream.on('error', () => undefined);
-    stream.end(framed);
-  });
+  const { code, resetWithoutStatus } = await rawProcessCall(used, framed);
+  // Reset without an answer: the gateway has stopped taking this connection's streams (Node's
+  // HTTP/2 server calms a peer that keeps sending on streams it reset). Connect again.
+  if (resetWithoutStatus) {
+    if (session === used) session = open();
+    used.destroy();
+  }
+  calls++;
+  codes[code] = (codes[code] ?? 0) + 1;
 }
 
 let running = true;

@@ -12,10 +12,11 @@
  * Every message is built once, before ready. Answers `stats` over IPC with the calls made and the
  * error codes the gateway answered (`<kind>: <code>`).
  */
-import { connect, constants } from 'node:http2';
-import { gateServiceDefinition, type ClientResponseProto } from '../../proto/src/index.js';
+import { connect } from 'node:http2';
+import { gateServiceDefinition } from '../../proto/src/index.js';
 import { ATTACKER_KEY } from '../lib/config.js';
 import { reportReady } from '../lib/procs.js';
+import { rawProcessCall } from '../lib/raw-grpc-call.js';
 
 const grpcTarget = process.env.BENCH_ATTACK_TARGET!;
 const httpUrl = process.env.BENCH_ATTACK_HTTP!;
@@ -64,36 +65,9 @@ function open() {
   return opened;
 }
 
-function grpcCall(kind: string, message: Buffer): Promise<void> {
+async function grpcCall(kind: string, message: Buffer): Promise<void> {
   if (session.closed || session.destroyed) session = open();
-  return new Promise((resolve) => {
-    const stream = session.request({
-      [constants.HTTP2_HEADER_METHOD]: 'POST',
-      [constants.HTTP2_HEADER_PATH]: method.path,
-      [constants.HTTP2_HEADER_CONTENT_TYPE]: 'application/grpc',
-      te: 'trailers',
-    });
-    const chunks: Buffer[] = [];
-    let details = '';
-    let status = '';
-    const read = (h: Record<string, unknown>) => {
-      status = String(h['grpc-status'] ?? status);
-      details = h['grpc-message'] === undefined ? details : decodeURIComponent(String(h['grpc-message']));
-    };
-    stream.on('response', read);
-    stream.on('trailers', read);
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    stream.on('close', () => {
-      const body = Buffer.concat(chunks);
-      let code = /^([A-Z_]+): /.exec(details)?.[1] ?? `grpc-status ${status || 'none'}`;
-      if (body.length > 5)
-        code = (method.responseDeserialize(body.subarray(5, 5 + body.readUInt32BE(1))) as ClientResponseProto).error?.code ?? 'answered';
-      count(kind, code);
-      resolve();
-    });
-    stream.on('error', () => undefined);
-    stream.end(message);
-  });
+  count(kind, (await rawProcessCall(session, message)).code);
 }
 
 async function httpCall(kind: string, path: string, body: string): Promise<void> {
