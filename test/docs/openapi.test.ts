@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import SwaggerParser from '@apidevtools/swagger-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import * as ajvFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -228,5 +229,15 @@ describe('the OpenAPI document describes the demo', () => {
     expect(served.servers).toEqual([{ url: base }]);
     expect(Object.keys(served.paths)).toEqual(Object.keys(document.paths));
     expect(JSON.stringify(served)).not.toMatch(/"\$ref":"\.\//);
+  });
+
+  // A strict validator (the OpenAPI 3.1 schema and the spec's rules: response codes, unique
+  // operationIds, path parameters), as code generators and API tools read the document. A YAML flow
+  // map with an unquoted comma (`{ description: Deleted, with its files }`) made a second key, which
+  // it rejects as a response code.
+  it('the served /openapi.json and the whole document pass a strict OpenAPI validator', async () => {
+    const served = (await (await fetch(`${base}/openapi.json`)).json()) as Parameters<typeof SwaggerParser.validate>[0];
+    await expect(SwaggerParser.validate(served)).resolves.toBeTruthy();
+    await expect(SwaggerParser.validate(structuredClone(document) as typeof served)).resolves.toBeTruthy();
   });
 });
