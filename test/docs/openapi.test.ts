@@ -238,6 +238,6 @@ describe('the OpenAPI document describes the demo', () => {
   it('the served /openapi.json and the whole document pass a strict OpenAPI validator', async () => {
     const served = (await (await fetch(`${base}/openapi.json`)).json()) as Parameters<typeof SwaggerParser.validate>[0];
     await expect(SwaggerParser.validate(served)).resolves.toBeTruthy();
-    await expect(SwaggerParser.validate(structuredClone(document) as typeof served)).resolves.toBeTruthy();
+    await expect(SwaggerParser.validate(structuredClone(document) as unknown as typeof served)).resolves.toBeTruthy();
   });
 });
