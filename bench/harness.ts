@@ -46,6 +46,11 @@ export interface BenchOptions {
   /** Directory for `--cpu-prof` profiles of our gateway; undefined = none. */
   profileDir?: string;
   smoke: boolean;
+  /**
+   * Whether LiteLLM, the second peer, takes part (HTTP and streaming). `npm run bench` installs it
+   * first; the smoke test runs without it when it is not installed (bash .ci/run installs it).
+   */
+  withLiteLlm: boolean;
   log: (line: string) => void;
 }
 
@@ -68,6 +73,7 @@ export const DEFAULT_OPTIONS: Omit<BenchOptions, 'log'> = {
   hostileRate: 200,
   attackLoops: 4,
   smoke: false,
+  withLiteLlm: true,
 };
 
 /** Tiny settings for the smoke test: every scenario runs, briefly; the figures mean nothing. */
@@ -141,6 +147,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
         connections: options.connections,
         rate: options.rate,
         rateFraction: options.rateFraction,
+        withLiteLlm: options.withLiteLlm,
         log,
       });
     }
@@ -152,6 +159,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
         concurrency: options.streamConcurrency,
         chunks: options.streamChunks,
         intervalMs: options.streamIntervalMs,
+        withLiteLlm: options.withLiteLlm,
         log,
       });
     }
