@@ -4,7 +4,16 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { docFiles, extractExamples, outputMatches, pythonModules, shellScript, withDocsPorts, withPorts, type DocExample } from '../support/doc-examples.js';
+import {
+  docFiles,
+  extractExamples,
+  outputMatches,
+  pythonModules,
+  shellScript,
+  withDocsPorts,
+  withPorts,
+  type DocExample,
+} from '../support/doc-examples.js';
 import { underCi, type Prerequisite } from '../support/prerequisites.js';
 import { pythonPrerequisite, repoRoot } from '../support/python.js';
 import { freePort } from '../support/ports.js';
@@ -38,15 +47,43 @@ const HOW_TO_GET: Record<string, string> = {
  * fails the test: `no-run` is not a way to a green run.
  */
 const NOT_RUN: { file: string; starts: string; why: string }[] = [
-  { file: 'README.md', starts: 'npm ci && npm start', why: 'starts the gateway this test has started on the same ports; the fresh-clone test runs it on a clone of HEAD' },
+  {
+    file: 'README.md',
+    starts: 'npm ci && npm start',
+    why: 'starts the gateway this test has started on the same ports; the fresh-clone test runs it on a clone of HEAD',
+  },
   { file: 'README.md', starts: 'npm test', why: 'runs the test suite, from inside it' },
-  { file: 'docs/configuration.md', starts: "MONGODB_URI='mongodb://127.0.0.1:27017/platform' npm start", why: 'a second gateway on the demo ports, with a MongoDB server at 27017; test/storage covers the MongoDB store' },
-  { file: 'docs/messages-api.md', starts: 'new ModelService({', why: 'a fragment of a service (its `answer` is not defined); test/sdk covers the ext method' },
+  {
+    file: 'docs/configuration.md',
+    starts: "MONGODB_URI='mongodb://127.0.0.1:27017/platform' npm start",
+    why: 'a second gateway on the demo ports, with a MongoDB server at 27017; test/storage covers the MongoDB store',
+  },
+  {
+    file: 'docs/messages-api.md',
+    starts: 'new ModelService({',
+    why: 'a fragment of a service (its `answer` is not defined); test/sdk covers the ext method',
+  },
   { file: 'docs/speech.md', starts: 'sudo apt-get install', why: 'installs system packages; .ci/run installs them' },
-  { file: 'docs/speech.md', starts: 'PLATFORM_GRPC_HOST=127.0.0.1:9090 PLATFORM_SERVICE_TOKEN=demo-tts-token-0123', why: 'starts the speech services the demo has already launched; they run until stopped' },
-  { file: 'docs/benchmarks.md', starts: 'npm run bench', why: 'the full benchmark takes about 14 minutes; test/bench/smoke.test.ts runs the same harness' },
-  { file: 'docs/fitting.md', starts: 'serveModel({', why: 'a fragment of a service (its `train` is not defined); examples/text-classifier is the whole service, run by the demo' },
-  { file: 'docs/plugins.md', starts: "import { definePlugin, gatewayError } from '../../core/plugins/index.js';", why: 'a plugin module, loaded by a gateway, not run as a script' },
+  {
+    file: 'docs/speech.md',
+    starts: 'PLATFORM_GRPC_HOST=127.0.0.1:9090 PLATFORM_SERVICE_TOKEN=demo-tts-token-0123',
+    why: 'starts the speech services the demo has already launched; they run until stopped',
+  },
+  {
+    file: 'docs/benchmarks.md',
+    starts: 'npm run bench',
+    why: 'the full benchmark takes about 14 minutes; test/bench/smoke.test.ts runs the same harness',
+  },
+  {
+    file: 'docs/fitting.md',
+    starts: 'serveModel({',
+    why: 'a fragment of a service (its `train` is not defined); examples/text-classifier is the whole service, run by the demo',
+  },
+  {
+    file: 'docs/plugins.md',
+    starts: "import { definePlugin, gatewayError } from '../../core/plugins/index.js';",
+    why: 'a plugin module, loaded by a gateway, not run as a script',
+  },
 ];
 
 /**
@@ -57,7 +94,10 @@ const NOT_RUN: { file: string; starts: string; why: string }[] = [
 function workDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'doc-examples-'));
   const tracked = spawnSync('git', ['ls-files', '-z'], { cwd: repoRoot, encoding: 'utf8' });
-  const keep = tracked.status === 0 ? new Set([...tracked.stdout.split('\0').map((path) => path.split('/')[0]!), 'node_modules', 'dist', '.venv']) : undefined;
+  const keep =
+    tracked.status === 0
+      ? new Set([...tracked.stdout.split('\0').map((path) => path.split('/')[0]!), 'node_modules', 'dist', '.venv'])
+      : undefined;
   for (const name of readdirSync(repoRoot)) {
     if (keep ? keep.has(name) : !['.git', '.tmp', '.data'].includes(name)) symlinkSync(join(repoRoot, name), join(dir, name));
   }
@@ -65,17 +105,25 @@ function workDir(): string {
   return dir;
 }
 
-interface Run { code: number | null; output: string }
+interface Run {
+  code: number | null;
+  output: string;
+}
 
 function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Run> {
   return new Promise((resolve) => {
     // Its own process group: whatever an example leaves running in the background is stopped with it.
     const child = spawn(command, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    const keep = (chunk: Buffer) => { output = (output + chunk.toString()).slice(-8000); };
+    const keep = (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-8000);
+    };
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
-    const timer = setTimeout(() => { output += `\n[timed out after ${BLOCK_TIMEOUT_MS} ms]`; killGroup(child); }, BLOCK_TIMEOUT_MS);
+    const timer = setTimeout(() => {
+      output += `\n[timed out after ${BLOCK_TIMEOUT_MS} ms]`;
+      killGroup(child);
+    }, BLOCK_TIMEOUT_MS);
     // 'exit', not 'close': a process an example left in the background may hold the pipes open.
     child.on('exit', (code) => {
       clearTimeout(timer);
@@ -124,7 +172,9 @@ describe('docs examples', () => {
     const notRun = everyFile.flatMap(({ examples }) => examples.filter((e) => e.noRun));
     const reason = (e: DocExample) => NOT_RUN.find((n) => n.file === e.file && e.code.trimStart().startsWith(n.starts));
     expect(notRun.filter((e) => !reason(e)).map((e) => `${e.file}:${e.line} is no-run without a reason in NOT_RUN`)).toEqual([]);
-    expect(NOT_RUN.filter((n) => !notRun.some((e) => reason(e) === n)).map((n) => `NOT_RUN names no block: ${n.file} ${n.starts}`)).toEqual([]);
+    expect(NOT_RUN.filter((n) => !notRun.some((e) => reason(e) === n)).map((n) => `NOT_RUN names no block: ${n.file} ${n.starts}`)).toEqual(
+      [],
+    );
   });
 });
 
@@ -136,20 +186,32 @@ describe('docs examples run against the demo (npm start)', () => {
 
   beforeAll(async () => {
     [httpPort, grpcPort] = [await freePort(), await freePort()];
-    const env: NodeJS.ProcessEnv = { ...process.env, HTTP_PORT: String(httpPort), GRPC_PORT: String(grpcPort), LOG_FORMAT: 'json', LOG_LEVEL: 'warn' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      HTTP_PORT: String(httpPort),
+      GRPC_PORT: String(grpcPort),
+      LOG_FORMAT: 'json',
+      LOG_LEVEL: 'warn',
+    };
     delete env.GATEWAY_CONFIG; // the demo, as `npm start` runs it
     delete env.MONGODB_URI;
     // The README's command in the repository root: npm's prestart builds dist/ when stale, then the compiled gateway starts.
     demo = spawn('npm', ['start', '-s'], { cwd: repoRoot, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    demo.stdout!.on('data', (c: Buffer) => { demoOutput += c.toString(); });
-    demo.stderr!.on('data', (c: Buffer) => { demoOutput += c.toString(); });
+    demo.stdout!.on('data', (c: Buffer) => {
+      demoOutput += c.toString();
+    });
+    demo.stderr!.on('data', (c: Buffer) => {
+      demoOutput += c.toString();
+    });
     // The banner comes once the launched services are connected (or have given up).
     const deadline = Date.now() + DEMO_START_MS;
     while (!demoOutput.includes('Gateway ready')) {
       if (demo.exitCode !== null || Date.now() > deadline) throw new Error(`the demo did not start:\n${demoOutput.slice(-4000)}`);
       await new Promise((r) => setTimeout(r, 200));
     }
-    process.stderr.write(`docs examples: ${runnable.length} of ${shown} examples (the rest are no-run) in ${files.length} files run against the demo\n`);
+    process.stderr.write(
+      `docs examples: ${runnable.length} of ${shown} examples (the rest are no-run) in ${files.length} files run against the demo\n`,
+    );
   }, DEMO_START_MS + 10_000);
 
   afterAll(async () => {
@@ -163,28 +225,43 @@ describe('docs examples run against the demo (npm start)', () => {
   for (const { file, examples } of files) {
     describe(file, () => {
       let dir = '';
-      beforeAll(() => { dir = workDir(); });
+      beforeAll(() => {
+        dir = workDir();
+      });
       afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
       for (const example of examples) {
         const name = `${example.file}:${example.line} (${example.language})`;
-        it(name, async (context) => {
-          const missing = missingFor(example);
-          if (missing) {
-            const line = `SKIPPED example ${name}: ${missing.line}`;
-            if (missing.required && underCi()) throw new Error(`${line} (CI=true: .ci/run installs it)`);
-            process.stderr.write(`\n*** ${line} ***\n`);
-            context.skip(missing.line); // counted as skipped, never as passed
-          }
-          const result = await runExample(example, dir, httpPort, grpcPort);
-          expect(result.code, `${name} failed (exit ${result.code}):\n${result.output}\n--- the demo's last output:\n${demoOutput.slice(-1500)}`).toBe(0);
-          if (example.output) {
-            // The gateway's own log lines (`--check` logs its store) are not what the docs show.
-            const printed = withDocsPorts(result.output, httpPort, grpcPort).split('\n').filter((line) => !GATEWAY_LOG_LINE.test(line)).join('\n');
-            const shownAt = `${example.file}:${example.output.line}`;
-            expect(outputMatches(example.output.text, printed), `${name} printed what ${shownAt} does not show (IDs, timestamps, ports and … aside):\n--- printed\n${printed}\n--- ${shownAt}\n${example.output.text}`).toBe(true);
-          }
-        }, BLOCK_TIMEOUT_MS + 5_000);
+        it(
+          name,
+          async (context) => {
+            const missing = missingFor(example);
+            if (missing) {
+              const line = `SKIPPED example ${name}: ${missing.line}`;
+              if (missing.required && underCi()) throw new Error(`${line} (CI=true: .ci/run installs it)`);
+              process.stderr.write(`\n*** ${line} ***\n`);
+              context.skip(missing.line); // counted as skipped, never as passed
+            }
+            const result = await runExample(example, dir, httpPort, grpcPort);
+            expect(
+              result.code,
+              `${name} failed (exit ${result.code}):\n${result.output}\n--- the demo's last output:\n${demoOutput.slice(-1500)}`,
+            ).toBe(0);
+            if (example.output) {
+              // The gateway's own log lines (`--check` logs its store) are not what the docs show.
+              const printed = withDocsPorts(result.output, httpPort, grpcPort)
+                .split('\n')
+                .filter((line) => !GATEWAY_LOG_LINE.test(line))
+                .join('\n');
+              const shownAt = `${example.file}:${example.output.line}`;
+              expect(
+                outputMatches(example.output.text, printed),
+                `${name} printed what ${shownAt} does not show (IDs, timestamps, ports and … aside):\n--- printed\n${printed}\n--- ${shownAt}\n${example.output.text}`,
+              ).toBe(true);
+            }
+          },
+          BLOCK_TIMEOUT_MS + 5_000,
+        );
       }
     });
   }
@@ -203,7 +280,5 @@ function runExample(example: DocExample, dir: string, httpPort: number, grpcPort
   }
   const path = join(dir, `example-${example.line}.${example.language === 'ts' ? 'ts' : 'py'}`);
   writeFileSync(path, code);
-  return example.language === 'ts'
-    ? run(process.execPath, ['--import', TSX_LOADER, path], dir, env)
-    : run('python3', [path], dir, env);
+  return example.language === 'ts' ? run(process.execPath, ['--import', TSX_LOADER, path], dir, env) : run('python3', [path], dir, env);
 }

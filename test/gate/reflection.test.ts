@@ -20,7 +20,13 @@ interface ReflectionResponse {
 }
 
 function reflectionClient(address: string) {
-  const definition = protoLoader.loadSync(REFLECTION_PROTO, { keepCase: true, longs: String, enums: String, defaults: false, oneofs: true });
+  const definition = protoLoader.loadSync(REFLECTION_PROTO, {
+    keepCase: true,
+    longs: String,
+    enums: String,
+    defaults: false,
+    oneofs: true,
+  });
   const pkg = grpc.loadPackageDefinition(definition) as any;
   return new pkg.grpc.reflection.v1.ServerReflection(address, grpc.credentials.createInsecure()) as grpc.Client & {
     ServerReflectionInfo(): grpc.ClientDuplexStream<Record<string, string>, ReflectionResponse>;
@@ -64,7 +70,17 @@ describe('gRPC server reflection', () => {
     const files = answer.file_descriptor_response!.file_descriptor_proto.map((bytes) => descriptor.FileDescriptorProto.decode(bytes));
     const root = (protobuf.Root as any).fromDescriptor({ file: files }) as protobuf.Root;
     const gate = root.lookupService('com.platform.gate.Gate');
-    expect(Object.keys(gate.methods)).toEqual(expect.arrayContaining(['healthCheck', 'processAsync', 'process', 'processResponseStream', 'processStream', 'processSynthesis', 'processRecognition']));
+    expect(Object.keys(gate.methods)).toEqual(
+      expect.arrayContaining([
+        'healthCheck',
+        'processAsync',
+        'process',
+        'processResponseStream',
+        'processStream',
+        'processSynthesis',
+        'processRecognition',
+      ]),
+    );
 
     const method = gate.methods.process!;
     const requestType = root.lookupType(method.requestType);
@@ -91,7 +107,9 @@ describe('gRPC server reflection', () => {
   // 7..7, which protodesc rejects, and duration.proto was not served at all).
   it('serves gate.proto with every file it imports, as a valid descriptor pool', async () => {
     const answer = await ask(client, { file_containing_symbol: 'com.platform.gate.Gate' });
-    const files = answer.file_descriptor_response!.file_descriptor_proto.map((bytes) => descriptor.FileDescriptorProto.decode(bytes) as any);
+    const files = answer.file_descriptor_response!.file_descriptor_proto.map(
+      (bytes) => descriptor.FileDescriptorProto.decode(bytes) as any,
+    );
     const byName = new Map(files.map((file) => [file.name as string, file]));
     const gate = byName.get('gate.proto');
     expect(gate?.dependency).toEqual(['google/protobuf/duration.proto']);
@@ -125,16 +143,29 @@ describe('gRPC server reflection', () => {
       };
       file.messageType?.forEach(collect);
       for (const service of file.service ?? []) for (const m of service.method ?? []) named.push(m.inputType, m.outputType);
-      expect(named.filter((name) => !visible.has(name)), file.name).toEqual([]);
-      expect(entries.filter((name) => !name.endsWith('Entry')), file.name).toEqual([]);
+      expect(
+        named.filter((name) => !visible.has(name)),
+        file.name,
+      ).toEqual([]);
+      expect(
+        entries.filter((name) => !name.endsWith('Entry')),
+        file.name,
+      ).toEqual([]);
       if (file === gate) expect(entries).toContain('SchemaFilesEntry');
 
       const ranges = (message: any): { message: string; start: number; end: number }[] => [
-        ...[...(message.reservedRange ?? []), ...(message.extensionRange ?? [])].map((r: any) => ({ message: message.name, start: r.start, end: r.end })),
+        ...[...(message.reservedRange ?? []), ...(message.extensionRange ?? [])].map((r: any) => ({
+          message: message.name,
+          start: r.start,
+          end: r.end,
+        })),
         ...(message.nestedType ?? []).flatMap(ranges),
       ];
       const all = (file.messageType ?? []).flatMap(ranges);
-      expect(all.filter((r: { start: number; end: number }) => !(r.end > r.start)), file.name).toEqual([]);
+      expect(
+        all.filter((r: { start: number; end: number }) => !(r.end > r.start)),
+        file.name,
+      ).toEqual([]);
       if (file === gate) expect(all).toContainEqual({ message: 'StartServingProto', start: 7, end: 8 });
     }
   });

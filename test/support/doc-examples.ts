@@ -37,7 +37,13 @@ export interface DocExample {
 }
 
 const LANGUAGES: Record<string, ExampleLanguage> = {
-  sh: 'sh', bash: 'sh', shell: 'sh', ts: 'ts', typescript: 'ts', python: 'python', py: 'python',
+  sh: 'sh',
+  bash: 'sh',
+  shell: 'sh',
+  ts: 'ts',
+  typescript: 'ts',
+  python: 'python',
+  py: 'python',
 };
 
 /** The Markdown files whose examples are run: README.md and everything under docs/. */
@@ -83,7 +89,15 @@ export function extractExamples(root: string, file: string): DocExample[] {
   const blocks = fencedBlocks(text);
   for (const [index, block] of blocks.entries()) {
     const [lang = '', ...words] = block.info.split(/\s+/);
-    const list = (key: string) => words.filter((w) => w.startsWith(`${key}=`)).flatMap((w) => w.slice(key.length + 1).split(',').filter(Boolean));
+    const list = (key: string) =>
+      words
+        .filter((w) => w.startsWith(`${key}=`))
+        .flatMap((w) =>
+          w
+            .slice(key.length + 1)
+            .split(',')
+            .filter(Boolean),
+        );
     // Any block with file=NAME (a YAML config, a service) is saved for the next examples.
     const language = LANGUAGES[lang.toLowerCase()] ?? (list('file').length ? 'sh' : undefined);
     if (!language) continue;
@@ -166,9 +180,7 @@ export function pythonModules(example: DocExample): string[] {
  * literal addresses change, so what runs is otherwise the example as written.
  */
 export function withPorts(code: string, httpPort: number, grpcPort: number): string {
-  return code
-    .replace(/(127\.0\.0\.1|localhost):8080\b/g, `$1:${httpPort}`)
-    .replace(/(127\.0\.0\.1|localhost):9090\b/g, `$1:${grpcPort}`);
+  return code.replace(/(127\.0\.0\.1|localhost):8080\b/g, `$1:${httpPort}`).replace(/(127\.0\.0\.1|localhost):9090\b/g, `$1:${grpcPort}`);
 }
 
 /**
