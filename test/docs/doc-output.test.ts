@@ -9,6 +9,9 @@ describe('docs example output blocks', () => {
     const printed =
       'task 0a3e2b1c-1111-2222-3333-444455556666\n{"taskId":"0a3e2b1c-1111-2222-3333-444455556666","callerId":1,"createdAt":1764000000000}\n{"id":"resp_0074ec137227b996fa865286","created_at":1764000000,"status":"completed"}\n';
     expect(outputMatches(shown, printed)).toBe(true);
+    // Between commas an elision may stand for no member at all.
+    expect(outputMatches('{"a":1,…,"c":3}', '{"a":1,"c":3}')).toBe(true);
+    expect(outputMatches('{"a":1,…,"c":3}', '{"a":1,"b":2,"c":3}')).toBe(true);
   });
 
   it('refuses a different value, a missing line, an extra line and an elision that skips nothing real', () => {

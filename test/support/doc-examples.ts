@@ -144,13 +144,20 @@ function normalized(text: string): string {
 /**
  * Whether an example printed what its ```text block shows. Both are normalized (IDs, timestamps,
  * whitespace); an `…` in the docs stands for anything (with the hex digits of an ID it cuts short,
- * as in `"taskId":"6192f0e6-…"`), and the rest must match all of the output, in order.
+ * as in `"taskId":"6192f0e6-…"`; between commas, for no member too), and the rest must match all
+ * of the output, in order.
  */
 export function outputMatches(expected: string, actual: string): boolean {
-  const pattern = normalized(expected)
-    .split(/[0-9a-f-]*…/i)
-    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*?');
+  // split() with the two groups: literal, comma before the elision, comma after it, literal, …
+  const pieces = normalized(expected).split(/(,?)[0-9a-f-]*…(,?)/i);
+  let pattern = '';
+  for (let i = 0; i < pieces.length; i += 3) {
+    pattern += pieces[i]!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    if (i + 1 >= pieces.length) break;
+    const [before, after] = [pieces[i + 1], pieces[i + 2]];
+    // `,…` may stand for no member at all (`"a":1,…}` matches `"a":1}`), and so may `…,` and `,…,`.
+    pattern += before ? (after ? '(?:,.*?)?,' : '(?:,.*?)?') : after ? '(?:.*?,)?' : '.*?';
+  }
   return new RegExp(`^${pattern}$`, 's').test(normalized(actual));
 }
 
