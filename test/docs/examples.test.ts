@@ -184,7 +184,10 @@ describe('docs examples run against the demo (npm start)', () => {
   let httpPort = 0;
   let grpcPort = 0;
 
+  let untrackedBefore = new Set<string>();
+
   beforeAll(async () => {
+    untrackedBefore = new Set(untrackedFiles());
     [httpPort, grpcPort] = [await freePort(), await freePort()];
     const env: NodeJS.ProcessEnv = {
       ...process.env,
@@ -265,7 +268,23 @@ describe('docs examples run against the demo (npm start)', () => {
       }
     });
   }
+
+  // What the examples save (my-first.yaml, my-gateway.yaml, gate_pb2.py, speech.wav …) stays in their scratch folders.
+  it('leaves no new file in the repository', () => {
+    expect(untrackedFiles().filter((path) => !untrackedBefore.has(path))).toEqual([]);
+  });
 });
+
+/** Files in the repository that git neither tracks nor ignores (none outside a git checkout). */
+function untrackedFiles(): string[] {
+  const status = spawnSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: repoRoot, encoding: 'utf8' });
+  return status.status === 0
+    ? status.stdout
+        .split('\n')
+        .filter((line) => line.startsWith('?? '))
+        .map((line) => line.slice(3))
+    : [];
+}
 
 function runExample(example: DocExample, dir: string, httpPort: number, grpcPort: number): Promise<Run> {
   const code = withPorts(example.code, httpPort, grpcPort);
