@@ -138,6 +138,12 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
       results.validation = child.ready.cases as ValidationCase[];
       await child.stop();
     }
+    if (options.smoke && options.withLiteLlm && wants('http') && wants('streaming')) {
+      // Smoke mode only (its figures mean nothing): the two LiteLLM proxies, 10-30 s each to start,
+      // start at once, the streaming one in front of the ticker it needs, not one after the other.
+      const ticker = await systems.ticker('ticker', options.streamIntervalMs, options.streamChunks);
+      await Promise.all([systems.litellm(), systems.litellmTicker(ticker.ready.directPort as number)]);
+    }
     if (wants('http')) {
       log('Scenarios 1-4: HTTP chat completion');
       results.http = await runHttp(systems, {
