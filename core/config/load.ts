@@ -183,6 +183,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     workers,
     storeKind: input.store.kind,
     enabledPlugins: input.plugins.enabled,
+    pluginOptions: input.plugins.options,
     customPlugins: input.plugins.custom,
     clusterServers: input.gate.servers,
     httpPort: input.server.httpPort,
