@@ -155,6 +155,26 @@ function storedResponsesSuite(name: string, store: () => Record<string, unknown>
 
 storedResponsesSuite('memory', () => ({ kind: 'memory' }));
 
+describe('responses.store: false (what several workers on the memory store need, issue 25 N10)', () => {
+  let run: Running;
+  beforeAll(async () => {
+    run = await boot({ kind: 'memory' }, { store: false });
+  }, 60_000);
+  afterAll(async () => {
+    await run?.echo.stop();
+    await run?.gw.close();
+  });
+
+  it('keeps no response and says so in the answer', async () => {
+    const { gw } = run;
+    const answer = await create(gw, ALICE, 'not kept');
+    expect(answer.status).toBe(200);
+    expect(answer.body.store).toBe(false);
+    expect((await send(gw, 'GET', `responses/${answer.body.id}`, ALICE.key)).status).toBe(404);
+    expect(await gw.gateway.pipeline.storedBytes(ALICE.id)).toBe(0);
+  });
+});
+
 describe.skipIf(!requirePrerequisite('stored responses on MongoDB', mongoPrerequisite()))('on MongoDB', () => {
   let mongo: MongoTestServer | undefined;
   beforeAll(async () => {
