@@ -94,7 +94,8 @@ export function createTracing(config: GatewayConfig['tracing'], trust: TraceTrus
   const middleware: Middleware = async function traceRequest(ctx, next) {
     const traceparent = ctx.get('traceparent');
     // The key is looked up only for a request that asks to be sampled: the rest pay nothing.
-    const decides = traceparent.endsWith('1') && trust((name) => ctx.get(name));
+    const asksSampled = ((parseTraceparent(traceparent)?.flags ?? 0) & TraceFlags.SAMPLED) === TraceFlags.SAMPLED;
+    const decides = asksSampled && trust((name) => ctx.get(name));
     const requestTrace = new HttpRequestTrace(tracer, ctx.method, { [ATTR_HTTP_REQUEST_METHOD]: ctx.method, [ATTR_URL_PATH]: ctx.path }, traceparent, decides);
     (ctx.state.record as RequestRecord).trace = requestTrace;
     let status: number | undefined;

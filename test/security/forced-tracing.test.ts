@@ -22,6 +22,8 @@ const ATTACKS = [
   { traceId: trace(2), authorization: undefined },
   { traceId: trace(3), authorization: `Bearer ${TEST_KEY}` },
   { traceId: trace(4), authorization: `Bearer ${OTHER_ACCOUNT_KEY}` },
+  // Sampled with another flag bit set (W3C flags are a bit field).
+  { traceId: trace(5), authorization: `Bearer ${TEST_KEY}`, flags: '03' },
 ];
 const TRUSTED_TRACE = trace(9);
 const GRPC_TRACE = trace(7);
@@ -45,12 +47,15 @@ describe("a caller's sampled flag is followed only for keys that may decide (iss
     input.apiKeys.push({ name: 'traced', account: 'demo', key: TRUSTED_KEY, permissions: ['MODEL_REQUESTS'], followTraceSampling: true });
     const gw = await startTestGateway(input);
     plain = await startRawModel(gw.grpcAddress, CHAT_TOKENS.plain, () => chatAnswer);
-    for (const { traceId, authorization } of [...ATTACKS, { traceId: TRUSTED_TRACE, authorization: `Bearer ${TRUSTED_KEY}` }]) {
+    for (const { traceId, authorization, flags = '01' } of [
+      ...ATTACKS,
+      { traceId: TRUSTED_TRACE, authorization: `Bearer ${TRUSTED_KEY}`, flags: '03' },
+    ]) {
       const res = await fetch(`${gw.httpUrl}/api/adapters/chatapi/chat/completions`, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          traceparent: `00-${traceId}-${CALLER_SPAN}-01`,
+          traceparent: `00-${traceId}-${CALLER_SPAN}-${flags}`,
           ...(authorization ? { authorization } : {}),
         },
         body: JSON.stringify({ model: 'demo/plain', messages: [{ role: 'user', content: 'hi' }] }),
