@@ -75,10 +75,10 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
     if (previous && conversationBytes > deps.options.maxConversationBytes) {
       throw gatewayError('RESPONSE_CHAIN_TOO_LONG', { param: 'previous_response_id', args: { id: previous.id, bytes: conversationBytes, limit: deps.options.maxConversationBytes } });
     }
-    // Refused before the service is called: the answer's bytes count against the next write, as async results do.
-    if (storing) await ctx.pipeline.checkStorage(caller, conversationBytes + jsonBytes(inputItems));
     const split = splitRequest(chat, 'chat', id.model ?? service.defaultModel);
     validateTranslatedConfig(ctx, service, split.configObject, id.model, CHAT_TO_RESPONSES_PARAM);
+    // Refused before the service is called: the answer's bytes count against the next write, as async results do.
+    if (storing) await ctx.pipeline.checkStorage(caller, conversationBytes + jsonBytes(inputItems));
 
     const types = deps.chatTypes();
     const call = await openChatCall(ctx, koa, caller, service, {
