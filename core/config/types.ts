@@ -39,6 +39,8 @@ export interface UpstreamConfig {
   readonly headers: Readonly<Record<string, string>>;
   /** Our model name → the engine's. */
   readonly models: Readonly<Record<string, string>>;
+  /** Names missing from `models` go to the engine as they are (default false: only mapped names are callable). */
+  readonly passModels?: boolean;
   readonly defaultModel?: string;
   readonly maxConcurrency: number;
   readonly connectTimeoutMs: number;

@@ -237,7 +237,8 @@ export class UpstreamWorker implements LocalWorker {
   /** A transport failure as a catalog error; errors thrown here already are one. */
   #failure(err: unknown): GatewayError {
     const code = (err as { code?: string }).code;
-    const args = { service: this.#service.name, url: this.#upstream.baseUrl };
+    // The service's name only: the engine's URL (and any credentials in it) is the operator's, never a caller's.
+    const args = { service: this.#service.name };
     if (err instanceof undiciErrors.ConnectTimeoutError) {
       return gatewayError('UPSTREAM_UNREACHABLE', { args: { ...args, reason: `no connection within ${this.#upstream.connectTimeoutMs} ms` } });
     }
