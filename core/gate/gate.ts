@@ -167,13 +167,14 @@ export class Gate {
    * Resolves once a request for `service` can be sent, for the routes that wait (sync predict, chat):
    * at once when an instance is connected, or when the service does not wait (`open` then answers
    * NO_ACTIVE_INSTANCES) or has fallbacks to go to; otherwise after waiting for an instance and
-   * waking the service (wake-on-request.ts).
+   * waking the service (wake-on-request.ts). `signal` (or the function that makes it, called only
+   * when the request waits) aborts when the caller leaves: the wait ends and frees its slot at once.
    */
-  async ready(service: ServiceEntry, caller: { readonly id: number; readonly name: string }, signal?: AbortSignal): Promise<void> {
+  async ready(service: ServiceEntry, caller: { readonly id: number; readonly name: string }, signal?: AbortSignal | (() => AbortSignal)): Promise<void> {
     if (this.hasInstances(service.id) || service.fallbacks?.length) return;
     const target = (service.base && this.#directory.serviceById(service.base.serviceId)) || service;
     if (!(service.waitForInstanceMs || target.waitForInstanceMs)) return;
-    await this.#wake.wait(service, target, caller.id, caller.name, signal);
+    await this.#wake.wait(service, target, caller.id, caller.name, typeof signal === 'function' ? signal() : signal);
   }
 
   /**
