@@ -43,6 +43,8 @@ export interface UpstreamConfig {
   readonly passModels?: boolean;
   readonly defaultModel?: string;
   readonly maxConcurrency: number;
+  /** Engine requests one account may run at once (default maxConcurrency - 1, at least 1); plugins/upstream/fair-share.ts. */
+  readonly maxConcurrencyPerAccount?: number;
   readonly connectTimeoutMs: number;
   readonly firstByteTimeoutMs: number;
   readonly idleTimeoutMs: number;
