@@ -96,6 +96,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   pipeline.addStorageMeter((accountId) => store.storedBytes(accountId));
   const { worker } = options;
   const gate = new Gate(directory, config.gate, logger, events, config.limits, worker ? workerCluster(worker) : undefined);
+  gate.checkFallbackConfigsWith(pipeline);
   const clientCalls = new ClientCalls(pipeline, gate, logger, events, config.limits.jsonMaxDepth);
   const speech = options.speech ?? createGrpcSpeechHandlers({ pipeline, bridge: new SpeechBridge(gate, options.speechLimits), logger });
   const app = createHttpApp(logger, events, config.server.accessLog);

@@ -168,8 +168,12 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     for (const ref of s.fallbacks ?? []) {
       const [account, name] = ref.split('/');
       const owner = accounts.find((a) => a.name === account || String(a.id) === account);
-      if (!owner || !services.some((t) => t.accountId === owner.id && t.name === name)) {
+      const target = owner && services.find((t) => t.accountId === owner.id && t.name === name);
+      if (!target) {
         problems.push(`services[${i}] (${s.name}): fallback '${ref}' names no service declared in services`);
+      } else if (!target.public && target.accountId !== s.accountId) {
+        // Every caller of this service would reach another account's private service (and see its name).
+        problems.push(`services[${i}] (${s.name}): fallback '${ref}' is a private service of another account`);
       }
     }
     if (s.upstream && !(input.plugins.enabled as string[]).includes('upstream')) {
