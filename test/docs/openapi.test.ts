@@ -189,6 +189,7 @@ describe('the OpenAPI document describes the demo', () => {
     await call('POST', '/api/adapters/chatapi-direct/v1/messages', { body: message, key: null });
 
     await call('GET', '/metrics', { key: null });
+    await call('GET', '/metrics', { key: 'demo-metrics-token-0123456789', bearer: true });
     await call('GET', `${A}/usage`);
     await call('GET', `${A}/usage?from=2026-01-01&to=2026-01-31`);
     await call('GET', `${A}/usage?from=2026-02-01&to=2026-01-01`);
