@@ -41,16 +41,17 @@ function modelMapOf(upstream: UpstreamConfig): ReadonlyMap<string, string> {
 
 /**
  * The engine's model: ours mapped through `upstream.models`; a name without an entry is refused
- * (404 MODEL_NOT_FOUND) unless the service passes unmapped names as they are (`upstream.passModels`):
- * otherwise any caller could run any model the engine's key reaches. Without a name,
- * `upstream.defaultModel`, else the service's default model mapped (the operator's choice, passed).
+ * (404 MODEL_NOT_FOUND) unless the service passes unmapped names as they are (`upstream.passModels`)
+ * or it is one of the defaults the operator named (`upstream.defaultModel`, the service's default
+ * model, which the chat adapter sends by name): otherwise any caller could run any model the
+ * engine's key reaches. Without a name, `upstream.defaultModel`, else the service's default model mapped.
  */
 export function engineModel(ours: string | undefined, upstream: UpstreamConfig, service: ServiceEntry): string | undefined {
   const models = modelMapOf(upstream);
   if (ours !== undefined) {
     const mapped = models.get(ours);
     if (mapped !== undefined) return mapped;
-    if (upstream.passModels) return ours;
+    if (upstream.passModels || ours === upstream.defaultModel || ours === service.defaultModel) return ours;
     throw gatewayError('MODEL_NOT_FOUND', { param: 'model', args: { model: `${service.account.name}/${service.name}/${ours}` } });
   }
   if (upstream.defaultModel) return upstream.defaultModel;

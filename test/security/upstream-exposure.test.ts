@@ -105,7 +105,9 @@ describe('hostile tenants: what the upstream connector shows and sends (issue 25
     // Mapped names and the default still work.
     await chat('demo/engine/small').expect(200);
     await chat('demo/engine').expect(200);
-    expect(engine.requests.slice(before).map((r) => r.body.model)).toEqual(['engine-small', 'engine-default']);
+    // The default named explicitly (the chat adapter sends a service's default model by name) is the operator's choice too.
+    await chat('demo/engine/engine-default').expect(200);
+    expect(engine.requests.slice(before).map((r) => r.body.model)).toEqual(['engine-small', 'engine-default', 'engine-default']);
   });
 
   it('N8: a service that opts in (upstream.passModels) passes unmapped names as they are, prototype names too', async () => {
