@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
@@ -8,17 +9,12 @@ import { runnableModule } from '../modules.js';
 
 /**
  * Node arguments that run `module`: compiled JavaScript directly; TypeScript (the examples when the
- * gateway runs from its sources, or a custom service) through tsx's loader, a dev dependency.
+ * gateway runs from its sources, examples/local-llm, a user's service) through tsx's loader, a
+ * runtime dependency for user modules (core/ts-modules.ts).
  */
 function nodeArgs(module: string): string[] {
   if (!module.endsWith('.ts')) return [module];
-  let loader: string;
-  try {
-    loader = createRequire(import.meta.url).resolve('tsx');
-  } catch {
-    throw new Error(`${module} is TypeScript and tsx is not installed: run \`npm run build\` and start the compiled gateway, or install dev dependencies`);
-  }
-  return ['--import', loader, module];
+  return ['--import', createRequire(import.meta.url).resolve('tsx'), module];
 }
 
 /** What became of one launch entry: running (maybe not connected yet), skipped, or given up on. */
@@ -32,6 +28,11 @@ export interface LaunchedServices {
   states(): ReadonlyMap<string, LaunchState>;
   /** The process IDs of the services running now. */
   pids(): number[];
+  /**
+   * The gateway is shutting down: a service that exits from now on is not restarted. Ctrl+C in a
+   * terminal signals the services too, while the gateway still drains, before `stop()`.
+   */
+  shuttingDown(): void;
   stop(): Promise<void>;
 }
 
@@ -137,22 +138,28 @@ export function launchServices(entries: readonly LaunchConfig[], grpcAddress: st
     });
   };
 
+  const skip = (entry: LaunchConfig, reason: string) => {
+    states.set(entry.name, { state: 'skipped', reason });
+    log.warn({ service: entry.name }, `example service '${entry.name}' not started: ${reason}`);
+    options.skipped?.(entry);
+  };
   for (const entry of entries) {
     const missing = entry.requires.filter((command) => !onPath(command));
-    if (missing.length) {
-      const reason = `${missing.join(', ')} not installed`;
-      states.set(entry.name, { state: 'skipped', reason });
-      log.warn({ service: entry.name, missing }, `example service '${entry.name}' not started: ${reason}`);
-      options.skipped?.(entry);
-      continue;
+    if (missing.length) skip(entry, `${missing.join(', ')} not installed`);
+    // Only an `optional` entry's module may be missing here: the config refuses a required one's.
+    else if (!existsSync(runnableModule(entry.module))) skip(entry, `its module ${entry.module} does not exist`);
+    else {
+      start(entry, 0);
+      options.started?.(entry);
     }
-    start(entry, 0);
-    options.started?.(entry);
   }
 
   return {
     states: () => states,
     pids: () => [...children].map((child) => child.pid).filter((pid): pid is number => pid !== undefined),
+    shuttingDown() {
+      stopping = true;
+    },
     async stop() {
       stopping = true;
       await Promise.all([...children].map((child) => new Promise<void>((resolve) => {

@@ -1,0 +1,29 @@
+/**
+ * Loading a user's TypeScript module (a custom plugin) in the compiled gateway. The gateway's own
+ * TypeScript is compiled by `npm run build`; a user's is not, and may live outside the repository,
+ * so it is loaded through tsx, a runtime dependency for exactly this (user modules only: nothing
+ * loads it until one is named). Launched services are child processes and get tsx's loader on
+ * their command line instead (core/bin/launcher.ts).
+ */
+import { register } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { RUNNING_COMPILED } from './modules.js';
+
+let registered: Promise<void> | undefined;
+
+/** Installs tsx's loader in this process once, after the hooks that map the gateway's sources to dist/. */
+function registerTypeScript(): Promise<void> {
+  registered ??= (async () => {
+    register(new URL('./source-twins-hooks.js', import.meta.url));
+    // Registered last, so tsx resolves first and its answers pass through the hooks above.
+    const tsx = await import('tsx/esm/api');
+    tsx.register();
+  })();
+  return registered;
+}
+
+/** Imports `path`: through tsx when it is TypeScript and this process runs compiled, directly otherwise. */
+export async function importModule(path: string): Promise<unknown> {
+  if (RUNNING_COMPILED && path.endsWith('.ts')) await registerTypeScript();
+  return import(pathToFileURL(path).href);
+}
