@@ -1,9 +1,13 @@
 /**
  * Module resolution hooks (node:module `register`) for the compiled gateway loading a user's
- * TypeScript module through tsx: an import of one of the gateway's own sources (a plugin's
- * `import { definePlugin, gatewayError } from '<gateway>/core/plugins/index.js'`) resolves to the
- * compiled file the gateway itself runs, so the plugin and the gateway share one copy of core (one
- * GatewayError class for `instanceof`, one registry of error codes), not a second one from sources.
+ * TypeScript through tsx (core/ts-modules.ts). They run before tsx's and look at what it resolved:
+ * - one of the gateway's own sources (a plugin's `import { definePlugin, gatewayError } from
+ *   '<gateway>/core/plugins/index.js'`) becomes the compiled file the gateway itself runs, so the
+ *   plugin and the gateway share one copy of core (one GatewayError class for `instanceof`), not a
+ *   second one from the sources;
+ * - any other `.ts` file is an ES module, as plugins are, even in a folder without a package.json
+ *   saying `"type": "module"` (there tsx would compile it as CommonJS, which fails on Node 20 with
+ *   ERR_REQUIRE_CYCLE_MODULE).
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -19,7 +23,9 @@ type NextResolve = (specifier: string, context: unknown) => Promise<Resolved>;
 export async function resolve(specifier: string, context: unknown, nextResolve: NextResolve): Promise<Resolved> {
   const resolved = await nextResolve(specifier, context);
   if (!resolved.url.startsWith('file:')) return resolved;
-  const twin = compiledTwin(fileURLToPath(resolved.url));
-  if (!twin || !existsSync(twin)) return resolved;
-  return { url: pathToFileURL(twin).href, format: 'module', shortCircuit: true };
+  const path = fileURLToPath(resolved.url);
+  const twin = compiledTwin(path);
+  if (twin && existsSync(twin)) return { url: pathToFileURL(twin).href, format: 'module', shortCircuit: true };
+  if (path.endsWith('.ts') && !path.includes('/node_modules/')) return { ...resolved, format: 'module' };
+  return resolved;
 }

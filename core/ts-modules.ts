@@ -11,13 +11,13 @@ import { RUNNING_COMPILED } from './modules.js';
 
 let registered: Promise<void> | undefined;
 
-/** Installs tsx's loader in this process once, after the hooks that map the gateway's sources to dist/. */
+/** Installs tsx's loader in this process once, with the hooks that map the gateway's sources to dist/. */
 function registerTypeScript(): Promise<void> {
   registered ??= (async () => {
-    register(new URL('./source-twins-hooks.js', import.meta.url));
-    // Registered last, so tsx resolves first and its answers pass through the hooks above.
     const tsx = await import('tsx/esm/api');
     tsx.register();
+    // Registered last, so they run first and adjust what tsx resolves.
+    register(new URL('./source-twins-hooks.js', import.meta.url));
   })();
   return registered;
 }
