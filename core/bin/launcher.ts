@@ -54,7 +54,8 @@ export interface LaunchOptions extends LaunchEvents {
 
 /**
  * Exit status (sysexits EX_CONFIG) of a service that found a prerequisite missing that `requires`
- * cannot express, such as a Python module: restarting it would not help.
+ * cannot express, such as a Python module, or that no gateway accepts (the SDK's serveModel with a
+ * wrong connection token): restarting it would not help.
  */
 const EX_CONFIG = 78;
 /** A restarted service that stays up this long is healthy again: its output is shown live again. */
@@ -119,7 +120,7 @@ export function launchServices(entries: readonly LaunchConfig[], grpcAddress: st
       clearTimeout(healthy);
       if (stopping) return;
       if (code === EX_CONFIG) {
-        const reason = 'a prerequisite is missing (see its message above)';
+        const reason = 'it found a prerequisite missing or a setting wrong (see its message above)';
         states.set(entry.name, { state: 'skipped', reason });
         log.warn({ service: entry.name, code }, `example service '${entry.name}' not started: ${reason}`);
         options.skipped?.(entry);

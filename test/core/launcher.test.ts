@@ -103,6 +103,8 @@ describe('the start-up banner', () => {
   it('says which services are still connecting or were not started', () => {
     const text = bannerLines({ ...input, launch: { connected: [], connecting: ['demo/asr'], notStarted: ['demo/tts (espeak-ng not installed)'] } }).join('\n');
     expect(text).toContain('Still connecting:    demo/asr');
+    // What each interface answers meanwhile: the chat adapters' SDKs retry a 503, never the platform API's 400.
+    expect(text).toContain('until then the platform API answers 400 NO_ACTIVE_INSTANCES and the chat adapters 503 with Retry-After');
     expect(text).toContain('Not started:         demo/tts (espeak-ng not installed)');
     expect(text).not.toContain('Try:');
   });
