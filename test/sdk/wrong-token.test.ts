@@ -19,10 +19,14 @@ describe('a service program with a wrong connection token', () => {
   afterAll(() => gw.close());
 
   it('ends with one clear error line and status 78', { timeout: 60_000 }, async () => {
-    const child = spawn(process.execPath, ['--import', createRequire(import.meta.url).resolve('tsx'), join(repoRoot, 'examples/upper-service/main.ts')], {
-      env: { ...process.env, PLATFORM_GRPC_HOST: gw.grpcAddress, PLATFORM_SERVICE_TOKEN: 'not-a-known-token-0000' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', createRequire(import.meta.url).resolve('tsx'), join(repoRoot, 'examples/upper-service/main.ts')],
+      {
+        env: { ...process.env, PLATFORM_GRPC_HOST: gw.grpcAddress, PLATFORM_SERVICE_TOKEN: 'not-a-known-token-0000' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
