@@ -56,6 +56,7 @@ export const ERROR_CATALOG = {
   UNKNOWN_DATA_TYPE: { status: 400, type: 'invalid_request_error', message: (a) => `Data type '${str(a.dataType)}' is not published under ${str(a.specsUrl)}` },
   DATA_TYPE_MISMATCH: { status: 400, type: 'invalid_request_error', message: (a) => `${str(a.param) || 'data'} does not match data type ${str(a.dataType)}: ${str(a.reason)}` },
   UPSTREAM_FORMAT_MISMATCH: { status: 400, type: 'invalid_request_error', message: (a) => `Service '${str(a.service)}' calls an Anthropic Messages engine, which takes Messages requests only: send this one to ${str(a.use)}`, permanent: true },
+  RESPONSE_CHAIN_TOO_LONG: { status: 400, type: 'invalid_request_error', message: (a) => `The conversation continued from response '${str(a.id)}' is ${str(a.bytes)} bytes with this turn, past the limit of ${str(a.limit)} (plugins.options.chatapi.responses.maxConversationBytes): start a new conversation with the input you need`, permanent: true },
   UNKNOWN_CONFIG_ID: { status: 400, type: 'invalid_request_error', message: (a) => `Service has no predict configuration with id ${str(a.configId)}` },
   ACCOUNT_NOT_FOUND: { status: 400, type: 'invalid_request_error', message: (a) => `Account '${str(a.account)}' does not exist` },
   SERVICE_NOT_FOUND: { status: 400, type: 'invalid_request_error', message: (a) => `Service '${str(a.model)}' does not exist in account '${str(a.account)}'` },

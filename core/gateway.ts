@@ -16,6 +16,7 @@ import { createHttpHelpers } from './http/helpers.js';
 import { GatewayEvents } from './observe/events.js';
 import { Readiness } from './observe/readiness.js';
 import { createTracing } from './observe/tracing.js';
+import { traceTrust } from './observe/trace-trust.js';
 import { createLogger, type Logger } from './logger.js';
 import { Pipeline } from './pipeline.js';
 import { loadPlugins, type LoadedPlugin } from './plugins/loader.js';
@@ -105,7 +106,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       await next();
     });
   }
-  const tracing = createTracing(config.tracing);
+  const tracing = createTracing(config.tracing, traceTrust(directory));
   if (tracing) {
     app.use(tracing.middleware);
     pipeline.observeStages(tracing.stages);

@@ -133,6 +133,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     accountId: accountId(k.account, `apiKeys[${i}] (${k.name})`),
     keyHash: (k.keyHash as string | undefined) ?? hashSecret(k.key as string),
     permissions: k.permissions as Permission[],
+    followTraceSampling: k.followTraceSampling === true,
   }));
   reportDuplicates(apiKeys.map((k) => k.keyHash), 'API key (the same key is declared twice)', problems);
 
@@ -183,6 +184,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     workers,
     storeKind: input.store.kind,
     enabledPlugins: input.plugins.enabled,
+    pluginOptions: input.plugins.options,
     customPlugins: input.plugins.custom,
     clusterServers: input.gate.servers,
     httpPort: input.server.httpPort,

@@ -16,6 +16,8 @@ export interface ApiKeyConfig {
   /** `sha256:<hex>`; the key itself is never kept. */
   readonly keyHash: string;
   readonly permissions: readonly Permission[];
+  /** Requests with this key that say sampled in their W3C traceparent are traced whatever `tracing.sampleRatio` says. */
+  readonly followTraceSampling?: boolean;
 }
 
 export interface NamedConfig {
