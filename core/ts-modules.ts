@@ -5,7 +5,6 @@
  * loads it until one is named). Launched services are child processes and get tsx's loader on
  * their command line instead (core/bin/launcher.ts).
  */
-import { register } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { RUNNING_COMPILED } from './modules.js';
 
@@ -17,7 +16,7 @@ function registerTypeScript(): Promise<void> {
     const tsx = await import('tsx/esm/api');
     tsx.register();
     // Registered last, so they run first and adjust what tsx resolves.
-    register(new URL('./source-twins-hooks.js', import.meta.url));
+    await import('./ts-register.js');
   })();
   return registered;
 }

@@ -5,16 +5,17 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { LaunchConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
-import { runnableModule } from '../modules.js';
+import { MODULE_EXTENSION, runnableModule } from '../modules.js';
 
 /**
  * Node arguments that run `module`: compiled JavaScript directly; TypeScript (the examples when the
  * gateway runs from its sources, examples/local-llm, a user's service) through tsx's loader, a
- * runtime dependency for user modules (core/ts-modules.ts).
+ * runtime dependency for user modules, with core/ts-register.ts's hooks (an ES module in any folder).
  */
 function nodeArgs(module: string): string[] {
   if (!module.endsWith('.ts')) return [module];
-  return ['--import', createRequire(import.meta.url).resolve('tsx'), module];
+  const hooks = new URL(`../ts-register${MODULE_EXTENSION}`, import.meta.url).href;
+  return ['--import', createRequire(import.meta.url).resolve('tsx'), '--import', hooks, module];
 }
 
 /** What became of one launch entry: running (maybe not connected yet), skipped, or given up on. */

@@ -6,7 +6,7 @@
  * TypeScript plugins work as docs/plugins.md says: the repository's recipe
  * (examples/configs/custom-plugin.yaml, run as its comment says), and a plugin in a folder outside
  * the repository, loaded through tsx and sharing the gateway's compiled core (its catalog error
- * renders as one).
+ * renders as one); so does a TypeScript model service launched from a folder outside it.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,19 +19,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const KEY = 'compiled-test-key-000000000001';
 const ECHO_TOKEN = 'compiled-echo-token-0001';
+const OUTSIDE_TOKEN = 'compiled-outside-token-0001';
 
-const config = (dist: string, outsidePlugin: string) => `
+const config = (dist: string, outsidePlugin: string, outsideService: string) => `
 server: { host: 127.0.0.1, httpPort: 0, grpcPort: 0 }
 store: { kind: memory }
 accounts: [{ id: 1, name: demo }]
 apiKeys: [{ name: k, account: demo, key: ${KEY}, permissions: [MODEL_REQUESTS, READ_DATA] }]
 services:
   - { id: 1, name: echo, account: demo, public: true, connectionTokens: [{ token: ${ECHO_TOKEN} }] }
+  - { id: 2, name: outside, account: demo, public: true, connectionTokens: [{ token: ${OUTSIDE_TOKEN} }] }
 plugins:
   enabled: [health, sync-predict]
   custom: [{ path: ${join(dist, 'examples/custom-plugin/index.ts')} }, { path: ${outsidePlugin} }]
 launch:
   - { name: echo, module: ${join(dist, 'examples/echo-service/main.ts')}, env: { PLATFORM_SERVICE_TOKEN: ${ECHO_TOKEN} } }
+  - { name: outside, module: ${outsideService}, env: { PLATFORM_SERVICE_TOKEN: ${OUTSIDE_TOKEN} } }
 `;
 
 /** A user's plugin in TypeScript, outside the repository: type annotations, a helper of its own, the plugin API by path. */
@@ -51,13 +54,26 @@ export default definePlugin<{ name?: string }>({
   },
 });
 `;
-const OUTSIDE_HELPER = "export const greet = (who: string): string => `hello from ${who}`;\n";
+/** A user's model service in TypeScript, outside the repository, launched by the gateway (through tsx). */
+const OUTSIDE_SERVICE = `
+import { serveModel, type PredictRequest } from '${join(ROOT, 'sdk/index.js')}';
+
+const prefix: string = 'outside says ';
+const service = serveModel({ predict: (req: PredictRequest) => ({ said: prefix + req.data.json<{ text: string }>().text }) }, { descriptor: { name: 'outside' } });
+await service.ready();
+process.once('SIGTERM', () => void service.stop().then(() => process.exit(0)));
+`;
+const OUTSIDE_HELPER = 'export const greet = (who: string): string => `hello from ${who}`;\n';
 
 /** Starts the compiled gateway as `npm start` runs it; resolves with its HTTP address once the banner is out. */
 function startCompiled(env: Record<string, string>, onOutput: (text: string) => void): { child: ChildProcess; httpUrl: Promise<string> } {
   let output = '';
   // No tsx on the command line: plain node on the compiled entry point.
-  const child = spawn(process.execPath, ['dist/core/bin/start.js'], { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['dist/core/bin/start.js'], {
+    cwd: ROOT,
+    env: { ...process.env, NODE_OPTIONS: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const httpUrl = new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the compiled gateway exited with ${code}:\n${output}`)));
     const read = (chunk: Buffer) => {
@@ -94,8 +110,11 @@ describe('the compiled gateway (dist/)', () => {
     writeFileSync(join(outside, 'index.ts'), OUTSIDE_PLUGIN);
     writeFileSync(join(outside, 'greet.ts'), OUTSIDE_HELPER);
     const configPath = join(work, 'gateway.yaml');
-    writeFileSync(configPath, config(join(ROOT, 'dist'), join(outside, 'index.ts')));
-    const started = startCompiled({ GATEWAY_CONFIG: configPath }, (text) => { output = text; });
+    writeFileSync(join(outside, 'service.ts'), OUTSIDE_SERVICE);
+    writeFileSync(configPath, config(join(ROOT, 'dist'), join(outside, 'index.ts'), join(outside, 'service.ts')));
+    const started = startCompiled({ GATEWAY_CONFIG: configPath }, (text) => {
+      output = text;
+    });
     gateway = started.child;
     httpUrl = await started.httpUrl;
   }, 300_000);
@@ -136,12 +155,24 @@ describe('the compiled gateway (dist/)', () => {
     expect(res.status).toBe(400);
   });
 
-  it('loads a TypeScript plugin from a folder outside the repository, which shares the gateway\'s core', async () => {
+  it('launches a TypeScript model service from a folder outside the repository', async () => {
+    expect(output).toMatch(/Services connected: .*demo\/outside/);
+    const answer = await fetch(`${httpUrl}/api/platformgate/account/demo/model/outside/predict`, {
+      method: 'POST',
+      headers: { 'PLATFORM-API-KEY': KEY, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ text: 'hi' }),
+    });
+    expect(await answer.json(), output).toEqual({ said: 'outside says hi' });
+  });
+
+  it("loads a TypeScript plugin from a folder outside the repository, which shares the gateway's core", async () => {
     const hello = await fetch(`${httpUrl}/api/outside/hello`);
     expect(await hello.json(), output).toEqual({ text: 'hello from outside' });
     // Its gatewayError is the compiled gateway's own: rendered as a catalog error, not an internal 500.
     const refused = await fetch(`${httpUrl}/api/outside/refuse`);
-    expect(await refused.json()).toMatchObject({ error: { code: 'VALIDATION_FAILED', param: 'who', message: 'Invalid request: refused by a plugin outside the repository' } });
+    expect(await refused.json()).toMatchObject({
+      error: { code: 'VALIDATION_FAILED', param: 'who', message: 'Invalid request: refused by a plugin outside the repository' },
+    });
     expect(refused.status).toBe(400);
   });
 });
@@ -151,18 +182,24 @@ describe('the custom-plugin recipe under the compiled gateway', () => {
   let output = '';
   afterAll(() => stop(gateway));
 
-  it('runs as examples/configs/custom-plugin.yaml says (GATEWAY_CONFIG=examples/configs/custom-plugin.yaml npm start)', { timeout: 300_000 }, async () => {
-    await promisify(execFile)(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: ROOT });
-    // Ports 0: the recipe's 8080 and 9090 may be taken on a shared machine.
-    const started = startCompiled({ GATEWAY_CONFIG: 'examples/configs/custom-plugin.yaml', HTTP_PORT: '0', GRPC_PORT: '0' }, (text) => { output = text; });
-    gateway = started.child;
-    const httpUrl = await started.httpUrl;
-    expect(output).toContain('Services connected:  acme/upper');
-    const answer = await fetch(`${httpUrl}/api/custom/shout/acme/upper`, {
-      method: 'POST',
-      headers: { 'PLATFORM-API-KEY': 'acme-api-key-0123456789', 'Content-Type': 'application/json' },
-      body: JSON.stringify({ text: 'hello' }),
-    });
-    expect(await answer.json(), output).toEqual({ greeting: 'HEY', answer: { upper: 'HELLO' } });
-  });
+  it(
+    'runs as examples/configs/custom-plugin.yaml says (GATEWAY_CONFIG=examples/configs/custom-plugin.yaml npm start)',
+    { timeout: 300_000 },
+    async () => {
+      await promisify(execFile)(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: ROOT });
+      // Ports 0: the recipe's 8080 and 9090 may be taken on a shared machine.
+      const started = startCompiled({ GATEWAY_CONFIG: 'examples/configs/custom-plugin.yaml', HTTP_PORT: '0', GRPC_PORT: '0' }, (text) => {
+        output = text;
+      });
+      gateway = started.child;
+      const httpUrl = await started.httpUrl;
+      expect(output).toContain('Services connected:  acme/upper');
+      const answer = await fetch(`${httpUrl}/api/custom/shout/acme/upper`, {
+        method: 'POST',
+        headers: { 'PLATFORM-API-KEY': 'acme-api-key-0123456789', 'Content-Type': 'application/json' },
+        body: JSON.stringify({ text: 'hello' }),
+      });
+      expect(await answer.json(), output).toEqual({ greeting: 'HEY', answer: { upper: 'HELLO' } });
+    },
+  );
 });
