@@ -121,7 +121,7 @@ export function launchServices(entries: readonly LaunchConfig[], grpcAddress: st
       clearTimeout(healthy);
       if (stopping) return;
       if (code === EX_CONFIG) {
-        const reason = 'it found a prerequisite missing or a setting wrong (see its message above)';
+        const reason = 'a prerequisite is missing or a setting is wrong; its message is above';
         states.set(entry.name, { state: 'skipped', reason });
         log.warn({ service: entry.name, code }, `example service '${entry.name}' not started: ${reason}`);
         options.skipped?.(entry);
