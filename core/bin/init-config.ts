@@ -12,9 +12,11 @@ import { SOURCE_ROOT } from '../modules.js';
 /**
  * The demo config, in the repository (not its copy in dist/), whether the gateway runs compiled or
  * not: its paths name the examples' sources, which the compiled gateway runs as their compiled twins
- * in dist/ where the build made them, and through tsx where it did not (examples/local-llm).
+ * in dist/ where the build made them, and through tsx where it did not (examples/local-llm). A
+ * deployment of dist/ alone has only the copy.
  */
-export const DEMO_CONFIG = join(SOURCE_ROOT, 'examples', 'demo', 'gateway.yaml');
+const SOURCE_DEMO_CONFIG = join(SOURCE_ROOT, 'examples', 'demo', 'gateway.yaml');
+export const DEMO_CONFIG = existsSync(SOURCE_DEMO_CONFIG) ? SOURCE_DEMO_CONFIG : fileURLToPath(new URL('../../examples/demo/gateway.yaml', import.meta.url));
 
 /** The config text of `source`, with its relative paths re-based from its folder onto `targetDir`. */
 export function rebaseConfig(sourceText: string, sourceDir: string, targetDir: string): string {
