@@ -35,8 +35,6 @@ if (!enabled) {
   );
 }
 
-const README = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-
 /** The first fenced block of `lang` after the heading that starts with `heading`, and the block after it. */
 function blockAfter(text: string, heading: string, lang: string): { code: string; next: string } {
   const start = text.indexOf(`\n${heading}`);
@@ -115,12 +113,15 @@ describe.skipIf(!enabled)('a fresh clone, as the README says', () => {
   const work = realpathSync(mkdtempSync(join(tmpdir(), 'fresh-clone-')));
   const clone = join(work, 'gateway');
   const started: NpmStart[] = [];
+  /** The clone's README.md: what a user of this commit reads. */
+  let readme = '';
 
   beforeAll(async () => {
     const head = (await run('git', ['rev-parse', 'HEAD'], repoRoot)).trim();
     await run('git', ['clone', '--quiet', '--no-checkout', repoRoot, clone], work);
     await run('git', ['checkout', '--quiet', head], clone);
-    expect(README).toContain('```sh no-run\nnpm ci && npm start\n```');
+    readme = readFileSync(join(clone, 'README.md'), 'utf8');
+    expect(readme).toContain('```sh no-run\nnpm ci && npm start\n```');
     await run('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], clone);
   }, 400_000);
 
@@ -146,7 +147,7 @@ describe.skipIf(!enabled)('a fresh clone, as the README says', () => {
   it("npm start builds, prints the banner, answers the README's first curl, and stops calmly on Ctrl+C", { timeout: 400_000 }, async () => {
     // The README's ports are the demo's defaults; this run moves them only to stay clear of others.
     const demo = loadConfigFile(join(clone, 'examples', 'demo', 'gateway.yaml'), { env: {} });
-    expect(README).toContain(`Gateway ready: HTTP http://127.0.0.1:${demo.server.httpPort}, gRPC 127.0.0.1:${demo.server.grpcPort}`);
+    expect(readme).toContain(`Gateway ready: HTTP http://127.0.0.1:${demo.server.httpPort}, gRPC 127.0.0.1:${demo.server.grpcPort}`);
     expect([demo.server.httpPort, demo.server.grpcPort]).toEqual([8080, 9090]);
     const [http, grpc] = [await freePort(), await freePort()];
 
@@ -159,7 +160,7 @@ describe.skipIf(!enabled)('a fresh clone, as the README says', () => {
     );
     expect(banner).toMatch(/Services connected: .*demo\/echo/);
 
-    const first = blockAfter(README, '## A first call', 'sh');
+    const first = blockAfter(readme, '## A first call', 'sh');
     expect(first.code).toContain('curl');
     const answer = (await curl(first.code, http)) as { choices: { message: { content: string } }[] };
     const documented = /"content":"([^"]*)"/.exec(first.next)?.[1];
