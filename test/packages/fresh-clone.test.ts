@@ -109,14 +109,17 @@ async function curl(command: string, port: number): Promise<unknown> {
 }
 
 describe.skipIf(!enabled)('a fresh clone, as the README says', () => {
-  // realpath: os.tmpdir() may be a symlink.
-  const work = realpathSync(mkdtempSync(join(tmpdir(), 'fresh-clone-')));
-  const clone = join(work, 'gateway');
+  let work = '';
+  let clone = '';
   const started: NpmStart[] = [];
   /** The clone's README.md: what a user of this commit reads. */
   let readme = '';
 
   beforeAll(async () => {
+    // Made here, not when the suite is collected, so a skipped run leaves no folder behind. realpath:
+    // os.tmpdir() may be a symlink.
+    work = realpathSync(mkdtempSync(join(tmpdir(), 'fresh-clone-')));
+    clone = join(work, 'gateway');
     const head = (await run('git', ['rev-parse', 'HEAD'], repoRoot)).trim();
     await run('git', ['clone', '--quiet', '--no-checkout', repoRoot, clone], work);
     await run('git', ['checkout', '--quiet', head], clone);
@@ -129,7 +132,7 @@ describe.skipIf(!enabled)('a fresh clone, as the README says', () => {
     for (const start of started) start.kill();
     // Not rmSync: removing a clone with its node_modules takes a while on a busy machine, and a
     // blocked worker misses vitest's calls ("Timeout calling onTaskUpdate").
-    await rm(work, { recursive: true, force: true });
+    if (work) await rm(work, { recursive: true, force: true });
   }, 300_000);
 
   it('npm pack works in sdk/ and proto/ before anything is built', { timeout: 300_000 }, async () => {
