@@ -235,7 +235,7 @@ export function errorTypeForStatus(status: number): ErrorType {
   return 'api_error';
 }
 
-/** The envelope of DESIGN.md section 4, used by the platform API and the adapters alike. */
+/** The envelope of docs/design.md (decisions), used by the platform API and the adapters alike. */
 export interface ErrorBody {
   /** `type`, `code` and `param` of a relayed upstream error are the upstream's own (`code` may be null). */
   error: { code: string | null; message: string; type: string; param: string | null; args: Record<string, string> };

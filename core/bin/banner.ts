@@ -81,7 +81,7 @@ export function bannerLines(input: BannerInput): string[] {
   }
   const { connected, connecting, notStarted } = input.launch;
   if (connected.length) lines.push(`  Services connected:  ${connected.join(', ')}`);
-  if (connecting.length) lines.push(`  Still connecting:    ${connecting.join(', ')} (they answer 400 NO_ACTIVE_INSTANCES until then; see /health)`);
+  if (connecting.length) lines.push(`  Still connecting:    ${connecting.join(', ')} (until then the platform API answers 400 NO_ACTIVE_INSTANCES and the chat adapters 503 with Retry-After; see /health)`);
   if (notStarted.length) lines.push(`  Not started:         ${notStarted.join('; ')}`);
   if (input.demo) {
     lines.push(

@@ -202,7 +202,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
   const dataDir = resolve(baseDir, input.store.dataDir);
   const registryFiles = (input.registry.files as string[]).map((f) => resolve(baseDir, f));
   const custom = (input.plugins.custom as any[]).map((c) => ({ path: resolve(baseDir, c.path), enabled: c.enabled }));
-  const launch = (input.launch as any[]).map((l) => ({ name: l.name, module: resolve(baseDir, l.module), env: l.env, requires: l.requires }));
+  const launch = (input.launch as any[]).map((l) => ({ name: l.name, module: resolve(baseDir, l.module), env: l.env, requires: l.requires, optional: l.optional }));
   // Paths are relative to the config file: a copied config names the module it could not find
   // instead of launching a process that crashes on it again and again. The compiled gateway runs a
   // `.ts` module's compiled `.js` (core/modules.ts), so either counts.
@@ -210,7 +210,10 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     if (!existsSync(runnableModule(path))) problems.push(`${what}: ${path} does not exist (relative paths are relative to the config file, ${baseDir})`);
   };
   // (Missing registry files and plugin modules are named by REGISTRY_INVALID and PLUGIN_NOT_FOUND.)
-  launch.forEach((l, i) => mustExist(`launch[${i}] (${l.name}).module`, l.module));
+  // An optional entry's missing module is the launcher's warning instead (launchServices).
+  launch.forEach((l, i) => {
+    if (!l.optional) mustExist(`launch[${i}] (${l.name}).module`, l.module);
+  });
 
   return {
     server: { ...input.server, workers },

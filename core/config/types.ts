@@ -111,6 +111,8 @@ export interface LaunchConfig {
   readonly module: string;
   readonly env: Readonly<Record<string, string>>;
   readonly requires: readonly string[];
+  /** A missing module is a warning at start, not a refused config. */
+  readonly optional: boolean;
 }
 
 export interface CustomPluginConfig {

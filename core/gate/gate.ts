@@ -745,7 +745,7 @@ interface CallEntry {
 }
 
 /**
- * DESIGN section 4: a request without config (none given, no default named config) gets an empty JSON
+ * docs/design.md, decisions: a request without config (none given, no default named config) gets an empty JSON
  * object when the instance's method descriptor declares a `config` input, rather than nothing.
  */
 function withDeclaredConfig(request: GateRequest, session: GateInstance): GateRequest {

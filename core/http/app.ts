@@ -17,7 +17,7 @@ const RENDERER = Symbol('error renderer');
 
 /**
  * Makes the error middleware render this request's errors with `render` instead of the envelope of
- * DESIGN.md section 4: status and headers stay the middleware's; only the body's shape changes.
+ * docs/design.md (decisions): status and headers stay the middleware's; only the body's shape changes.
  */
 export function useErrorRenderer(ctx: Context, render: ErrorRenderer): void {
   (ctx.state as Record<symbol, ErrorRenderer>)[RENDERER] = render;
@@ -27,7 +27,7 @@ export function useErrorRenderer(ctx: Context, render: ErrorRenderer): void {
  * The Koa app with the cross-cutting middleware every route gets: a request ID (taken from
  * `x-request-id` when the caller sends a sane one) on every response, the access log line and the
  * `httpRequest` event, and the one error middleware that renders every thrown error in the envelope
- * of DESIGN.md section 4 (or the shape a route chose with useErrorRenderer).
+ * of docs/design.md (or the shape a route chose with useErrorRenderer).
  */
 export function createHttpApp(log: Logger, events: GatewayEvents = new GatewayEvents(), accessLogOn = true): Koa {
   const app = new Koa();

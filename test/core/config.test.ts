@@ -142,6 +142,17 @@ describe('config loading', () => {
     expect(text).toContain(`launch[0] (svc).module: ${join(tmpdir(), 'nowhere/main.ts')} does not exist`);
   });
 
+  it('an optional launch entry\'s missing module is left to the launcher\'s warning; a required one\'s refuses the config', () => {
+    const input = (optional: boolean) => ({
+      accounts: [{ id: 1, name: 'a' }],
+      launch: [{ name: 'extra', module: './nowhere/main.ts', optional }],
+    });
+    const config = buildConfig(input(true), { env: {}, baseDir: tmpdir() });
+    expect(config.launch[0]).toMatchObject({ name: 'extra', module: join(tmpdir(), 'nowhere/main.ts'), optional: true });
+    const err = bootError(() => buildConfig(input(false), { env: {}, baseDir: tmpdir() }));
+    expect(err.problems).toEqual([`launch[0] (extra).module: ${join(tmpdir(), 'nowhere/main.ts')} does not exist (relative paths are relative to the config file, ${tmpdir()})`]);
+  });
+
   it('a missing config file is one coded line', () => {
     const err = bootError(() => loadConfigFile(join(tmpdir(), 'no-such-gateway.yaml'), { env: {} }));
     expect(err.code).toBe('CONFIG_UNREADABLE');

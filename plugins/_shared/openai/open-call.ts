@@ -8,7 +8,7 @@ export type ChatRouting = Pick<OpenOptions, 'fallbacks' | 'model' | 'affinityKey
 /**
  * Opens a call to a chat service for an adapter request, cancelled when the caller goes away. A
  * service with no connected instance is 503 SERVICE_UNAVAILABLE with `Retry-After` here, which the
- * OpenAI and Anthropic SDKs retry (DESIGN.md section 4); the platform API keeps the spec's 400.
+ * OpenAI and Anthropic SDKs retry (docs/design.md, decisions); the platform API keeps the spec's 400.
  * `stream`: the call has no overall deadline; the call enforces the adapter's first-chunk and idle
  * deadlines instead (`firstChunkTimeoutMs`, `idleTimeoutMs`), so the relays arm no timers.
  * With `waitForInstanceMs`, a service with no instance is waited for (and woken) first.

@@ -1,5 +1,5 @@
 /**
- * The Responses API on the standard adapter (DESIGN.md section 4): `POST responses` translated to the
+ * The Responses API on the standard adapter (docs/design.md, decisions): `POST responses` translated to the
  * chat predict the adapter makes for `chat/completions` (same split, same registry validation), the
  * answer translated back (a response object, or typed events), and the stored responses:
  * `GET`/`DELETE responses/{id}` and `GET responses/{id}/input_items`, readable only by the account
