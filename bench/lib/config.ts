@@ -10,6 +10,8 @@ import type { LoadTarget } from './load.js';
 export const BENCH_KEY = 'bench-api-key-0123456789';
 /** The authenticated attacker's key (account `mallory`) in the hostile scenario: another account than the one measured. */
 export const ATTACKER_KEY = 'bench-attacker-key-0123456';
+/** The bearer token a bench gateway with the `metrics` plugin wants on a scrape (/metrics is never open). */
+export const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
 export const TOKENS = {
   echo: 'bench-echo-token-000001',
   slow: 'bench-slow-token-000001',
