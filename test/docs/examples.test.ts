@@ -47,11 +47,6 @@ const HOW_TO_GET: Record<string, string> = {
  * fails the test: `no-run` is not a way to a green run.
  */
 const NOT_RUN: { file: string; starts: string; why: string }[] = [
-  {
-    file: 'README.md',
-    starts: 'npm ci && npm start',
-    why: 'starts the gateway this test has started on the same ports; the fresh-clone test runs it on a clone of HEAD',
-  },
   { file: 'README.md', starts: 'npm test', why: 'runs the test suite, from inside it' },
   {
     file: 'docs/configuration.md',
@@ -163,7 +158,7 @@ const pythonChecks = new Map<string, Prerequisite>();
 const only = process.env.DOCS_EXAMPLES?.split(',').filter(Boolean);
 const everyFile = docFiles(repoRoot).map((file) => ({ file, examples: extractExamples(repoRoot, file) }));
 const all = everyFile.filter(({ file }) => !only || only.some((o) => file.includes(o)));
-const files = all.map((f) => ({ ...f, examples: f.examples.filter((e) => !e.noRun) })).filter((f) => f.examples.length);
+const files = all.map((f) => ({ ...f, examples: f.examples.filter((e) => !e.noRun && !e.freshClone) })).filter((f) => f.examples.length);
 const runnable = files.flatMap((f) => f.examples);
 const shown = all.flatMap((f) => f.examples).length;
 
@@ -175,6 +170,11 @@ describe('docs examples', () => {
     expect(NOT_RUN.filter((n) => !notRun.some((e) => reason(e) === n)).map((n) => `NOT_RUN names no block: ${n.file} ${n.starts}`)).toEqual(
       [],
     );
+  });
+
+  it('the one fresh-clone block is the README quick start, which test/packages/fresh-clone.test.ts runs as written', () => {
+    const freshClone = everyFile.flatMap(({ examples }) => examples.filter((e) => e.freshClone));
+    expect(freshClone.map((e) => [e.file, e.code.trim()])).toEqual([['README.md', 'npm ci && npm start']]);
   });
 });
 

@@ -8,8 +8,10 @@
  *   every launched service;
  * - `npm run demo:model`, then `npm start` again: it launches demo/llm, and the chat of
  *   docs/upstreams.md (read from there) answers.
- * Deviations from the README, each for the shared test machine: `npm ci` gets `--prefer-offline
- * --no-audit --no-fund` (the registry cache is warm after .ci/run); the gateway gets free ports
+ * The quick start's block (`npm ci && npm start`, marked `fresh-clone`) is read from the clone's README and
+ * its two commands run as written, with the packs between them. Deviations from the README, each for
+ * the shared test machine: npm gets prefer-offline, no audit, no fund through its environment (the
+ * registry cache is warm after .ci/run); the gateway gets free ports
  * through HTTP_PORT/GRPC_PORT (the README's 8080 and 9090, checked to be the demo's defaults, may be
  * taken) and the curls get the same ports; demo:model reuses the repository's .venv (where .ci/run
  * installed the model wheel) and npm's cache offline, so nothing is downloaded.
@@ -70,8 +72,8 @@ class NpmStart {
   output = '';
   readonly banner: Promise<string>;
 
-  constructor(cwd: string, env: NodeJS.ProcessEnv) {
-    this.child = spawn('npm', ['start'], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  constructor(command: string, cwd: string, env: NodeJS.ProcessEnv) {
+    this.child = spawn('sh', ['-c', command], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     this.banner = new Promise<string>((resolve, reject) => {
       this.child.once('exit', (code) => reject(new Error(`npm start exited with ${code}:\n${this.output}`)));
       const read = (chunk: Buffer) => {
@@ -102,6 +104,9 @@ class NpmStart {
   }
 }
 
+/** npm's settings for the shared test machine (the registry cache is warm after .ci/run), as environment, so the commands stay as written. */
+const OFFLINE_NPM = { npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' };
+
 /** Runs a curl command from the docs against `port` instead of the documented 8080. */
 async function curl(command: string, port: number): Promise<unknown> {
   const text = await run('sh', ['-c', command.replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`)], repoRoot);
@@ -114,6 +119,9 @@ describe.skipIf(!enabled)('a fresh clone, as the README says', () => {
   const started: NpmStart[] = [];
   /** The clone's README.md: what a user of this commit reads. */
   let readme = '';
+  /** The quick start's two commands (`npm ci && npm start`). */
+  let install = '';
+  let startCommand = '';
 
   beforeAll(async () => {
     // Made here, not when the suite is collected, so a skipped run leaves no folder behind. realpath:
@@ -124,8 +132,10 @@ describe.skipIf(!enabled)('a fresh clone, as the README says', () => {
     await run('git', ['clone', '--quiet', '--no-checkout', repoRoot, clone], work);
     await run('git', ['checkout', '--quiet', head], clone);
     readme = readFileSync(join(clone, 'README.md'), 'utf8');
-    expect(readme).toContain('```sh no-run\nnpm ci && npm start\n```');
-    await run('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], clone);
+    // The quick start, run as written: its first command here, its second (npm start) in the test below.
+    [install, startCommand] = blockAfter(readme, '## Quick start', 'sh').code.trim().split(' && ') as [string, string];
+    expect([install, startCommand]).toEqual(['npm ci', 'npm start']);
+    await run('sh', ['-c', install], clone, userEnv(OFFLINE_NPM));
   }, 400_000);
 
   afterAll(async () => {
@@ -154,7 +164,7 @@ describe.skipIf(!enabled)('a fresh clone, as the README says', () => {
     expect([demo.server.httpPort, demo.server.grpcPort]).toEqual([8080, 9090]);
     const [http, grpc] = [await freePort(), await freePort()];
 
-    const start = new NpmStart(clone, userEnv({ HTTP_PORT: String(http), GRPC_PORT: String(grpc) }));
+    const start = new NpmStart(startCommand, clone, userEnv({ HTTP_PORT: String(http), GRPC_PORT: String(grpc) }));
     started.push(start);
     const banner = await start.banner;
     expect(start.output).toMatch(/building dist\/ \(first build[^\n]*\n[^]*built dist\/ in \d+(\.\d)? s/);
@@ -194,7 +204,7 @@ describe.skipIf(!enabled)('a fresh clone, as the README says', () => {
     expect(installed).toContain('npm start now launches demo/llm');
 
     const [http, grpc] = [await freePort(), await freePort()];
-    const start = new NpmStart(clone, userEnv({ HTTP_PORT: String(http), GRPC_PORT: String(grpc) }));
+    const start = new NpmStart(startCommand, clone, userEnv({ HTTP_PORT: String(http), GRPC_PORT: String(grpc) }));
     started.push(start);
     const banner = await start.banner;
     expect(banner, start.output).toMatch(/Services connected: .*demo\/llm/);

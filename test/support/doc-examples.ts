@@ -5,6 +5,7 @@
  *   ```text | ```yaml | ```json …    never run
  *
  * and markers after the language: `no-run` (shown only: starting the gateway, the test suite),
+ * `fresh-clone` (the quick start: test/packages/fresh-clone.test.ts runs it in a fresh clone),
  * `needs=a,b` (tools CI installs: skipped with a line without them, a failure under CI=true),
  * `optional=a,b` (tools CI does not install: skipped with a line when missing),
  * `expect-error` (curl may get an HTTP error answer), `file=NAME` (not run: saved as NAME in the
@@ -27,6 +28,8 @@ export interface DocExample {
   language: ExampleLanguage;
   code: string;
   noRun: boolean;
+  /** The quick start, which test/packages/fresh-clone.test.ts runs as written in a fresh clone of HEAD. */
+  freshClone: boolean;
   needs: string[];
   optional: string[];
   expectError: boolean;
@@ -107,6 +110,7 @@ export function extractExamples(root: string, file: string): DocExample[] {
       language,
       code: block.code,
       noRun: words.includes('no-run'),
+      freshClone: words.includes('fresh-clone'),
       needs: list('needs'),
       optional: list('optional'),
       expectError: words.includes('expect-error'),
