@@ -49,6 +49,11 @@ const HOW_TO_GET: Record<string, string> = {
 const NOT_RUN: { file: string; starts: string; why: string }[] = [
   { file: 'README.md', starts: 'npm test', why: 'runs the test suite, from inside it' },
   {
+    file: 'docs/plugins.md',
+    starts: '// /srv/my-plugins/index.ts',
+    why: 'a fragment (an import line under a placeholder path); test/packages/compiled-gateway.test.ts runs a plugin outside the repository',
+  },
+  {
     file: 'docs/configuration.md',
     starts: "MONGODB_URI='mongodb://127.0.0.1:27017/platform' npm start",
     why: 'a second gateway on the demo ports, with a MongoDB server at 27017; test/storage covers the MongoDB store',
