@@ -19,7 +19,7 @@ import { findUsage, tokenCounts, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
 import { openChatCall } from '../_shared/openai/open-call.js';
 import { mountCors } from '../_shared/http/cors.js';
-import { CHAT_ADAPTER_OPTIONS_SCHEMA, type ChatAdapterOptions } from '../_shared/openai/options.js';
+import { CHATAPI_OPTIONS_SCHEMA, mountAliasHint, routePaths, type ChatApiOptions } from './alias.js';
 import { ModelCatalog } from './models.js';
 import { ResponseStoreHolder } from './responses/open-store.js';
 import { mountResponses } from './responses/routes.js';
@@ -27,11 +27,9 @@ import { mountMessages } from './messages/routes.js';
 import { CHAT_BODY, COMPLETIONS_BODY, EMBEDDINGS_BODY, type OpenAiBody } from './schemas.js';
 import { encodeEmbeddings, splitRequest, type Endpoint } from './transform.js';
 
-export type ChatApiOptions = ChatAdapterOptions;
+export type { ChatApiOptions };
 
 const BASE = '/api/adapters/chatapi';
-/** Every route is served at `<base>/…` and `<base>/v1/…`. */
-const route = (path: string) => `${BASE}{/v1}/${path}`;
 
 const OPENAI_SSE: SseFormat<AnswerDefaults> = {
   partial: openAiEvent,
@@ -52,9 +50,13 @@ const responseStores = new WeakMap<PluginContext<ChatApiOptions>, ResponseStoreH
 export default definePlugin<ChatApiOptions>({
   name: 'chatapi',
   description: 'OpenAI-compatible chat adapter: chat/completions, completions, embeddings, models, responses; Anthropic v1/messages',
-  configSchema: CHAT_ADAPTER_OPTIONS_SCHEMA,
+  configSchema: CHATAPI_OPTIONS_SCHEMA,
   routes(router, ctx) {
     mountCors(router, BASE, ctx.options.cors);
+    const { aliasPrefix } = ctx.options;
+    if (aliasPrefix) mountCors(router, aliasPrefix, ctx.options.cors);
+    /** Every route is served at `<base>/…`, `<base>/v1/…` and `<aliasPrefix>/…`. */
+    const route = routePaths(BASE, '{/v1}', aliasPrefix);
     const catalog = new ModelCatalog(ctx);
     const dataTypes = dataTypesOf(ctx);
     const responseStore = new ResponseStoreHolder(ctx);
@@ -115,7 +117,7 @@ export default definePlugin<ChatApiOptions>({
     router.post(route('embeddings'), predict('embeddings'));
 
     mountResponses(router, { ctx, route, authenticate, store: () => responseStore.get(), chatTypes: dataTypes.chat, logUsage });
-    mountMessages(router, { ctx, base: BASE, authenticate, chatTypes: dataTypes.chat, logUsage });
+    mountMessages(router, { ctx, route: routePaths(BASE, '/v1', aliasPrefix), authenticate, chatTypes: dataTypes.chat, logUsage });
 
     router.get(route('models'), (koa) => {
       koa.body = { object: 'list', data: catalog.list(authenticate(koa)) };
@@ -129,6 +131,7 @@ export default definePlugin<ChatApiOptions>({
       if (!model) throw gatewayError('MODEL_NOT_FOUND', { param: 'model', args: { model: id } });
       koa.body = model;
     });
+    mountAliasHint(router, aliasPrefix);
   },
   async close(ctx) {
     await responseStores.get(ctx)?.close();

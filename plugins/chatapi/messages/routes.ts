@@ -29,8 +29,8 @@ import { MESSAGES_SSE, MessagesStream } from './stream.js';
 
 export interface MessagesDeps {
   ctx: PluginContext<ChatAdapterOptions>;
-  /** The adapter base path; these routes are only under `<base>/v1/…`, where the Anthropic SDKs call. */
-  base: string;
+  /** The route patterns of a path: under `<base>/v1/…` (where the Anthropic SDKs call) and the alias prefix. */
+  route: (path: string) => string[];
   authenticate: (koa: Context) => Caller;
   chatTypes: () => { data?: string; config?: string };
   logUsage: (koa: Context, caller: Caller, model: string, usage: Usage | undefined, endpoint: string) => void;
@@ -40,9 +40,9 @@ const checkCreate = compileBodyCheck<MessagesBody>(MESSAGES_BODY);
 const checkCount = compileBodyCheck<MessagesBody>(COUNT_TOKENS_BODY);
 
 export function mountMessages(router: Router, deps: MessagesDeps): void {
-  const { ctx, base } = deps;
+  const { ctx, route } = deps;
 
-  router.post(`${base}/v1/messages`, async (koa) => {
+  router.post(route('messages'), async (koa) => {
     const passed = prepareAnthropicRoute(koa);
     const caller = deps.authenticate(koa);
     ctx.pipeline.countRequest(caller);
@@ -80,7 +80,7 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
     deps.logUsage(koa, caller, body.model, usage, 'messages');
   });
 
-  router.post(`${base}/v1/messages/count_tokens`, async (koa) => {
+  router.post(route('messages/count_tokens'), async (koa) => {
     const passed = prepareAnthropicRoute(koa);
     const caller = deps.authenticate(koa);
     ctx.pipeline.countRequest(caller);

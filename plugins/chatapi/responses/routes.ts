@@ -29,7 +29,7 @@ import { RESPONSES_SSE, ResponsesStream } from './stream.js';
 export interface ResponsesDeps {
   ctx: PluginContext<ChatAdapterOptions>;
   /** The route pattern for a path under the adapter base (`<base>{/v1}/<path>`). */
-  route: (path: string) => string;
+  route: (path: string) => string[];
   authenticate: (koa: Context, permission: 'MODEL_REQUESTS' | 'READ_DATA' | 'MODIFY_DATA') => Caller;
   store: () => Promise<ResponseStore>;
   /** `dataType` of chat predict data and config. */
