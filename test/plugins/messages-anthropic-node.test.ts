@@ -170,8 +170,11 @@ describe('official Anthropic TypeScript SDK: the Messages API', () => {
       expect(counted.input_tokens).toBe(JSON.stringify(blocks('n')).length);
     });
 
-    it('applies the spec rules of the family: string content is a 400 naming the field', async () => {
-      const err = await direct.messages.create({ model: 'demo/claude/c', max_tokens: 20, messages: [{ role: 'user', content: 'a string' }] }).catch((e: unknown) => e);
+    it('applies the spec rules of the family: string content reaches the service as typed parts, a non-part is a 400 naming the field', async () => {
+      const answer = await direct.messages.create({ model: 'demo/claude/c', max_tokens: 20, messages: [{ role: 'user', content: 'a string' }] });
+      expect(answer.content).toEqual([{ type: 'text', text: 'Claude heard: a string' }]);
+      expect(fx.anthropicUpstream.requests.at(-1)!.body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'a string' }] }]);
+      const err = await direct.messages.create({ model: 'demo/claude/c', max_tokens: 20, messages: [{ role: 'user', content: [{ text: 'no type' }] as never }] }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(Anthropic.BadRequestError);
       expect((err as Error).message).toContain('messages[0].content');
       const notAnthropic = await direct.messages.create({ model: 'demo/echo', max_tokens: 20, messages: blocks('x') }).catch((e: unknown) => e);

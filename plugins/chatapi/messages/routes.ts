@@ -11,6 +11,7 @@ import type { Context } from 'koa';
 import { gatewayError, type Caller, type PluginContext } from '../../../core/plugins/index.js';
 import { countTokens } from '../../_shared/anthropic/count-tokens.js';
 import { relayNativeMessages } from '../../_shared/anthropic/native-answer.js';
+import { nativeMessagesBody } from '../../_shared/anthropic/native-body.js';
 import { prepareAnthropicRoute } from '../../_shared/anthropic/route.js';
 import { mergeChunks, type AnswerDefaults } from '../../_shared/openai/answers.js';
 import { parseJsonObject } from '../../_shared/openai/json-object.js';
@@ -53,7 +54,7 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
     let usage: Usage | undefined;
 
     if (service.family === 'anthropic') {
-      const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: nativeBody(body, text), dataType: `${ctx.specsUrl}/common.json#/JsonObject` } } }, stream, passed);
+      const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: nativeMessagesBody(body, text), dataType: `${ctx.specsUrl}/common.json#/JsonObject` } } }, stream, passed);
       usage = await relayNativeMessages(koa, call, stream, service.name);
       deps.logUsage(koa, caller, body.model, usage, 'messages');
       return;
@@ -89,21 +90,12 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
     const { id, service } = resolveChatTarget(ctx, caller, body.model);
     let request: string;
     if (service.family === 'anthropic') {
-      request = nativeBody(body, text);
+      request = nativeMessagesBody(body, text);
     } else {
       const chat = toChatRequest(body);
       const model = id.model ?? service.defaultModel;
       request = JSON.stringify({ ...(model !== undefined ? { model } : {}), messages: chat.messages, ...(chat.tools ? { tools: chat.tools } : {}) });
     }
     koa.body = await countTokens(ctx, koa, caller, service, request, passed);
-  });
-}
-
-/** The Messages body for an Anthropic-family service: as sent, with string content as one text block. */
-function nativeBody(body: MessagesBody, text: string): string {
-  if (!body.messages.some((m) => typeof m.content === 'string')) return text;
-  return JSON.stringify({
-    ...body,
-    messages: body.messages.map((m) => (typeof m.content === 'string' ? { ...m, content: [{ type: 'text', text: m.content }] } : m)),
   });
 }

@@ -6,6 +6,7 @@
 import { isJsonObject as isObject, type JsonObject as Json } from '../../_shared/openai/json-object.js';
 import { newId } from './ids.js';
 import type { ResponsesBody } from './schema.js';
+import type { ToolNames } from './tools.js';
 
 /** What a response echoes of its request, fixed before the answer comes. */
 export interface ResponseHead {
@@ -14,6 +15,8 @@ export interface ResponseHead {
   /** The `model` the caller sent. */
   model: string;
   body: ResponsesBody;
+  /** Chat tool names back to the request's (flattened namespaces); names unchanged without. */
+  names?: ToolNames;
 }
 
 /** The response without output, in the state `status`: what `response.created` carries. */
@@ -79,13 +82,14 @@ export const messageItem = (id: string, text: string, status: string): Json => (
   content: [{ type: 'output_text', text, annotations: [], logprobs: [] }],
 });
 
-export const functionCallItem = (id: string, callId: string, name: string, args: string, status: string): Json => ({
+export const functionCallItem = (id: string, callId: string, name: string, args: string, status: string, namespace?: unknown): Json => ({
   id,
   type: 'function_call',
   status,
   arguments: args,
   call_id: callId,
   name,
+  ...(typeof namespace === 'string' ? { namespace } : {}),
 });
 
 /** A complete `chat.completion` as the finished response. */
@@ -102,20 +106,21 @@ export function responseFromChat(head: ResponseHead, completion: Json): Json {
   for (const call of calls) {
     if (!isObject(call)) continue;
     const fn = isObject(call.function) ? call.function : {};
-    output.push(functionCallItem(newId('fc'), String(call.id ?? newId('fc')), String(fn.name ?? ''), typeof fn.arguments === 'string' ? fn.arguments : '{}', 'completed'));
+    const { name, namespace } = head.names?.toResponses(String(fn.name ?? '')) ?? { name: String(fn.name ?? '') };
+    output.push(functionCallItem(newId('fc'), String(call.id ?? newId('fc')), name, typeof fn.arguments === 'string' ? fn.arguments : '{}', 'completed', namespace));
   }
   return { ...responseShell(head, 'completed'), ...finishStatus(choice.finish_reason), output, usage: responsesUsage(completion.usage) };
 }
 
 /** The assistant turn of a finished response as chat messages, for the stored conversation. */
-export function outputAsMessages(output: readonly Json[]): Json[] {
+export function outputAsMessages(output: readonly Json[], names?: ToolNames): Json[] {
   let text = '';
   const calls: Json[] = [];
   for (const item of output) {
     if (item.type === 'message' && Array.isArray(item.content)) {
       for (const part of item.content) if (isObject(part) && part.type === 'output_text') text += String(part.text ?? '');
     } else if (item.type === 'function_call') {
-      calls.push({ id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } });
+      calls.push({ id: item.call_id, type: 'function', function: { name: names ? names.toChat(String(item.name), item.namespace) : item.name, arguments: item.arguments } });
     }
   }
   const message: Json = { role: 'assistant', content: text || (calls.length ? null : '') };

@@ -8,6 +8,7 @@
 import { gatewayError } from '../../../core/plugins/index.js';
 import { isJsonObject as isObject, type JsonObject as Json } from '../../_shared/openai/json-object.js';
 import { newId } from './ids.js';
+import { toChatToolChoice, toChatTools, type ToolNames } from './tools.js';
 import type { ResponsesBody } from './schema.js';
 
 /** A Chat Completions message, as the services of the standard adapter take it. */
@@ -20,6 +21,9 @@ export interface ChatTranslation {
   conversation: ChatMessage[];
   /** This turn's input items with ids and statuses. */
   inputItems: Json[];
+  /** Hosted tools left out (the engine runs none), and the map from chat tool names back. */
+  dropped: string[];
+  names: ToolNames;
 }
 
 /** Request fields a chat service also takes, under the same name. */
@@ -32,8 +36,9 @@ const invalid = (param: string, reason: string) => gatewayError('VALIDATION_FAIL
  * `previous_response_id`; its instructions are not carried over, as OpenAI does).
  */
 export function toChatRequest(body: ResponsesBody, history: readonly ChatMessage[] = []): ChatTranslation {
+  const tools = toChatTools(body.tools);
   const inputItems = normaliseInput(body.input);
-  const turn = itemsToMessages(inputItems);
+  const turn = itemsToMessages(inputItems, tools.names);
   const conversation = [...history, ...turn];
   const messages: ChatMessage[] = [];
   if (typeof body.instructions === 'string' && body.instructions) messages.push({ role: 'system', content: body.instructions });
@@ -48,11 +53,11 @@ export function toChatRequest(body: ResponsesBody, history: readonly ChatMessage
   }
   for (const key of SAME_NAME) if (body[key] !== undefined && body[key] !== null) chat[key] = body[key];
   if (typeof body.max_output_tokens === 'number') chat.max_tokens = body.max_output_tokens;
-  if (Array.isArray(body.tools) && body.tools.length) chat.tools = body.tools.map(toChatTool);
-  if (body.tool_choice !== undefined && body.tool_choice !== null) chat.tool_choice = toChatToolChoice(body.tool_choice);
+  if (tools.tools.length) chat.tools = tools.tools;
+  if (body.tool_choice !== undefined && body.tool_choice !== null) chat.tool_choice = toChatToolChoice(body.tool_choice, tools.names);
   const format = body.text?.format;
   if (format && format.type !== 'text') chat.response_format = toResponseFormat(format);
-  return { chat, conversation, inputItems };
+  return { chat, conversation, inputItems, dropped: tools.dropped, names: tools.names };
 }
 
 /** Chat config names that differ from the Responses request's, for errors that name a field. */
@@ -60,25 +65,6 @@ export const CHAT_TO_RESPONSES_PARAM: Readonly<Record<string, string>> = {
   max_tokens: 'max_output_tokens',
   response_format: 'text.format',
 };
-
-function toChatTool(tool: unknown, index: number): Json {
-  const t = tool as Json;
-  if (t.type !== 'function') throw invalid(`tools[${index}].type`, `'${String(t.type)}' is not supported: chat services take function tools only`);
-  if (typeof t.name !== 'string' || !t.name) throw invalid(`tools[${index}].name`, 'is required');
-  const fn: Json = { name: t.name };
-  if (t.description !== undefined) fn.description = t.description;
-  if (t.parameters !== undefined) fn.parameters = t.parameters;
-  if (t.strict !== undefined && t.strict !== null) fn.strict = t.strict;
-  return { type: 'function', function: fn };
-}
-
-function toChatToolChoice(choice: unknown): unknown {
-  if (typeof choice === 'string') return choice;
-  if (!isObject(choice)) throw invalid('tool_choice', 'must be a string or an object');
-  if (choice.type === 'function' && typeof choice.name === 'string') return { type: 'function', function: { name: choice.name } };
-  if (choice.type === 'allowed_tools') return choice.mode === 'required' ? 'required' : 'auto';
-  throw invalid('tool_choice.type', `'${String(choice.type)}' is not supported: use none, auto, required or a function`);
-}
 
 function toResponseFormat(format: Json): Json {
   if (format.type === 'json_object') return { type: 'json_object' };
@@ -121,13 +107,13 @@ function normaliseItem(item: Json, index: number): Json {
 }
 
 /** Input items as chat messages; consecutive function calls form one assistant turn (C.1). */
-export function itemsToMessages(items: readonly Json[]): ChatMessage[] {
+export function itemsToMessages(items: readonly Json[], names: ToolNames): ChatMessage[] {
   const messages: ChatMessage[] = [];
   for (const item of items) {
     if (item.type === 'message') {
       messages.push(messageOf(item));
     } else if (item.type === 'function_call') {
-      const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
+      const call = { id: item.call_id, type: 'function', function: { name: names.toChat(String(item.name), item.namespace), arguments: item.arguments } };
       const last = messages.at(-1);
       if (last?.role === 'assistant') {
         if (Array.isArray(last.tool_calls)) (last.tool_calls as unknown[]).push(call);

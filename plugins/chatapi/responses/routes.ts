@@ -39,6 +39,9 @@ export interface ResponsesDeps {
 
 const checkBody = compileBodyCheck<ResponsesBody>(RESPONSES_BODY);
 
+/** The hosted tools of a request left out for a chat service, comma-separated. */
+export const DROPPED_TOOLS_HEADER = 'x-gateway-dropped-tools';
+
 export function mountResponses(router: Router, deps: ResponsesDeps): void {
   const { ctx, route } = deps;
 
@@ -65,7 +68,12 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
     }
 
     const previous = body.previous_response_id ? await ownStored(deps, caller, body.previous_response_id, 'previous_response_id') : undefined;
-    const { chat, conversation, inputItems } = toChatRequest(body, previous?.conversation);
+    const { chat, conversation, inputItems, dropped, names } = toChatRequest(body, previous?.conversation);
+    if (dropped.length) {
+      // Hosted tools run at OpenAI; a chat engine has none. Said, not silently lost.
+      koa.set(DROPPED_TOOLS_HEADER, dropped.join(', '));
+      ctx.logger.info({ requestId: koa.state.requestId, model: body.model, dropped }, 'hosted tools dropped: the chat service runs none');
+    }
     const split = splitRequest(chat, 'chat', id.model ?? service.defaultModel);
     validateTranslatedConfig(ctx, service, split.configObject, id.model, CHAT_TO_RESPONSES_PARAM);
 
@@ -73,7 +81,7 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
     const call = await openChatCall(ctx, koa, caller, service, {
       predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
     }, stream);
-    const head: ResponseHead = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), model: body.model, body };
+    const head: ResponseHead = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), model: body.model, body, names };
     let response: Json | undefined;
     let usage: Usage | undefined;
     if (stream) {
@@ -99,7 +107,7 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
         createdAt: Date.now(),
         response,
         inputItems,
-        conversation: [...conversation, ...outputAsMessages(response.output as Json[])],
+        conversation: [...conversation, ...outputAsMessages(response.output as Json[], names)],
       });
     }
   });

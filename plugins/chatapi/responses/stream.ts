@@ -72,7 +72,8 @@ export class ResponsesStream {
         const part = (item.content as Json[])[0];
         if (part?.type === 'output_text') out += this.#text(String(part.text ?? ''), true);
       } else if (item.type === 'function_call') {
-        out += this.#toolCall({ index: this.#calls.size, id: item.call_id, function: { name: item.name, arguments: item.arguments } });
+        const name = this.head.names ? this.head.names.toChat(String(item.name), item.namespace) : item.name;
+        out += this.#toolCall({ index: this.#calls.size, id: item.call_id, function: { name, arguments: item.arguments } });
       }
     }
     const choice = Array.isArray(completion.choices) && isObject(completion.choices[0]) ? completion.choices[0] : {};
@@ -103,7 +104,8 @@ export class ResponsesStream {
     let target = this.#calls.get(index);
     if (!target || (typeof fragment.id === 'string' && fragment.id !== target.item.call_id)) {
       out += this.#close();
-      const item = functionCallItem(newId('fc'), typeof fragment.id === 'string' ? fragment.id : newId('fc'), typeof fn.name === 'string' ? fn.name : '', '', 'in_progress');
+      const mapped = this.head.names?.toResponses(typeof fn.name === 'string' ? fn.name : '') ?? { name: typeof fn.name === 'string' ? fn.name : '' };
+      const item = functionCallItem(newId('fc'), typeof fragment.id === 'string' ? fragment.id : newId('fc'), mapped.name, '', 'in_progress', mapped.namespace);
       out += this.#add(item);
       target = this.#open!;
       this.#calls.set(index, target);
@@ -140,7 +142,7 @@ export class ResponsesStream {
       done = messageItem(String(item.id), value, 'completed');
     } else {
       out += this.#event('response.function_call_arguments.done', { item_id: item.id, output_index: outputIndex, arguments: value });
-      done = functionCallItem(String(item.id), String(item.call_id), String(item.name), value, 'completed');
+      done = functionCallItem(String(item.id), String(item.call_id), String(item.name), value, 'completed', item.namespace);
     }
     this.#output[outputIndex] = done;
     return out + this.#event('response.output_item.done', { output_index: outputIndex, item: done });
