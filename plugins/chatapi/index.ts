@@ -21,6 +21,7 @@ import { openChatCall } from '../_shared/openai/open-call.js';
 import { mountCors } from '../_shared/http/cors.js';
 import { CHATAPI_OPTIONS_SCHEMA, mountAliasHint, routePaths, type ChatApiOptions } from './alias.js';
 import { ModelCatalog } from './models.js';
+import { ReasoningSeal } from '../_shared/openai/reasoning-seal.js';
 import { ResponseStoreHolder } from './responses/open-store.js';
 import { mountResponses } from './responses/routes.js';
 import { mountMessages } from './messages/routes.js';
@@ -60,6 +61,7 @@ export default definePlugin<ChatApiOptions>({
     const catalog = new ModelCatalog(ctx);
     const dataTypes = dataTypesOf(ctx);
     const responseStore = new ResponseStoreHolder(ctx);
+    const seal = new ReasoningSeal(process.env[ctx.options.reasoningSecretEnv]);
     responseStores.set(ctx, responseStore);
 
     const authenticate = (koa: Context, permission: Permission = 'MODEL_REQUESTS'): Caller => ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, permission);
@@ -116,8 +118,8 @@ export default definePlugin<ChatApiOptions>({
     router.post(route('completions'), predict('completions'));
     router.post(route('embeddings'), predict('embeddings'));
 
-    mountResponses(router, { ctx, route, authenticate, store: () => responseStore.get(), chatTypes: dataTypes.chat, logUsage });
-    mountMessages(router, { ctx, route: routePaths(BASE, '/v1', aliasPrefix), authenticate, chatTypes: dataTypes.chat, logUsage });
+    mountResponses(router, { ctx, route, authenticate, store: () => responseStore.get(), chatTypes: dataTypes.chat, logUsage, seal });
+    mountMessages(router, { ctx, route: routePaths(BASE, '/v1', aliasPrefix), authenticate, chatTypes: dataTypes.chat, logUsage, seal });
 
     router.get(route('models'), (koa) => {
       koa.body = { object: 'list', data: catalog.list(authenticate(koa)) };

@@ -22,9 +22,10 @@ import { collectAnswer, relaySse } from '../../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../../_shared/openai/usage.js';
 import { compileBodyCheck } from '../../_shared/openai/validate.js';
 import { splitRequest } from '../transform.js';
+import type { ReasoningSeal } from '../../_shared/openai/reasoning-seal.js';
 import { validateTranslatedConfig } from '../validate-config.js';
 import { messageFromChat } from './answer.js';
-import { CHAT_TO_MESSAGES_PARAM, toChatRequest } from './request.js';
+import { CHAT_TO_MESSAGES_PARAM, toChatRequest, type ThinkingCheck } from './request.js';
 import { COUNT_TOKENS_BODY, MESSAGES_BODY, type MessagesBody } from './schema.js';
 import { MESSAGES_SSE, MessagesStream } from './stream.js';
 
@@ -35,6 +36,8 @@ export interface MessagesDeps {
   authenticate: (koa: Context) => Caller;
   chatTypes: () => { data?: string; config?: string };
   logUsage: (koa: Context, caller: Caller, model: string, usage: Usage | undefined, endpoint: string) => void;
+  /** Signs the engine's reasoning as thinking blocks, and verifies those that come back. */
+  seal: ReasoningSeal;
 }
 
 const checkCreate = compileBodyCheck<MessagesBody>(MESSAGES_BODY);
@@ -60,7 +63,7 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
       return;
     }
 
-    const split = splitRequest(toChatRequest(body), 'chat', id.model ?? service.defaultModel);
+    const split = splitRequest(toChatRequest(body, thinkingCheck(deps.seal)), 'chat', id.model ?? service.defaultModel);
     validateTranslatedConfig(ctx, service, split.configObject, id.model, CHAT_TO_MESSAGES_PARAM);
     const types = deps.chatTypes();
     const call = await openChatCall(ctx, koa, caller, service, {
@@ -68,14 +71,14 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
     }, stream, passed);
     const messageId = `msg_${randomBytes(12).toString('hex')}`;
     if (stream) {
-      usage = await relaySse(koa, call, MESSAGES_SSE, new MessagesStream(messageId, body.model), service.name);
+      usage = await relaySse(koa, call, MESSAGES_SSE, new MessagesStream(messageId, body.model, deps.seal), service.name);
     } else {
       const answer = await collectAnswer(call, service.name);
       const defaults: AnswerDefaults = { id: messageId, created: Math.floor(Date.now() / 1000), model: body.model, object: 'chat.completion', includeUsage: false };
       const json = answer.whole ?? mergeChunks(answer.parts, defaults);
       const completion = parseJsonObject(json);
       if (!completion) throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: service.name, reason: 'the chat answer is not a JSON object' } });
-      koa.body = messageFromChat(completion, messageId, body.model);
+      koa.body = messageFromChat(completion, messageId, body.model, deps.seal);
       usage = findUsage(json);
     }
     deps.logUsage(koa, caller, body.model, usage, 'messages');
@@ -92,10 +95,13 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
     if (service.family === 'anthropic') {
       request = nativeMessagesBody(body, text);
     } else {
-      const chat = toChatRequest(body);
+      const chat = toChatRequest(body, thinkingCheck(deps.seal));
       const model = id.model ?? service.defaultModel;
       request = JSON.stringify({ ...(model !== undefined ? { model } : {}), messages: chat.messages, ...(chat.tools ? { tools: chat.tools } : {}) });
     }
     koa.body = await countTokens(ctx, koa, caller, service, request, passed);
   });
 }
+
+/** A thinking block goes back to the engine when its signature is this gateway's. */
+const thinkingCheck = (seal: ReasoningSeal): ThinkingCheck => (block) => typeof block.thinking === 'string' && seal.verify(block.thinking, block.signature);

@@ -7,6 +7,7 @@ import { isJsonObject as isObject, type JsonObject as Json } from '../../_shared
 import { newId } from './ids.js';
 import type { ResponsesBody } from './schema.js';
 import type { ToolNames } from './tools.js';
+import { reasoningOf, type ReasoningSeal } from '../../_shared/openai/reasoning-seal.js';
 
 /** What a response echoes of its request, fixed before the answer comes. */
 export interface ResponseHead {
@@ -17,6 +18,19 @@ export interface ResponseHead {
   body: ResponsesBody;
   /** Chat tool names back to the request's (flattened namespaces); names unchanged without. */
   names?: ToolNames;
+  /** Seals the engine's reasoning into `encrypted_content` when the request's `include` asks for it. */
+  seal?: ReasoningSeal;
+}
+
+/** Whether the request asked for reasoning items' `encrypted_content` (Codex always does, with store off). */
+export function wantsEncryptedReasoning(head: ResponseHead): boolean {
+  return Array.isArray(head.body.include) && head.body.include.includes('reasoning.encrypted_content');
+}
+
+/** The engine's reasoning as a `reasoning` item: its text as a summary part, sealed when asked. */
+export function reasoningItem(head: ResponseHead, id: string, text: string, status: string): Json {
+  const sealed = head.seal && wantsEncryptedReasoning(head) ? head.seal.seal(text) : undefined;
+  return { id, type: 'reasoning', status, summary: text ? [{ type: 'summary_text', text }] : [], ...(sealed ? { encrypted_content: sealed } : {}) };
 }
 
 /** The response without output, in the state `status`: what `response.created` carries. */
@@ -97,6 +111,8 @@ export function responseFromChat(head: ResponseHead, completion: Json): Json {
   const choice = Array.isArray(completion.choices) && isObject(completion.choices[0]) ? completion.choices[0] : {};
   const message = isObject(choice.message) ? choice.message : {};
   const output: Json[] = [];
+  const reasoning = reasoningOf(message);
+  if (reasoning) output.push(reasoningItem(head, newId('rs'), reasoning, 'completed'));
   const text = typeof message.content === 'string' ? message.content : '';
   const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as unknown[]) : [];
   const refusal = typeof message.refusal === 'string' && message.refusal ? message.refusal : undefined;
@@ -115,15 +131,23 @@ export function responseFromChat(head: ResponseHead, completion: Json): Json {
 /** The assistant turn of a finished response as chat messages, for the stored conversation. */
 export function outputAsMessages(output: readonly Json[], names?: ToolNames): Json[] {
   let text = '';
+  let reasoning = '';
   const calls: Json[] = [];
   for (const item of output) {
-    if (item.type === 'message' && Array.isArray(item.content)) {
+    if (item.type === 'reasoning') reasoning += summaryText(item);
+    else if (item.type === 'message' && Array.isArray(item.content)) {
       for (const part of item.content) if (isObject(part) && part.type === 'output_text') text += String(part.text ?? '');
     } else if (item.type === 'function_call') {
       calls.push({ id: item.call_id, type: 'function', function: { name: names ? names.toChat(String(item.name), item.namespace) : item.name, arguments: item.arguments } });
     }
   }
   const message: Json = { role: 'assistant', content: text || (calls.length ? null : '') };
+  if (reasoning) message.reasoning_content = reasoning;
   if (calls.length) message.tool_calls = calls;
   return [message];
+}
+
+/** The text of a reasoning item's summary parts. */
+export function summaryText(item: Json): string {
+  return Array.isArray(item.summary) ? item.summary.map((p) => (isObject(p) && typeof p.text === 'string' ? p.text : '')).join('') : '';
 }

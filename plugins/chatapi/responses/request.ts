@@ -8,6 +8,8 @@
 import { gatewayError } from '../../../core/plugins/index.js';
 import { isJsonObject as isObject, type JsonObject as Json } from '../../_shared/openai/json-object.js';
 import { newId } from './ids.js';
+import { summaryText } from './answer.js';
+import type { ReasoningSeal } from '../../_shared/openai/reasoning-seal.js';
 import { toChatToolChoice, toChatTools, type ToolNames } from './tools.js';
 import type { ResponsesBody } from './schema.js';
 
@@ -35,10 +37,10 @@ const invalid = (param: string, reason: string) => gatewayError('VALIDATION_FAIL
  * The chat request for `body`, continuing `history` (the stored conversation of
  * `previous_response_id`; its instructions are not carried over, as OpenAI does).
  */
-export function toChatRequest(body: ResponsesBody, history: readonly ChatMessage[] = []): ChatTranslation {
+export function toChatRequest(body: ResponsesBody, history: readonly ChatMessage[] = [], seal?: ReasoningSeal): ChatTranslation {
   const tools = toChatTools(body.tools);
   const inputItems = normaliseInput(body.input);
-  const turn = itemsToMessages(inputItems, tools.names);
+  const turn = itemsToMessages(inputItems, tools.names, seal);
   const conversation = [...history, ...turn];
   const messages: ChatMessage[] = [];
   if (typeof body.instructions === 'string' && body.instructions) messages.push({ role: 'system', content: body.instructions });
@@ -99,19 +101,29 @@ function normaliseItem(item: Json, index: number): Json {
       if (typeof item.call_id !== 'string') throw invalid(`input[${index}].call_id`, 'is required');
       return { ...item, id: typeof item.id === 'string' ? item.id : newId('fco'), status: item.status ?? 'completed' };
     case 'reasoning':
-      // Reasoning of an earlier answer: a chat service has no use for it; kept for input_items.
-      return { ...item, id: typeof item.id === 'string' ? item.id : newId('msg') };
+      // Reasoning of an earlier answer: it goes back to the engine with the assistant turn it led to.
+      return { ...item, id: typeof item.id === 'string' ? item.id : newId('rs') };
     default:
       throw invalid(`input[${index}].type`, `'${String(type)}' is not supported here (message, function_call, function_call_output, reasoning)`);
   }
 }
 
 /** Input items as chat messages; consecutive function calls form one assistant turn (C.1). */
-export function itemsToMessages(items: readonly Json[], names: ToolNames): ChatMessage[] {
+export function itemsToMessages(items: readonly Json[], names: ToolNames, seal?: ReasoningSeal): ChatMessage[] {
   const messages: ChatMessage[] = [];
+  // Reasoning items precede the assistant turn they led to: their text joins that turn.
+  let reasoning = '';
+  const assistantTurn = (message: ChatMessage) => {
+    if (reasoning) message.reasoning_content = reasoning;
+    reasoning = '';
+    return message;
+  };
   for (const item of items) {
-    if (item.type === 'message') {
-      messages.push(messageOf(item));
+    if (item.type === 'reasoning') {
+      reasoning += reasoningInput(item, seal);
+    } else if (item.type === 'message') {
+      const message = messageOf(item);
+      messages.push(message.role === 'assistant' ? assistantTurn(message) : message);
     } else if (item.type === 'function_call') {
       const call = { id: item.call_id, type: 'function', function: { name: names.toChat(String(item.name), item.namespace), arguments: item.arguments } };
       const last = messages.at(-1);
@@ -119,13 +131,22 @@ export function itemsToMessages(items: readonly Json[], names: ToolNames): ChatM
         if (Array.isArray(last.tool_calls)) (last.tool_calls as unknown[]).push(call);
         else last.tool_calls = [call];
       } else {
-        messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+        messages.push(assistantTurn({ role: 'assistant', content: null, tool_calls: [call] }));
       }
     } else if (item.type === 'function_call_output') {
       messages.push({ role: 'tool', tool_call_id: item.call_id, content: outputText(item.output) });
     }
   }
   return messages;
+}
+
+/**
+ * The engine reasoning a reasoning item carries back: its `encrypted_content` when this gateway sealed
+ * it; nothing when another provider did (opaque to this gateway); else its summary text.
+ */
+function reasoningInput(item: Json, seal: ReasoningSeal | undefined): string {
+  if (item.encrypted_content !== undefined && item.encrypted_content !== null) return seal?.open(item.encrypted_content) ?? '';
+  return summaryText(item);
 }
 
 function messageOf(item: Json): ChatMessage {

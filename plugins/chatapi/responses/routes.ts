@@ -17,6 +17,7 @@ import { collectAnswer, relaySse } from '../../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../../_shared/openai/usage.js';
 import { compileBodyCheck } from '../../_shared/openai/validate.js';
 import { splitRequest } from '../transform.js';
+import type { ReasoningSeal } from '../../_shared/openai/reasoning-seal.js';
 import { validateTranslatedConfig } from '../validate-config.js';
 import { outputAsMessages, responseFromChat, type ResponseHead } from './answer.js';
 import { newId } from './ids.js';
@@ -35,6 +36,8 @@ export interface ResponsesDeps {
   /** `dataType` of chat predict data and config. */
   chatTypes: () => { data?: string; config?: string };
   logUsage: (koa: Context, caller: Caller, model: string, usage: Usage | undefined) => void;
+  /** Seals the engine's reasoning into `encrypted_content`, and opens what comes back. */
+  seal: ReasoningSeal;
 }
 
 const checkBody = compileBodyCheck<ResponsesBody>(RESPONSES_BODY);
@@ -68,7 +71,7 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
     }
 
     const previous = body.previous_response_id ? await ownStored(deps, caller, body.previous_response_id, 'previous_response_id') : undefined;
-    const { chat, conversation, inputItems, dropped, names } = toChatRequest(body, previous?.conversation);
+    const { chat, conversation, inputItems, dropped, names } = toChatRequest(body, previous?.conversation, deps.seal);
     if (dropped.length) {
       // Hosted tools run at OpenAI; a chat engine has none. Said, not silently lost.
       koa.set(DROPPED_TOOLS_HEADER, dropped.join(', '));
@@ -81,7 +84,7 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
     const call = await openChatCall(ctx, koa, caller, service, {
       predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
     }, stream);
-    const head: ResponseHead = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), model: body.model, body, names };
+    const head: ResponseHead = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), model: body.model, body, names, seal: deps.seal };
     let response: Json | undefined;
     let usage: Usage | undefined;
     if (stream) {

@@ -8,7 +8,8 @@
 import type { GatewayError } from '../../../core/plugins/index.js';
 import { isJsonObject as isObject, parseJsonObject, type JsonObject as Json } from '../../_shared/openai/json-object.js';
 import type { SseFormat } from '../../_shared/openai/relay.js';
-import { finishStatus, functionCallItem, messageItem, responseFromChat, responseShell, responsesUsage, type ResponseHead } from './answer.js';
+import { finishStatus, functionCallItem, messageItem, reasoningItem, responseFromChat, responseShell, responsesUsage, summaryText, type ResponseHead } from './answer.js';
+import { reasoningOf } from '../../_shared/openai/reasoning-seal.js';
 import { newId } from './ids.js';
 
 interface OpenItem {
@@ -55,6 +56,8 @@ export class ResponsesStream {
     const choice = Array.isArray(chunk.choices) && isObject(chunk.choices[0]) ? chunk.choices[0] : undefined;
     if (!choice) return out;
     const delta = isObject(choice.delta) ? choice.delta : {};
+    const reasoning = reasoningOf(delta);
+    if (reasoning) out += this.#reasoning(reasoning);
     if (typeof delta.content === 'string' && delta.content) out += this.#text(delta.content);
     if (Array.isArray(delta.tool_calls)) for (const fragment of delta.tool_calls) if (isObject(fragment)) out += this.#toolCall(fragment);
     if (choice.finish_reason != null) this.#finishReason = choice.finish_reason;
@@ -68,7 +71,9 @@ export class ResponsesStream {
     if (!completion) return out;
     const response = responseFromChat(this.head, completion);
     for (const item of response.output as Json[]) {
-      if (item.type === 'message') {
+      if (item.type === 'reasoning') {
+        out += this.#reasoning(summaryText(item));
+      } else if (item.type === 'message') {
         const part = (item.content as Json[])[0];
         if (part?.type === 'output_text') out += this.#text(String(part.text ?? ''), true);
       } else if (item.type === 'function_call') {
@@ -80,6 +85,20 @@ export class ResponsesStream {
     this.#finishReason = choice.finish_reason ?? 'stop';
     this.#usage = completion.usage;
     return out;
+  }
+
+  /** Reasoning text: into the open reasoning item, or a new one (its summary part opened with it). */
+  #reasoning(text: string): string {
+    let out = '';
+    if (this.#open?.item.type !== 'reasoning') {
+      out += this.#close();
+      const item: Json = { id: newId('rs'), type: 'reasoning', summary: [] };
+      out += this.#add(item);
+      out += this.#event('response.reasoning_summary_part.added', { item_id: item.id, output_index: this.#open!.outputIndex, summary_index: 0, part: { type: 'summary_text', text: '' } });
+    }
+    const open = this.#open!;
+    open.value += text;
+    return out + this.#event('response.reasoning_summary_text.delta', { item_id: open.item.id, output_index: open.outputIndex, summary_index: 0, delta: text });
   }
 
   #text(text: string, force = false): string {
@@ -135,7 +154,12 @@ export class ResponsesStream {
     const { item, outputIndex, value } = open;
     let out = '';
     let done: Json;
-    if (item.type === 'message') {
+    if (item.type === 'reasoning') {
+      const part = { type: 'summary_text', text: value };
+      out += this.#event('response.reasoning_summary_text.done', { item_id: item.id, output_index: outputIndex, summary_index: 0, text: value });
+      out += this.#event('response.reasoning_summary_part.done', { item_id: item.id, output_index: outputIndex, summary_index: 0, part });
+      done = { ...reasoningItem(this.head, String(item.id), value, 'completed') };
+    } else if (item.type === 'message') {
       const part = { type: 'output_text', text: value, annotations: [], logprobs: [] };
       out += this.#event('response.output_text.done', { item_id: item.id, output_index: outputIndex, content_index: 0, text: value, logprobs: [] });
       out += this.#event('response.content_part.done', { item_id: item.id, output_index: outputIndex, content_index: 0, part });
