@@ -20,7 +20,7 @@ import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
 import { resolveChatTarget } from '../_shared/openai/model-id.js';
 import { markServedBy } from '../_shared/openai/served-by.js';
-import { affinityKey } from '../_shared/openai/affinity.js';
+import { affinityKey, sessionKey } from '../_shared/openai/affinity.js';
 import { collectAnswer, relaySse, type SseFormat } from '../_shared/openai/relay.js';
 import { findUsage, tokenCounts, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
@@ -67,7 +67,7 @@ export default definePlugin<ChatApiDirectOptions>({
       const json = service.family === 'anthropic' ? nativeMessagesBody(body, text) : text;
       const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json, dataType: dataTypeOf(service) } } }, stream, undefined, {
         model: id.model ?? service.defaultModel,
-        affinityKey: affinityKey(service, body.messages),
+        affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)),
       });
       const defaults: AnswerDefaults = {
         id: `chatcmpl-${String(koa.state.requestId)}`,

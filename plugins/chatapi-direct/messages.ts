@@ -11,6 +11,7 @@ import { countTokens } from '../_shared/anthropic/count-tokens.js';
 import { relayNativeMessages } from '../_shared/anthropic/native-answer.js';
 import { nativeMessagesBody } from '../_shared/anthropic/native-body.js';
 import { prepareAnthropicRoute } from '../_shared/anthropic/route.js';
+import { affinityKey, sessionKey } from '../_shared/openai/affinity.js';
 import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { resolveChatTarget } from '../_shared/openai/model-id.js';
 import { openChatCall } from '../_shared/openai/open-call.js';
@@ -46,7 +47,9 @@ export function mountDirectMessages(
     const { caller, text, body, service } = await admit(koa);
     checkAnthropicBody(body);
     const stream = body.stream === true;
-    const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: nativeMessagesBody(body, text), dataType: dataTypeOf(service) } } }, stream, passed);
+    const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: nativeMessagesBody(body, text), dataType: dataTypeOf(service) } } }, stream, passed, {
+      affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)),
+    });
     const usage = await relayNativeMessages(koa, call, stream, service.name);
     if (usage) ctx.http.reportTokens(koa, tokenCounts(usage), body.model);
     if (usage && ctx.options.logUsage) {

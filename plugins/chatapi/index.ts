@@ -13,7 +13,7 @@ import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
 import { resolveChatTarget } from '../_shared/openai/model-id.js';
 import { markServedBy } from '../_shared/openai/served-by.js';
-import { affinityKey } from '../_shared/openai/affinity.js';
+import { affinityKey, sessionKey } from '../_shared/openai/affinity.js';
 import { collectAnswer, relaySse, type SseFormat } from '../_shared/openai/relay.js';
 import { findUsage, tokenCounts, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
@@ -91,7 +91,7 @@ export default definePlugin<ChatApiOptions>({
       const types = dataTypes[endpoint]();
       const call = await openChatCall(ctx, koa, caller, service, {
         predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
-      }, stream, undefined, { fallbacks, model: id.model ?? service.defaultModel, affinityKey: affinityKey(service, body.messages) });
+      }, stream, undefined, { fallbacks, model: id.model ?? service.defaultModel, affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)) });
       const defaults: AnswerDefaults = {
         id: `${spec.idPrefix}${String(koa.state.requestId)}`,
         created: Math.floor(Date.now() / 1000),

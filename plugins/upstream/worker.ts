@@ -27,6 +27,7 @@ import { COUNT_TOKENS_METHOD } from '../_shared/anthropic/count-tokens.js';
 import { DIALECTS, type Dialect } from './dialects.js';
 import { engineBody, engineModel, isObject, ourModel, type Json } from './engine-request.js';
 import { readSse } from './sse.js';
+import { rootPath, tokenCount, tokenizeBodies, TOKENIZE_PATH } from './tokenize.js';
 import { AnswerTooLarge, readBoundedText, requestWholeAnswer, type WholeAnswer, type WholeAnswerCall } from './whole-answer.js';
 
 export interface UpstreamWorkerOptions {
@@ -85,6 +86,8 @@ export class UpstreamWorker implements LocalWorker {
       void this.#predict(requestId, message.predict, message.headers, reply);
     } else if (message.ext?.methodName === COUNT_TOKENS_METHOD && this.#dialect.countTokensPath) {
       void this.#countTokens(requestId, message.ext.params?.request?.json, message.headers, reply);
+    } else if (message.ext?.methodName === COUNT_TOKENS_METHOD && this.#upstream.api === 'openai') {
+      void this.#tokenize(requestId, message.ext.params?.request?.json, reply);
     } else if (message.ext || message.batch || message.fit || message.partialPredict) {
       reply({
         requestId,
@@ -230,6 +233,30 @@ export class UpstreamWorker implements LocalWorker {
     }
   }
 
+  /** `count_tokens` by the engine's `/tokenize` (tokenize.ts): the chat request, then its text. */
+  async #tokenize(requestId: number, json: string | undefined, reply: LocalReply): Promise<void> {
+    let call: WholeAnswerCall | undefined;
+    try {
+      const request = parseRequest(json);
+      const model = engineModel(ourModel(request.model, true), this.#upstream, this.#service);
+      let status = 0;
+      for (const body of tokenizeBodies(model === undefined ? request : { ...request, model })) {
+        call = requestWholeAnswer(this.#pool, { path: rootPath(this.#basePath) + TOKENIZE_PATH, method: 'POST', headers: this.#headers, body: JSON.stringify(body) }, this.#maxAnswerBytes);
+        this.#inFlight.set(requestId, call);
+        const answer = await call.answer;
+        status = answer.statusCode;
+        if (status === 404 || status === 405 || status === 501) break;
+        const count = status < 300 ? tokenCount(parseJsonOrUndefined(answer.text)) : undefined;
+        if (count !== undefined) return reply({ requestId, ext: { data: { json: JSON.stringify({ input_tokens: count }) } } });
+      }
+      reply({ requestId, error: { code: 'platform-action.common.method-not-supported', message: `the engine has no usable ${TOKENIZE_PATH} (it answered ${status})`, statusCode: 501 } });
+    } catch (err) {
+      if (!call?.aborted) reply({ requestId, error: asProto(this.#failure(err)) });
+    } finally {
+      this.#inFlight.delete(requestId);
+    }
+  }
+
   #bad(reason: string): GatewayError {
     return gatewayError('SERVICE_BAD_RESPONSE', { args: { service: this.#service.name, reason } });
   }
@@ -291,6 +318,14 @@ function relayedHeaders(headers: IncomingHttpHeaders): StringMap | undefined {
     if (value !== undefined) (out ??= {})[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return out;
+}
+
+function parseJsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 function isJsonObjectText(text: string): boolean {

@@ -5,7 +5,8 @@
  * file-reading tool on `file` (whichever of the known tools the request offers: Claude Code's
  * `Read`, OpenCode's `read`, Codex's `exec_command`); the turn after the tool ran gets the text
  * `DONE: <the tool's output>`, so an agent that printed it did the whole round trip. Requests that
- * are not the agent's conversation (no tools: titles, summaries) get a short text.
+ * are not the agent's conversation (no tools: titles, summaries) get a short text. `/tokenize` is
+ * llama.cpp's (`content` only, here a token per word).
  */
 import { startUpstream, type Upstream } from './upstream.js';
 
@@ -42,6 +43,16 @@ export async function startScriptedEngine(file: string): Promise<ScriptedEngine>
     if (path.startsWith('/v1/models')) {
       res.writeHead(200, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ object: 'list', data: [{ id: 'scripted', object: 'model', owned_by: 'test' }] }));
+    }
+    // llama.cpp's tokenizer: `content` only; a token per word here.
+    if (path === '/tokenize') {
+      const ok = typeof body?.content === 'string';
+      res.writeHead(ok ? 200 : 500, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify(ok ? { tokens: body.content.split(/\s+/).filter(Boolean).map((_: string, i: number) => i) } : { error: { code: 500, message: '"content" must be provided', type: 'server_error' } }));
+    }
+    if (path !== '/v1/chat/completions' && !path.startsWith('/v1/messages')) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ error: { message: `no route ${path}`, type: 'not_found' } }));
     }
     const anthropic = path.startsWith('/v1/messages');
     const messages: Json[] = body?.messages ?? [];

@@ -10,6 +10,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { gatewayError, type Caller, type PluginContext } from '../../../core/plugins/index.js';
 import { countTokens } from '../../_shared/anthropic/count-tokens.js';
+import { affinityKey, sessionKey } from '../../_shared/openai/affinity.js';
 import { relayNativeMessages } from '../../_shared/anthropic/native-answer.js';
 import { nativeMessagesBody } from '../../_shared/anthropic/native-body.js';
 import { prepareAnthropicRoute } from '../../_shared/anthropic/route.js';
@@ -54,10 +55,11 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
     const body = checkCreate(value);
     const { id, service } = resolveChatTarget(ctx, caller, body.model);
     const stream = body.stream === true;
+    const routing = { affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)) };
     let usage: Usage | undefined;
 
     if (service.family === 'anthropic') {
-      const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: nativeMessagesBody(body, text), dataType: `${ctx.specsUrl}/common.json#/JsonObject` } } }, stream, passed);
+      const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: nativeMessagesBody(body, text), dataType: `${ctx.specsUrl}/common.json#/JsonObject` } } }, stream, passed, routing);
       usage = await relayNativeMessages(koa, call, stream, service.name);
       deps.logUsage(koa, caller, body.model, usage, 'messages');
       return;
@@ -68,7 +70,7 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
     const types = deps.chatTypes();
     const call = await openChatCall(ctx, koa, caller, service, {
       predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
-    }, stream, passed);
+    }, stream, passed, routing);
     const messageId = `msg_${randomBytes(12).toString('hex')}`;
     if (stream) {
       usage = await relaySse(koa, call, MESSAGES_SSE, new MessagesStream(messageId, body.model, deps.seal), service.name);

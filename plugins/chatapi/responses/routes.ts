@@ -8,6 +8,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { gatewayError, type Caller, type PluginContext } from '../../../core/plugins/index.js';
+import { affinityKey, sessionKey } from '../../_shared/openai/affinity.js';
 import { mergeChunks, type AnswerDefaults } from '../../_shared/openai/answers.js';
 import { parseJsonObject, type JsonObject as Json } from '../../_shared/openai/json-object.js';
 import { resolveChatTarget } from '../../_shared/openai/model-id.js';
@@ -56,7 +57,9 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
     const { id, service } = resolveChatTarget(ctx, caller, body.model);
     const stream = body.stream === true;
     if (service.nativeResponses) {
-      const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: `${ctx.specsUrl}/gpt.json#/ResponsesRequest` } } }, stream);
+      const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: `${ctx.specsUrl}/gpt.json#/ResponsesRequest` } } }, stream, undefined, {
+        affinityKey: affinityKey(service, body.input, sessionKey(koa, body)),
+      });
       if (stream) {
         const usage = await relaySse<NativeStreamState>(koa, call, NATIVE_RESPONSES_SSE, { terminated: false, sequence: 0 }, service.name);
         deps.logUsage(koa, caller, body.model, usage);
@@ -83,7 +86,7 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
     const types = deps.chatTypes();
     const call = await openChatCall(ctx, koa, caller, service, {
       predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
-    }, stream);
+    }, stream, undefined, { affinityKey: affinityKey(service, chat.messages, sessionKey(koa, body)) });
     const head: ResponseHead = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), model: body.model, body, names, seal: deps.seal };
     let response: Json | undefined;
     let usage: Usage | undefined;
