@@ -120,6 +120,15 @@ describe('agent sessions: token counts, body sizes, affinity', () => {
     expect((err as InstanceType<typeof Anthropic.APIError>).type).toBe('request_too_large');
   }, 60_000);
 
+  it('pools per-token embeddings (llama.cpp without pooling) into one vector, never NaN through the SDK', async () => {
+    const openai = new OpenAI({ apiKey: TEST_KEY, baseURL: `${gw.httpUrl}/v1`, maxRetries: 0 });
+    // The Node SDK asks for base64 and decodes float32s; floats asked for come as they are.
+    const base64 = await openai.embeddings.create({ model: 'demo/llama', input: ['a b', 'c'] });
+    expect(base64.data.map((d) => d.embedding)).toEqual([[2, 3, -2], [2, 3, -2]]);
+    const floats = await openai.embeddings.create({ model: 'demo/llama', input: 'a b', encoding_format: 'float' });
+    expect(floats.data[0]!.embedding).toEqual([2, 3, -2]);
+  });
+
   it("keeps an agent's session on one instance by its session id, whatever its messages", async () => {
     const answers = new Set<string>();
     for (let i = 0; i < 8; i++) {

@@ -50,6 +50,13 @@ export async function startScriptedEngine(file: string): Promise<ScriptedEngine>
       res.writeHead(ok ? 200 : 500, { 'content-type': 'application/json' });
       return res.end(JSON.stringify(ok ? { tokens: body.content.split(/\s+/).filter(Boolean).map((_: string, i: number) => i) } : { error: { code: 500, message: '"content" must be provided', type: 'server_error' } }));
     }
+    // llama.cpp's server without pooling: one vector per token of each input.
+    if (path === '/v1/embeddings') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const inputs: string[] = Array.isArray(body.input) ? body.input : [body.input];
+      const data = inputs.map((_, index) => ({ object: 'embedding', index, embedding: [[1, 2, -1], [3, 4, -3]] }));
+      return res.end(JSON.stringify({ object: 'list', model: body.model, data, usage: { prompt_tokens: 2, total_tokens: 2 } }));
+    }
     if (path !== '/v1/chat/completions' && !path.startsWith('/v1/messages')) {
       res.writeHead(404, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ error: { message: `no route ${path}`, type: 'not_found' } }));
