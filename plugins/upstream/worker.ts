@@ -49,6 +49,8 @@ export class UpstreamWorker implements LocalWorker {
   readonly #maxAnswerBytes: number;
   /** The engine requests in flight, by requestId, to abort on `cancel`. */
   readonly #inFlight = new Map<number, { abort(): void }>();
+  /** When the engine last showed progress on a call (a call taken, a stream event, an answer). */
+  #lastProgress = 0;
 
   constructor(options: UpstreamWorkerOptions) {
     const { service, upstream } = options;
@@ -97,6 +99,14 @@ export class UpstreamWorker implements LocalWorker {
     // heartBeat, serviceInfo, stopServing: nothing to do for an engine the gateway calls itself.
   }
 
+  /**
+   * Whether the engine is busy with calls and made progress on one within `withinMs`: such an engine
+   * is alive, however late it answers a probe (llama.cpp's server answers none while it generates).
+   */
+  progressing(withinMs: number): boolean {
+    return this.#inFlight.size > 0 && performance.now() - this.#lastProgress <= withinMs;
+  }
+
   /** Whether the engine answers its health-check path with a 2xx within the timeout. */
   async healthy(path: string, timeoutMs: number): Promise<boolean> {
     const call = requestWholeAnswer(this.#pool, { path: this.#basePath + path, method: 'GET', headers: this.#headers }, this.#maxAnswerBytes);
@@ -139,8 +149,11 @@ export class UpstreamWorker implements LocalWorker {
     if (body.stream === true) return this.#predictStreamed(requestId, { ...request, headers: this.#requestHeaders(callerHeaders, true) }, reply);
     const call = requestWholeAnswer(this.#pool, { ...request, headers: this.#requestHeaders(callerHeaders, false) }, this.#maxAnswerBytes);
     this.#inFlight.set(requestId, call);
+    this.#lastProgress = performance.now();
     try {
-      reply({ requestId, ...this.#wholeAnswer(await call.answer) });
+      const answer = await call.answer;
+      this.#lastProgress = performance.now();
+      reply({ requestId, ...this.#wholeAnswer(answer) });
     } catch (err) {
       if (!call.aborted) reply({ requestId, error: asProto(this.#failure(err)) });
     } finally {
@@ -159,6 +172,7 @@ export class UpstreamWorker implements LocalWorker {
   async #predictStreamed(requestId: number, request: { path: string; method: 'POST'; headers: Record<string, string>; body: string }, reply: LocalReply): Promise<void> {
     const controller = new AbortController();
     this.#inFlight.set(requestId, controller);
+    this.#lastProgress = performance.now();
     let answered = false;
     try {
       const res = await this.#pool.request({ ...request, signal: controller.signal });
@@ -171,6 +185,7 @@ export class UpstreamWorker implements LocalWorker {
       const headers = relayedHeaders(res.headers);
       let first = true;
       for await (const event of readSse(res.body, this.#maxAnswerBytes)) {
+        this.#lastProgress = performance.now();
         const step = this.#dialect.event(event);
         if (step.kind === 'bad') throw this.#bad(step.reason);
         if (step.kind === 'error') {

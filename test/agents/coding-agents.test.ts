@@ -14,14 +14,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentPrerequisite, runAgent, type AgentName, type AgentTarget } from '../support/coding-agents.js';
 import { startTestGateway, testConfigInput, TEST_KEY, type TestGateway } from '../support/gateway.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
-import { startScriptedEngine, type ScriptedEngine } from '../support/scripted-engine.js';
+import { startAgentEngine, type AgentEngine } from '../support/agent-engine.js';
 
 const SECRET = 'marmalade-7731';
 const ENGINE_KEY_ENV = 'AGENTS_TEST_ENGINE_KEY';
 const ready = (agent: AgentName) => requirePrerequisite(`coding agent ${agent}`, agentPrerequisite(agent));
 
 describe('coding agents through the gateway', () => {
-  let engine: ScriptedEngine;
+  let engine: AgentEngine;
   let gw: TestGateway;
   let scratch: string;
   const target = (name: string, model: string, extra: Partial<AgentTarget> = {}): AgentTarget => ({
@@ -38,7 +38,7 @@ describe('coding agents through the gateway', () => {
     const project = join(scratch, 'project');
     mkdirSync(project);
     writeFileSync(join(project, 'notes.txt'), `The secret word is ${SECRET}.\n`);
-    engine = await startScriptedEngine(join(project, 'notes.txt'));
+    engine = await startAgentEngine(join(project, 'notes.txt'));
     process.env[ENGINE_KEY_ENV] = 'scripted-engine-key';
     const upstream = (api: 'openai' | 'anthropic') => ({
       api,

@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, testConfigInput, TEST_KEY, type TestGateway } from '../support/gateway.js';
 import { startRawModel, type RawModel } from '../support/raw-model.js';
-import { startScriptedEngine, type ScriptedEngine } from '../support/scripted-engine.js';
+import { startAgentEngine, type AgentEngine } from '../support/agent-engine.js';
 
 const STICKY_TOKEN = 'sticky-service-token-0001';
 const completion = (who: string) => ({
@@ -22,13 +22,13 @@ const completion = (who: string) => ({
 });
 
 describe('agent sessions: token counts, body sizes, affinity', () => {
-  let engine: ScriptedEngine;
+  let engine: AgentEngine;
   let gw: TestGateway;
   let instances: RawModel[];
   let anthropic: Anthropic;
 
   beforeAll(async () => {
-    engine = await startScriptedEngine('/nonexistent');
+    engine = await startAgentEngine('/nonexistent');
     process.env.AGENT_SESSIONS_ENGINE_KEY = 'k';
     gw = await startTestGateway(
       testConfigInput({

@@ -12,7 +12,7 @@ import { startUpstream, type Upstream } from './upstream.js';
 
 type Json = Record<string, any>;
 
-export interface ScriptedEngine extends Upstream {
+export interface AgentEngine extends Upstream {
   /** The tool calls it made, by tool name. */
   calls: string[];
 }
@@ -36,7 +36,7 @@ const textOf = (content: unknown): string =>
           .join('')
       : '';
 
-export async function startScriptedEngine(file: string): Promise<ScriptedEngine> {
+export async function startAgentEngine(file: string): Promise<AgentEngine> {
   const calls: string[] = [];
   let seq = 0;
   const upstream = await startUpstream(({ path, body }, res) => {
