@@ -113,5 +113,12 @@ describe('coding agents through the gateway', () => {
     it('completes a tool round trip to a chat-completions engine', async () => {
       await roundTrip('opencode', target('opencode', 'scripted-chat'), 'read');
     }, 180_000);
+    it('completes a tool round trip to an Anthropic-family engine through the direct adapter (its Anthropic provider)', async () => {
+      await roundTrip(
+        'opencode',
+        target('opencode-anthropic', 'scripted-anthropic', { opencodeAnthropicBase: `${gw.httpUrl}/api/adapters/chatapi-direct/v1` }),
+        'read',
+      );
+    }, 180_000);
   });
 });

@@ -36,6 +36,8 @@ export interface AgentTarget {
   home: string;
   /** Claude Code only: the adapter base its ANTHROPIC_BASE_URL names (default: the gateway root, /v1/messages). */
   anthropicBase?: string;
+  /** OpenCode only: speak the Messages API (its bundled @ai-sdk/anthropic) to this base, e.g. the direct adapter's `/v1`. */
+  opencodeAnthropicBase?: string;
 }
 
 /** The environment every agent runs with: no user config, no proxy, no terminal. */
@@ -132,9 +134,9 @@ export function opencodeConfig(target: AgentTarget): string {
       model: `gateway/${target.model}`,
       provider: {
         gateway: {
-          npm: '@ai-sdk/openai-compatible',
+          npm: target.opencodeAnthropicBase ? '@ai-sdk/anthropic' : '@ai-sdk/openai-compatible',
           name: 'Model gateway',
-          options: { baseURL: `${target.gateway}/v1`, apiKey: '{env:GATEWAY_API_KEY}' },
+          options: { baseURL: target.opencodeAnthropicBase ?? `${target.gateway}/v1`, apiKey: '{env:GATEWAY_API_KEY}' },
           models: { [target.model]: { name: target.model, tool_call: true } },
         },
       },
