@@ -24,6 +24,25 @@ describe('the /v1 alias prefix and model aliases', () => {
     await fx?.close();
   });
 
+  it('works with the SDK configured by OPENAI_BASE_URL and OPENAI_API_KEY alone', async () => {
+    const saved = { url: process.env.OPENAI_BASE_URL, key: process.env.OPENAI_API_KEY };
+    process.env.OPENAI_BASE_URL = `${fx.gw.httpUrl}/v1`;
+    process.env.OPENAI_API_KEY = TEST_KEY;
+    try {
+      const fromEnv = new OpenAI({ maxRetries: 0 });
+      const chat = await fromEnv.chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: 'env' }] });
+      expect(chat.choices[0]!.message.content).toContain('env');
+    } finally {
+      for (const [name, value] of [
+        ['OPENAI_BASE_URL', saved.url],
+        ['OPENAI_API_KEY', saved.key],
+      ] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  });
+
   it('serves chat, completions, embeddings, responses and models under /v1', async () => {
     const chat = await openai.chat.completions.create({ model: 'demo/echo', messages: [{ role: 'user', content: 'hi' }] });
     expect(chat.choices[0]!.message.content).toContain('hi');
