@@ -14,15 +14,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentPrerequisite, runAgent, type AgentName, type AgentTarget } from '../support/coding-agents.js';
 import { startTestGateway, testConfigInput, TEST_KEY, type TestGateway } from '../support/gateway.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
-import { startAgentEngine, type AgentEngine } from '../support/agent-engine.js';
+import { responsesAnswer, startAgentEngine, type AgentEngine } from '../support/agent-engine.js';
+import { startRawModel, type RawModel } from '../support/raw-model.js';
 
 const SECRET = 'marmalade-7731';
 const ENGINE_KEY_ENV = 'AGENTS_TEST_ENGINE_KEY';
+const NATIVE_TOKEN = 'responses-native-token-0001';
 const ready = (agent: AgentName) => requirePrerequisite(`coding agent ${agent}`, agentPrerequisite(agent));
 
 describe('coding agents through the gateway', () => {
   let engine: AgentEngine;
   let gw: TestGateway;
+  let native: RawModel | undefined;
   let scratch: string;
   const target = (name: string, model: string, extra: Partial<AgentTarget> = {}): AgentTarget => ({
     gateway: gw.httpUrl,
@@ -69,12 +72,27 @@ describe('coding agents through the gateway', () => {
             aliases: ['scripted-anthropic'],
             upstream: upstream('anthropic'),
           },
+          // An engine of the Responses API's own family: the body passes through untranslated.
+          {
+            id: 32,
+            name: 'responses-engine',
+            account: 'demo',
+            public: true,
+            family: 'openai',
+            nativeResponses: true,
+            aliases: ['scripted-responses'],
+            connectionTokens: [{ token: NATIVE_TOKEN }],
+          },
         ],
         plugins: { enabled: ['chatapi', 'chatapi-direct', 'upstream'], options: { chatapi: { aliasPrefix: '/v1' } } },
       }),
     );
+    native = await startRawModel(gw.grpcAddress, NATIVE_TOKEN, (req) =>
+      responsesAnswer(req.data, join(project, 'notes.txt'), engine.calls),
+    );
   }, 60_000);
   afterAll(async () => {
+    native?.close();
     await gw?.close();
     await engine?.close();
     if (scratch) rmSync(scratch, { recursive: true, force: true });
@@ -106,6 +124,11 @@ describe('coding agents through the gateway', () => {
   describe.skipIf(!ready('codex'))('Codex CLI (codex exec)', () => {
     it('completes a tool round trip to a chat-completions engine through the Responses translation', async () => {
       await roundTrip('codex', target('codex', 'gpt-5-codex'), 'exec_command');
+    }, 180_000);
+    it('completes a tool round trip to an engine that speaks the Responses API itself (passed through)', async () => {
+      const before = native!.requests.length;
+      await roundTrip('codex', target('codex-native', 'scripted-responses'), 'exec_command');
+      expect(native!.requests.length).toBeGreaterThanOrEqual(before + 2);
     }, 180_000);
   });
 

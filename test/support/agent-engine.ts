@@ -48,13 +48,31 @@ export async function startAgentEngine(file: string): Promise<AgentEngine> {
     if (path === '/tokenize') {
       const ok = typeof body?.content === 'string';
       res.writeHead(ok ? 200 : 500, { 'content-type': 'application/json' });
-      return res.end(JSON.stringify(ok ? { tokens: body.content.split(/\s+/).filter(Boolean).map((_: string, i: number) => i) } : { error: { code: 500, message: '"content" must be provided', type: 'server_error' } }));
+      return res.end(
+        JSON.stringify(
+          ok
+            ? {
+                tokens: body.content
+                  .split(/\s+/)
+                  .filter(Boolean)
+                  .map((_: string, i: number) => i),
+              }
+            : { error: { code: 500, message: '"content" must be provided', type: 'server_error' } },
+        ),
+      );
     }
     // llama.cpp's server without pooling: one vector per token of each input.
     if (path === '/v1/embeddings') {
       res.writeHead(200, { 'content-type': 'application/json' });
       const inputs: string[] = Array.isArray(body.input) ? body.input : [body.input];
-      const data = inputs.map((_, index) => ({ object: 'embedding', index, embedding: [[1, 2, -1], [3, 4, -3]] }));
+      const data = inputs.map((_, index) => ({
+        object: 'embedding',
+        index,
+        embedding: [
+          [1, 2, -1],
+          [3, 4, -3],
+        ],
+      }));
       return res.end(JSON.stringify({ object: 'list', model: body.model, data, usage: { prompt_tokens: 2, total_tokens: 2 } }));
     }
     if (path !== '/v1/chat/completions' && !path.startsWith('/v1/messages')) {
@@ -136,4 +154,69 @@ function answerMessages(res: import('node:http').ServerResponse, body: Json, tex
       ev('message_stop', {}),
     ].join(''),
   );
+}
+
+/**
+ * The same script as an engine of the Responses API's own family (a service with `nativeResponses`,
+ * here a dial-in raw service): the Responses body in, its typed stream events out (each partial one
+ * event's data object). Codex's first request gets an `exec_command` call on `file`, the next (with
+ * the call's output in `input`) the text `DONE: <output>`.
+ */
+export function responsesAnswer(body: Json, file: string, calls: string[]): AsyncIterable<Json> | Json {
+  const input: Json[] = Array.isArray(body.input) ? body.input : [];
+  const output = [...input].reverse().find((item) => item.type === 'function_call_output');
+  const names = new Set<string>((body.tools ?? []).map((t: Json) => t.name));
+  const call = !output && names.has('exec_command') ? { name: 'exec_command', args: { cmd: `cat ${file}` } } : undefined;
+  if (call) calls.push(call.name);
+  const text = output ? `DONE: ${textOf(output.output).trim()}` : 'ok';
+  const item = call
+    ? {
+        id: 'fc_scripted',
+        type: 'function_call',
+        status: 'completed',
+        call_id: `call_native_${calls.length}`,
+        name: call.name,
+        arguments: JSON.stringify(call.args),
+      }
+    : {
+        id: 'msg_scripted',
+        type: 'message',
+        status: 'completed',
+        role: 'assistant',
+        content: [{ type: 'output_text', text, annotations: [] }],
+      };
+  const response = {
+    id: `resp_scripted_${calls.length}_${output ? 'b' : 'a'}`,
+    object: 'response',
+    created_at: 1,
+    model: body.model,
+    status: 'in_progress',
+    output: [] as Json[],
+    usage: null as Json | null,
+  };
+  const done = {
+    ...response,
+    status: 'completed',
+    output: [item],
+    usage: {
+      input_tokens: 20,
+      output_tokens: 5,
+      total_tokens: 25,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens_details: { reasoning_tokens: 0 },
+    },
+  };
+  if (!body.stream) return done;
+  return (async function* events() {
+    let sequence_number = 0;
+    yield { type: 'response.created', sequence_number: sequence_number++, response };
+    yield {
+      type: 'response.output_item.added',
+      sequence_number: sequence_number++,
+      output_index: 0,
+      item: { ...item, status: 'in_progress' },
+    };
+    yield { type: 'response.output_item.done', sequence_number: sequence_number++, output_index: 0, item };
+    yield { type: 'response.completed', sequence_number: sequence_number++, response: done };
+  })();
 }
