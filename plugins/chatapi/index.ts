@@ -105,7 +105,7 @@ export default definePlugin<ChatApiOptions>({
       } else {
         const answer = await collectAnswer(call, service.name);
         const text = endpoint === 'embeddings'
-          ? encodeEmbeddings(answer.whole ?? answer.parts.at(-1)!, body.encoding_format === 'base64' ? 'base64' : 'float', defaults)
+          ? encodeEmbeddings(answer.whole ?? answer.parts.at(-1)!, body.encoding_format === 'base64' ? 'base64' : 'float', defaults, service.name)
           : answer.whole !== undefined ? completeAnswer(answer.whole, defaults) : mergeChunks(answer.parts, defaults);
         usage = findUsage(text);
         koa.type = 'application/json';

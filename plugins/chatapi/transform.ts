@@ -80,7 +80,7 @@ function splitBySerialising(body: Record<string, unknown>, dataFields: ReadonlyS
  * encoded when base64 was asked, and base64 from the service is decoded when floats were asked.
  * `data` is kept ordered by `index`. The original text is returned when nothing needs changing.
  */
-export function encodeEmbeddings(json: string, encoding: 'float' | 'base64', defaults: AnswerDefaults): string {
+export function encodeEmbeddings(json: string, encoding: 'float' | 'base64', defaults: AnswerDefaults, service = 'the service'): string {
   const answer = parseJsonObject(json);
   if (!answer) return json;
   let changed = false;
@@ -110,7 +110,7 @@ export function encodeEmbeddings(json: string, encoding: 'float' | 'base64', def
       // One vector per token (llama.cpp's server without pooling): mean-pooled into one, as its
       // `--pooling mean` would; base64 of the nested arrays would decode as NaN in the SDKs.
       if (Array.isArray(embedding) && embedding.some(Array.isArray)) {
-        embedding = item.embedding = meanPool(embedding as unknown[]);
+        embedding = item.embedding = meanPool(embedding as unknown[], service);
         changed = true;
       }
       if (encoding === 'base64' && Array.isArray(embedding)) {
@@ -130,12 +130,12 @@ export function encodeEmbeddings(json: string, encoding: 'float' | 'base64', def
 }
 
 /** The mean of per-token vectors; a token that is not a vector of finite numbers is a bad answer. */
-export function meanPool(tokens: readonly unknown[]): number[] {
+export function meanPool(tokens: readonly unknown[], service = 'the service'): number[] {
   const width = Array.isArray(tokens[0]) ? tokens[0].length : 0;
   const sum = new Array<number>(width).fill(0);
   for (const token of tokens) {
     if (!Array.isArray(token) || token.length !== width || !token.every((v) => typeof v === 'number' && Number.isFinite(v))) {
-      throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: 'embeddings', reason: 'per-token embeddings must be vectors of finite numbers, all of one length' } });
+      throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service, reason: 'per-token embeddings must be vectors of finite numbers, all of one length' } });
     }
     for (let i = 0; i < width; i++) sum[i]! += token[i] as number;
   }

@@ -60,6 +60,8 @@ describe('agent sessions: token counts, body sizes, affinity', () => {
             connectionTokens: [{ token: STICKY_TOKEN }],
           },
         ],
+        // The default heartbeat: the multi-MB bodies below hold the event loop longer than the test default allows.
+        gate: { heartbeatIntervalMs: 5000, defaultTimeoutSec: 10 },
         plugins: { enabled: ['chatapi', 'upstream'], options: { chatapi: { aliasPrefix: '/v1' } } },
       }),
     );
@@ -94,6 +96,27 @@ describe('agent sessions: token counts, body sizes, affinity', () => {
     expect(data.input_tokens).toBeGreaterThanOrEqual(100);
   });
 
+  it("keeps an agent's session on one instance by its session id, whatever its messages", async () => {
+    const answers = new Set<string>();
+    for (let i = 0; i < 8; i++) {
+      const message = await anthropic.messages.create(
+        { model: 'demo/sticky', max_tokens: 8, messages: [{ role: 'user', content: `turn ${i}` }] },
+        { headers: { 'x-claude-code-session-id': 'session-1' } },
+      );
+      answers.add((message.content[0] as Anthropic.TextBlock).text);
+    }
+    expect(answers.size).toBe(1);
+    // Codex: prompt_cache_key on the Responses API, the same rule.
+    const openai = new OpenAI({ apiKey: TEST_KEY, baseURL: `${gw.httpUrl}/v1`, maxRetries: 0 });
+    const codex = new Set<string>();
+    for (let i = 0; i < 8; i++)
+      codex.add(
+        (await openai.responses.create({ model: 'demo/sticky', input: `turn ${i}`, prompt_cache_key: 'codex-session', store: false }))
+          .output_text,
+      );
+    expect(codex.size).toBe(1);
+  });
+
   it('takes an agent-sized body (6 MB of history and 60 tools) under the default limits, and answers a coded 413 beyond them', async () => {
     const tools = Array.from({ length: 60 }, (_, i) => ({
       name: `tool_${i}`,
@@ -124,29 +147,11 @@ describe('agent sessions: token counts, body sizes, affinity', () => {
     const openai = new OpenAI({ apiKey: TEST_KEY, baseURL: `${gw.httpUrl}/v1`, maxRetries: 0 });
     // The Node SDK asks for base64 and decodes float32s; floats asked for come as they are.
     const base64 = await openai.embeddings.create({ model: 'demo/llama', input: ['a b', 'c'] });
-    expect(base64.data.map((d) => d.embedding)).toEqual([[2, 3, -2], [2, 3, -2]]);
+    expect(base64.data.map((d) => d.embedding)).toEqual([
+      [2, 3, -2],
+      [2, 3, -2],
+    ]);
     const floats = await openai.embeddings.create({ model: 'demo/llama', input: 'a b', encoding_format: 'float' });
     expect(floats.data[0]!.embedding).toEqual([2, 3, -2]);
-  });
-
-  it("keeps an agent's session on one instance by its session id, whatever its messages", async () => {
-    const answers = new Set<string>();
-    for (let i = 0; i < 8; i++) {
-      const message = await anthropic.messages.create(
-        { model: 'demo/sticky', max_tokens: 8, messages: [{ role: 'user', content: `turn ${i}` }] },
-        { headers: { 'x-claude-code-session-id': 'session-1' } },
-      );
-      answers.add((message.content[0] as Anthropic.TextBlock).text);
-    }
-    expect(answers.size).toBe(1);
-    // Codex: prompt_cache_key on the Responses API, the same rule.
-    const openai = new OpenAI({ apiKey: TEST_KEY, baseURL: `${gw.httpUrl}/v1`, maxRetries: 0 });
-    const codex = new Set<string>();
-    for (let i = 0; i < 8; i++)
-      codex.add(
-        (await openai.responses.create({ model: 'demo/sticky', input: `turn ${i}`, prompt_cache_key: 'codex-session', store: false }))
-          .output_text,
-      );
-    expect(codex.size).toBe(1);
   });
 });
