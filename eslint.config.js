@@ -1,4 +1,4 @@
-// ESLint (flat config): typescript-eslint's recommended rules, the layering rules of DESIGN.md as
+// ESLint (flat config): typescript-eslint's recommended rules, the layering rules of docs/design.md as
 // import boundaries, and no import cycles. `npm run lint` (part of `npm test`).
 import { readdirSync } from 'node:fs';
 import js from '@eslint/js';

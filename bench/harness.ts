@@ -46,6 +46,11 @@ export interface BenchOptions {
   /** Directory for `--cpu-prof` profiles of our gateway; undefined = none. */
   profileDir?: string;
   smoke: boolean;
+  /**
+   * Whether LiteLLM, the second peer, takes part (HTTP and streaming). `npm run bench` installs it
+   * first; the smoke test runs without it when it is not installed (bash .ci/run installs it).
+   */
+  withLiteLlm: boolean;
   log: (line: string) => void;
 }
 
@@ -68,6 +73,7 @@ export const DEFAULT_OPTIONS: Omit<BenchOptions, 'log'> = {
   hostileRate: 200,
   attackLoops: 4,
   smoke: false,
+  withLiteLlm: true,
 };
 
 /** Tiny settings for the smoke test: every scenario runs, briefly; the figures mean nothing. */
@@ -132,6 +138,12 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
       results.validation = child.ready.cases as ValidationCase[];
       await child.stop();
     }
+    if (options.smoke && options.withLiteLlm && wants('http') && wants('streaming')) {
+      // Smoke mode only (its figures mean nothing): the two LiteLLM proxies, 10-30 s each to start,
+      // start at once, the streaming one in front of the ticker it needs, not one after the other.
+      const ticker = await systems.ticker('ticker', options.streamIntervalMs, options.streamChunks);
+      await Promise.all([systems.litellm(), systems.litellmTicker(ticker.ready.directPort as number)]);
+    }
     if (wants('http')) {
       log('Scenarios 1-4: HTTP chat completion');
       results.http = await runHttp(systems, {
@@ -141,6 +153,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
         connections: options.connections,
         rate: options.rate,
         rateFraction: options.rateFraction,
+        withLiteLlm: options.withLiteLlm,
         log,
       });
     }
@@ -152,6 +165,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
         concurrency: options.streamConcurrency,
         chunks: options.streamChunks,
         intervalMs: options.streamIntervalMs,
+        withLiteLlm: options.withLiteLlm,
         log,
       });
     }

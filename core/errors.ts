@@ -56,6 +56,8 @@ export const ERROR_CATALOG = {
   UNKNOWN_DATA_TYPE: { status: 400, type: 'invalid_request_error', message: (a) => `Data type '${str(a.dataType)}' is not published under ${str(a.specsUrl)}` },
   DATA_TYPE_MISMATCH: { status: 400, type: 'invalid_request_error', message: (a) => `${str(a.param) || 'data'} does not match data type ${str(a.dataType)}: ${str(a.reason)}` },
   UPSTREAM_FORMAT_MISMATCH: { status: 400, type: 'invalid_request_error', message: (a) => `Service '${str(a.service)}' calls an Anthropic Messages engine, which takes Messages requests only: send this one to ${str(a.use)}`, permanent: true },
+  HEADER_VALUE_INVALID: { status: 400, type: 'invalid_request_error', message: (a) => `Header '${str(a.header)}' carries a control character (CR, LF or NUL): its value cannot be passed on`, permanent: true },
+  RESPONSE_CHAIN_TOO_LONG: { status: 400, type: 'invalid_request_error', message: (a) => `The conversation continued from response '${str(a.id)}' is ${str(a.bytes)} bytes with this turn, past the limit of ${str(a.limit)} (plugins.options.chatapi.responses.maxConversationBytes): start a new conversation with the input you need`, permanent: true },
   UNKNOWN_CONFIG_ID: { status: 400, type: 'invalid_request_error', message: (a) => `Service has no predict configuration with id ${str(a.configId)}` },
   ACCOUNT_NOT_FOUND: { status: 400, type: 'invalid_request_error', message: (a) => `Account '${str(a.account)}' does not exist` },
   SERVICE_NOT_FOUND: { status: 400, type: 'invalid_request_error', message: (a) => `Service '${str(a.model)}' does not exist in account '${str(a.account)}'` },
@@ -112,13 +114,13 @@ export const ERROR_CATALOG = {
   STREAM_CUT_OFF: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}' ended its stream before its terminal event (${str(a.expected)}): the answer is incomplete` },
   SERVICE_UNAVAILABLE: { status: 503, type: 'api_error', message: (a) => `Service '${str(a.service)}' has no connected instance right now; retry shortly`, retryAfterSec: 1 },
   NO_INSTANCE_IN_TIME: { status: 503, type: 'api_error', message: (a) => `Service '${str(a.service)}' had no connected instance within ${str(a.waitMs)} ms${a.woken ? ' (its waker was called: it may still be starting)' : ''}; retry shortly`, retryAfterSec: 2 },
-  UPSTREAM_UNREACHABLE: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}': its engine at ${str(a.url)} cannot be reached (${str(a.reason)})` },
+  UPSTREAM_UNREACHABLE: { status: 502, type: 'api_error', message: (a) => `Service '${str(a.service)}': its engine cannot be reached (${str(a.reason)})` },
   FITTING_INTERRUPTED: { status: 503, type: 'api_error', message: () => 'The gateway running this fitting job stopped before the fit finished; start the fit again' },
   UNAUTHENTICATED_BYTES_EXHAUSTED: { status: 503, type: 'api_error', message: (a) => `The gateway holds ${str(a.limit)} bytes of messages from callers not yet authenticated; retry shortly`, retryAfterSec: 1 },
   GATE_IS_SHUT_DOWN: { status: 503, type: 'api_error', grpcCode: 'platform.gate.gate_is_shut_down', message: () => 'The gateway is shutting down' },
   PREDICT_TIMEOUT: { status: 504, type: 'api_error', message: (a) => `Service '${str(a.service)}' did not answer within ${str(a.timeoutSec)} s` },
   STREAM_FIRST_CHUNK_TIMEOUT: { status: 504, type: 'api_error', message: (a) => `Service '${str(a.service)}' sent no first chunk within ${str(a.timeoutSec)} s` },
-  UPSTREAM_TIMEOUT: { status: 504, type: 'api_error', message: (a) => `Service '${str(a.service)}': its engine at ${str(a.url)} ${str(a.reason)}` },
+  UPSTREAM_TIMEOUT: { status: 504, type: 'api_error', message: (a) => `Service '${str(a.service)}': its engine ${str(a.reason)}` },
   STREAM_IDLE_TIMEOUT: { status: 504, type: 'api_error', message: (a) => `Service '${str(a.service)}' sent nothing for ${str(a.timeoutSec)} s in the middle of a stream` },
 } satisfies Record<string, CatalogEntry>;
 
@@ -233,7 +235,7 @@ export function errorTypeForStatus(status: number): ErrorType {
   return 'api_error';
 }
 
-/** The envelope of DESIGN.md section 4, used by the platform API and the adapters alike. */
+/** The envelope of docs/design.md (decisions), used by the platform API and the adapters alike. */
 export interface ErrorBody {
   /** `type`, `code` and `param` of a relayed upstream error are the upstream's own (`code` may be null). */
   error: { code: string | null; message: string; type: string; param: string | null; args: Record<string, string> };

@@ -48,6 +48,8 @@ function tsc(project) {
 
 function build() {
   const started = Date.now();
+  // Said before the wait, so a first `npm start` does not look stuck for its minute of compiling.
+  process.stdout.write(`building dist/ (${existsSync(STAMP) ? 'sources changed' : 'first build, about a minute'}) ...\n`);
   tsc('proto/tsconfig.build.json');
   tsc('sdk/tsconfig.build.json');
   tsc('tsconfig.build.json');

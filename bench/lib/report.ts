@@ -38,7 +38,9 @@ export function verdicts(r: BenchResults): TargetVerdict[] {
     if (gatewayCpu !== undefined) out.push({ target: 'One-process path: gateway CPU ≤ 120 µs per request', value: `${f(gatewayCpu)} µs`, met: gatewayCpu <= 120 });
     // The better peer is the one with the lower p99: ours must be at most a fifth of it.
     for (const [label, t] of [['One-process path', direct], ['Gateway only (scenario 3)', ours]] as const) {
-      const better = Math.min(t.summary.p99PeerOverThis.median, t.summary.p99LiteLlmOverThis.median);
+      // Of the peers that took part (LiteLLM's figure is NaN without it).
+      const peers = [t.summary.p99PeerOverThis.median, t.summary.p99LiteLlmOverThis.median].filter(Number.isFinite);
+      const better = peers.length ? Math.min(...peers) : NaN;
       out.push({ target: `${label} p99 at the fixed rate ≤ 1/5 of the better peer's`, value: `better peer's p99 is ${f(better, 1)}× ours (Portkey ${s(t.summary.p99PeerOverThis, 1)}×, LiteLLM ${s(t.summary.p99LiteLlmOverThis, 1)}×)`, met: better >= 5 });
     }
   }
@@ -104,6 +106,7 @@ export function markdown(r: BenchResults): string {
     lines.push('|---|---|---|---|---|---|---|---|---|---|---|');
     for (const name of HTTP_TARGETS) {
       const t = h.targets[name];
+      if (!t) continue;
       lines.push(`| ${t.label} | ${t.requestBytes} / ${t.responseBodyBytes} | ${s(t.summary.rps)} | ${name === 'peer' ? '1' : s(t.summary.rpsVsPeer, 1)} | ${s(t.summary.rpsVsLiteLlm, 1)} | ${s(t.summary.rpsVsRelay, 2)} | ${cpu(t.summary.cpuUsPerRequest)} | ${s(t.summary.p50Ms, 2)} | ${s(t.summary.p99Ms, 2)} | ${name === 'peer' ? '1' : s(t.summary.p99PeerOverThis, 1)} | ${s(t.summary.p99LiteLlmOverThis, 1)} |`);
     }
     const observed = h.targets['ours-observed'];
@@ -117,7 +120,7 @@ export function markdown(r: BenchResults): string {
     const sm = r.streaming.summary;
     lines.push('', '### Streaming (scenario 5)', '');
     lines.push(`${st.concurrency} concurrent streams (a quarter through each of our four paths, at the same time) of ${st.chunks} chunks, one every ${st.intervalMs} ms, ${st.durationSec} s per round, ${st.rounds} rounds. Overhead against the service's own timestamps, in ms; what a path adds is its figure minus the direct path's within each round.`, '');
-    lines.push(`LiteLLM ${st.litellm.version} (${st.litellm.workers} workers, the HTTP scenario's settings, the direct stream as its upstream) is read in a second sub-run of each round, as many streams as one of our paths, beside as many direct streams as its own baseline: it used ${s(r.streaming.litellmCpuMsPerStream, 1)} ms of CPU per stream, which would have taken CPU from our paths had it run with them.`, '');
+    if (st.litellm) lines.push(`LiteLLM ${st.litellm.version} (${st.litellm.workers} workers, the HTTP scenario's settings, the direct stream as its upstream) is read in a second sub-run of each round, as many streams as one of our paths, beside as many direct streams as its own baseline: it used ${s(r.streaming.litellmCpuMsPerStream, 1)} ms of CPU per stream, which would have taken CPU from our paths had it run with them.`, '');
     lines.push('| Path | First chunk p50 | First chunk p99 | Between chunks (delivery) p50 | Between chunks (delivery) p99 |');
     lines.push('|---|---|---|---|---|');
     const row = (label: string, q: typeof sm.http) =>
@@ -130,9 +133,11 @@ export function markdown(r: BenchResults): string {
     row('bare relay, added (relay − direct)', sm.relayAdded);
     row('ours beyond the bare hop (chat adapter − relay)', sm.gatewayOverRelay);
     row("adapter's own share (chat adapter − gRPC)", sm.adapterShare);
-    row('peer: LiteLLM proxy → service (its own sub-run)', sm.litellm);
-    row('direct from the service, beside LiteLLM', sm.litellmBaseline);
-    row('**LiteLLM, added (LiteLLM − direct beside it)**', sm.litellmAdded);
+    if (st.litellm) {
+      row('peer: LiteLLM proxy → service (its own sub-run)', sm.litellm);
+      row('direct from the service, beside LiteLLM', sm.litellmBaseline);
+      row('**LiteLLM, added (LiteLLM − direct beside it)**', sm.litellmAdded);
+    }
   }
   if (r.grpc) {
     const g = r.grpc;

@@ -59,7 +59,7 @@ export class Systems {
 
   /**
    * The second peer: LiteLLM's proxy (bench/peers/litellm.ts) with `bench/echo` on the mock
-   * upstream, installed on first use. Its `ready` has the port and what it ran with (LiteLlmSettings).
+   * upstream (installed beforehand: npm run bench, .ci/run). Its `ready` has the port and what it ran with (LiteLlmSettings).
    */
   litellm(): Promise<Child> {
     return this.#litellm('litellm', async () => ({ 'bench/echo': await this.mockUrl() }));
@@ -72,7 +72,7 @@ export class Systems {
 
   #litellm(name: string, models: () => Promise<Record<string, string>>): Promise<Child> {
     return this.#once(name, async () => {
-      const { child, port, settings } = await startLiteLlm(await models(), this.#options.log);
+      const { child, port, settings } = await startLiteLlm(await models());
       return Object.assign(child, { ready: { port, settings } });
     });
   }

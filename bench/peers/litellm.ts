@@ -45,9 +45,15 @@ export function installLiteLlm(log: (line: string) => void): string {
   return run.stdout.trim().split('\n').at(-1) ?? 'unknown';
 }
 
-/** The installed version, installing LiteLLM first when it is missing. */
-function ensureLiteLlm(log: (line: string) => void): string {
-  if (!existsSync(BIN)) return installLiteLlm(log);
+/** Whether LiteLLM is installed, and if not, how to install it (the smoke test runs without it then). */
+export function liteLlmInstalled(): { available: boolean; reason: string } {
+  if (existsSync(BIN)) return { available: true, reason: '' };
+  return { available: false, reason: 'LiteLLM is not installed in bench/.venv-litellm (about 750 MB): bash bench/peers/litellm.sh, or bash .ci/run' };
+}
+
+/** The installed version; never installs (`npm run bench` and .ci/run do, before any run). */
+function installedVersion(): string {
+  if (!existsSync(BIN)) throw new Error(liteLlmInstalled().reason);
   const run = spawnSync(PYTHON, ['-c', 'import importlib.metadata as m; print(m.version("litellm"))'], { encoding: 'utf8' });
   return run.stdout.trim() || 'unknown';
 }
@@ -75,8 +81,8 @@ function configYaml(models: Record<string, string>): string {
 }
 
 /** LiteLLM serving `models` (name → upstream base URL), once it answers its liveness probe. */
-export async function startLiteLlm(models: Record<string, string>, log: (line: string) => void): Promise<{ child: Child; port: number; settings: LiteLlmSettings }> {
-  const version = ensureLiteLlm(log);
+export async function startLiteLlm(models: Record<string, string>): Promise<{ child: Child; port: number; settings: LiteLlmSettings }> {
+  const version = installedVersion();
   const workers = Number(process.env.BENCH_LITELLM_WORKERS ?? 1);
   const dir = mkdtempSync(join(tmpdir(), 'bench-litellm-'));
   const configFile = join(dir, 'config.yaml');

@@ -47,6 +47,8 @@ export interface HttpOptions {
   /** Fixed offered rate; default: rateFraction × the peer's median saturation throughput. */
   rate?: number;
   rateFraction: number;
+  /** Whether LiteLLM is a target (BenchOptions.withLiteLlm). */
+  withLiteLlm: boolean;
   log: (line: string) => void;
 }
 
@@ -79,7 +81,8 @@ export interface HttpTargetResult {
 
 export interface HttpResult {
   settings: Omit<HttpOptions, 'log'> & { rate: number; litellm?: LiteLlmSettings };
-  targets: Record<HttpTargetName, HttpTargetResult>;
+  /** Every target; LiteLLM only when it took part. */
+  targets: Record<Exclude<HttpTargetName, 'litellm'>, HttpTargetResult> & { litellm?: HttpTargetResult };
   /** What 3b's gateway exported to the OTLP sink over the scenario: proof that tracing ran. */
   traceExports: { exports: number; bytes: number };
 }
@@ -93,21 +96,17 @@ interface Target extends LoadTarget {
 /** Saturation run with the CPU time each process of the target (and the load generator) spent per answer. */
 export type SaturationResult = LoadResult & { cpuUsPerRequest: Record<string, number> };
 
-async function targetsOf(systems: Systems): Promise<Record<HttpTargetName, Target>> {
+async function targetsOf(systems: Systems, withLiteLlm: boolean): Promise<Partial<Record<HttpTargetName, Target>>> {
   const [mock, portkey, gateway] = await Promise.all([systems.mockUrl(), systems.portkeyUrl(), systems.gatewayUrls()]);
   const [echo, mockChild, portkeyChild, gatewayChild] = await Promise.all([systems.echo(), systems.mock(), systems.portkey(), systems.gateway()]);
   const relayChild = await systems.relay(Number(new URL(mock).port), 'relay-mock');
-  const [litellm, litellmChild] = await Promise.all([systems.litellmUrl(), systems.litellm()]);
   const [observedGateway, observedEcho] = await Promise.all([systems.observedGateway(), systems.observedEcho()]);
-  const litellmSettings = litellmChild.ready.settings as LiteLlmSettings;
-  const litellmRequest = [{ method: 'POST', headers: litellmHeaders(), body: JSON.stringify(chatRequest('bench/echo')) }];
   const headers = requestHeaders(Number(new URL(mock).port));
   const request = (model: string) => [{ method: 'POST', headers, body: JSON.stringify(chatRequest(model)) }];
   const adapter = `${gateway.httpUrl}/api/adapters/chatapi/v1/chat/completions`;
   return {
     ceiling: { label: HTTP_TARGET_LABELS.ceiling, url: `${mock}/v1/chat/completions`, requests: request('bench/echo'), processes: [mockChild] },
     peer: { label: HTTP_TARGET_LABELS.peer, url: `${portkey}/v1/chat/completions`, requests: request('bench/echo'), processes: [portkeyChild, mockChild] },
-    litellm: { label: `${HTTP_TARGET_LABELS.litellm} (${litellmSettings.version}, ${litellmSettings.workers} workers)`, url: `${litellm}/v1/chat/completions`, requests: litellmRequest, processes: [litellmChild, mockChild] },
     ours: { label: HTTP_TARGET_LABELS.ours, url: adapter, requests: request('bench/echo'), processes: [gatewayChild, echo] },
     'ours-observed': {
       label: HTTP_TARGET_LABELS['ours-observed'],
@@ -117,7 +116,15 @@ async function targetsOf(systems: Systems): Promise<Record<HttpTargetName, Targe
     },
     'ours-direct': { label: HTTP_TARGET_LABELS['ours-direct'], url: adapter, requests: request('bench/direct'), processes: [gatewayChild, mockChild] },
     relay: { label: HTTP_TARGET_LABELS.relay, url: `http://127.0.0.1:${relayChild.ready.port as number}/v1/chat/completions`, requests: request('bench/echo'), processes: [relayChild, mockChild] },
+    ...(withLiteLlm ? { litellm: await liteLlmTarget(systems, mockChild) } : {}),
   };
+}
+
+async function liteLlmTarget(systems: Systems, mockChild: Child): Promise<Target> {
+  const [litellm, litellmChild] = await Promise.all([systems.litellmUrl(), systems.litellm()]);
+  const settings = litellmChild.ready.settings as LiteLlmSettings;
+  const requests = [{ method: 'POST', headers: litellmHeaders(), body: JSON.stringify(chatRequest('bench/echo')) }];
+  return { label: `${HTTP_TARGET_LABELS.litellm} (${settings.version}, ${settings.workers} workers)`, url: `${litellm}/v1/chat/completions`, requests, processes: [litellmChild, mockChild] };
 }
 
 /** One request per target: it must be a 200 chat.completion; returns the body size. */
@@ -150,13 +157,15 @@ async function probe(name: string, target: LoadTarget): Promise<number> {
 }
 
 export async function runHttp(systems: Systems, options: HttpOptions): Promise<HttpResult> {
-  const targets = await targetsOf(systems);
-  const names = [...HTTP_TARGETS];
+  const found = await targetsOf(systems, options.withLiteLlm);
+  const names = HTTP_TARGETS.filter((name) => found[name]);
+  const targets = found as Record<HttpTargetName, Target>;
   const sizes = {} as Record<HttpTargetName, number>;
   for (const name of names) sizes[name] = await probe(name, targets[name]);
   const settings = { connections: options.connections, durationSec: options.durationSec };
-  const saturation = Object.fromEntries(names.map((n) => [n, [] as SaturationResult[]])) as Record<HttpTargetName, SaturationResult[]>;
-  const fixed = Object.fromEntries(names.map((n) => [n, [] as LoadResult[]])) as Record<HttpTargetName, LoadResult[]>;
+  // Every target's list, empty for one that did not take part: its ratios are NaN ('–' in the report).
+  const saturation = Object.fromEntries(HTTP_TARGETS.map((n) => [n, [] as SaturationResult[]])) as Record<HttpTargetName, SaturationResult[]>;
+  const fixed = Object.fromEntries(HTTP_TARGETS.map((n) => [n, [] as LoadResult[]])) as Record<HttpTargetName, LoadResult[]>;
   const rotated = (round: number) => names.map((_, i) => names[(i + round) % names.length]!);
 
   for (let round = 0; round < options.rounds; round++) {
@@ -170,7 +179,7 @@ export async function runHttp(systems: Systems, options: HttpOptions): Promise<H
   }
 
   // A rate no target saturates: a fraction of the slower peer's median saturation throughput.
-  const peerRps = Math.min(spread(saturation.peer.map((r) => r.rps)).median, spread(saturation.litellm.map((r) => r.rps)).median);
+  const peerRps = Math.min(...['peer' as const, 'litellm' as const].filter((n) => names.includes(n)).map((n) => spread(saturation[n].map((r) => r.rps)).median));
   const rate = options.rate ?? Math.max(1, Math.round(options.rateFraction * peerRps));
   options.log(`  fixed rate: ${rate} req/s (${options.rate ? 'given' : `${options.rateFraction} × the slower peer's median saturation throughput`})`);
   for (let round = 0; round < options.rounds; round++) {
@@ -182,7 +191,7 @@ export async function runHttp(systems: Systems, options: HttpOptions): Promise<H
   }
 
   const perRound = (a: LoadResult[], b: LoadResult[], f: (x: LoadResult, y: LoadResult) => number) => a.map((x, i) => (b[i] ? f(x, b[i]!) : NaN));
-  const result = {} as Record<HttpTargetName, HttpTargetResult>;
+  const result = {} as HttpResult['targets'];
   for (const name of names) {
     result[name] = {
       label: targets[name].label,
@@ -207,7 +216,8 @@ export async function runHttp(systems: Systems, options: HttpOptions): Promise<H
   }
   const { log: _log, ...rest } = options;
   const traceExports = { ...((await systems.tracesReceived()) ?? { exports: 0, bytes: 0 }) };
-  return { settings: { ...rest, rate, litellm: (await systems.litellm()).ready.settings as LiteLlmSettings }, targets: result, traceExports };
+  const litellm = options.withLiteLlm ? ((await systems.litellm()).ready.settings as LiteLlmSettings) : undefined;
+  return { settings: { ...rest, rate, ...(litellm ? { litellm } : {}) }, targets: result, traceExports };
 }
 
 function problems(result: LoadResult): string {

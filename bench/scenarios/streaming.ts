@@ -47,6 +47,8 @@ export interface StreamingOptions {
   concurrency: number;
   chunks: number;
   intervalMs: number;
+  /** Whether LiteLLM's sub-run takes part (BenchOptions.withLiteLlm). */
+  withLiteLlm: boolean;
   log: (line: string) => void;
 }
 
@@ -83,7 +85,7 @@ export const STREAM_DIFFERENCES = {
 } as const satisfies Record<string, readonly [StreamPath, StreamPath]>;
 
 export interface StreamingResult {
-  settings: Omit<StreamingOptions, 'log'> & { litellm: LiteLlmSettings };
+  settings: Omit<StreamingOptions, 'log'> & { litellm?: LiteLlmSettings };
   rounds: Round[];
   /** LiteLLM's CPU time per stream in each round's sub-run (why it has one). */
   litellmCpuMsPerStream: Spread;
@@ -196,7 +198,9 @@ async function readFor(durationSec: number, loops: number, one: (recorder: Recor
 export async function runStreaming(systems: Systems, options: StreamingOptions): Promise<StreamingResult> {
   const [{ httpUrl, grpcAddress }, ticker] = await Promise.all([systems.gatewayUrls(), systems.ticker('ticker', options.intervalMs, options.chunks)]);
   const directPort = ticker.ready.directPort as number;
-  const [relay, litellm] = await Promise.all([systems.relay(directPort), systems.litellmTicker(directPort)]);
+  const [relay, litellm] = await Promise.all([systems.relay(directPort), options.withLiteLlm ? systems.litellmTicker(directPort) : undefined]);
+  // Without LiteLLM, only our sub-run: its paths and differences are left out of the rounds and the summary.
+  const paths = litellm ? STREAM_PATHS : OUR_PATHS;
   const perPath = Math.max(1, Math.floor(options.concurrency / OUR_PATHS.length));
   const agents: http.Agent[] = [];
   const agent = () => {
@@ -215,23 +219,26 @@ export async function runStreaming(systems: Systems, options: StreamingOptions):
       return (r: Recorder) => readSseStream(pool, target, headers, body, r);
     };
     const direct = `http://127.0.0.1:${directPort}/v1/chat/completions`;
-    const readers: Record<StreamPath, (r: Recorder) => Promise<void>> = {
+    const readers: Partial<Record<StreamPath, (r: Recorder) => Promise<void>>> = {
       http: sse(`${httpUrl}/api/adapters/chatapi/v1/chat/completions`),
       grpc: (r) => readGrpcStream(client, data, config, r),
       direct: sse(direct),
       relay: sse(`http://127.0.0.1:${relay.ready.port as number}/v1/chat/completions`),
-      // LiteLLM serves the ticker as `bench/ticker` too, so the body is the same; only the key differs.
-      litellm: sse(`http://127.0.0.1:${litellm.ready.port as number}/v1/chat/completions`, litellmHeaders()),
-      litellmBaseline: sse(direct),
+      ...(litellm && {
+        // LiteLLM serves the ticker as `bench/ticker` too, so the body is the same; only the key differs.
+        litellm: sse(`http://127.0.0.1:${litellm.ready.port as number}/v1/chat/completions`, litellmHeaders()),
+        litellmBaseline: sse(direct),
+      }),
     };
     const together = async (paths: readonly StreamPath[], sec: number): Promise<Partial<Round>> => {
-      const recorders = await Promise.all(paths.map((path) => readFor(sec, perPath, readers[path])));
+      const recorders = await Promise.all(paths.map((path) => readFor(sec, perPath, readers[path]!)));
       return Object.fromEntries(paths.map((path, i) => [path, recorders[i]!.stats()]));
     };
     // LiteLLM's CPU time per stream in its sub-run: the reason it has one.
     const cpuPerStream: number[] = [];
     const round = async (sec: number): Promise<Round> => {
       const ours = await together(OUR_PATHS, sec);
+      if (!litellm) return ours as Round;
       const cpuBefore = litellm.cpuMs();
       const peer = await together(PEER_PATHS, sec);
       cpuPerStream.push((litellm.cpuMs() - cpuBefore) / Math.max(1, peer.litellm!.streams));
@@ -243,11 +250,11 @@ export async function runStreaming(systems: Systems, options: StreamingOptions):
     for (let r = 0; r < options.rounds; r++) {
       const stats = await round(options.durationSec);
       rounds.push(stats);
-      for (const path of STREAM_PATHS) {
+      for (const path of paths) {
         const s = stats[path];
         options.log(`  streaming round ${r + 1} ${path.padEnd(15)} ${s.streams} streams, ${s.chunks} chunks: first-chunk overhead p50 ${s.firstChunkOverheadMs.p50.toFixed(3)} p99 ${s.firstChunkOverheadMs.p99.toFixed(3)} ms; delivery p50 ${s.deliveryMs.p50.toFixed(3)} p99 ${s.deliveryMs.p99.toFixed(3)} ms`);
       }
-      options.log(`  streaming round ${r + 1} litellm used ${cpuPerStream.at(-1)!.toFixed(1)} ms CPU per stream`);
+      if (litellm) options.log(`  streaming round ${r + 1} litellm used ${cpuPerStream.at(-1)!.toFixed(1)} ms CPU per stream`);
     }
     const quad = (value: (r: Round, key: 'firstChunkOverheadMs' | 'deliveryMs', p: 'p50' | 'p99') => number): Quad => {
       const of = (key: 'firstChunkOverheadMs' | 'deliveryMs', p: 'p50' | 'p99') => spread(rounds.map((r) => value(r, key, p)));
@@ -259,12 +266,14 @@ export async function runStreaming(systems: Systems, options: StreamingOptions):
       };
     };
     const summary = {} as StreamingResult['summary'];
-    for (const path of STREAM_PATHS) summary[path] = quad((r, k, p) => r[path][k][p]);
+    for (const path of paths) summary[path] = quad((r, k, p) => r[path][k][p]);
     for (const [name, [a, b]] of Object.entries(STREAM_DIFFERENCES)) {
+      if (!(paths as readonly string[]).includes(a) || !(paths as readonly string[]).includes(b)) continue;
       summary[name as keyof typeof STREAM_DIFFERENCES] = quad((r, k, p) => r[a][k][p] - r[b][k][p]);
     }
     const { log: _log, ...settings } = options;
-    return { settings: { ...settings, litellm: litellm.ready.settings as LiteLlmSettings }, rounds, summary, litellmCpuMsPerStream: spread(cpuPerStream) };
+    const litellmSettings = litellm ? { litellm: litellm.ready.settings as LiteLlmSettings } : {};
+    return { settings: { ...settings, ...litellmSettings }, rounds, summary, litellmCpuMsPerStream: spread(cpuPerStream) };
   } finally {
     for (const pool of agents) pool.destroy();
     client.close();

@@ -4,11 +4,19 @@
  * valid from the new file's folder, comments kept. A plain copy elsewhere would break every one of them.
  */
 import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
+import { SOURCE_ROOT } from '../modules.js';
 
-export const DEMO_CONFIG = fileURLToPath(new URL('../../examples/demo/gateway.yaml', import.meta.url));
+/**
+ * The demo config, in the repository (not its copy in dist/), whether the gateway runs compiled or
+ * not: its paths name the examples' sources, which the compiled gateway runs as their compiled twins
+ * in dist/ where the build made them, and through tsx where it did not (examples/local-llm). A
+ * deployment of dist/ alone has only the copy.
+ */
+const SOURCE_DEMO_CONFIG = join(SOURCE_ROOT, 'examples', 'demo', 'gateway.yaml');
+export const DEMO_CONFIG = existsSync(SOURCE_DEMO_CONFIG) ? SOURCE_DEMO_CONFIG : fileURLToPath(new URL('../../examples/demo/gateway.yaml', import.meta.url));
 
 /** The config text of `source`, with its relative paths re-based from its folder onto `targetDir`. */
 export function rebaseConfig(sourceText: string, sourceDir: string, targetDir: string): string {

@@ -1,24 +1,21 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { LaunchConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
-import { runnableModule } from '../modules.js';
+import { MODULE_EXTENSION, runnableModule } from '../modules.js';
 
 /**
  * Node arguments that run `module`: compiled JavaScript directly; TypeScript (the examples when the
- * gateway runs from its sources, or a custom service) through tsx's loader, a dev dependency.
+ * gateway runs from its sources, examples/local-llm, a user's service) through tsx's loader, a
+ * runtime dependency for user modules, with core/ts-register.ts's hooks (an ES module in any folder).
  */
 function nodeArgs(module: string): string[] {
   if (!module.endsWith('.ts')) return [module];
-  let loader: string;
-  try {
-    loader = createRequire(import.meta.url).resolve('tsx');
-  } catch {
-    throw new Error(`${module} is TypeScript and tsx is not installed: run \`npm run build\` and start the compiled gateway, or install dev dependencies`);
-  }
-  return ['--import', loader, module];
+  const hooks = new URL(`../ts-register${MODULE_EXTENSION}`, import.meta.url).href;
+  return ['--import', createRequire(import.meta.url).resolve('tsx'), '--import', hooks, module];
 }
 
 /** What became of one launch entry: running (maybe not connected yet), skipped, or given up on. */
@@ -32,6 +29,11 @@ export interface LaunchedServices {
   states(): ReadonlyMap<string, LaunchState>;
   /** The process IDs of the services running now. */
   pids(): number[];
+  /**
+   * The gateway is shutting down: a service that exits from now on is not restarted. Ctrl+C in a
+   * terminal signals the services too, while the gateway still drains, before `stop()`.
+   */
+  shuttingDown(): void;
   stop(): Promise<void>;
 }
 
@@ -53,7 +55,8 @@ export interface LaunchOptions extends LaunchEvents {
 
 /**
  * Exit status (sysexits EX_CONFIG) of a service that found a prerequisite missing that `requires`
- * cannot express, such as a Python module: restarting it would not help.
+ * cannot express, such as a Python module, or that no gateway accepts (the SDK's serveModel with a
+ * wrong connection token): restarting it would not help.
  */
 const EX_CONFIG = 78;
 /** A restarted service that stays up this long is healthy again: its output is shown live again. */
@@ -118,7 +121,7 @@ export function launchServices(entries: readonly LaunchConfig[], grpcAddress: st
       clearTimeout(healthy);
       if (stopping) return;
       if (code === EX_CONFIG) {
-        const reason = 'a prerequisite is missing (see its message above)';
+        const reason = 'a prerequisite is missing or a setting is wrong; its message is above';
         states.set(entry.name, { state: 'skipped', reason });
         log.warn({ service: entry.name, code }, `example service '${entry.name}' not started: ${reason}`);
         options.skipped?.(entry);
@@ -137,22 +140,28 @@ export function launchServices(entries: readonly LaunchConfig[], grpcAddress: st
     });
   };
 
+  const skip = (entry: LaunchConfig, reason: string) => {
+    states.set(entry.name, { state: 'skipped', reason });
+    log.warn({ service: entry.name }, `example service '${entry.name}' not started: ${reason}`);
+    options.skipped?.(entry);
+  };
   for (const entry of entries) {
     const missing = entry.requires.filter((command) => !onPath(command));
-    if (missing.length) {
-      const reason = `${missing.join(', ')} not installed`;
-      states.set(entry.name, { state: 'skipped', reason });
-      log.warn({ service: entry.name, missing }, `example service '${entry.name}' not started: ${reason}`);
-      options.skipped?.(entry);
-      continue;
+    if (missing.length) skip(entry, `${missing.join(', ')} not installed`);
+    // Only an `optional` entry's module may be missing here: the config refuses a required one's.
+    else if (!existsSync(runnableModule(entry.module))) skip(entry, `its module ${entry.module} does not exist`);
+    else {
+      start(entry, 0);
+      options.started?.(entry);
     }
-    start(entry, 0);
-    options.started?.(entry);
   }
 
   return {
     states: () => states,
     pids: () => [...children].map((child) => child.pid).filter((pid): pid is number => pid !== undefined),
+    shuttingDown() {
+      stopping = true;
+    },
     async stop() {
       stopping = true;
       await Promise.all([...children].map((child) => new Promise<void>((resolve) => {

@@ -5,7 +5,6 @@
  */
 import cluster from 'node:cluster';
 import { relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { loadConfigFile } from '../config/load.js';
 import { BootError } from '../errors.js';
 import { createGateway } from '../gateway.js';
@@ -13,13 +12,14 @@ import { createLogger, type Logger } from '../logger.js';
 import type { GatewayConfig } from '../config/types.js';
 import { bannerLines, launchedWithoutWaiting, waitForLaunched, type LaunchReport } from './banner.js';
 import { expectLaunchedServices } from './expect-launched.js';
+import { DEMO_CONFIG } from './init-config.js';
 import { launchServices } from './launcher.js';
 import { runWorker, workerRole } from './worker.js';
 import { startWorkers } from './workers.js';
 
-const DEMO_CONFIG = fileURLToPath(new URL('../../examples/demo/gateway.yaml', import.meta.url));
 export const DEFAULT_DEMO_API_KEY = 'demo-api-key-0123456789';
 export const DEFAULT_DEMO_SERVICE_TOKEN = 'demo-service-token-0123';
+export const DEFAULT_DEMO_METRICS_TOKEN = 'demo-metrics-token-0123456789';
 /** How long the banner waits for launched services to connect (LAUNCH_WAIT_MS). */
 const LAUNCH_WAIT_MS = Number(process.env.LAUNCH_WAIT_MS ?? 120_000);
 
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     configPath: shownPath,
     storeKind: config.store.kind,
     ...(started.workers ? { workers: started.workers } : {}),
-    demo: demo ? { apiKey: process.env.DEMO_API_KEY ?? DEFAULT_DEMO_API_KEY, serviceToken: process.env.DEMO_SERVICE_TOKEN ?? DEFAULT_DEMO_SERVICE_TOKEN } : undefined,
+    demo: demo ? { apiKey: process.env.DEMO_API_KEY ?? DEFAULT_DEMO_API_KEY, serviceToken: process.env.DEMO_SERVICE_TOKEN ?? DEFAULT_DEMO_SERVICE_TOKEN, metricsToken: process.env.DEMO_METRICS_TOKEN ?? DEFAULT_DEMO_METRICS_TOKEN } : undefined,
     launch,
   }).join('\n')}\n`);
 }
@@ -67,6 +67,7 @@ async function startSingle(config: GatewayConfig, logger: Logger, configPath: st
   const services = launchServices(config.launch, grpcAddress, logger, expectLaunchedServices(gateway));
   onStopSignal(logger, config, async () => {
     // The gateway drains first (requests in flight may be on launched services), then they stop.
+    services.shuttingDown();
     await gateway.close();
     await services.stop();
   });
@@ -84,6 +85,7 @@ async function startAsWorkers(config: GatewayConfig, logger: Logger): Promise<St
   const { httpUrl, grpcAddress } = workers.addresses;
   const services = launchServices(config.launch, grpcAddress, logger);
   onStopSignal(logger, config, async () => {
+    services.shuttingDown();
     await workers.stop();
     await services.stop();
   });

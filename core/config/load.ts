@@ -133,6 +133,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     accountId: accountId(k.account, `apiKeys[${i}] (${k.name})`),
     keyHash: (k.keyHash as string | undefined) ?? hashSecret(k.key as string),
     permissions: k.permissions as Permission[],
+    followTraceSampling: k.followTraceSampling === true,
   }));
   reportDuplicates(apiKeys.map((k) => k.keyHash), 'API key (the same key is declared twice)', problems);
 
@@ -169,8 +170,12 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     for (const ref of s.fallbacks ?? []) {
       const [account, name] = ref.split('/');
       const owner = accounts.find((a) => a.name === account || String(a.id) === account);
-      if (!owner || !services.some((t) => t.accountId === owner.id && t.name === name)) {
+      const target = owner && services.find((t) => t.accountId === owner.id && t.name === name);
+      if (!target) {
         problems.push(`services[${i}] (${s.name}): fallback '${ref}' names no service declared in services`);
+      } else if (!target.public && target.accountId !== s.accountId) {
+        // Every caller of this service would reach another account's private service (and see its name).
+        problems.push(`services[${i}] (${s.name}): fallback '${ref}' is a private service of another account`);
       }
     }
     if (s.upstream && !(input.plugins.enabled as string[]).includes('upstream')) {
@@ -185,6 +190,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     workers,
     storeKind: input.store.kind,
     enabledPlugins: input.plugins.enabled,
+    pluginOptions: input.plugins.options,
     customPlugins: input.plugins.custom,
     clusterServers: input.gate.servers,
     httpPort: input.server.httpPort,
@@ -198,7 +204,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
   const dataDir = resolve(baseDir, input.store.dataDir);
   const registryFiles = (input.registry.files as string[]).map((f) => resolve(baseDir, f));
   const custom = (input.plugins.custom as any[]).map((c) => ({ path: resolve(baseDir, c.path), enabled: c.enabled }));
-  const launch = (input.launch as any[]).map((l) => ({ name: l.name, module: resolve(baseDir, l.module), env: l.env, requires: l.requires }));
+  const launch = (input.launch as any[]).map((l) => ({ name: l.name, module: resolve(baseDir, l.module), env: l.env, requires: l.requires, optional: l.optional }));
   // Paths are relative to the config file: a copied config names the module it could not find
   // instead of launching a process that crashes on it again and again. The compiled gateway runs a
   // `.ts` module's compiled `.js` (core/modules.ts), so either counts.
@@ -206,7 +212,10 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     if (!existsSync(runnableModule(path))) problems.push(`${what}: ${path} does not exist (relative paths are relative to the config file, ${baseDir})`);
   };
   // (Missing registry files and plugin modules are named by REGISTRY_INVALID and PLUGIN_NOT_FOUND.)
-  launch.forEach((l, i) => mustExist(`launch[${i}] (${l.name}).module`, l.module));
+  // An optional entry's missing module is the launcher's warning instead (launchServices).
+  launch.forEach((l, i) => {
+    if (!l.optional) mustExist(`launch[${i}] (${l.name}).module`, l.module);
+  });
 
   return {
     server: { ...input.server, workers },

@@ -30,8 +30,8 @@ export interface GateInstance {
   /** The latest load the instance reported (heartBeat headers); undefined when it reports none. */
   load: InstanceLoad | undefined;
   /**
-   * Whether the instance's method descriptor declares a `config` input for `method` (DESIGN section
-   * 4: such a method gets `{}` when the request has no config).
+   * Whether the instance's method descriptor declares a `config` input for `method` (docs/design.md,
+   * decisions: such a method gets `{}` when the request has no config).
    */
   declaresConfig(method: string): boolean;
   /** Hands a message to the instance; false when it can no longer take any. */

@@ -32,7 +32,7 @@ const BODIES: readonly (keyof ServiceToGateBodies)[] = [
 ];
 
 /**
- * An instance the gateway runs itself (DESIGN.md section 2). To the Gate it is one more instance of
+ * An instance the gateway runs itself (docs/design.md section 2). To the Gate it is one more instance of
  * its service: requests go in through `send`, answers come back through the same path a stream's
  * messages take.
  */

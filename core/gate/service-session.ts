@@ -91,7 +91,7 @@ export class ServiceSession implements GateInstance {
 
   /**
    * Sends `heartBeat{status:"Ok", interval}` now and every interval, and calls `onSilence` when the
-   * service has been silent for 3 intervals + 1 s (DESIGN.md section 4).
+   * service has been silent for 3 intervals + 1 s (docs/design.md, decisions).
    */
   startHeartbeats(intervalMs: number, onSilence: () => void): void {
     const beat = () => this.send({ heartBeat: { status: 'Ok', interval: intervalMs } });

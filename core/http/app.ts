@@ -6,6 +6,7 @@ import type { Logger } from '../logger.js';
 import { GatewayEvents } from '../observe/events.js';
 import { RequestRecord } from '../observe/request-record.js';
 import { isLimitRejection } from '../observe/rejections.js';
+import { isExpectedCondition } from '../observe/expected-conditions.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -16,7 +17,7 @@ const RENDERER = Symbol('error renderer');
 
 /**
  * Makes the error middleware render this request's errors with `render` instead of the envelope of
- * DESIGN.md section 4: status and headers stay the middleware's; only the body's shape changes.
+ * docs/design.md (decisions): status and headers stay the middleware's; only the body's shape changes.
  */
 export function useErrorRenderer(ctx: Context, render: ErrorRenderer): void {
   (ctx.state as Record<symbol, ErrorRenderer>)[RENDERER] = render;
@@ -26,7 +27,7 @@ export function useErrorRenderer(ctx: Context, render: ErrorRenderer): void {
  * The Koa app with the cross-cutting middleware every route gets: a request ID (taken from
  * `x-request-id` when the caller sends a sane one) on every response, the access log line and the
  * `httpRequest` event, and the one error middleware that renders every thrown error in the envelope
- * of DESIGN.md section 4 (or the shape a route chose with useErrorRenderer).
+ * of docs/design.md (or the shape a route chose with useErrorRenderer).
  */
 export function createHttpApp(log: Logger, events: GatewayEvents = new GatewayEvents(), accessLogOn = true): Koa {
   const app = new Koa();
@@ -51,7 +52,10 @@ export function createHttpApp(log: Logger, events: GatewayEvents = new GatewayEv
       if (ctx.status === 404 && ctx.body === undefined) throw gatewayError('NOT_FOUND', { args: { method: ctx.method, path: ctx.path } });
     } catch (thrown) {
       const err = fromKoaError(thrown, ctx.method, ctx.path) ?? toGatewayError(thrown);
-      if (err.status >= 500) log.error({ requestId, err: err.cause ?? err, code: err.code }, 'request failed');
+      if (err.status >= 500) {
+        if (isExpectedCondition(err)) log.warn({ requestId, code: err.code, status: err.status }, `request failed: ${err.message}`);
+        else log.error({ requestId, err: err.cause ?? err, code: err.code }, 'request failed');
+      }
       errorCode = err.code;
       if (isLimitRejection(err)) events.emit('rejection', { code: err.code });
       ctx.status = err.status;

@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { BootError } from '../errors.js';
 import { MODULE_EXTENSION, runnableModule } from '../modules.js';
+import { importModule } from '../ts-modules.js';
 import { compileSchema, formatAjvErrors } from '../validation/ajv.js';
 import type { PluginContext, PluginDefinition } from './define-plugin.js';
 import { mountPluginRouter } from './mount-router.js';
@@ -97,7 +98,7 @@ async function importPlugin(source: string, expectedName: string | undefined): P
   if (!existsSync(source)) throw new BootError('PLUGIN_NOT_FOUND', `custom plugin module ${source} does not exist`);
   let module: { default?: unknown };
   try {
-    module = (await import(pathToFileURL(source).href)) as { default?: unknown };
+    module = (await importModule(source)) as { default?: unknown };
   } catch (err) {
     throw new BootError('PLUGIN_INVALID', `plugin module ${source} failed to load: ${(err as Error).message}`, [], err);
   }

@@ -1,6 +1,6 @@
 /**
  * The asynchronous-task store: records of async predict tasks and their explicit transitions
- * (spec section 3, DESIGN.md sections 4 and 6).
+ * (spec section 3; docs/design.md, decisions and interfaces).
  *
  *   create ──► QUEUED ──claim──► PROCESSING ──complete──► COMPLETED
  *                 │                 │   ▲ └─────fail─────► CANCELED (error kept)

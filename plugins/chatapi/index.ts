@@ -19,7 +19,8 @@ import { findUsage, tokenCounts, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
 import { openChatCall } from '../_shared/openai/open-call.js';
 import { mountCors } from '../_shared/http/cors.js';
-import { CHATAPI_OPTIONS_SCHEMA, mountAliasHint, routePaths, type ChatApiOptions } from './alias.js';
+import { mountAliasHint, routePaths } from './alias.js';
+import { CHATAPI_OPTIONS_SCHEMA, type ChatApiOptions } from './options.js';
 import { ModelCatalog } from './models.js';
 import { ReasoningSeal } from '../_shared/openai/reasoning-seal.js';
 import { ResponseStoreHolder } from './responses/open-store.js';
@@ -60,9 +61,11 @@ export default definePlugin<ChatApiOptions>({
     const route = routePaths(BASE, '{/v1}', aliasPrefix);
     const catalog = new ModelCatalog(ctx);
     const dataTypes = dataTypesOf(ctx);
-    const responseStore = new ResponseStoreHolder(ctx);
+    const responseStore = new ResponseStoreHolder(ctx, ctx.options.responses);
     const seal = new ReasoningSeal(process.env[ctx.options.reasoningSecretEnv]);
     responseStores.set(ctx, responseStore);
+    // Stored responses count against the account's storage quota (limits.storageBytesPerAccount).
+    if (ctx.options.responses.store) ctx.pipeline.addStorageMeter(async (accountId) => (await responseStore.get()).storedBytes(accountId));
 
     const authenticate = (koa: Context, permission: Permission = 'MODEL_REQUESTS'): Caller => ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, permission);
     /**
@@ -118,7 +121,7 @@ export default definePlugin<ChatApiOptions>({
     router.post(route('completions'), predict('completions'));
     router.post(route('embeddings'), predict('embeddings'));
 
-    mountResponses(router, { ctx, route, authenticate, store: () => responseStore.get(), chatTypes: dataTypes.chat, logUsage, seal });
+    mountResponses(router, { ctx, route, authenticate, store: () => responseStore.get(), options: ctx.options.responses, chatTypes: dataTypes.chat, logUsage, seal });
     mountMessages(router, { ctx, route: routePaths(BASE, '/v1', aliasPrefix), authenticate, chatTypes: dataTypes.chat, logUsage, seal });
 
     router.get(route('models'), (koa) => {

@@ -157,7 +157,8 @@ export class GateConnection {
     this.host.onSessionOpen(this);
     const end = await session.done;
     this.session = undefined;
-    if (session.receivedAny && !this.closed) this.log.info({ gateway: this.name, reason: end.reason, err: end.error?.message }, `model-sdk: disconnected from gateway ${this.name} (${end.error?.message ?? end.reason}); reconnecting`);
+    // After a refused token there is no reconnect to announce: onGateError said why.
+    if (session.receivedAny && !this.closed && !this.fatal) this.log.info({ gateway: this.name, reason: end.reason, err: end.error?.message }, `model-sdk: disconnected from gateway ${this.name} (${end.error?.message ?? end.reason}); reconnecting`);
     else this.log.debug({ gateway: this.name, reason: end.reason, err: end.error?.message }, 'model-sdk: stream closed');
     this.host.onSessionClosed(this, end);
     return session.receivedAny;
@@ -214,7 +215,10 @@ export class GateConnection {
         `Gateway ${this.name} does not know this service's connection token: ${error.message ?? ''}`.trim(),
         this.name,
       );
-      this.log.error({ gateway: this.name, code: error.code }, 'model-sdk: connection token rejected; not reconnecting to this gateway');
+      this.log.error(
+        { gateway: this.name, code: error.code },
+        `model-sdk: gateway ${this.name} refused this service's connection token (${error.message ?? error.code}); check PLATFORM_SERVICE_TOKEN. Not reconnecting to it`,
+      );
       session.cancel('cancelled');
       this.host.onFatal(this, failure);
       return;

@@ -233,7 +233,24 @@ export class ModelService extends EventEmitter<ModelServiceEvents> implements Co
   }
 }
 
-/** Creates a ModelService and starts it. `await service.ready()` to wait for the first gateway. */
+/**
+ * Exit status (sysexits EX_CONFIG) of a service program that no gateway accepts: its connection token
+ * or gateway address is wrong, which retrying would not change. The gateway's launcher does not
+ * restart a service that exits with it.
+ */
+export const EX_CONFIG = 78;
+
+/**
+ * Creates a ModelService and starts it: the entry of a service program. `await service.ready()` to
+ * wait for the first gateway. When every gateway refuses the connection token, the program ends
+ * with status EX_CONFIG after the one error line the connection logged, instead of an unhandled
+ * rejection's stack from `await service.ready()`; embed a `ModelService` to handle that yourself.
+ */
 export function serveModel(handlers: ModelHandlers, options: ModelServiceOptions): ModelService {
-  return new ModelService(handlers, options).start();
+  const service = new ModelService(handlers, options);
+  // Registered before any caller's await on ready(), so it runs first.
+  service.ready().catch((err: unknown) => {
+    if (err instanceof GateConnectionError) process.exit(EX_CONFIG);
+  });
+  return service.start();
 }

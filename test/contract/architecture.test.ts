@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The layering rules of DESIGN.md: core never imports a plugin; a plugin imports core only through
+ * The layering rules of docs/design.md: core never imports a plugin; a plugin imports core only through
  * its public surface (core/plugins/index.ts) and never imports another plugin (shared helpers live in
  * plugins/_shared/). The protocol (proto/) is a leaf that imports nothing of the project, and the SDK
  * imports only itself and the protocol. Checked on the import statements of every source file.

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -63,4 +64,27 @@ describe('relative links in README.md and docs/', () => {
       expect(broken).toEqual([]);
     });
   }
+});
+
+describe('files in the repository', () => {
+  it('no tracked file cites a design document or folder outside the repository (docs/design.md holds what they need)', () => {
+    // Spelled in pieces, so this file does not match itself.
+    const outside = new RegExp(['DESIGN', '(\\.md|\\s+section)|\\.\\./', 'shared\\b'].join(''));
+    const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: repoRoot, encoding: 'utf8' }).split('\0').filter(Boolean);
+    const citing: string[] = [];
+    for (const file of tracked) {
+      const path = join(repoRoot, file);
+      if (!existsSync(path) || !statSync(path).isFile() || file.endsWith('package-lock.json')) continue;
+      readFileSync(path, 'utf8').split('\n').forEach((line, i) => {
+        if (outside.test(line)) citing.push(`${file}:${i + 1}: ${line.trim()}`);
+      });
+    }
+    expect(citing).toEqual([]);
+  });
+
+  it('the Python stubs the docs generate in the repository root are git-ignored', () => {
+    // docs/gate-protocol.md and docs/model-service.md: python -m grpc_tools.protoc … --python_out=. --grpc_python_out=.
+    const ignored = execFileSync('git', ['check-ignore', 'gate_pb2.py', 'gate_pb2_grpc.py'], { cwd: repoRoot, encoding: 'utf8' });
+    expect(ignored.split('\n').filter(Boolean)).toEqual(['gate_pb2.py', 'gate_pb2_grpc.py']);
+  });
 });

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
@@ -50,11 +51,14 @@ describe.skipIf(!ready)('schemathesis against the demo', () => {
   let gateway: Gateway;
   let url = '';
   const services: ModelService[] = [];
+  let dataDir = '';
 
   beforeAll(async () => {
     const raw = parseYaml(readFileSync(DEMO, 'utf8')) as Record<string, any>;
     raw.server = { ...raw.server, httpPort: 0, grpcPort: 0 };
     raw.accounts[0].requestsPerSecond = 100_000;
+    // Its own data folder: fitted models under the demo's .data would meet those of other tests running at once.
+    raw.store = { ...raw.store, dataDir: (dataDir = mkdtempSync(join(tmpdir(), 'schemathesis-data-'))) };
     const config = buildConfig(raw, { env: {}, baseDir: dirname(DEMO) });
     gateway = await createGateway(config, { logger: silentLogger() });
     const { httpUrl, grpcAddress } = await gateway.start();
@@ -65,6 +69,7 @@ describe.skipIf(!ready)('schemathesis against the demo', () => {
   afterAll(async () => {
     await Promise.all(services.map((s) => s.stop()));
     await gateway?.close();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('finds no server error and no answer outside the document', async () => {

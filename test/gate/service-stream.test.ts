@@ -66,7 +66,7 @@ describe('Gate processAsync', () => {
     const pending = predict({ headers: { 'Z-requestId': 'corr-1', 'X-Trace': 't-1' } });
     const req = await s.next((m) => m.body === 'predict');
     expect(JSON.parse(req.predict!.data!.json!)).toEqual({ q: 1 });
-    // The caller's own headers pass; Z-requestId is the gateway's (DESIGN.md section 4), not the caller's.
+    // The caller's own headers pass; Z-requestId is the gateway's (docs/design.md, decisions), not the caller's.
     expect(req.headers).toMatchObject({ 'X-Trace': 't-1', 'Z-callerAccountId': '1', 'PLATFORM-API-KEY-NAME': 'all' });
     expect(req.headers!['Z-requestId']).toMatch(/^[0-9a-f-]{36}$/);
     // An answer for an unknown request is ignored; the real one is delivered.

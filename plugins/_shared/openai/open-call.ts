@@ -8,7 +8,7 @@ export type ChatRouting = Pick<OpenOptions, 'fallbacks' | 'model' | 'affinityKey
 /**
  * Opens a call to a chat service for an adapter request, cancelled when the caller goes away. A
  * service with no connected instance is 503 SERVICE_UNAVAILABLE with `Retry-After` here, which the
- * OpenAI and Anthropic SDKs retry (DESIGN.md section 4); the platform API keeps the spec's 400.
+ * OpenAI and Anthropic SDKs retry (docs/design.md, decisions); the platform API keeps the spec's 400.
  * `stream`: the call has no overall deadline; the call enforces the adapter's first-chunk and idle
  * deadlines instead (`firstChunkTimeoutMs`, `idleTimeoutMs`), so the relays arm no timers.
  * With `waitForInstanceMs`, a service with no instance is waited for (and woken) first.
@@ -32,7 +32,8 @@ export async function openChatCall(
   if (stream) koa.res.once('close', ctx.pipeline.openStream(caller));
   const headers = ctx.http.serviceHeaders(koa, caller);
   if (extraHeaders) for (const [name, value] of Object.entries(extraHeaders)) headers[name] ??= value;
-  if (!routing.fallbacks?.length) await ctx.gate.ready(service, caller.account);
+  // The caller leaving ends a wait for an instance (and frees its place among the account's waiters).
+  if (!routing.fallbacks?.length) await ctx.gate.ready(service, caller.account, () => ctx.http.closeSignal(koa));
   try {
     const deadlines = stream ? streamDeadlines(ctx.options as ChatAdapterOptions, service, ctx.gate.defaultTimeoutSec) : {};
     call = ctx.gate.open(service, request, { headers, timeoutMs: stream ? 0 : undefined, ...deadlines, ...routing });

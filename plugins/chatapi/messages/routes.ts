@@ -1,5 +1,5 @@
 /**
- * The Anthropic Messages API on the standard adapter (DESIGN.md section 4): `POST v1/messages` and
+ * The Anthropic Messages API on the standard adapter (docs/design.md, decisions): `POST v1/messages` and
  * `v1/messages/count_tokens` in front of any chat service, translated to the chat predict of
  * `chat/completions` (same split, same registry validation) and back; services of `family: anthropic`
  * get the Messages body itself, with string `content` turned into text blocks (what their spec

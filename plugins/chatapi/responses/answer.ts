@@ -20,6 +20,8 @@ export interface ResponseHead {
   names?: ToolNames;
   /** Seals the engine's reasoning into `encrypted_content` when the request's `include` asks for it. */
   seal?: ReasoningSeal;
+  /** False when the gateway keeps no responses (`responses.store: false`): the answer says `store: false`. */
+  kept?: boolean;
 }
 
 /** Whether the request asked for reasoning items' `encrypted_content` (Codex always does, with store off). */
@@ -51,7 +53,7 @@ export function responseShell(head: ResponseHead, status: string): Json {
     parallel_tool_calls: b.parallel_tool_calls ?? true,
     previous_response_id: b.previous_response_id ?? null,
     reasoning: { effort: null, summary: null },
-    store: b.store !== false,
+    store: head.kept !== false && b.store !== false,
     temperature: b.temperature ?? 1,
     text: b.text && isObject(b.text.format) ? { format: b.text.format } : { format: { type: 'text' } },
     tool_choice: b.tool_choice ?? 'auto',
