@@ -31,6 +31,7 @@ export class Directory {
   readonly #servicesById = new Map<number, ServiceEntry>();
   readonly #servicesByName = new Map<string, ServiceEntry>();
   readonly #servicesByToken = new SecretIndex<ServiceEntry>();
+  readonly #servicesByAlias = new Map<string, ServiceEntry>();
 
   constructor(config: GatewayConfig) {
     for (const account of config.accounts) {
@@ -51,6 +52,7 @@ export class Directory {
     this.#servicesById.set(entry.id, entry);
     this.#servicesByName.set(`${entry.accountId}/${entry.name}`, entry);
     for (const hash of entry.connectionTokenHashes) this.#servicesByToken.add(hash, entry);
+    for (const alias of entry.aliases ?? []) this.#servicesByAlias.set(alias, entry);
   }
 
   removeService(id: number): void {
@@ -59,6 +61,7 @@ export class Directory {
     this.#servicesById.delete(id);
     this.#servicesByName.delete(`${entry.accountId}/${entry.name}`);
     for (const hash of entry.connectionTokenHashes) this.#servicesByToken.delete(hash);
+    for (const alias of entry.aliases ?? []) if (this.#servicesByAlias.get(alias) === entry) this.#servicesByAlias.delete(alias);
   }
 
   /** The caller an API key belongs to, or undefined for an unknown key. */
@@ -96,6 +99,11 @@ export class Directory {
     const service = this.findService(account, modelRef);
     if (!service) throw gatewayError('SERVICE_NOT_FOUND', { args: { account: accountRef, model: modelRef } });
     return service;
+  }
+
+  /** The service a slash-free alias (`services[].aliases`) names. */
+  serviceByAlias(alias: string): ServiceEntry | undefined {
+    return this.#servicesByAlias.get(alias);
   }
 
   services(): IterableIterator<ServiceEntry> {

@@ -81,11 +81,11 @@ export const ERROR_CATALOG = {
   ACCESS_TO_ANOTHER_ACCOUNT_DENIED: { status: 403, type: 'permission_error', message: (a) => `Access to account '${str(a.account)}' is denied`, permanent: true },
   ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED: { status: 403, type: 'permission_error', message: (a) => `Service '${str(a.service)}' is not public`, permanent: true },
   // 404
-  NOT_FOUND: { status: 404, type: 'not_found_error', message: (a) => `No route for ${str(a.method)} ${str(a.path)}`, permanent: true },
+  NOT_FOUND: { status: 404, type: 'not_found_error', message: (a) => `No route for ${str(a.method)} ${str(a.path)}${a.hint ? `: ${str(a.hint)}` : ''}`, permanent: true },
   ENTITY_NOT_FOUND_BY_ID: { status: 404, type: 'not_found_error', message: (a) => `No ${str(a.entity) || 'entity'} with id '${str(a.id)}'`, permanent: true },
   PROVIDER_NOT_FOUND: { status: 404, type: 'not_found_error', message: (a) => `Provider '${str(a.provider)}' is not in the registry`, permanent: true },
   REGISTRY_MODEL_NOT_FOUND: { status: 404, type: 'not_found_error', message: (a) => `Provider '${str(a.provider)}' has no model '${str(a.model)}' in the registry`, permanent: true },
-  MODEL_NOT_FOUND: { status: 404, type: 'not_found_error', message: (a) => `Model '${str(a.model)}' does not exist or is not available to this key`, permanent: true },
+  MODEL_NOT_FOUND: { status: 404, type: 'not_found_error', message: (a) => `Model '${str(a.model)}' does not exist or is not available to this key${a.hint ? `; ${str(a.hint)}` : ''}`, permanent: true },
   ASYNC_REQUEST_BODY_WAS_LOST: { status: 404, type: 'not_found_error', message: (a) => `The request body of task '${str(a.taskId)}' could not be restored`, permanent: true },
   ASYNC_RESPONSE_IS_CORRUPTED: { status: 404, type: 'not_found_error', message: (a) => `The stored result of task '${str(a.taskId)}' could not be read`, permanent: true },
   // 405, 408, 409, 413, 415, 431

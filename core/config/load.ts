@@ -148,6 +148,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     provider: s.provider as string | undefined,
     defaultModel: s.defaultModel as string | undefined,
     family: s.family as ServiceFamily,
+    ...(s.aliases?.length ? { aliases: s.aliases as string[] } : {}),
     nativeResponses: s.nativeResponses as boolean,
     batch: s.batch as boolean,
     fittable: s.fittable as boolean,
@@ -161,6 +162,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
   }));
   reportDuplicates(services.map((s) => s.id), 'service id', problems);
   reportDuplicates(services.map((s) => `${s.accountId}/${s.name}`), 'service name within an account', problems);
+  reportDuplicates(services.flatMap((s) => s.aliases ?? []), 'service alias', problems);
   reportDuplicates(services.flatMap((s) => s.connectionTokenHashes), 'connection token (shared by two services)', problems);
   services.forEach((s, i) => reportDuplicates(s.configs.map((c: any) => c.id), `configs id of services[${i}]`, problems));
 

@@ -66,6 +66,8 @@ export interface ServiceConfig {
   readonly provider?: string;
   readonly defaultModel?: string;
   readonly family: ServiceFamily;
+  /** Names without a slash that call this service on the chat adapters (unique across services). */
+  readonly aliases?: readonly string[];
   /** The service takes OpenAI Responses API bodies itself: the standard adapter passes them through. */
   readonly nativeResponses?: boolean;
   readonly batch: boolean;

@@ -8,7 +8,7 @@
  * - `openai`: the general chat-model proxy. Data type `{specs_url}/gpt.json#/ChatCompletionDirectProxy`;
  *   each partial answer is one chunk, written as a `data:` event, then `data: [DONE]`.
  * - `anthropic`: Messages API. Data type `{specs_url}/common.json#/JsonObject`; `max_tokens` is
- *   mandatory and `content` must be an array of typed parts; each partial answer is one stream event
+ *   mandatory and `content` reaches the service as an array of typed parts (a string becomes one text block); each partial answer is one stream event
  *   (see _shared/anthropic/events.ts), written as `event: <type>` + `data:`; its v1/messages routes are
  *   in messages.ts.
  * - `other`: data type `JsonObject`; streamed like `openai`.
@@ -20,7 +20,7 @@ import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
 import { resolveChatTarget } from '../_shared/openai/model-id.js';
 import { markServedBy } from '../_shared/openai/served-by.js';
-import { affinityKey } from '../_shared/openai/affinity.js';
+import { affinityKey, sessionKey } from '../_shared/openai/affinity.js';
 import { collectAnswer, relaySse, type SseFormat } from '../_shared/openai/relay.js';
 import { findUsage, tokenCounts, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
@@ -28,6 +28,7 @@ import { openChatCall } from '../_shared/openai/open-call.js';
 import { mountCors } from '../_shared/http/cors.js';
 import { CHAT_ADAPTER_OPTIONS_SCHEMA, type ChatAdapterOptions } from '../_shared/openai/options.js';
 import { ANTHROPIC_SSE, type AnthropicStreamState } from '../_shared/anthropic/events.js';
+import { nativeMessagesBody } from '../_shared/anthropic/native-body.js';
 import { DIRECT_BODY, checkAnthropicBody, type DirectBody } from './schemas.js';
 import { mountDirectMessages } from './messages.js';
 
@@ -63,9 +64,10 @@ export default definePlugin<ChatApiDirectOptions>({
       if (service.family === 'anthropic') checkAnthropicBody(body);
 
       const stream = body.stream === true;
-      const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: dataTypeOf(service) } } }, stream, undefined, {
+      const json = service.family === 'anthropic' ? nativeMessagesBody(body, text) : text;
+      const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json, dataType: dataTypeOf(service) } } }, stream, undefined, {
         model: id.model ?? service.defaultModel,
-        affinityKey: affinityKey(service, body.messages),
+        affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)),
       });
       const defaults: AnswerDefaults = {
         id: `chatcmpl-${String(koa.state.requestId)}`,

@@ -1,7 +1,7 @@
 /**
  * The Messages API on the direct adapter: `POST <base>/v1/messages` and `…/count_tokens` pass the body
  * byte for byte to a `family: anthropic` service, under the direct adapter's spec rules for that
- * family (`max_tokens` required, `content` only as typed parts; a string is a 400 naming the field).
+ * family (`max_tokens` required, `content` as typed parts: a string is sent on as one text block).
  * Keys in `x-api-key` or `Authorization`; errors in Anthropic's shape with a `request-id` header.
  */
 import type Router from '@koa/router';
@@ -9,7 +9,9 @@ import type { Context } from 'koa';
 import { gatewayError, type PluginContext, type ServiceEntry } from '../../core/plugins/index.js';
 import { countTokens } from '../_shared/anthropic/count-tokens.js';
 import { relayNativeMessages } from '../_shared/anthropic/native-answer.js';
+import { nativeMessagesBody } from '../_shared/anthropic/native-body.js';
 import { prepareAnthropicRoute } from '../_shared/anthropic/route.js';
+import { affinityKey, sessionKey } from '../_shared/openai/affinity.js';
 import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { resolveChatTarget } from '../_shared/openai/model-id.js';
 import { openChatCall } from '../_shared/openai/open-call.js';
@@ -45,7 +47,9 @@ export function mountDirectMessages(
     const { caller, text, body, service } = await admit(koa);
     checkAnthropicBody(body);
     const stream = body.stream === true;
-    const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: dataTypeOf(service) } } }, stream, passed);
+    const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: nativeMessagesBody(body, text), dataType: dataTypeOf(service) } } }, stream, passed, {
+      affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)),
+    });
     const usage = await relayNativeMessages(koa, call, stream, service.name);
     if (usage) ctx.http.reportTokens(koa, tokenCounts(usage), body.model);
     if (usage && ctx.options.logUsage) {
@@ -57,6 +61,6 @@ export function mountDirectMessages(
     const passed = prepareAnthropicRoute(koa);
     const { caller, text, body, service } = await admit(koa);
     checkAnthropicBody(body, { maxTokensRequired: false });
-    koa.body = await countTokens(ctx, koa, caller, service, text, passed);
+    koa.body = await countTokens(ctx, koa, caller, service, nativeMessagesBody(body, text), passed);
   });
 }

@@ -8,6 +8,7 @@ import { gatewayError } from '../../core/plugins/index.js';
 
 export interface DirectBody extends Record<string, unknown> {
   model: string;
+  messages: unknown[];
   stream?: boolean | null;
   stream_options?: { include_usage?: boolean } | null;
 }
@@ -25,7 +26,7 @@ export const DIRECT_BODY = {
 
 /**
  * The Anthropic family's rules: `max_tokens` is mandatory (not for count_tokens, which takes none);
- * `content` is an array of typed parts.
+ * `content` is a string (sent on as one text block, see nativeMessagesBody) or an array of typed parts.
  */
 export function checkAnthropicBody(body: DirectBody, options: { maxTokensRequired?: boolean } = {}): void {
   const maxTokens = body.max_tokens;
@@ -40,11 +41,9 @@ export function checkAnthropicBody(body: DirectBody, options: { maxTokensRequire
   for (let i = 0; i < messages.length; i++) {
     const message = messages[i];
     const content = typeof message === 'object' && message !== null ? (message as Record<string, unknown>).content : undefined;
+    if (typeof content === 'string') continue;
     if (Array.isArray(content) && content.every((part) => typeof part === 'object' && part !== null && typeof (part as Record<string, unknown>).type === 'string')) continue;
     const param = `messages[${i}].content`;
-    const reason = typeof content === 'string'
-      ? `${param} is a string; Anthropic-family services take content only as an array of typed parts, e.g. [{"type":"text","text":"…"}]`
-      : `${param} must be an array of typed parts, each with a string type`;
-    throw gatewayError('VALIDATION_FAILED', { param, args: { reason } });
+    throw gatewayError('VALIDATION_FAILED', { param, args: { reason: `${param} must be a string or an array of typed parts, each with a string type` } });
   }
 }

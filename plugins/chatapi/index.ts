@@ -13,32 +13,25 @@ import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
 import { resolveChatTarget } from '../_shared/openai/model-id.js';
 import { markServedBy } from '../_shared/openai/served-by.js';
-import { affinityKey } from '../_shared/openai/affinity.js';
+import { affinityKey, sessionKey } from '../_shared/openai/affinity.js';
 import { collectAnswer, relaySse, type SseFormat } from '../_shared/openai/relay.js';
 import { findUsage, tokenCounts, type Usage } from '../_shared/openai/usage.js';
 import { compileBodyCheck } from '../_shared/openai/validate.js';
 import { openChatCall } from '../_shared/openai/open-call.js';
 import { mountCors } from '../_shared/http/cors.js';
-import { CHAT_ADAPTER_OPTIONS_SCHEMA, type ChatAdapterOptions } from '../_shared/openai/options.js';
+import { mountAliasHint, routePaths } from './alias.js';
+import { CHATAPI_OPTIONS_SCHEMA, type ChatApiOptions } from './options.js';
 import { ModelCatalog } from './models.js';
+import { ReasoningSeal } from '../_shared/openai/reasoning-seal.js';
 import { ResponseStoreHolder } from './responses/open-store.js';
-import { RESPONSES_OPTIONS_SCHEMA, type ResponsesOptions } from './responses/options.js';
 import { mountResponses } from './responses/routes.js';
 import { mountMessages } from './messages/routes.js';
 import { CHAT_BODY, COMPLETIONS_BODY, EMBEDDINGS_BODY, type OpenAiBody } from './schemas.js';
 import { encodeEmbeddings, splitRequest, type Endpoint } from './transform.js';
 
-export type ChatApiOptions = ChatAdapterOptions & { responses: ResponsesOptions };
-
-/** The options both adapters take, and the Responses API's (this adapter's alone). */
-const CONFIG_SCHEMA = {
-  ...CHAT_ADAPTER_OPTIONS_SCHEMA,
-  properties: { ...CHAT_ADAPTER_OPTIONS_SCHEMA.properties, responses: RESPONSES_OPTIONS_SCHEMA },
-};
+export type { ChatApiOptions };
 
 const BASE = '/api/adapters/chatapi';
-/** Every route is served at `<base>/…` and `<base>/v1/…`. */
-const route = (path: string) => `${BASE}{/v1}/${path}`;
 
 const OPENAI_SSE: SseFormat<AnswerDefaults> = {
   partial: openAiEvent,
@@ -59,12 +52,17 @@ const responseStores = new WeakMap<PluginContext<ChatApiOptions>, ResponseStoreH
 export default definePlugin<ChatApiOptions>({
   name: 'chatapi',
   description: 'OpenAI-compatible chat adapter: chat/completions, completions, embeddings, models, responses; Anthropic v1/messages',
-  configSchema: CONFIG_SCHEMA,
+  configSchema: CHATAPI_OPTIONS_SCHEMA,
   routes(router, ctx) {
     mountCors(router, BASE, ctx.options.cors);
+    const { aliasPrefix } = ctx.options;
+    if (aliasPrefix) mountCors(router, aliasPrefix, ctx.options.cors);
+    /** Every route is served at `<base>/…`, `<base>/v1/…` and `<aliasPrefix>/…`. */
+    const route = routePaths(BASE, '{/v1}', aliasPrefix);
     const catalog = new ModelCatalog(ctx);
     const dataTypes = dataTypesOf(ctx);
     const responseStore = new ResponseStoreHolder(ctx, ctx.options.responses);
+    const seal = new ReasoningSeal(process.env[ctx.options.reasoningSecretEnv]);
     responseStores.set(ctx, responseStore);
     // Stored responses count against the account's storage quota (limits.storageBytesPerAccount).
     if (ctx.options.responses.store) ctx.pipeline.addStorageMeter(async (accountId) => (await responseStore.get()).storedBytes(accountId));
@@ -96,7 +94,7 @@ export default definePlugin<ChatApiOptions>({
       const types = dataTypes[endpoint]();
       const call = await openChatCall(ctx, koa, caller, service, {
         predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
-      }, stream, undefined, { fallbacks, model: id.model ?? service.defaultModel, affinityKey: affinityKey(service, body.messages) });
+      }, stream, undefined, { fallbacks, model: id.model ?? service.defaultModel, affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)) });
       const defaults: AnswerDefaults = {
         id: `${spec.idPrefix}${String(koa.state.requestId)}`,
         created: Math.floor(Date.now() / 1000),
@@ -110,7 +108,7 @@ export default definePlugin<ChatApiOptions>({
       } else {
         const answer = await collectAnswer(call, service.name);
         const text = endpoint === 'embeddings'
-          ? encodeEmbeddings(answer.whole ?? answer.parts.at(-1)!, body.encoding_format === 'base64' ? 'base64' : 'float', defaults)
+          ? encodeEmbeddings(answer.whole ?? answer.parts.at(-1)!, body.encoding_format === 'base64' ? 'base64' : 'float', defaults, service.name)
           : answer.whole !== undefined ? completeAnswer(answer.whole, defaults) : mergeChunks(answer.parts, defaults);
         usage = findUsage(text);
         koa.type = 'application/json';
@@ -123,8 +121,8 @@ export default definePlugin<ChatApiOptions>({
     router.post(route('completions'), predict('completions'));
     router.post(route('embeddings'), predict('embeddings'));
 
-    mountResponses(router, { ctx, route, authenticate, store: () => responseStore.get(), options: ctx.options.responses, chatTypes: dataTypes.chat, logUsage });
-    mountMessages(router, { ctx, base: BASE, authenticate, chatTypes: dataTypes.chat, logUsage });
+    mountResponses(router, { ctx, route, authenticate, store: () => responseStore.get(), options: ctx.options.responses, chatTypes: dataTypes.chat, logUsage, seal });
+    mountMessages(router, { ctx, route: routePaths(BASE, '/v1', aliasPrefix), authenticate, chatTypes: dataTypes.chat, logUsage, seal });
 
     router.get(route('models'), (koa) => {
       koa.body = { object: 'list', data: catalog.list(authenticate(koa)) };
@@ -138,6 +136,7 @@ export default definePlugin<ChatApiOptions>({
       if (!model) throw gatewayError('MODEL_NOT_FOUND', { param: 'model', args: { model: id } });
       koa.body = model;
     });
+    mountAliasHint(router, aliasPrefix);
   },
   async close(ctx) {
     await responseStores.get(ctx)?.close();

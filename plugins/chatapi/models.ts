@@ -16,7 +16,7 @@ interface RegistryModel {
 
 /**
  * The model ids a key can use, from the services it may call (its own and public ones): each service
- * as `<author>/<service>` and, for each registry model of the service (its `defaultModel` and the
+ * as `<author>/<service>` and by each of its aliases, and, for each registry model of the service (its `defaultModel` and the
  * registry models of its `provider`), `<author>/<service>/<model>`.
  */
 export class ModelCatalog {
@@ -56,6 +56,7 @@ export class ModelCatalog {
       const author = service.account.name;
       const base = `${author}/${service.name}`;
       out.push({ id: base, object: 'model', created: this.#bootTime, owned_by: author });
+      for (const alias of service.aliases ?? []) out.push({ id: alias, object: 'model', created: this.#bootTime, owned_by: author });
       for (const model of this.#modelsOf(service)) {
         out.push({ id: `${base}/${model.name}`, object: 'model', created: model.created, owned_by: author });
       }
@@ -65,6 +66,8 @@ export class ModelCatalog {
 
   /** One model id the caller can use; undefined when it names nothing the caller may call. */
   find(caller: Caller, id: string): OpenAiModel | undefined {
+    const aliased = id.includes('/') ? undefined : this.#directory.serviceByAlias(id);
+    if (aliased) return canCall(caller, aliased) ? { id, object: 'model', created: this.#bootTime, owned_by: aliased.account.name } : undefined;
     const parsed = parseModelId(id);
     const account = parsed && this.#directory.findAccount(parsed.author);
     const service = account && this.#directory.findService(account, parsed.service);

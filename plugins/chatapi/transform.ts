@@ -2,6 +2,7 @@
  * Pure transforms of the standard chat adapter: the split of a request into predict data and
  * config, and embeddings in the encoding the caller asked for. No HTTP here; unit-tested alone.
  */
+import { gatewayError } from '../../core/plugins/index.js';
 import type { AnswerDefaults } from '../_shared/openai/answers.js';
 import { isJsonObject as isObject, parseJsonObject } from '../_shared/openai/json-object.js';
 import { topLevelValues } from '../_shared/openai/json-text.js';
@@ -79,7 +80,7 @@ function splitBySerialising(body: Record<string, unknown>, dataFields: ReadonlyS
  * encoded when base64 was asked, and base64 from the service is decoded when floats were asked.
  * `data` is kept ordered by `index`. The original text is returned when nothing needs changing.
  */
-export function encodeEmbeddings(json: string, encoding: 'float' | 'base64', defaults: AnswerDefaults): string {
+export function encodeEmbeddings(json: string, encoding: 'float' | 'base64', defaults: AnswerDefaults, service = 'the service'): string {
   const answer = parseJsonObject(json);
   if (!answer) return json;
   let changed = false;
@@ -105,7 +106,13 @@ export function encodeEmbeddings(json: string, encoding: 'float' | 'base64', def
         item.object = 'embedding';
         changed = true;
       }
-      const embedding = item.embedding;
+      let embedding = item.embedding;
+      // One vector per token (llama.cpp's server without pooling): mean-pooled into one, as its
+      // `--pooling mean` would; base64 of the nested arrays would decode as NaN in the SDKs.
+      if (Array.isArray(embedding) && embedding.some(Array.isArray)) {
+        embedding = item.embedding = meanPool(embedding as unknown[], service);
+        changed = true;
+      }
       if (encoding === 'base64' && Array.isArray(embedding)) {
         item.embedding = floatsToBase64(embedding as number[]);
         changed = true;
@@ -120,6 +127,19 @@ export function encodeEmbeddings(json: string, encoding: 'float' | 'base64', def
     }
   }
   return changed ? JSON.stringify(answer) : json;
+}
+
+/** The mean of per-token vectors; a token that is not a vector of finite numbers is a bad answer. */
+export function meanPool(tokens: readonly unknown[], service = 'the service'): number[] {
+  const width = Array.isArray(tokens[0]) ? tokens[0].length : 0;
+  const sum = new Array<number>(width).fill(0);
+  for (const token of tokens) {
+    if (!Array.isArray(token) || token.length !== width || !token.every((v) => typeof v === 'number' && Number.isFinite(v))) {
+      throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service, reason: 'per-token embeddings must be vectors of finite numbers, all of one length' } });
+    }
+    for (let i = 0; i < width; i++) sum[i]! += token[i] as number;
+  }
+  return sum.map((v) => v / tokens.length);
 }
 
 /** Little-endian float32 bytes of the vector, base64-encoded (what OpenAI sends for `base64`). */

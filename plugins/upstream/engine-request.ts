@@ -48,6 +48,8 @@ function modelMapOf(upstream: UpstreamConfig): ReadonlyMap<string, string> {
  */
 export function engineModel(ours: string | undefined, upstream: UpstreamConfig, service: ServiceEntry): string | undefined {
   const models = modelMapOf(upstream);
+  // A service alias (the direct adapter keeps the caller's `model`) names the service, not an engine model.
+  if (ours !== undefined && !models.has(ours) && service.aliases?.includes(ours)) ours = undefined;
   if (ours !== undefined) {
     const mapped = models.get(ours);
     if (mapped !== undefined) return mapped;

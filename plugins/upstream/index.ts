@@ -58,8 +58,12 @@ function connect(ctx: PluginContext, service: ServiceEntry, upstream: UpstreamCo
     // server on few cores) can answer one probe late without being down.
     handle.setServing(false);
     let failures = check.failuresBeforeDown;
+    // Only an idle engine is probed: one making progress on calls in flight (a stream event, a call
+    // taken or answered) within the time probes would take to declare it down is alive. llama.cpp's
+    // server answers no probe while it generates, so a long agent turn took it out of routing.
+    const progressWindowMs = check.intervalMs * check.failuresBeforeDown + check.timeoutMs;
     const probe = async () => {
-      const healthy = await worker.healthy(check.path, check.timeoutMs);
+      const healthy = worker.progressing(progressWindowMs) || (await worker.healthy(check.path, check.timeoutMs));
       if (connector.closed) return;
       failures = healthy ? 0 : failures + 1;
       if (healthy || failures >= check.failuresBeforeDown) handle.setServing(healthy);

@@ -29,6 +29,7 @@ import { DIALECTS, type Dialect } from './dialects.js';
 import { engineBody, engineModel, isObject, ourModel, type Json } from './engine-request.js';
 import { FairShare } from './fair-share.js';
 import { readSse } from './sse.js';
+import { rootPath, tokenCount, tokenizeBodies, TOKENIZE_PATH } from './tokenize.js';
 import { AnswerTooLarge, readBoundedText, requestWholeAnswer, type WholeAnswer, type WholeAnswerCall } from './whole-answer.js';
 
 export interface UpstreamWorkerOptions {
@@ -50,6 +51,8 @@ export class UpstreamWorker implements LocalWorker {
   readonly #maxAnswerBytes: number;
   /** The engine requests in flight (or waiting for a connection), by requestId, to abort on `cancel`. */
   readonly #inFlight = new Map<number, { abort(): void }>();
+  /** When the engine last showed progress on a call (a call taken, a stream event, an answer). */
+  #lastProgress = 0;
   /** The engine's connections, shared between the calling accounts. */
   readonly #share: FairShare;
 
@@ -90,6 +93,8 @@ export class UpstreamWorker implements LocalWorker {
       void this.#predict(requestId, message.predict, message.headers, reply);
     } else if (message.ext?.methodName === COUNT_TOKENS_METHOD && this.#dialect.countTokensPath) {
       void this.#countTokens(requestId, message.ext.params?.request?.json, message.headers, reply);
+    } else if (message.ext?.methodName === COUNT_TOKENS_METHOD && this.#upstream.api === 'openai') {
+      void this.#tokenize(requestId, message.ext.params?.request?.json, reply);
     } else if (message.ext || message.batch || message.fit || message.partialPredict) {
       reply({
         requestId,
@@ -97,6 +102,14 @@ export class UpstreamWorker implements LocalWorker {
       });
     }
     // heartBeat, serviceInfo, stopServing: nothing to do for an engine the gateway calls itself.
+  }
+
+  /**
+   * Whether the engine is busy with calls and made progress on one within `withinMs`: such an engine
+   * is alive, however late it answers a probe (llama.cpp's server answers none while it generates).
+   */
+  progressing(withinMs: number): boolean {
+    return this.#inFlight.size > 0 && performance.now() - this.#lastProgress <= withinMs;
   }
 
   /** Whether the engine answers its health-check path with a 2xx within the timeout. */
@@ -151,8 +164,11 @@ export class UpstreamWorker implements LocalWorker {
     }
     const call = requestWholeAnswer(this.#pool, { ...request, headers: this.#requestHeaders(callerHeaders, false) }, this.#maxAnswerBytes);
     this.#inFlight.set(requestId, call);
+    this.#lastProgress = performance.now();
     try {
-      reply({ requestId, ...this.#wholeAnswer(await call.answer) });
+      const answer = await call.answer;
+      this.#lastProgress = performance.now();
+      reply({ requestId, ...this.#wholeAnswer(answer) });
     } catch (err) {
       if (!call.aborted) reply({ requestId, error: asProto(this.#failure(err)) });
     } finally {
@@ -185,6 +201,7 @@ export class UpstreamWorker implements LocalWorker {
   async #predictStreamed(requestId: number, request: { path: string; method: 'POST'; headers: Record<string, string>; body: string }, reply: LocalReply): Promise<void> {
     const controller = new AbortController();
     this.#inFlight.set(requestId, controller);
+    this.#lastProgress = performance.now();
     let answered = false;
     try {
       const res = await this.#pool.request({ ...request, signal: controller.signal });
@@ -197,6 +214,7 @@ export class UpstreamWorker implements LocalWorker {
       const headers = relayedHeaders(res.headers);
       let first = true;
       for await (const event of readSse(res.body, this.#maxAnswerBytes)) {
+        this.#lastProgress = performance.now();
         const step = this.#dialect.event(event);
         if (step.kind === 'bad') throw this.#bad(step.reason);
         if (step.kind === 'error') {
@@ -259,6 +277,30 @@ export class UpstreamWorker implements LocalWorker {
     } finally {
       this.#inFlight.delete(requestId);
       this.#share.release(account);
+    }
+  }
+
+  /** `count_tokens` by the engine's `/tokenize` (tokenize.ts): the chat request, then its text. */
+  async #tokenize(requestId: number, json: string | undefined, reply: LocalReply): Promise<void> {
+    let call: WholeAnswerCall | undefined;
+    try {
+      const request = parseRequest(json);
+      const model = engineModel(ourModel(request.model, true), this.#upstream, this.#service);
+      let status = 0;
+      for (const body of tokenizeBodies(model === undefined ? request : { ...request, model })) {
+        call = requestWholeAnswer(this.#pool, { path: rootPath(this.#basePath) + TOKENIZE_PATH, method: 'POST', headers: this.#headers, body: JSON.stringify(body) }, this.#maxAnswerBytes);
+        this.#inFlight.set(requestId, call);
+        const answer = await call.answer;
+        status = answer.statusCode;
+        if (status === 404 || status === 405 || status === 501) break;
+        const count = status < 300 ? tokenCount(parseJsonOrUndefined(answer.text)) : undefined;
+        if (count !== undefined) return reply({ requestId, ext: { data: { json: JSON.stringify({ input_tokens: count }) } } });
+      }
+      reply({ requestId, error: { code: 'platform-action.common.method-not-supported', message: `the engine has no usable ${TOKENIZE_PATH} (it answered ${status})`, statusCode: 501 } });
+    } catch (err) {
+      if (!call?.aborted) reply({ requestId, error: asProto(this.#failure(err)) });
+    } finally {
+      this.#inFlight.delete(requestId);
     }
   }
 
@@ -332,6 +374,14 @@ function relayedHeaders(headers: IncomingHttpHeaders): StringMap | undefined {
     if (value !== undefined) (out ??= {})[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return out;
+}
+
+function parseJsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 function isJsonObjectText(text: string): boolean {

@@ -38,8 +38,8 @@ describe('config loading', () => {
     const err = bootError(() => buildConfig({
       accounts: [{ id: 1, name: 'a' }, { id: 1, name: 'a' }],
       services: [
-        { id: 5, name: 's', account: 'ghost', connectionTokens: [{ token: 'same-token-1' }] },
-        { id: 5, name: 't', account: 'a', connectionTokens: [{ token: 'same-token-1' }] },
+        { id: 5, name: 's', account: 'ghost', aliases: ['smollm'], connectionTokens: [{ token: 'same-token-1' }] },
+        { id: 5, name: 't', account: 'a', aliases: ['smollm'], connectionTokens: [{ token: 'same-token-1' }] },
       ],
       gate: { servers: ['a:1', 'b:2'] },
       store: { kind: 'mongodb' },
@@ -50,6 +50,7 @@ describe('config loading', () => {
       "services[0] (s): account 'ghost' is not declared in accounts",
       'duplicate service id: 5',
       'duplicate connection token (shared by two services): (secret)',
+      'duplicate service alias: smollm',
       'gate.currentServer is required when gate.servers lists more than one gateway',
       'store.mongodbUri (or MONGODB_URI) is required when store.kind is mongodb',
     ]));

@@ -84,6 +84,11 @@ const NOT_RUN: { file: string; starts: string; why: string }[] = [
     starts: "import { definePlugin, gatewayError } from '../../core/plugins/index.js';",
     why: 'a plugin module, loaded by a gateway, not run as a script',
   },
+  ...['export ANTHROPIC_BASE_URL', 'GATEWAY_API_KEY=demo-api-key-0123456789 codex exec', 'export GATEWAY_API_KEY'].map((starts) => ({
+    file: 'docs/agents.md',
+    starts,
+    why: 'runs a coding agent from npm; test/agents/coding-agents.test.ts runs these recipes (test/support/coding-agents.ts) against a scripted engine',
+  })),
 ];
 
 /**

@@ -114,6 +114,7 @@ describe('adapters relay exactly what the upstream engine sent', () => {
       const ok = await fetch(`${fx.base}/v1/chat/completions`, { method: 'POST', headers: { origin, authorization: TEST_KEY, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'x' }], stream: true }) });
       expect(ok.headers.get('access-control-allow-origin')).toBe(origin);
       expect(ok.headers.get('access-control-expose-headers')).toContain('x-request-id');
+      expect(ok.headers.get('access-control-expose-headers')).toContain('x-gateway-dropped-tools');
       await ok.text();
       const denied = await fetch(`${fx.base}/v1/chat/completions`, { method: 'POST', headers: { origin, 'content-type': 'application/json' }, body: '{}' });
       expect(denied.status).toBe(401);

@@ -5,7 +5,7 @@ import { hasAnswerHead, topLevelValues } from '../../plugins/_shared/openai/json
 import { parseModelId } from '../../plugins/_shared/openai/model-id.js';
 import { oneLine } from '../../plugins/_shared/openai/relay.js';
 import { findUsage, mergeUsage } from '../../plugins/_shared/openai/usage.js';
-import { base64ToFloats, encodeEmbeddings, floatsToBase64, splitRequest } from '../../plugins/chatapi/transform.js';
+import { base64ToFloats, encodeEmbeddings, floatsToBase64, meanPool, splitRequest } from '../../plugins/chatapi/transform.js';
 import { anthropicEvent, anthropicMessageAsEvents } from '../../plugins/_shared/anthropic/events.js';
 import { sseData } from '../support/chat.js';
 
@@ -146,5 +146,11 @@ describe('stream helpers', () => {
     const names = [...events.matchAll(/^event: (\w+)$/gm)].map((m) => m[1]);
     expect(names).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
     expect(events).toContain('"partial_json":"{\\"a\\":1}"');
+  });
+
+  it('mean-pools per-token embeddings, and refuses tokens that are not finite vectors of one length', () => {
+    expect(meanPool([[1, 2], [3, 6]])).toEqual([2, 4]);
+    expect(() => meanPool([[1, 2], [3]])).toThrow(/per-token embeddings/);
+    expect(() => meanPool([[1, Number.NaN]])).toThrow(/per-token embeddings/);
   });
 });

@@ -119,9 +119,12 @@ describe('direct chat adapter', () => {
       expect(fx.anthropicUpstream.requests.length).toBe(before);
     });
 
-    it('refuses a string content with 400 naming the message, before any dispatch', async () => {
+    it('sends a string content on as one text block, and refuses content that is neither with 400 naming the message, before any dispatch', async () => {
+      const adapted = await rawPost(url, anthropicBody({ messages: [{ role: 'user', content: [{ type: 'text', text: 'ok' }] }, { role: 'assistant', content: 'a string' }] }), auth);
+      expect(adapted.status).toBe(200);
+      expect(fx.anthropicUpstream.requests.at(-1)!.body.messages[1]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'a string' }] });
       const before = fx.anthropicUpstream.requests.length;
-      const res = await rawPost(url, anthropicBody({ messages: [{ role: 'user', content: [{ type: 'text', text: 'ok' }] }, { role: 'assistant', content: 'a string' }] }), auth);
+      const res = await rawPost(url, anthropicBody({ messages: [{ role: 'user', content: [{ type: 'text', text: 'ok' }] }, { role: 'assistant', content: 42 }] }), auth);
       expect(res.status).toBe(400);
       const error = JSON.parse(res.text).error;
       expect(error).toMatchObject({ code: 'VALIDATION_FAILED', param: 'messages[1].content' });

@@ -93,13 +93,14 @@ describe('official Anthropic TypeScript SDK: the Messages API', () => {
       ]);
     });
 
-    it('counts tokens with the service, never with an estimate', async () => {
-      const counted = await client.messages.countTokens({ model: 'demo/echo', system: 'one two', messages: [{ role: 'user', content: 'three four five' }] });
+    it('counts tokens with the service, and says when it is an estimate', async () => {
+      const { data: counted, response } = await client.messages.countTokens({ model: 'demo/echo', system: 'one two', messages: [{ role: 'user', content: 'three four five' }] }).withResponse();
       expect(counted).toEqual({ input_tokens: 5 });
-      // A service that cannot count: a clear 400, not a number.
-      const err = await client.messages.countTokens({ model: 'demo/openai-proxy/gpt-up', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(Anthropic.BadRequestError);
-      expect((err as Error).message).toMatch(/cannot count tokens/);
+      expect(response.headers.get('x-gateway-token-count')).toBe('service');
+      // A service that cannot count (the test engine has no /tokenize): an estimate, said so.
+      const estimated = await client.messages.countTokens({ model: 'demo/openai-proxy/gpt-up', messages: [{ role: 'user', content: 'x' }] }).withResponse();
+      expect(estimated.response.headers.get('x-gateway-token-count')).toBe('estimate');
+      expect(estimated.data.input_tokens).toBeGreaterThan(0);
     });
 
     it('gives Anthropic-family services the Messages body itself, string content as text blocks, with the caller\'s anthropic-beta', async () => {
@@ -170,8 +171,11 @@ describe('official Anthropic TypeScript SDK: the Messages API', () => {
       expect(counted.input_tokens).toBe(JSON.stringify(blocks('n')).length);
     });
 
-    it('applies the spec rules of the family: string content is a 400 naming the field', async () => {
-      const err = await direct.messages.create({ model: 'demo/claude/c', max_tokens: 20, messages: [{ role: 'user', content: 'a string' }] }).catch((e: unknown) => e);
+    it('applies the spec rules of the family: string content reaches the service as typed parts, a non-part is a 400 naming the field', async () => {
+      const answer = await direct.messages.create({ model: 'demo/claude/c', max_tokens: 20, messages: [{ role: 'user', content: 'a string' }] });
+      expect(answer.content).toEqual([{ type: 'text', text: 'Claude heard: a string' }]);
+      expect(fx.anthropicUpstream.requests.at(-1)!.body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'a string' }] }]);
+      const err = await direct.messages.create({ model: 'demo/claude/c', max_tokens: 20, messages: [{ role: 'user', content: [{ text: 'no type' }] as never }] }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(Anthropic.BadRequestError);
       expect((err as Error).message).toContain('messages[0].content');
       const notAnthropic = await direct.messages.create({ model: 'demo/echo', max_tokens: 20, messages: blocks('x') }).catch((e: unknown) => e);

@@ -168,7 +168,7 @@ describe('official openai Node SDK: the Responses API', () => {
     expect(tooLong).toBeInstanceOf(OpenAI.BadRequestError);
     expect((tooLong as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('max_output_tokens');
     expect((tooLong as Error).message).toContain("'max_output_tokens'");
-    const hosted = await client.responses.create({ model: 'demo/echo', input: 'x', tools: [{ type: 'web_search' }] }).catch((e: unknown) => e);
+    const hosted = await client.responses.create({ model: 'demo/echo', input: 'x', tools: [{ type: 'custom', name: 'apply_patch' }] }).catch((e: unknown) => e);
     expect((hosted as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('tools[0].type');
   });
 

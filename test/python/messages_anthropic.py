@@ -83,7 +83,10 @@ def count_tokens():
 def direct_adapter():
     m = direct.messages.create(model="demo/claude/c", max_tokens=20, messages=[{"role": "user", "content": [{"type": "text", "text": "hi"}]}])
     expect(m.content[0].text == "Claude heard: hi", m.content)
-    e = raises(anthropic.BadRequestError, lambda: direct.messages.create(model="demo/claude/c", max_tokens=20, messages=[{"role": "user", "content": "a string"}]))
+    # A string content reaches the Anthropic-family service as one text block; content that is no part is a 400.
+    m = direct.messages.create(model="demo/claude/c", max_tokens=20, messages=[{"role": "user", "content": "a string"}])
+    expect(m.content[0].text == "Claude heard: a string", m.content)
+    e = raises(anthropic.BadRequestError, lambda: direct.messages.create(model="demo/claude/c", max_tokens=20, messages=[{"role": "user", "content": [{"text": "no type"}]}]))
     expect("messages[0].content" in e.message, e.message)
 
 

@@ -25,7 +25,8 @@ export const ENGINE_KEYS = { openai: 'upstream-openai-key', anthropic: 'upstream
  * The test config with both chat adapters enabled: `demo/echo` (public, OpenAI family, registry
  * provider `demo` with models echo-1 and echo-2), `demo/private`, `demo/openai-proxy`,
  * `demo/claude` (Anthropic family), `demo/plain` (no family) and `demo/faulty`; plus an account
- * limited to one request per second. Given `engines`, `demo/openai-proxy` and `demo/claude` are
+ * limited to one request per second. Aliases: `echo`, `private-model`, `gpt-5-codex` (openai-proxy) and
+ * `claude-sonnet-4-5` (claude). Given `engines`, `demo/openai-proxy` and `demo/claude` are
  * served by the built-in upstream connector (plugin `upstream`) in front of them; without, they have
  * no instance.
  */
@@ -36,10 +37,10 @@ export function chatConfigInput(pluginOptions: Record<string, unknown> = {}, eng
     engines ? { upstream: { api, baseUrl, apiKeyEnv: ENGINE_KEY_ENV[api], defaultModel, passModels: true } } : {};
   const input = testConfigInput({
     services: [
-      { id: 10, name: 'echo', account: 'demo', public: true, family: 'openai', provider: 'demo', defaultModel: 'echo-1', connectionTokens: [{ token: CHAT_TOKENS.echo }] },
-      { id: 11, name: 'private', account: 'demo', public: false, connectionTokens: [{ token: CHAT_TOKENS.private }] },
-      { id: 12, name: 'openai-proxy', account: 'demo', public: true, family: 'openai', ...upstream('openai', `${engines?.openai}/v1`, 'gpt-up-default') },
-      { id: 13, name: 'claude', account: 'demo', public: true, family: 'anthropic', ...upstream('anthropic', `${engines?.anthropic}`, 'claude-default') },
+      { id: 10, name: 'echo', account: 'demo', public: true, family: 'openai', provider: 'demo', defaultModel: 'echo-1', aliases: ['echo'], connectionTokens: [{ token: CHAT_TOKENS.echo }] },
+      { id: 11, name: 'private', account: 'demo', public: false, aliases: ['private-model'], connectionTokens: [{ token: CHAT_TOKENS.private }] },
+      { id: 12, name: 'openai-proxy', account: 'demo', public: true, family: 'openai', aliases: ['gpt-5-codex'], ...upstream('openai', `${engines?.openai}/v1`, 'gpt-up-default') },
+      { id: 13, name: 'claude', account: 'demo', public: true, family: 'anthropic', aliases: ['claude-sonnet-4-5'], ...upstream('anthropic', `${engines?.anthropic}`, 'claude-default') },
       { id: 14, name: 'plain', account: 'demo', public: true, connectionTokens: [{ token: CHAT_TOKENS.plain }] },
       { id: 15, name: 'faulty', account: 'demo', public: true, timeoutSec: 2, connectionTokens: [{ token: CHAT_TOKENS.faulty }] },
     ],

@@ -106,7 +106,10 @@ export const ANTHROPIC_FAILURES: Record<string, { status: number; headers: Recor
 
 const TOOL_CALL = { id: 'call_weather_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } };
 
-/** An OpenAI-compatible upstream at `<url>/v1`. Asking for tools gets a tool call; `upstream-error` a 429. */
+/**
+ * An OpenAI-compatible upstream at `<url>/v1`. Asking for tools gets a tool call; `upstream-error` a 429;
+ * a last user text `think:<x>` an answer with `reasoning_content` (streamed in two deltas).
+ */
 export function startOpenAiUpstream(): Promise<Upstream> {
   return startUpstream(({ path, body }, res) => {
     const json = (status: number, value: unknown) => {
@@ -130,10 +133,12 @@ export function startOpenAiUpstream(): Promise<Upstream> {
       const structured = body.response_format?.type === 'json_schema' || body.response_format?.type === 'json_object';
       const tools = toolResult === undefined && Array.isArray(body.tools) && body.tools.length > 0;
       const reply = toolResult !== undefined ? `The tool said: ${toolResult}` : structured ? STRUCTURED_REPLY : `Upstream heard: ${text}`;
+      // A reasoning model (vLLM, DeepSeek, llama.cpp): `think:` asks for reasoning_content before the answer.
+      const reasoning = text.startsWith('think:') ? `Thinking about ${text.slice(6)}` : undefined;
       if (!body.stream) {
         const message = tools
           ? { role: 'assistant', content: null, refusal: null, tool_calls: [TOOL_CALL] }
-          : { role: 'assistant', content: reply, refusal: null };
+          : { role: 'assistant', content: reply, refusal: null, ...(reasoning ? { reasoning_content: reasoning } : {}) };
         return json(200, { ...head, object: 'chat.completion', choices: [{ index: 0, message, logprobs: null, finish_reason: tools ? 'tool_calls' : 'stop' }], usage });
       }
       const withUsage = body.stream_options?.include_usage === true;
@@ -145,7 +150,11 @@ export function startOpenAiUpstream(): Promise<Upstream> {
           chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }, null),
           chunk({}, 'tool_calls'),
         ]
-        : [chunk({ role: 'assistant', content: '' }, null), chunk({ content: reply.slice(0, 16) }, null), chunk({ content: reply.slice(16) }, null), chunk({}, 'stop')];
+        : [
+          chunk({ role: 'assistant', content: '' }, null),
+          ...(reasoning ? [chunk({ reasoning_content: reasoning.slice(0, 9) }, null), chunk({ reasoning_content: reasoning.slice(9) }, null)] : []),
+          chunk({ content: reply.slice(0, 16) }, null), chunk({ content: reply.slice(16) }, null), chunk({}, 'stop'),
+        ];
       // A cut-off stream: the engine stops after two chunks, with no finish_reason and no [DONE].
       if (text === 'cut-off') return sse(res, frames.slice(0, 2));
       if (withUsage) frames.push(`data: ${JSON.stringify({ ...head, object: 'chat.completion.chunk', choices: [], usage })}\n\n`);

@@ -1,7 +1,10 @@
 /**
  * `count_tokens` asked of the service itself, as the ext call `count_tokens` with the request as the
  * `request` param (the Messages body for `family: anthropic`, the chat request otherwise); its answer
- * is `{"input_tokens": N}`. A service that cannot count gets a clear 400, never an invented number.
+ * is `{"input_tokens": N}`. An upstream engine counts with its own tokenizer (Anthropic's
+ * count_tokens, or `/tokenize` of vLLM, SGLang and llama.cpp). A service that cannot count gets an
+ * estimate, said so in the `x-gateway-token-count: estimate` header (`service` when it counted):
+ * agents call count_tokens routinely and stop on an error.
  */
 import type { Context } from 'koa';
 import { GatewayError, gatewayError, toGatewayError, type Caller, type PluginContext, type ServiceEntry } from '../../../core/plugins/index.js';
@@ -10,8 +13,17 @@ import { openChatCall } from '../openai/open-call.js';
 
 export const COUNT_TOKENS_METHOD = 'count_tokens';
 
+/** Says whether a count is the service's or the gateway's estimate. */
+export const TOKEN_COUNT_HEADER = 'x-gateway-token-count';
+
 /** Codes with which the service SDKs say a method is not there. */
 const UNSUPPORTED = /method-not-supported|not[-_ ]?implemented|unknown[-_ ]method/i;
+
+/**
+ * The estimate: one token per 4 characters of the request's JSON, rounded up (the usual rule of
+ * thumb for English text and code with BPE tokenizers; JSON punctuation makes it err high).
+ */
+export const estimateTokens = (requestJson: string): number => Math.ceil(requestJson.length / 4);
 
 export async function countTokens(
   ctx: PluginContext<any>,
@@ -28,7 +40,8 @@ export async function countTokens(
   } catch (thrown) {
     const err = toGatewayError(thrown);
     if (err instanceof GatewayError && (UNSUPPORTED.test(err.code) || err.status === 501)) {
-      throw gatewayError('TOKEN_COUNT_UNSUPPORTED', { args: { service: service.name, reason: err.message } });
+      koa.set(TOKEN_COUNT_HEADER, 'estimate');
+      return { input_tokens: estimateTokens(requestJson) };
     }
     throw err;
   }
@@ -36,5 +49,6 @@ export async function countTokens(
   if (typeof count !== 'number' || !Number.isInteger(count) || count < 0) {
     throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: service.name, reason: 'count_tokens must answer {"input_tokens": <integer>}' } });
   }
+  koa.set(TOKEN_COUNT_HEADER, 'service');
   return { input_tokens: count };
 }

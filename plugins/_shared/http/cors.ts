@@ -29,6 +29,8 @@ const EXPOSED = [
   'x-request-id', 'request-id', 'x-upstream-request-id', 'retry-after', 'retry-after-ms', 'x-should-retry',
   'x-ratelimit-limit-requests', 'x-ratelimit-limit-tokens', 'x-ratelimit-remaining-requests',
   'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-requests', 'x-ratelimit-reset-tokens',
+  // What the gateway says about a translation: hosted tools left out, an estimated token count.
+  'x-gateway-dropped-tools', 'x-gateway-token-count',
 ].join(', ');
 
 const METHODS = 'GET, POST, DELETE, OPTIONS';

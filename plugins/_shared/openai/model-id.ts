@@ -1,4 +1,8 @@
 import { gatewayError, type Caller, type PluginContext, type ServiceEntry } from '../../../core/plugins/index.js';
+import { canCall } from './can-call.js';
+import { unknownModelHint } from './model-hint.js';
+
+export { canCall };
 
 /** A chat-adapter `model` value `<author>/<service>[/model]` split into its parts. */
 export interface ModelId {
@@ -37,15 +41,25 @@ export interface ChatTarget {
  * services it may not call, and `GET models` does not list them either.
  */
 export function resolveChatTarget(ctx: PluginContext<any>, caller: Caller, model: string): ChatTarget {
+  const target = findChatTarget(ctx, model);
+  if (!target || !canCall(caller, target.service)) {
+    throw gatewayError('MODEL_NOT_FOUND', { param: 'model', args: { model, hint: unknownModelHint(ctx, caller, model) } });
+  }
+  ctx.pipeline.checkAccess(caller, target.service, { account: target.id.author, model: target.id.service });
+  return target;
+}
+
+/**
+ * The service a `model` value names, by `<author>/<service>[/model]` or, for a name without a slash,
+ * by a service alias (`services[].aliases`), which stands for `<account>/<service>` itself.
+ */
+export function findChatTarget(ctx: PluginContext<any>, model: string): ChatTarget | undefined {
+  if (!model.includes('/')) {
+    const service = ctx.directory.serviceByAlias(model);
+    return service && { id: { author: service.account.name, service: service.name, model: undefined }, service };
+  }
   const id = parseModelId(model);
   const account = id && ctx.directory.findAccount(id.author);
   const service = account && ctx.directory.findService(account, id.service);
-  if (!id || !service || !canCall(caller, service)) throw gatewayError('MODEL_NOT_FOUND', { param: 'model', args: { model } });
-  ctx.pipeline.checkAccess(caller, service, { account: id.author, model: id.service });
-  return { id, service };
-}
-
-/** Whether `caller` may call `service`: its own services and public ones. */
-export function canCall(caller: Caller, service: ServiceEntry): boolean {
-  return service.public || service.accountId === caller.account.id;
+  return id && service ? { id, service } : undefined;
 }

@@ -1,9 +1,10 @@
 /**
  * A chat answer as a Messages API `message` (responses-and-messages.md B.2, C.3, C.4): content
- * blocks (text, then a `tool_use` per tool call), `stop_reason` from the finish reason, and usage
+ * blocks (the engine's reasoning as a signed `thinking` block, text, then a `tool_use` per tool call), `stop_reason` from the finish reason, and usage
  * with `input_tokens` excluding cache reads. Pure functions.
  */
 import { isJsonObject as isObject, type JsonObject as Json } from '../../_shared/openai/json-object.js';
+import { reasoningOf, type ReasoningSeal } from '../../_shared/openai/reasoning-seal.js';
 
 export function stopReason(finishReason: unknown): string {
   switch (finishReason) {
@@ -38,10 +39,13 @@ export function toolInput(args: unknown): Json {
   }
 }
 
-export function messageFromChat(completion: Json, id: string, model: string): Json {
+export function messageFromChat(completion: Json, id: string, model: string, seal?: ReasoningSeal): Json {
   const choice = Array.isArray(completion.choices) && isObject(completion.choices[0]) ? completion.choices[0] : {};
   const message = isObject(choice.message) ? choice.message : {};
   const content: Json[] = [];
+  // The engine's reasoning first, as Anthropic's models put their thinking before the answer.
+  const thinking = reasoningOf(message);
+  if (thinking && seal) content.push({ type: 'thinking', thinking, signature: seal.sign(thinking) });
   if (typeof message.content === 'string' && message.content) content.push({ type: 'text', text: message.content });
   for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
     if (!isObject(call)) continue;

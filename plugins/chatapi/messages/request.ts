@@ -11,11 +11,11 @@ import type { MessagesBody } from './schema.js';
 const invalid = (param: string, reason: string) => gatewayError('VALIDATION_FAILED', { param, args: { reason: `${param} ${reason}` } });
 
 /** The chat request's fields other than `model`. */
-export function toChatRequest(body: MessagesBody): Json {
+export function toChatRequest(body: MessagesBody, thinking: ThinkingCheck = () => false): Json {
   const messages: Json[] = [];
   const system = systemText(body.system);
   if (system) messages.push({ role: 'system', content: system });
-  body.messages.forEach((message, index) => messages.push(...toChatMessages(message, index)));
+  body.messages.forEach((message, index) => messages.push(...toChatMessages(message, index, thinking)));
 
   const chat: Json = { messages };
   if (body.stream === true) {
@@ -52,24 +52,30 @@ export function toChatRequest(body: MessagesBody): Json {
 /** Chat config names that differ from the Messages request's, for errors that name a field. */
 export const CHAT_TO_MESSAGES_PARAM: Readonly<Record<string, string>> = { stop: 'stop_sequences', user: 'metadata.user_id' };
 
-function systemText(system: MessagesBody['system']): string {
+function systemText(system: MessagesBody['system'] | Json[]): string {
   if (system === undefined) return '';
   if (typeof system === 'string') return system;
   return system.map((b) => (b.type === 'text' ? String(b.text ?? '') : '')).join('\n');
 }
 
-function toChatMessages(message: MessagesBody['messages'][number], index: number): Json[] {
+function toChatMessages(message: MessagesBody['messages'][number], index: number, thinking: ThinkingCheck): Json[] {
   const { role, content } = message;
+  // Instructions anywhere in the conversation stay where they are, as chat system messages.
+  if (role === 'system' || role === 'developer') return [{ role: 'system', content: typeof content === 'string' ? content : systemText(content) }];
   if (typeof content === 'string') return [{ role, content }];
   if (role === 'assistant') {
     let text = '';
+    let reasoning = '';
     const calls: Json[] = [];
-    for (const block of content) {
+    content.forEach((block, i) => {
       if (block.type === 'text') text += String(block.text ?? '');
       else if (block.type === 'tool_use') calls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
-      // thinking and redacted_thinking: a chat service has no use for them.
-    }
+      // The engine's own reasoning of an earlier turn goes back to it, if the gateway signed it.
+      else if (block.type === 'thinking' && thinking(block, `messages[${index}].content[${i}]`)) reasoning += String(block.thinking ?? '');
+      // redacted_thinking: encrypted by another provider, meaningless to a chat engine.
+    });
     const out: Json = { role, content: text || (calls.length ? null : '') };
+    if (reasoning) out.reasoning_content = reasoning;
     if (calls.length) out.tool_calls = calls;
     return [out];
   }
@@ -79,21 +85,55 @@ function toChatMessages(message: MessagesBody['messages'][number], index: number
   content.forEach((block, i) => {
     const param = `messages[${index}].content[${i}]`;
     switch (block.type) {
-      case 'tool_result':
-        out.push({ role: 'tool', tool_call_id: block.tool_use_id, content: (block.is_error === true ? 'Error: ' : '') + resultText(block.content) });
+      case 'tool_result': {
+        const result = toolResult(block.content, param);
+        out.push({ role: 'tool', tool_call_id: block.tool_use_id, content: (block.is_error === true ? 'Error: ' : '') + result.text });
+        // A tool message takes text only: the result's images follow in the user turn, named.
+        if (result.media.length) parts.push({ type: 'text', text: `(attachments of tool result ${String(block.tool_use_id)})` }, ...result.media);
         break;
+      }
       case 'text':
         parts.push({ type: 'text', text: String(block.text ?? '') });
         break;
       case 'image':
         parts.push({ type: 'image_url', image_url: { url: imageUrl(block.source, param) } });
         break;
+      case 'document':
+        parts.push(documentPart(block, param));
+        break;
       default:
-        throw invalid(`${param}.type`, `'${String(block.type)}' is not supported by chat services (text, image, tool_use, tool_result)`);
+        throw invalid(`${param}.type`, `'${String(block.type)}' is not supported by chat services (text, image, document, tool_use, tool_result)`);
     }
   });
   if (parts.length) out.push({ role, content: parts });
   return out;
+}
+
+/** Whether a thinking block is the gateway's own (its signature verifies); throws when it claims to be and is not. */
+export type ThinkingCheck = (block: Json, param: string) => boolean;
+
+/** A `document` block as a chat part: plain text as text, a PDF (base64 or URL) as a file part. */
+function documentPart(block: Json, param: string): Json {
+  const source = isObject(block.source) ? block.source : {};
+  const title = typeof block.title === 'string' ? block.title : undefined;
+  if (source.type === 'text' && typeof source.data === 'string') return { type: 'text', text: title ? `${title}\n\n${source.data}` : source.data };
+  if (source.type === 'content' && Array.isArray(source.content)) return { type: 'text', text: resultText(source.content) };
+  if (source.type === 'base64' && typeof source.data === 'string') {
+    return { type: 'file', file: { file_data: `data:${String(source.media_type ?? 'application/pdf')};base64,${source.data}`, ...(title ? { filename: title } : {}) } };
+  }
+  if (source.type === 'url' && typeof source.url === 'string') return { type: 'file', file: { file_url: source.url, ...(title ? { filename: title } : {}) } };
+  throw invalid(`${param}.source`, 'must be {type:"text",data}, {type:"base64",media_type,data}, {type:"url",url} or {type:"content",content}');
+}
+
+/** A tool result's text, and its images and documents as chat parts. */
+function toolResult(content: unknown, param: string): { text: string; media: Json[] } {
+  if (!Array.isArray(content)) return { text: resultText(content), media: [] };
+  const media: Json[] = [];
+  content.forEach((b, i) => {
+    if (isObject(b) && b.type === 'image') media.push({ type: 'image_url', image_url: { url: imageUrl(b.source, `${param}.content[${i}]`) } });
+    else if (isObject(b) && b.type === 'document') media.push(documentPart(b, `${param}.content[${i}]`));
+  });
+  return { text: resultText(content), media };
 }
 
 function imageUrl(source: unknown, param: string): string {

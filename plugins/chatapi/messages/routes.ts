@@ -10,7 +10,9 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { gatewayError, type Caller, type PluginContext } from '../../../core/plugins/index.js';
 import { countTokens } from '../../_shared/anthropic/count-tokens.js';
+import { affinityKey, sessionKey } from '../../_shared/openai/affinity.js';
 import { relayNativeMessages } from '../../_shared/anthropic/native-answer.js';
+import { nativeMessagesBody } from '../../_shared/anthropic/native-body.js';
 import { prepareAnthropicRoute } from '../../_shared/anthropic/route.js';
 import { mergeChunks, type AnswerDefaults } from '../../_shared/openai/answers.js';
 import { parseJsonObject } from '../../_shared/openai/json-object.js';
@@ -21,28 +23,31 @@ import { collectAnswer, relaySse } from '../../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../../_shared/openai/usage.js';
 import { compileBodyCheck } from '../../_shared/openai/validate.js';
 import { splitRequest } from '../transform.js';
+import type { ReasoningSeal } from '../../_shared/openai/reasoning-seal.js';
 import { validateTranslatedConfig } from '../validate-config.js';
 import { messageFromChat } from './answer.js';
-import { CHAT_TO_MESSAGES_PARAM, toChatRequest } from './request.js';
+import { CHAT_TO_MESSAGES_PARAM, toChatRequest, type ThinkingCheck } from './request.js';
 import { COUNT_TOKENS_BODY, MESSAGES_BODY, type MessagesBody } from './schema.js';
 import { MESSAGES_SSE, MessagesStream } from './stream.js';
 
 export interface MessagesDeps {
   ctx: PluginContext<ChatAdapterOptions>;
-  /** The adapter base path; these routes are only under `<base>/v1/…`, where the Anthropic SDKs call. */
-  base: string;
+  /** The route patterns of a path: under `<base>/v1/…` (where the Anthropic SDKs call) and the alias prefix. */
+  route: (path: string) => string[];
   authenticate: (koa: Context) => Caller;
   chatTypes: () => { data?: string; config?: string };
   logUsage: (koa: Context, caller: Caller, model: string, usage: Usage | undefined, endpoint: string) => void;
+  /** Signs the engine's reasoning as thinking blocks, and verifies those that come back. */
+  seal: ReasoningSeal;
 }
 
 const checkCreate = compileBodyCheck<MessagesBody>(MESSAGES_BODY);
 const checkCount = compileBodyCheck<MessagesBody>(COUNT_TOKENS_BODY);
 
 export function mountMessages(router: Router, deps: MessagesDeps): void {
-  const { ctx, base } = deps;
+  const { ctx, route } = deps;
 
-  router.post(`${base}/v1/messages`, async (koa) => {
+  router.post(route('messages'), async (koa) => {
     const passed = prepareAnthropicRoute(koa);
     const caller = deps.authenticate(koa);
     ctx.pipeline.countRequest(caller);
@@ -50,37 +55,38 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
     const body = checkCreate(value);
     const { id, service } = resolveChatTarget(ctx, caller, body.model);
     const stream = body.stream === true;
+    const routing = { affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)) };
     let usage: Usage | undefined;
 
     if (service.family === 'anthropic') {
-      const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: nativeBody(body, text), dataType: `${ctx.specsUrl}/common.json#/JsonObject` } } }, stream, passed);
+      const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: nativeMessagesBody(body, text), dataType: `${ctx.specsUrl}/common.json#/JsonObject` } } }, stream, passed, routing);
       usage = await relayNativeMessages(koa, call, stream, service.name);
       deps.logUsage(koa, caller, body.model, usage, 'messages');
       return;
     }
 
-    const split = splitRequest(toChatRequest(body), 'chat', id.model ?? service.defaultModel);
+    const split = splitRequest(toChatRequest(body, thinkingCheck(deps.seal)), 'chat', id.model ?? service.defaultModel);
     validateTranslatedConfig(ctx, service, split.configObject, id.model, CHAT_TO_MESSAGES_PARAM);
     const types = deps.chatTypes();
     const call = await openChatCall(ctx, koa, caller, service, {
       predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
-    }, stream, passed);
+    }, stream, passed, routing);
     const messageId = `msg_${randomBytes(12).toString('hex')}`;
     if (stream) {
-      usage = await relaySse(koa, call, MESSAGES_SSE, new MessagesStream(messageId, body.model), service.name);
+      usage = await relaySse(koa, call, MESSAGES_SSE, new MessagesStream(messageId, body.model, deps.seal), service.name);
     } else {
       const answer = await collectAnswer(call, service.name);
       const defaults: AnswerDefaults = { id: messageId, created: Math.floor(Date.now() / 1000), model: body.model, object: 'chat.completion', includeUsage: false };
       const json = answer.whole ?? mergeChunks(answer.parts, defaults);
       const completion = parseJsonObject(json);
       if (!completion) throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: service.name, reason: 'the chat answer is not a JSON object' } });
-      koa.body = messageFromChat(completion, messageId, body.model);
+      koa.body = messageFromChat(completion, messageId, body.model, deps.seal);
       usage = findUsage(json);
     }
     deps.logUsage(koa, caller, body.model, usage, 'messages');
   });
 
-  router.post(`${base}/v1/messages/count_tokens`, async (koa) => {
+  router.post(route('messages/count_tokens'), async (koa) => {
     const passed = prepareAnthropicRoute(koa);
     const caller = deps.authenticate(koa);
     ctx.pipeline.countRequest(caller);
@@ -89,9 +95,9 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
     const { id, service } = resolveChatTarget(ctx, caller, body.model);
     let request: string;
     if (service.family === 'anthropic') {
-      request = nativeBody(body, text);
+      request = nativeMessagesBody(body, text);
     } else {
-      const chat = toChatRequest(body);
+      const chat = toChatRequest(body, thinkingCheck(deps.seal));
       const model = id.model ?? service.defaultModel;
       request = JSON.stringify({ ...(model !== undefined ? { model } : {}), messages: chat.messages, ...(chat.tools ? { tools: chat.tools } : {}) });
     }
@@ -99,11 +105,5 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
   });
 }
 
-/** The Messages body for an Anthropic-family service: as sent, with string content as one text block. */
-function nativeBody(body: MessagesBody, text: string): string {
-  if (!body.messages.some((m) => typeof m.content === 'string')) return text;
-  return JSON.stringify({
-    ...body,
-    messages: body.messages.map((m) => (typeof m.content === 'string' ? { ...m, content: [{ type: 'text', text: m.content }] } : m)),
-  });
-}
+/** A thinking block goes back to the engine when its signature is this gateway's. */
+const thinkingCheck = (seal: ReasoningSeal): ThinkingCheck => (block) => typeof block.thinking === 'string' && seal.verify(block.thinking, block.signature);

@@ -31,7 +31,8 @@ const common = {
       type: 'object',
       required: ['role', 'content'],
       properties: {
-        role: { enum: ['user', 'assistant'] },
+        // system and developer: the mid-conversation instructions Claude Code and the newest SDKs send.
+        role: { enum: ['user', 'assistant', 'system', 'developer'] },
         content: { anyOf: [{ type: 'string' }, { type: 'array', items: block }] },
       },
     },

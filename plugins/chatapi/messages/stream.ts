@@ -8,6 +8,7 @@ import type { GatewayError } from '../../../core/plugins/index.js';
 import { anthropicErrorEvent, anthropicMessageAsEvents, named } from '../../_shared/anthropic/events.js';
 import { isJsonObject as isObject, parseJsonObject } from '../../_shared/openai/json-object.js';
 import type { SseFormat } from '../../_shared/openai/relay.js';
+import { reasoningOf, type ReasoningSeal } from '../../_shared/openai/reasoning-seal.js';
 import { messageFromChat, messagesUsage, stopReason } from './answer.js';
 
 export class MessagesStream {
@@ -16,16 +17,20 @@ export class MessagesStream {
   #started = false;
   /** Index of the open block, -1 when none. */
   #open = -1;
-  #openKind: 'text' | 'tool_use' | undefined;
+  #openKind: 'text' | 'tool_use' | 'thinking' | undefined;
+  /** The open thinking block's text, signed when it closes. */
+  #thinking = '';
+  readonly #seal: ReasoningSeal | undefined;
   #blocks = 0;
   /** Chat tool-call index → its block index. */
   #calls = new Map<number, number>();
   #finishReason: unknown = null;
   #usage: unknown;
 
-  constructor(id: string, model: string) {
+  constructor(id: string, model: string, seal?: ReasoningSeal) {
     this.#id = id;
     this.#model = model;
+    this.#seal = seal;
   }
 
   #event(type: string, fields: Record<string, unknown>): string {
@@ -42,7 +47,10 @@ export class MessagesStream {
 
   #close(): string {
     if (this.#open < 0) return '';
-    const out = this.#event('content_block_stop', { index: this.#open });
+    let out = '';
+    // A thinking block's signature goes in a signature_delta just before its stop, as Anthropic sends it.
+    if (this.#openKind === 'thinking') out += this.#event('content_block_delta', { index: this.#open, delta: { type: 'signature_delta', signature: this.#seal!.sign(this.#thinking) } });
+    out += this.#event('content_block_stop', { index: this.#open });
     this.#open = -1;
     this.#openKind = undefined;
     return out;
@@ -56,6 +64,18 @@ export class MessagesStream {
     const choice = Array.isArray(chunk.choices) && isObject(chunk.choices[0]) ? chunk.choices[0] : undefined;
     if (!choice) return out;
     const delta = isObject(choice.delta) ? choice.delta : {};
+    const reasoning = this.#seal ? reasoningOf(delta) : '';
+    if (reasoning) {
+      if (this.#openKind !== 'thinking') {
+        out += this.#close();
+        this.#open = this.#blocks++;
+        this.#openKind = 'thinking';
+        this.#thinking = '';
+        out += this.#event('content_block_start', { index: this.#open, content_block: { type: 'thinking', thinking: '', signature: '' } });
+      }
+      this.#thinking += reasoning;
+      out += this.#event('content_block_delta', { index: this.#open, delta: { type: 'thinking_delta', thinking: reasoning } });
+    }
     if (typeof delta.content === 'string' && delta.content) {
       if (this.#openKind !== 'text') {
         out += this.#close();
@@ -92,7 +112,7 @@ export class MessagesStream {
     if (!completion) return this.#start();
     this.#started = true;
     this.#finishReason = undefined;
-    return anthropicMessageAsEvents(JSON.stringify(messageFromChat(completion, this.#id, this.#model)));
+    return anthropicMessageAsEvents(JSON.stringify(messageFromChat(completion, this.#id, this.#model, this.#seal)));
   }
 
   finish(): string {

@@ -6,6 +6,8 @@
 import { isJsonObject as isObject, type JsonObject as Json } from '../../_shared/openai/json-object.js';
 import { newId } from './ids.js';
 import type { ResponsesBody } from './schema.js';
+import type { ToolNames } from './tools.js';
+import { reasoningOf, type ReasoningSeal } from '../../_shared/openai/reasoning-seal.js';
 
 /** What a response echoes of its request, fixed before the answer comes. */
 export interface ResponseHead {
@@ -14,8 +16,23 @@ export interface ResponseHead {
   /** The `model` the caller sent. */
   model: string;
   body: ResponsesBody;
+  /** Chat tool names back to the request's (flattened namespaces); names unchanged without. */
+  names?: ToolNames;
+  /** Seals the engine's reasoning into `encrypted_content` when the request's `include` asks for it. */
+  seal?: ReasoningSeal;
   /** False when the gateway keeps no responses (`responses.store: false`): the answer says `store: false`. */
   kept?: boolean;
+}
+
+/** Whether the request asked for reasoning items' `encrypted_content` (Codex always does, with store off). */
+export function wantsEncryptedReasoning(head: ResponseHead): boolean {
+  return Array.isArray(head.body.include) && head.body.include.includes('reasoning.encrypted_content');
+}
+
+/** The engine's reasoning as a `reasoning` item: its text as a summary part, sealed when asked. */
+export function reasoningItem(head: ResponseHead, id: string, text: string, status: string): Json {
+  const sealed = head.seal && wantsEncryptedReasoning(head) ? head.seal.seal(text) : undefined;
+  return { id, type: 'reasoning', status, summary: text ? [{ type: 'summary_text', text }] : [], ...(sealed ? { encrypted_content: sealed } : {}) };
 }
 
 /** The response without output, in the state `status`: what `response.created` carries. */
@@ -81,13 +98,14 @@ export const messageItem = (id: string, text: string, status: string): Json => (
   content: [{ type: 'output_text', text, annotations: [], logprobs: [] }],
 });
 
-export const functionCallItem = (id: string, callId: string, name: string, args: string, status: string): Json => ({
+export const functionCallItem = (id: string, callId: string, name: string, args: string, status: string, namespace?: unknown): Json => ({
   id,
   type: 'function_call',
   status,
   arguments: args,
   call_id: callId,
   name,
+  ...(typeof namespace === 'string' ? { namespace } : {}),
 });
 
 /** A complete `chat.completion` as the finished response. */
@@ -95,6 +113,8 @@ export function responseFromChat(head: ResponseHead, completion: Json): Json {
   const choice = Array.isArray(completion.choices) && isObject(completion.choices[0]) ? completion.choices[0] : {};
   const message = isObject(choice.message) ? choice.message : {};
   const output: Json[] = [];
+  const reasoning = reasoningOf(message);
+  if (reasoning) output.push(reasoningItem(head, newId('rs'), reasoning, 'completed'));
   const text = typeof message.content === 'string' ? message.content : '';
   const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as unknown[]) : [];
   const refusal = typeof message.refusal === 'string' && message.refusal ? message.refusal : undefined;
@@ -104,23 +124,32 @@ export function responseFromChat(head: ResponseHead, completion: Json): Json {
   for (const call of calls) {
     if (!isObject(call)) continue;
     const fn = isObject(call.function) ? call.function : {};
-    output.push(functionCallItem(newId('fc'), String(call.id ?? newId('fc')), String(fn.name ?? ''), typeof fn.arguments === 'string' ? fn.arguments : '{}', 'completed'));
+    const { name, namespace } = head.names?.toResponses(String(fn.name ?? '')) ?? { name: String(fn.name ?? '') };
+    output.push(functionCallItem(newId('fc'), String(call.id ?? newId('fc')), name, typeof fn.arguments === 'string' ? fn.arguments : '{}', 'completed', namespace));
   }
   return { ...responseShell(head, 'completed'), ...finishStatus(choice.finish_reason), output, usage: responsesUsage(completion.usage) };
 }
 
 /** The assistant turn of a finished response as chat messages, for the stored conversation. */
-export function outputAsMessages(output: readonly Json[]): Json[] {
+export function outputAsMessages(output: readonly Json[], names?: ToolNames): Json[] {
   let text = '';
+  let reasoning = '';
   const calls: Json[] = [];
   for (const item of output) {
-    if (item.type === 'message' && Array.isArray(item.content)) {
+    if (item.type === 'reasoning') reasoning += summaryText(item);
+    else if (item.type === 'message' && Array.isArray(item.content)) {
       for (const part of item.content) if (isObject(part) && part.type === 'output_text') text += String(part.text ?? '');
     } else if (item.type === 'function_call') {
-      calls.push({ id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } });
+      calls.push({ id: item.call_id, type: 'function', function: { name: names ? names.toChat(String(item.name), item.namespace) : item.name, arguments: item.arguments } });
     }
   }
   const message: Json = { role: 'assistant', content: text || (calls.length ? null : '') };
+  if (reasoning) message.reasoning_content = reasoning;
   if (calls.length) message.tool_calls = calls;
   return [message];
+}
+
+/** The text of a reasoning item's summary parts. */
+export function summaryText(item: Json): string {
+  return Array.isArray(item.summary) ? item.summary.map((p) => (isObject(p) && typeof p.text === 'string' ? p.text : '')).join('') : '';
 }

@@ -8,6 +8,9 @@
 import { gatewayError } from '../../../core/plugins/index.js';
 import { isJsonObject as isObject, type JsonObject as Json } from '../../_shared/openai/json-object.js';
 import { newId } from './ids.js';
+import { summaryText } from './answer.js';
+import type { ReasoningSeal } from '../../_shared/openai/reasoning-seal.js';
+import { toChatToolChoice, toChatTools, type ToolNames } from './tools.js';
 import type { ResponsesBody } from './schema.js';
 
 /** A Chat Completions message, as the services of the standard adapter take it. */
@@ -20,6 +23,9 @@ export interface ChatTranslation {
   conversation: ChatMessage[];
   /** This turn's input items with ids and statuses. */
   inputItems: Json[];
+  /** Hosted tools left out (the engine runs none), and the map from chat tool names back. */
+  dropped: string[];
+  names: ToolNames;
 }
 
 /** Request fields a chat service also takes, under the same name. */
@@ -31,9 +37,10 @@ const invalid = (param: string, reason: string) => gatewayError('VALIDATION_FAIL
  * The chat request for `body`, continuing `history` (the stored conversation of
  * `previous_response_id`; its instructions are not carried over, as OpenAI does).
  */
-export function toChatRequest(body: ResponsesBody, history: readonly ChatMessage[] = []): ChatTranslation {
+export function toChatRequest(body: ResponsesBody, history: readonly ChatMessage[] = [], seal?: ReasoningSeal): ChatTranslation {
+  const tools = toChatTools(body.tools);
   const inputItems = normaliseInput(body.input);
-  const turn = itemsToMessages(inputItems);
+  const turn = itemsToMessages(inputItems, tools.names, seal);
   const conversation = [...history, ...turn];
   const messages: ChatMessage[] = [];
   if (typeof body.instructions === 'string' && body.instructions) messages.push({ role: 'system', content: body.instructions });
@@ -48,11 +55,11 @@ export function toChatRequest(body: ResponsesBody, history: readonly ChatMessage
   }
   for (const key of SAME_NAME) if (body[key] !== undefined && body[key] !== null) chat[key] = body[key];
   if (typeof body.max_output_tokens === 'number') chat.max_tokens = body.max_output_tokens;
-  if (Array.isArray(body.tools) && body.tools.length) chat.tools = body.tools.map(toChatTool);
-  if (body.tool_choice !== undefined && body.tool_choice !== null) chat.tool_choice = toChatToolChoice(body.tool_choice);
+  if (tools.tools.length) chat.tools = tools.tools;
+  if (body.tool_choice !== undefined && body.tool_choice !== null) chat.tool_choice = toChatToolChoice(body.tool_choice, tools.names);
   const format = body.text?.format;
   if (format && format.type !== 'text') chat.response_format = toResponseFormat(format);
-  return { chat, conversation, inputItems };
+  return { chat, conversation, inputItems, dropped: tools.dropped, names: tools.names };
 }
 
 /** Chat config names that differ from the Responses request's, for errors that name a field. */
@@ -60,25 +67,6 @@ export const CHAT_TO_RESPONSES_PARAM: Readonly<Record<string, string>> = {
   max_tokens: 'max_output_tokens',
   response_format: 'text.format',
 };
-
-function toChatTool(tool: unknown, index: number): Json {
-  const t = tool as Json;
-  if (t.type !== 'function') throw invalid(`tools[${index}].type`, `'${String(t.type)}' is not supported: chat services take function tools only`);
-  if (typeof t.name !== 'string' || !t.name) throw invalid(`tools[${index}].name`, 'is required');
-  const fn: Json = { name: t.name };
-  if (t.description !== undefined) fn.description = t.description;
-  if (t.parameters !== undefined) fn.parameters = t.parameters;
-  if (t.strict !== undefined && t.strict !== null) fn.strict = t.strict;
-  return { type: 'function', function: fn };
-}
-
-function toChatToolChoice(choice: unknown): unknown {
-  if (typeof choice === 'string') return choice;
-  if (!isObject(choice)) throw invalid('tool_choice', 'must be a string or an object');
-  if (choice.type === 'function' && typeof choice.name === 'string') return { type: 'function', function: { name: choice.name } };
-  if (choice.type === 'allowed_tools') return choice.mode === 'required' ? 'required' : 'auto';
-  throw invalid('tool_choice.type', `'${String(choice.type)}' is not supported: use none, auto, required or a function`);
-}
 
 function toResponseFormat(format: Json): Json {
   if (format.type === 'json_object') return { type: 'json_object' };
@@ -113,33 +101,52 @@ function normaliseItem(item: Json, index: number): Json {
       if (typeof item.call_id !== 'string') throw invalid(`input[${index}].call_id`, 'is required');
       return { ...item, id: typeof item.id === 'string' ? item.id : newId('fco'), status: item.status ?? 'completed' };
     case 'reasoning':
-      // Reasoning of an earlier answer: a chat service has no use for it; kept for input_items.
-      return { ...item, id: typeof item.id === 'string' ? item.id : newId('msg') };
+      // Reasoning of an earlier answer: it goes back to the engine with the assistant turn it led to.
+      return { ...item, id: typeof item.id === 'string' ? item.id : newId('rs') };
     default:
       throw invalid(`input[${index}].type`, `'${String(type)}' is not supported here (message, function_call, function_call_output, reasoning)`);
   }
 }
 
 /** Input items as chat messages; consecutive function calls form one assistant turn (C.1). */
-export function itemsToMessages(items: readonly Json[]): ChatMessage[] {
+export function itemsToMessages(items: readonly Json[], names: ToolNames, seal?: ReasoningSeal): ChatMessage[] {
   const messages: ChatMessage[] = [];
+  // Reasoning items precede the assistant turn they led to: their text joins that turn.
+  let reasoning = '';
+  const assistantTurn = (message: ChatMessage) => {
+    if (reasoning) message.reasoning_content = reasoning;
+    reasoning = '';
+    return message;
+  };
   for (const item of items) {
-    if (item.type === 'message') {
-      messages.push(messageOf(item));
+    if (item.type === 'reasoning') {
+      reasoning += reasoningInput(item, seal);
+    } else if (item.type === 'message') {
+      const message = messageOf(item);
+      messages.push(message.role === 'assistant' ? assistantTurn(message) : message);
     } else if (item.type === 'function_call') {
-      const call = { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
+      const call = { id: item.call_id, type: 'function', function: { name: names.toChat(String(item.name), item.namespace), arguments: item.arguments } };
       const last = messages.at(-1);
       if (last?.role === 'assistant') {
         if (Array.isArray(last.tool_calls)) (last.tool_calls as unknown[]).push(call);
         else last.tool_calls = [call];
       } else {
-        messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+        messages.push(assistantTurn({ role: 'assistant', content: null, tool_calls: [call] }));
       }
     } else if (item.type === 'function_call_output') {
       messages.push({ role: 'tool', tool_call_id: item.call_id, content: outputText(item.output) });
     }
   }
   return messages;
+}
+
+/**
+ * The engine reasoning a reasoning item carries back: its `encrypted_content` when this gateway sealed
+ * it; nothing when another provider did (opaque to this gateway); else its summary text.
+ */
+function reasoningInput(item: Json, seal: ReasoningSeal | undefined): string {
+  if (item.encrypted_content !== undefined && item.encrypted_content !== null) return seal?.open(item.encrypted_content) ?? '';
+  return summaryText(item);
 }
 
 function messageOf(item: Json): ChatMessage {

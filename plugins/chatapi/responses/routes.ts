@@ -8,6 +8,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { gatewayError, type Caller, type PluginContext } from '../../../core/plugins/index.js';
+import { affinityKey, sessionKey } from '../../_shared/openai/affinity.js';
 import { mergeChunks, type AnswerDefaults } from '../../_shared/openai/answers.js';
 import { parseJsonObject, type JsonObject as Json } from '../../_shared/openai/json-object.js';
 import { resolveChatTarget } from '../../_shared/openai/model-id.js';
@@ -17,6 +18,7 @@ import { collectAnswer, relaySse } from '../../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../../_shared/openai/usage.js';
 import { compileBodyCheck } from '../../_shared/openai/validate.js';
 import { splitRequest } from '../transform.js';
+import type { ReasoningSeal } from '../../_shared/openai/reasoning-seal.js';
 import { validateTranslatedConfig } from '../validate-config.js';
 import { outputAsMessages, responseFromChat, type ResponseHead } from './answer.js';
 import { newId } from './ids.js';
@@ -30,7 +32,7 @@ import { RESPONSES_SSE, ResponsesStream } from './stream.js';
 export interface ResponsesDeps {
   ctx: PluginContext<ChatAdapterOptions>;
   /** The route pattern for a path under the adapter base (`<base>{/v1}/<path>`). */
-  route: (path: string) => string;
+  route: (path: string) => string[];
   authenticate: (koa: Context, permission: 'MODEL_REQUESTS' | 'READ_DATA' | 'MODIFY_DATA') => Caller;
   store: () => Promise<ResponseStore>;
   /** `plugins.options.chatapi.responses` */
@@ -38,9 +40,14 @@ export interface ResponsesDeps {
   /** `dataType` of chat predict data and config. */
   chatTypes: () => { data?: string; config?: string };
   logUsage: (koa: Context, caller: Caller, model: string, usage: Usage | undefined) => void;
+  /** Seals the engine's reasoning into `encrypted_content`, and opens what comes back. */
+  seal: ReasoningSeal;
 }
 
 const checkBody = compileBodyCheck<ResponsesBody>(RESPONSES_BODY);
+
+/** The hosted tools of a request left out for a chat service, comma-separated. */
+export const DROPPED_TOOLS_HEADER = 'x-gateway-dropped-tools';
 
 export function mountResponses(router: Router, deps: ResponsesDeps): void {
   const { ctx, route } = deps;
@@ -53,7 +60,9 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
     const { id, service } = resolveChatTarget(ctx, caller, body.model);
     const stream = body.stream === true;
     if (service.nativeResponses) {
-      const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: `${ctx.specsUrl}/gpt.json#/ResponsesRequest` } } }, stream);
+      const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: `${ctx.specsUrl}/gpt.json#/ResponsesRequest` } } }, stream, undefined, {
+        affinityKey: affinityKey(service, body.input, sessionKey(koa, body)),
+      });
       if (stream) {
         const usage = await relaySse<NativeStreamState>(koa, call, NATIVE_RESPONSES_SSE, { terminated: false, sequence: 0 }, service.name);
         deps.logUsage(koa, caller, body.model, usage);
@@ -69,7 +78,12 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
 
     const storing = deps.options.store && body.store !== false;
     const previous = body.previous_response_id ? await ownStored(deps, caller, body.previous_response_id, 'previous_response_id') : undefined;
-    const { chat, conversation, inputItems } = toChatRequest(body, previous?.conversation);
+    const { chat, conversation, inputItems, dropped, names } = toChatRequest(body, previous?.conversation, deps.seal);
+    if (dropped.length) {
+      // Hosted tools run at OpenAI; a chat engine has none. Said, not silently lost.
+      koa.set(DROPPED_TOOLS_HEADER, dropped.join(', '));
+      ctx.logger.info({ requestId: koa.state.requestId, model: body.model, dropped }, 'hosted tools dropped: the chat service runs none');
+    }
     // The JSON of the conversation is what this turn sends and what storing it keeps: measured once.
     const conversationBytes = previous || storing ? jsonBytes(conversation) : 0;
     if (previous && conversationBytes > deps.options.maxConversationBytes) {
@@ -83,8 +97,8 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
     const types = deps.chatTypes();
     const call = await openChatCall(ctx, koa, caller, service, {
       predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
-    }, stream);
-    const head: ResponseHead = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), model: body.model, body, kept: deps.options.store };
+    }, stream, undefined, { affinityKey: affinityKey(service, chat.messages, sessionKey(koa, body)) });
+    const head: ResponseHead = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), model: body.model, body, names, seal: deps.seal, kept: deps.options.store };
     let response: Json | undefined;
     let usage: Usage | undefined;
     if (stream) {
@@ -110,7 +124,7 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
         createdAt: Date.now(),
         response,
         inputItems,
-        conversation: [...conversation, ...outputAsMessages(response.output as Json[])],
+        conversation: [...conversation, ...outputAsMessages(response.output as Json[], names)],
       });
     }
   });

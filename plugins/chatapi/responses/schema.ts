@@ -19,6 +19,7 @@ export interface ResponsesBody extends Record<string, unknown> {
   parallel_tool_calls?: boolean | null;
   metadata?: Record<string, string> | null;
   user?: string | null;
+  include?: string[] | null;
 }
 
 export const RESPONSES_BODY = {
@@ -56,5 +57,6 @@ export const RESPONSES_BODY = {
     parallel_tool_calls: { type: ['boolean', 'null'] },
     metadata: { type: ['object', 'null'], maxProperties: 16, additionalProperties: { type: 'string', maxLength: 512 } },
     user: { type: ['string', 'null'] },
+    include: { type: ['array', 'null'], maxItems: 32, items: { type: 'string' } },
   },
 };

@@ -8,7 +8,8 @@
 import type { GatewayError } from '../../../core/plugins/index.js';
 import { isJsonObject as isObject, parseJsonObject, type JsonObject as Json } from '../../_shared/openai/json-object.js';
 import type { SseFormat } from '../../_shared/openai/relay.js';
-import { finishStatus, functionCallItem, messageItem, responseFromChat, responseShell, responsesUsage, type ResponseHead } from './answer.js';
+import { finishStatus, functionCallItem, messageItem, reasoningItem, responseFromChat, responseShell, responsesUsage, summaryText, type ResponseHead } from './answer.js';
+import { reasoningOf } from '../../_shared/openai/reasoning-seal.js';
 import { newId } from './ids.js';
 
 interface OpenItem {
@@ -55,6 +56,8 @@ export class ResponsesStream {
     const choice = Array.isArray(chunk.choices) && isObject(chunk.choices[0]) ? chunk.choices[0] : undefined;
     if (!choice) return out;
     const delta = isObject(choice.delta) ? choice.delta : {};
+    const reasoning = reasoningOf(delta);
+    if (reasoning) out += this.#reasoning(reasoning);
     if (typeof delta.content === 'string' && delta.content) out += this.#text(delta.content);
     if (Array.isArray(delta.tool_calls)) for (const fragment of delta.tool_calls) if (isObject(fragment)) out += this.#toolCall(fragment);
     if (choice.finish_reason != null) this.#finishReason = choice.finish_reason;
@@ -68,17 +71,34 @@ export class ResponsesStream {
     if (!completion) return out;
     const response = responseFromChat(this.head, completion);
     for (const item of response.output as Json[]) {
-      if (item.type === 'message') {
+      if (item.type === 'reasoning') {
+        out += this.#reasoning(summaryText(item));
+      } else if (item.type === 'message') {
         const part = (item.content as Json[])[0];
         if (part?.type === 'output_text') out += this.#text(String(part.text ?? ''), true);
       } else if (item.type === 'function_call') {
-        out += this.#toolCall({ index: this.#calls.size, id: item.call_id, function: { name: item.name, arguments: item.arguments } });
+        const name = this.head.names ? this.head.names.toChat(String(item.name), item.namespace) : item.name;
+        out += this.#toolCall({ index: this.#calls.size, id: item.call_id, function: { name, arguments: item.arguments } });
       }
     }
     const choice = Array.isArray(completion.choices) && isObject(completion.choices[0]) ? completion.choices[0] : {};
     this.#finishReason = choice.finish_reason ?? 'stop';
     this.#usage = completion.usage;
     return out;
+  }
+
+  /** Reasoning text: into the open reasoning item, or a new one (its summary part opened with it). */
+  #reasoning(text: string): string {
+    let out = '';
+    if (this.#open?.item.type !== 'reasoning') {
+      out += this.#close();
+      const item: Json = { id: newId('rs'), type: 'reasoning', summary: [] };
+      out += this.#add(item);
+      out += this.#event('response.reasoning_summary_part.added', { item_id: item.id, output_index: this.#open!.outputIndex, summary_index: 0, part: { type: 'summary_text', text: '' } });
+    }
+    const open = this.#open!;
+    open.value += text;
+    return out + this.#event('response.reasoning_summary_text.delta', { item_id: open.item.id, output_index: open.outputIndex, summary_index: 0, delta: text });
   }
 
   #text(text: string, force = false): string {
@@ -103,7 +123,8 @@ export class ResponsesStream {
     let target = this.#calls.get(index);
     if (!target || (typeof fragment.id === 'string' && fragment.id !== target.item.call_id)) {
       out += this.#close();
-      const item = functionCallItem(newId('fc'), typeof fragment.id === 'string' ? fragment.id : newId('fc'), typeof fn.name === 'string' ? fn.name : '', '', 'in_progress');
+      const mapped = this.head.names?.toResponses(typeof fn.name === 'string' ? fn.name : '') ?? { name: typeof fn.name === 'string' ? fn.name : '' };
+      const item = functionCallItem(newId('fc'), typeof fragment.id === 'string' ? fragment.id : newId('fc'), mapped.name, '', 'in_progress', mapped.namespace);
       out += this.#add(item);
       target = this.#open!;
       this.#calls.set(index, target);
@@ -133,14 +154,19 @@ export class ResponsesStream {
     const { item, outputIndex, value } = open;
     let out = '';
     let done: Json;
-    if (item.type === 'message') {
+    if (item.type === 'reasoning') {
+      const part = { type: 'summary_text', text: value };
+      out += this.#event('response.reasoning_summary_text.done', { item_id: item.id, output_index: outputIndex, summary_index: 0, text: value });
+      out += this.#event('response.reasoning_summary_part.done', { item_id: item.id, output_index: outputIndex, summary_index: 0, part });
+      done = { ...reasoningItem(this.head, String(item.id), value, 'completed') };
+    } else if (item.type === 'message') {
       const part = { type: 'output_text', text: value, annotations: [], logprobs: [] };
       out += this.#event('response.output_text.done', { item_id: item.id, output_index: outputIndex, content_index: 0, text: value, logprobs: [] });
       out += this.#event('response.content_part.done', { item_id: item.id, output_index: outputIndex, content_index: 0, part });
       done = messageItem(String(item.id), value, 'completed');
     } else {
       out += this.#event('response.function_call_arguments.done', { item_id: item.id, output_index: outputIndex, arguments: value });
-      done = functionCallItem(String(item.id), String(item.call_id), String(item.name), value, 'completed');
+      done = functionCallItem(String(item.id), String(item.call_id), String(item.name), value, 'completed', item.namespace);
     }
     this.#output[outputIndex] = done;
     return out + this.#event('response.output_item.done', { output_index: outputIndex, item: done });
