@@ -1,8 +1,9 @@
 /**
  * `server.workers`: how many gateway processes run on this host, and which configurations may run
- * more than one. With the memory store each worker has its own memory, so state a later request must
- * find (an async task, a dataset, a usage count) would be in one worker and the request in another:
- * such configurations are refused at boot rather than answering 404s at random.
+ * more than one. The embedded store (the default) and MongoDB are shared by every worker. With the
+ * memory store each worker has its own memory, so state a later request must find (an async task, a
+ * dataset, a usage count) would be in one worker and the request in another: such configurations are
+ * refused at boot rather than answering 404s at random.
  */
 import { availableParallelism } from 'node:os';
 
@@ -11,6 +12,9 @@ import { availableParallelism } from 'node:os';
  * over the workers; custom plugins may do the same, so they count as stateful too.
  */
 export const STATEFUL_PLUGINS: readonly string[] = ['async-predict', 'fitting', 'usage'];
+
+/** Stateful built-in plugins whose store is not on the store port yet: in memory on the embedded home. */
+export const NOT_ON_PORT: readonly string[] = ['fitting', 'usage'];
 
 /** `auto` is one worker per core the process may use; a number is taken as given. */
 export function resolveWorkers(value: number | 'auto' | undefined): number {
@@ -43,6 +47,15 @@ export interface WorkersInput {
 export function workersProblems(input: WorkersInput): string[] {
   if (input.workers <= 1) return [];
   const problems: string[] = [];
+  if (input.storeKind === 'embedded') {
+    const split = input.enabledPlugins.filter((name) => NOT_ON_PORT.includes(name));
+    if (split.length) {
+      problems.push(
+        `server.workers is ${input.workers} with store.kind embedded: ${split.join(', ')} keep their state in each worker's memory there ` +
+          `(not yet on the embedded store); use MongoDB (store.kind: mongodb, or MONGODB_URI), or server.workers: 1 (GATEWAY_WORKERS=1)`,
+      );
+    }
+  }
   if (input.storeKind === 'memory') {
     const stateful = input.enabledPlugins.filter((name) => STATEFUL_PLUGINS.includes(name));
     if (input.customPlugins.some((p) => p.enabled)) stateful.push('custom plugins');

@@ -63,8 +63,14 @@ describe('config loading', () => {
     expect(buildConfig({ server: { workers: 2 }, plugins: { enabled: ['chatapi', 'sync-predict', 'metrics'] } }, { env: {} }).server.workers).toBe(2);
   });
 
+  it('keeps state in the embedded store by default, under .data next to the config, shared by several workers', () => {
+    const config = buildConfig({ plugins: { enabled: ['async-predict', 'sync-predict'] } }, { env: { GATEWAY_WORKERS: '2' }, baseDir: '/srv/gw' });
+    expect(config.store).toMatchObject({ kind: 'embedded', dataDir: '/srv/gw/.data' });
+    expect(config.server.workers).toBe(2);
+  });
+
   it('refuses several workers on the memory store when a plugin keeps state there, naming the setting and the way out', () => {
-    const err = bootError(() => buildConfig({ plugins: { enabled: ['chatapi', 'async-predict', 'fitting'] } }, { env: { GATEWAY_WORKERS: '2' } }));
+    const err = bootError(() => buildConfig({ store: { kind: 'memory' }, plugins: { enabled: ['chatapi', 'async-predict', 'fitting'] } }, { env: { GATEWAY_WORKERS: '2' } }));
     expect(err.code).toBe('CONFIG_INVALID');
     expect(err.problems).toHaveLength(1);
     expect(err.problems[0]).toContain('server.workers is 2 with store.kind memory: the state of async-predict, fitting would live in one worker');

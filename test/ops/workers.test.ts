@@ -221,6 +221,7 @@ describe('server.workers on the memory store', () => {
       const configPath = join(dir, 'gateway.json');
       await writeFile(configPath, JSON.stringify({
         server: { host: '127.0.0.1', httpPort: 0, grpcPort: 0 },
+        store: { kind: 'memory' },
         plugins: { enabled: ['sync-predict', 'async-predict'] },
       }));
       const output = new GatewayOutput();

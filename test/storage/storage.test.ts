@@ -6,8 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BootError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import { openStorage } from '../../core/storage/storage.js';
-import { MemoryTaskStore } from '../../core/tasks/memory-task-store.js';
-import { MongoTaskStore } from '../../core/tasks/mongo-task-store.js';
+import { MemoryDocStore } from '../../core/storage/memory-docs.js';
+import { MongoDocStore } from '../../core/storage/mongo-docs.js';
+import { SqliteDocStore } from '../../core/storage/sqlite-docs.js';
+import { DocTaskStore } from '../../core/tasks/doc-task-store.js';
 import { startTaskReaper } from '../../core/tasks/task-reaper.js';
 import type { TaskStore } from '../../core/tasks/task-store.js';
 import { startTestGateway, testConfigInput } from '../support/gateway.js';
@@ -28,9 +30,24 @@ describe('openStorage', () => {
   it('keeps everything in memory by default kind, and opens plugin stores with their memory choice', async () => {
     const storage = await openStorage({ kind: 'memory', dataDir, resultRetentionDays: 7 }, logger);
     expect(storage.kind).toBe('memory');
-    expect(storage.tasks).toBeInstanceOf(MemoryTaskStore);
+    expect(storage.tasks).toBeInstanceOf(DocTaskStore);
+    expect(storage.docs).toBeInstanceOf(MemoryDocStore);
     expect(await storage.open({ memory: () => 'in memory', mongodb: () => 'on MongoDB' })).toBe('in memory');
+    expect(await storage.open({ docs: (docs) => docs.home, memory: () => 'in memory' })).toBe('memory');
     await storage.close();
+  });
+
+  it('keeps tasks in the embedded store under dataDir, there again after a reopen', async () => {
+    const dir = join(dataDir, 'embedded');
+    const first = await openStorage({ kind: 'embedded', dataDir: dir, resultRetentionDays: 7 }, logger);
+    expect(first.kind).toBe('embedded');
+    expect(first.docs).toBeInstanceOf(SqliteDocStore);
+    const { taskId } = await first.tasks.create(input(5, Buffer.alloc(300 * 1024, 7)), { maxQueuedPerAccount: 1 });
+    await first.close();
+    const second = await openStorage({ kind: 'embedded', dataDir: dir, resultRetentionDays: 7 }, logger);
+    expect((await second.tasks.get(taskId))?.callerId).toBe(5);
+    expect((await second.tasks.getRequestBody(taskId))?.equals(Buffer.alloc(300 * 1024, 7))).toBe(true);
+    await second.close();
   });
 
   it('refuses kind mongodb without a URI, naming the config path', async () => {
@@ -76,11 +93,11 @@ describe.skipIf(!requirePrerequisite('openStorage (MongoDB)', mongoPrerequisite(
   it('connects to store.mongodbUri once, hands that connection to plugin stores and closes it last', async () => {
     const storage = await openStorage({ kind: 'mongodb', mongodbUri: server.uri, dataDir, resultRetentionDays: 7 }, logger);
     expect(storage.kind).toBe('mongodb');
-    expect(storage.tasks).toBeInstanceOf(MongoTaskStore);
+    expect(storage.docs).toBeInstanceOf(MongoDocStore);
     const { taskId } = await storage.tasks.create(input(4), { maxQueuedPerAccount: 1 });
     expect((await storage.tasks.get(taskId))?.callerId).toBe(4);
     const connection = await storage.open({ memory: () => undefined, mongodb: (c) => c });
-    expect(connection).toBe((storage.tasks as MongoTaskStore).model.db);
+    expect(connection).toBe((storage.docs as MongoDocStore).connection);
     await storage.close();
     expect(connection?.readyState).toBe(0);
   });
@@ -94,7 +111,7 @@ describe.skipIf(!requirePrerequisite('openStorage (MongoDB)', mongoPrerequisite(
     try {
       expect(mongoose.connections.filter((c) => c.readyState === 1).length).toBe(before + 1);
       // The fitting store works on it: its collections live in the gateway's database.
-      const names = async () => (await (gw.gateway.store as MongoTaskStore).model.db.db!.listCollections().toArray()).map((c) => c.name);
+      const names = async () => (await (gw.gateway.storage.docs as MongoDocStore).connection.db!.listCollections().toArray()).map((c) => c.name);
       await expect.poll(names).toContain('fittingCounters');
     } finally {
       await gw.close();
