@@ -59,15 +59,28 @@ export function cloneDoc<T>(value: T): T {
   return value;
 }
 
-/** The document after `update` (a new object; `doc` is left as it was). */
-export function applyUpdate<T extends Doc>(doc: T, update: Update): T {
-  const next = { ...doc } as Record<string, unknown>;
-  for (const [k, v] of Object.entries(update.$set ?? {})) {
-    if (v === undefined) delete next[k];
-    else next[k] = cloneDoc(v);
+function setPath(doc: Record<string, unknown>, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let at = doc;
+  for (const part of parts.slice(0, -1)) {
+    const next = at[part];
+    at = at[part] = next && typeof next === 'object' && !Buffer.isBuffer(next) && !Array.isArray(next) ? { ...(next as Record<string, unknown>) } : {};
   }
-  for (const k of update.$unset ?? []) delete next[k];
-  for (const [k, by] of Object.entries(update.$inc ?? {})) next[k] = (typeof next[k] === 'number' ? (next[k] as number) : 0) + by;
+  const last = parts[parts.length - 1]!;
+  if (value === undefined) delete at[last];
+  else at[last] = value;
+}
+
+/** The document after `update` (a new object; `doc` is left as it was). */
+export function applyUpdate<T extends Doc>(doc: T, update: Update, inserting = false): T {
+  const next = { ...doc } as Record<string, unknown>;
+  if (inserting) for (const [k, v] of Object.entries(update.$setOnInsert ?? {})) setPath(next, k, cloneDoc(v));
+  for (const [k, v] of Object.entries(update.$set ?? {})) setPath(next, k, cloneDoc(v));
+  for (const k of update.$unset ?? []) setPath(next, k, undefined);
+  for (const [k, by] of Object.entries(update.$inc ?? {})) {
+    const current = getPath(next, k);
+    setPath(next, k, (typeof current === 'number' ? current : 0) + by);
+  }
   return next as T;
 }
 
@@ -78,7 +91,7 @@ export function upsertDoc<T extends Doc>(filter: Filter, update: Update): T {
     if (k !== '$or' && !k.includes('.') && (v === null || typeof v !== 'object')) base[k] = v as Scalar;
   }
   if (typeof base._id !== 'string') throw new Error('an upsert needs the _id in its filter');
-  return applyUpdate(base as unknown as T, update);
+  return applyUpdate(base as unknown as T, update, true);
 }
 
 function rank(value: unknown): number {

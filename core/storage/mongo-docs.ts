@@ -50,6 +50,7 @@ function mongoUpdate(update: Update): mongoose.mongo.UpdateFilter<mongoose.mongo
   if (set.length) out.$set = Object.fromEntries(set);
   if (unset.length) out.$unset = Object.fromEntries(unset.map((k) => [k, 1]));
   if (update.$inc && Object.keys(update.$inc).length) out.$inc = { ...update.$inc };
+  if (update.$setOnInsert && Object.keys(update.$setOnInsert).length) out.$setOnInsert = { ...update.$setOnInsert };
   return out;
 }
 

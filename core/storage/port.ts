@@ -51,11 +51,14 @@ export interface FieldCondition {
  */
 export type Filter = { [path: string]: Scalar | FieldCondition | readonly Filter[] | undefined } & { $or?: readonly Filter[] };
 
-/** Top-level fields only. */
+/** Field names may be dotted paths into sub-documents (created as needed). */
 export interface Update {
   /** Values are `DocValue`s (JSON values and Buffers); undefined removes the field. */
   $set?: Record<string, unknown>;
+  /** Applied only when an upsert inserts the document. */
+  $setOnInsert?: Record<string, unknown>;
   $unset?: readonly string[];
+  /** An absent field counts from 0. */
   $inc?: Record<string, number>;
 }
 
@@ -72,7 +75,10 @@ export interface FindOneAndUpdateOptions {
   sort?: SortSpec;
   /** The document as it was before the write, or as written (default). */
   returnDocument?: 'before' | 'after';
-  /** No match: insert `{...equality fields of the filter, ...$set, ...$inc}` (a counter's first use). */
+  /**
+   * No match: insert `{...equality fields of the filter, ...$setOnInsert, ...$set, ...$inc}` (a counter's
+   * first use); the filter must name the `_id`, so concurrent upserts make one document.
+   */
   upsert?: boolean;
 }
 
