@@ -13,9 +13,6 @@ import { availableParallelism } from 'node:os';
  */
 export const STATEFUL_PLUGINS: readonly string[] = ['async-predict', 'fitting', 'usage'];
 
-/** Stateful built-in plugins whose store is not on the store port yet: in memory on the embedded home. */
-export const NOT_ON_PORT: readonly string[] = ['fitting', 'usage'];
-
 /** `auto` is one worker per core the process may use; a number is taken as given. */
 export function resolveWorkers(value: number | 'auto' | undefined): number {
   if (value === 'auto') return Math.max(1, availableParallelism());
@@ -47,22 +44,14 @@ export interface WorkersInput {
 export function workersProblems(input: WorkersInput): string[] {
   if (input.workers <= 1) return [];
   const problems: string[] = [];
-  if (input.storeKind === 'embedded') {
-    const split = input.enabledPlugins.filter((name) => NOT_ON_PORT.includes(name));
-    if (split.length) {
-      problems.push(
-        `server.workers is ${input.workers} with store.kind embedded: ${split.join(', ')} keep their state in each worker's memory there ` +
-          `(not yet on the embedded store); use MongoDB (store.kind: mongodb, or MONGODB_URI), or server.workers: 1 (GATEWAY_WORKERS=1)`,
-      );
-    }
-  }
   if (input.storeKind === 'memory') {
     const stateful = input.enabledPlugins.filter((name) => STATEFUL_PLUGINS.includes(name));
     if (input.customPlugins.some((p) => p.enabled)) stateful.push('custom plugins');
     if (stateful.length) {
       problems.push(
         `server.workers is ${input.workers} with store.kind memory: the state of ${stateful.join(', ')} would live in one worker's memory ` +
-          `and requests reach any worker (results and datasets lost at random); use MongoDB (store.kind: mongodb, or MONGODB_URI), ` +
+          `and requests reach any worker (results and datasets lost at random); use MongoDB (store.kind: mongodb, or MONGODB_URI) ` +
+          `or the embedded store (store.kind: embedded, the default), ` +
           `or server.workers: 1 (GATEWAY_WORKERS=1), or enable only stateless plugins`,
       );
     }

@@ -90,7 +90,7 @@ export function upsertDoc<T extends Doc>(filter: Filter, update: Update): T {
   for (const [k, v] of Object.entries(filter)) {
     if (k !== '$or' && !k.includes('.') && (v === null || typeof v !== 'object')) base[k] = v as Scalar;
   }
-  if (typeof base._id !== 'string') throw new Error('an upsert needs the _id in its filter');
+  if (typeof base._id !== 'string' && typeof base._id !== 'number') throw new Error('an upsert needs the _id in its filter');
   return applyUpdate(base as unknown as T, update, true);
 }
 

@@ -3,7 +3,7 @@
  * For tests and `store.kind: memory`. Each call runs synchronously between awaits, so each is atomic.
  */
 import { randomUUID } from 'node:crypto';
-import { applyUpdate, cloneDoc, indexKey, matches, sortComparator, upsertDoc } from './doc-match.js';
+import { applyUpdate, cloneDoc, getPath, indexKey, matches, sortComparator, upsertDoc } from './doc-match.js';
 import {
   DuplicateKeyError,
   type BlobRead,
@@ -19,10 +19,9 @@ import {
   type IndexSpec,
   type Update,
 } from './port.js';
-import { getPath } from './doc-match.js';
 
 class MemoryCollection<T extends Doc> implements Collection<T> {
-  readonly docs = new Map<string, T>();
+  readonly docs = new Map<T['_id'], T>();
   private readonly unique: IndexSpec[];
 
   constructor(
@@ -32,7 +31,7 @@ class MemoryCollection<T extends Doc> implements Collection<T> {
     this.unique = indexes.filter((i) => i.unique);
   }
 
-  async get(id: string): Promise<T | null> {
+  async get(id: T['_id']): Promise<T | null> {
     const doc = this.docs.get(id);
     return doc ? cloneDoc(doc) : null;
   }

@@ -67,7 +67,7 @@ class MongoDocCollection<T extends Doc> implements Collection<T> {
     readonly name: string,
   ) {}
 
-  async get(id: string): Promise<T | null> {
+  async get(id: T['_id']): Promise<T | null> {
     const doc = await this.c.findOne({ _id: id as never });
     return doc ? fromBson<T>(doc) : null;
   }

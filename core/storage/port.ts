@@ -4,7 +4,7 @@
  * `store.dataDir`, the default), MongoDB, and memory (tests, `store.kind: memory`). One conformance
  * suite (test/storage/doc-store.conformance.ts) holds every home to the guarantees written here.
  *
- * Documents: plain objects with a string `_id`, whose values are JSON values or Buffers. They live in
+ * Documents: plain objects with an `_id` (string or integer), whose values are JSON values or Buffers. They live in
  * named collections, each declared once with its indexes (`CollectionSpec`).
  *
  * Guarantees, on every home:
@@ -25,9 +25,9 @@
 /** A value a document may hold. */
 export type DocValue = string | number | boolean | null | Buffer | DocValue[] | { [key: string]: DocValue | undefined };
 
-/** A stored document: `_id` is the key. */
+/** A stored document: `_id` is the key (a string, or an integer for numbered records). */
 export interface Doc {
-  _id: string;
+  _id: string | number;
 }
 
 export type Scalar = string | number | boolean | null;
@@ -97,7 +97,7 @@ export interface CollectionSpec {
 
 export interface Collection<T extends Doc> {
   readonly name: string;
-  get(id: string): Promise<T | null>;
+  get(id: T['_id']): Promise<T | null>;
   find(filter: Filter, options?: FindOptions): Promise<T[]>;
   findOne(filter: Filter, options?: FindOptions): Promise<T | null>;
   count(filter: Filter): Promise<number>;

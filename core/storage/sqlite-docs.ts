@@ -135,9 +135,13 @@ export function filterSql(filter: Filter, params: Param[]): string {
   return parts.length ? parts.join(' AND ') : '1';
 }
 
+/** Sorts read `_id` from the document: the key column is text, which would order 10 before 9. */
+const sortExpr = (path: string): string => (path === '_id' ? "json_extract(doc,'$._id')" : fieldExpr(path));
+
 function orderSql(sort: SortSpec | undefined): string {
-  const keys = Object.entries(sort ?? {}).map(([p, dir]) => `${fieldExpr(p)} ${dir === -1 ? 'DESC' : 'ASC'}`);
-  return ` ORDER BY ${[...keys, 'id ASC'].join(', ')}`;
+  const keys = Object.entries(sort ?? {}).map(([p, dir]) => `${sortExpr(p)} ${dir === -1 ? 'DESC' : 'ASC'}`);
+  if (!('_id' in (sort ?? {}))) keys.push(`${sortExpr('_id')} ASC`);
+  return ` ORDER BY ${keys.join(', ')}`;
 }
 
 function isUniqueViolation(err: unknown): boolean {
@@ -154,7 +158,7 @@ class SqliteCollection<T extends Doc> implements Collection<T> {
     this.table = `"c_${name}"`;
   }
 
-  async get(id: string): Promise<T | null> {
+  async get(id: T['_id']): Promise<T | null> {
     const row = this.db.prepare(`SELECT doc FROM ${this.table} WHERE id = ?`).get(id) as Row | undefined;
     return row ? decode<T>(row.doc as string) : null;
   }
