@@ -154,6 +154,10 @@ export class MemoryDocStore implements DocStore {
     return c as unknown as Collection<T>;
   }
 
+  async dropIndex(): Promise<void> {
+    // Unique rules are read from the spec at each open: nothing is kept to drop.
+  }
+
   /** The blobs of a bucket, kept as given (exposed so tests can damage one). */
   blobs(bucket: string): MemoryBlobStore {
     let b = this.buckets.get(bucket);

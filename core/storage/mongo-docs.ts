@@ -152,6 +152,14 @@ export class MongoDocStore implements DocStore {
     return opening as unknown as Promise<Collection<T>>;
   }
 
+  async dropIndex(collection: string, index: string): Promise<void> {
+    try {
+      await connectionDb(this.connection).collection(collection).dropIndex(index);
+    } catch (err) {
+      if (!/not found|ns not found|index not found|can't find index/i.test((err as Error).message)) throw err;
+    }
+  }
+
   blobs(bucket: string): GridFsBlobStore {
     return new GridFsBlobStore(this.connection, bucket);
   }

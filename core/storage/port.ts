@@ -139,6 +139,8 @@ export interface DocStore {
   readonly home: StoreHome;
   /** Opens (and on first use creates) a collection with its indexes; the same spec may be opened again. */
   collection<T extends Doc>(spec: CollectionSpec): Promise<Collection<T>>;
+  /** Drops an index an older version declared (migrations); a missing one is not an error. */
+  dropIndex(collection: string, index: string): Promise<void>;
   /** A named blob store (e.g. a GridFS bucket). */
   blobs(bucket: string): BlobStore;
   /** Documents and bytes per collection (operator tools). */

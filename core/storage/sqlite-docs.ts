@@ -35,7 +35,7 @@ import {
 
 export const EMBEDDED_DB_FILE = 'gateway.sqlite';
 const BUSY_TIMEOUT_MS = 10_000;
-const NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$/;
 
 type Param = string | number | null | Uint8Array;
@@ -335,6 +335,11 @@ export class SqliteDocStore implements DocStore {
     const collection = new SqliteCollection<Doc>(this.db, spec.name);
     this.opened.set(spec.name, collection);
     return collection as unknown as Collection<T>;
+  }
+
+  async dropIndex(collection: string, index: string): Promise<void> {
+    if (!NAME.test(collection) || !NAME.test(index)) return;
+    this.db.exec(`DROP INDEX IF EXISTS "c_${collection}__${index}"`);
   }
 
   blobs(bucket: string): SqliteBlobStore {

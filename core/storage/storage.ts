@@ -16,6 +16,7 @@ import { DAY_MS, type TaskStore } from '../tasks/task-store.js';
 import { MemoryDocStore } from './memory-docs.js';
 import { MongoDocStore } from './mongo-docs.js';
 import type { DocStore, StoreHome } from './port.js';
+import { migrate } from './schema.js';
 import { SqliteDocStore } from './sqlite-docs.js';
 
 export type StorageKind = StoreHome;
@@ -81,6 +82,7 @@ export async function openStorage(config: GatewayConfig['store'], logger: Logger
   };
   let tasks: TaskStore;
   try {
+    await migrate(docs, logger);
     tasks = await DocTaskStore.open({ docs, retentionMs: config.resultRetentionDays * DAY_MS, now: options.now });
   } catch (err) {
     await closeHome().catch(() => undefined);
