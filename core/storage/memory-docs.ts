@@ -143,7 +143,7 @@ class MemoryBlobStore implements BlobStore {
 export class MemoryDocStore implements DocStore {
   readonly home = 'memory' as const;
   private readonly collections = new Map<string, MemoryCollection<Doc>>();
-  private readonly buckets = new Map<string, MemoryBlobStore>();
+  private readonly bucketStores = new Map<string, MemoryBlobStore>();
 
   async collection<T extends Doc>(spec: CollectionSpec): Promise<Collection<T>> {
     let c = this.collections.get(spec.name);
@@ -160,12 +160,16 @@ export class MemoryDocStore implements DocStore {
 
   /** The blobs of a bucket, kept as given (exposed so tests can damage one). */
   blobs(bucket: string): MemoryBlobStore {
-    let b = this.buckets.get(bucket);
+    let b = this.bucketStores.get(bucket);
     if (!b) {
       b = new MemoryBlobStore();
-      this.buckets.set(bucket, b);
+      this.bucketStores.set(bucket, b);
     }
     return b;
+  }
+
+  async buckets(): Promise<string[]> {
+    return [...this.bucketStores.entries()].filter(([, b]) => b.blobs.size > 0).map(([name]) => name);
   }
 
   async stats(): Promise<CollectionStats[]> {
@@ -182,6 +186,6 @@ export class MemoryDocStore implements DocStore {
 
   async close(): Promise<void> {
     this.collections.clear();
-    this.buckets.clear();
+    this.bucketStores.clear();
   }
 }

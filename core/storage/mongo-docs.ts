@@ -164,6 +164,11 @@ export class MongoDocStore implements DocStore {
     return new GridFsBlobStore(this.connection, bucket);
   }
 
+  async buckets(): Promise<string[]> {
+    const names = (await connectionDb(this.connection).listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
+    return names.filter((n) => n.endsWith('.files')).map((n) => n.slice(0, -'.files'.length)).sort();
+  }
+
   async stats(): Promise<CollectionStats[]> {
     const db = connectionDb(this.connection);
     const out: CollectionStats[] = [];

@@ -143,6 +143,8 @@ export interface DocStore {
   dropIndex(collection: string, index: string): Promise<void>;
   /** A named blob store (e.g. a GridFS bucket). */
   blobs(bucket: string): BlobStore;
+  /** The names of the blob buckets holding blobs (operator tools). */
+  buckets(): Promise<string[]>;
   /** Documents and bytes per collection (operator tools). */
   stats(): Promise<CollectionStats[]>;
   /** Resolves when the store answers (readiness); rejects when it cannot be reached. */

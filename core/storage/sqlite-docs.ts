@@ -346,6 +346,10 @@ export class SqliteDocStore implements DocStore {
     return new SqliteBlobStore(this.db, bucket);
   }
 
+  async buckets(): Promise<string[]> {
+    return (this.db.prepare('SELECT DISTINCT bucket FROM _blobs ORDER BY bucket').all() as Row[]).map((r) => String(r.bucket));
+  }
+
   async stats(): Promise<CollectionStats[]> {
     const tables = this.db
       .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'c\\_%' ESCAPE '\\' ORDER BY name")
