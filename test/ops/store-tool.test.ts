@@ -29,7 +29,7 @@ function config(name: string, store: Record<string, unknown> = {}): { path: stri
 }
 
 function tool(configPath: string, ...args: string[]): { code: number | null; out: string } {
-  const env = { ...process.env, GATEWAY_CONFIG: configPath, INIT_CWD: dir };
+  const env: NodeJS.ProcessEnv = { ...process.env, GATEWAY_CONFIG: configPath, INIT_CWD: dir };
   delete env.MONGODB_URI;
   const run = spawnSync(process.execPath, ['--import', 'tsx', 'core/bin/store.ts', ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
   return { code: run.status, out: `${run.stdout}${run.stderr}` };
