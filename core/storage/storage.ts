@@ -17,6 +17,7 @@ import { MemoryDocStore } from './memory-docs.js';
 import { MongoDocStore } from './mongo-docs.js';
 import type { DocStore, StoreHome } from './port.js';
 import { migrate } from './schema.js';
+import { Sweeper } from './sweeper.js';
 import { SqliteDocStore } from './sqlite-docs.js';
 
 export type StorageKind = StoreHome;
@@ -38,6 +39,8 @@ export interface Storage {
   readonly docs: DocStore;
   /** The async tasks and their results. */
   readonly tasks: TaskStore;
+  /** Registers a retention sweep on the store's one sweeper loop (sweeper.ts); returns its stop. */
+  sweep(name: string, intervalMs: number, run: () => Promise<number | void>): () => void;
   /** A plugin's own store on this storage (e.g. fitting: datasets, derived services, jobs). */
   open<T>(choices: StoreChoices<T>): Promise<T>;
   /** Closes the home (and its connection); plugins close their stores before. */
@@ -88,10 +91,12 @@ export async function openStorage(config: GatewayConfig['store'], logger: Logger
     await closeHome().catch(() => undefined);
     throw err;
   }
+  const sweeper = new Sweeper(logger, options.now);
   return {
     kind: docs.home,
     docs,
     tasks,
+    sweep: (name, intervalMs, run) => sweeper.add(name, intervalMs, run),
     async open<T>(choices: StoreChoices<T>): Promise<T> {
       if (choices.docs) return choices.docs(docs);
       if (connection && choices.mongodb) return choices.mongodb(connection);
@@ -99,6 +104,7 @@ export async function openStorage(config: GatewayConfig['store'], logger: Logger
       throw new Error('a plugin store offers no way to open on this storage');
     },
     async close() {
+      sweeper.stop();
       await tasks.close();
       await closeHome();
     },

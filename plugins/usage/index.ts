@@ -1,4 +1,4 @@
-import { definePlugin, every, gatewayError, PLATFORM_KEY_HEADER, type PluginContext } from '../../core/plugins/index.js';
+import { definePlugin, gatewayError, PLATFORM_KEY_HEADER, type PluginContext } from '../../core/plugins/index.js';
 import { Accountant } from './accountant.js';
 import { DocUsageStore } from './doc-usage-store.js';
 import { configSchema, type UsageOptions } from './options.js';
@@ -48,11 +48,9 @@ export default definePlugin<UsageOptions>({
     });
   },
   async start(ctx) {
-    const { logger } = ctx;
     const store = await ctx.storage.open<UsageStore>({ docs: (docs) => DocUsageStore.open(docs) });
     const accountant = new Accountant(ctx, store);
-    const purgeOld = () => store.purge(dayOf(Date.now() - ctx.options.retentionDays * DAY_MS)).catch((err: unknown) => logger.warn({ err }, 'usage: purge failed'));
-    const stopPurging = every(3_600_000, purgeOld, { now: true });
+    const stopPurging = ctx.storage.sweep('usage days', 3_600_000, () => store.purge(dayOf(Date.now() - ctx.options.retentionDays * DAY_MS)));
     running.set(ctx, { store, accountant, stopPurging });
   },
   async close(ctx) {

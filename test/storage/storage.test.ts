@@ -10,8 +10,7 @@ import { MemoryDocStore } from '../../core/storage/memory-docs.js';
 import { MongoDocStore } from '../../core/storage/mongo-docs.js';
 import { SqliteDocStore } from '../../core/storage/sqlite-docs.js';
 import { DocTaskStore } from '../../core/tasks/doc-task-store.js';
-import { startTaskReaper } from '../../core/tasks/task-reaper.js';
-import type { TaskStore } from '../../core/tasks/task-store.js';
+import { Sweeper } from '../../core/storage/sweeper.js';
 import { startTestGateway, testConfigInput } from '../support/gateway.js';
 import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/mongo-server.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
@@ -68,16 +67,35 @@ describe('openStorage', () => {
   });
 });
 
-describe('startTaskReaper', () => {
+describe('the sweeper, the one retention loop', () => {
   it('purges at once and on every interval until stopped, surviving failures', async () => {
     let calls = 0;
-    const store = { purgeExpired: async () => { calls++; if (calls === 1) throw new Error('db down'); return 3; } } as unknown as TaskStore;
-    const stop = startTaskReaper(store, logger, 5);
+    const purgeExpired = async () => { calls++; if (calls === 1) throw new Error('db down'); return 3; };
+    const stop = new Sweeper(logger).add('tasks', 5, purgeExpired);
     await expect.poll(() => calls).toBeGreaterThanOrEqual(3);
     stop();
     const after = calls;
     await new Promise((r) => setTimeout(r, 20));
     expect(calls).toBe(after);
+  });
+  it('runs each store\'s sweep at its own interval on one loop, one sweep at a time', async () => {
+    const sweeper = new Sweeper(logger);
+    let running = 0;
+    let overlapped = false;
+    const counts = { fast: 0, slow: 0 };
+    const sweep = (name: 'fast' | 'slow') => async () => {
+      overlapped ||= running > 0;
+      running++;
+      await new Promise((r) => setTimeout(r, 2));
+      counts[name]++;
+      running--;
+    };
+    sweeper.add('slow', 60_000, sweep('slow'));
+    sweeper.add('fast', 5, sweep('fast'));
+    await expect.poll(() => counts.fast).toBeGreaterThanOrEqual(4);
+    sweeper.stop();
+    expect(counts.slow).toBe(1);
+    expect(overlapped).toBe(false);
   });
 });
 
