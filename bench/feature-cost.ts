@@ -14,7 +14,7 @@
  */
 import { readdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { BENCH_KEY, gatewayChatLoad } from './lib/config.js';
+import { BENCH_KEY, BENCH_METRICS_TOKEN, gatewayChatLoad } from './lib/config.js';
 import { saturate, type LoadResult } from './lib/load.js';
 import { startOtlpSink } from './lib/otlp-sink.js';
 import { startEchoFor, startOurGateway } from './lib/our-gateway.js';
@@ -33,6 +33,7 @@ const profileDir = values.profile ? `${ROOT}bench/results/profiles/feature-cost`
 
 /** How often /metrics is scraped during a run: the scrape interval Prometheus setups commonly use. */
 const SCRAPE_EVERY_MS = Number(values['scrape-ms'] ?? 15_000);
+const SCRAPE = { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } };
 
 // Two plain gateways: processes that differ in nothing still differ by several percent on a shared
 // 2-vCPU machine (an A/A run: 6.7%), so the baseline is their mean, and their gap is the noise floor.
@@ -59,14 +60,14 @@ try {
     const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length]!);
     for (const variant of order) {
       const { url } = gateways[variant];
-      const scraper = variant.startsWith('plain') ? undefined : setInterval(() => void fetch(`${url}/metrics`).then((r) => r.text()), SCRAPE_EVERY_MS);
+      const scraper = variant.startsWith('plain') ? undefined : setInterval(() => void fetch(`${url}/metrics`, SCRAPE).then((r) => r.text()), SCRAPE_EVERY_MS);
       const result = await saturate(gatewayChatLoad(url), { connections, durationSec });
       clearInterval(scraper);
       runs[variant].push(result);
       process.stderr.write(`round ${round + 1}, ${variant}: ${result.rps.toFixed(0)} req/s, p99 ${result.latencyMs.p99.toFixed(2)} ms, non-2xx ${result.non2xx}\n`);
     }
   }
-  const scrape = await (await fetch(`${gateways.metrics.url}/metrics`)).text();
+  const scrape = await (await fetch(`${gateways.metrics.url}/metrics`, SCRAPE)).text();
   const counted = /gateway_http_requests_total\{[^}]*status="200"[^}]*\} (\d+)/.exec(scrape)?.[1];
   const medianRps = Object.fromEntries(VARIANTS.map((v) => [v, median(runs[v].map((r) => r.rps))])) as Record<Variant, number>;
   // Within each round, as every ratio of the bench: a busy moment weighs on both sides of it.

@@ -6,6 +6,8 @@ export interface Caller {
   readonly account: AccountConfig;
   readonly keyName: string;
   readonly permissions: ReadonlySet<Permission>;
+  /** The key's `followTraceSampling`: its requests' W3C sampled flag decides whether they are traced. */
+  readonly followTraceSampling?: boolean;
 }
 
 /** A service as the pipeline and the Gate see it: from config, or derived at run time (fitting). */
@@ -37,7 +39,7 @@ export class Directory {
     }
     for (const key of config.apiKeys) {
       const account = this.#accountsById.get(key.accountId);
-      if (account) this.#keys.add(key.keyHash, { account, keyName: key.name, permissions: new Set(key.permissions) });
+      if (account) this.#keys.add(key.keyHash, { account, keyName: key.name, permissions: new Set(key.permissions), followTraceSampling: key.followTraceSampling === true });
     }
     for (const service of config.services) {
       const account = this.#accountsById.get(service.accountId);

@@ -16,6 +16,7 @@ import { createHttpHelpers } from './http/helpers.js';
 import { GatewayEvents } from './observe/events.js';
 import { Readiness } from './observe/readiness.js';
 import { createTracing } from './observe/tracing.js';
+import { traceTrust } from './observe/trace-trust.js';
 import { createLogger, type Logger } from './logger.js';
 import { Pipeline } from './pipeline.js';
 import { loadPlugins, type LoadedPlugin } from './plugins/loader.js';
@@ -95,6 +96,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   pipeline.addStorageMeter((accountId) => store.storedBytes(accountId));
   const { worker } = options;
   const gate = new Gate(directory, config.gate, logger, events, config.limits, worker ? workerCluster(worker) : undefined);
+  gate.checkFallbackConfigsWith(pipeline);
   const clientCalls = new ClientCalls(pipeline, gate, logger, events, config.limits.jsonMaxDepth);
   const speech = options.speech ?? createGrpcSpeechHandlers({ pipeline, bridge: new SpeechBridge(gate, options.speechLimits), logger });
   const app = createHttpApp(logger, events, config.server.accessLog);
@@ -105,7 +107,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       await next();
     });
   }
-  const tracing = createTracing(config.tracing);
+  const tracing = createTracing(config.tracing, traceTrust(directory));
   if (tracing) {
     app.use(tracing.middleware);
     pipeline.observeStages(tracing.stages);

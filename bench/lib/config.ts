@@ -8,6 +8,8 @@ import { echoChat } from '../../examples/echo-service/echo.js';
 import type { LoadTarget } from './load.js';
 
 export const BENCH_KEY = 'bench-api-key-0123456789';
+/** The bearer token a bench gateway with the `metrics` plugin wants on a scrape (/metrics is never open). */
+export const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
 export const TOKENS = {
   echo: 'bench-echo-token-000001',
   slow: 'bench-slow-token-000001',

@@ -4,7 +4,7 @@
  * (bench/servers/gateway.mjs, dist/ built first when stale) with the bench config and some extras,
  * and the demo echo service dialling it.
  */
-import { TOKENS, benchConfigInput, gatewayHeaders } from './config.js';
+import { BENCH_METRICS_TOKEN, TOKENS, benchConfigInput, gatewayHeaders } from './config.js';
 import { ensureBuilt, startChild, waitFor, type Child } from './procs.js';
 
 /** What a bench gateway adds to the bench config: plugins (`metrics`), and tracing to an OTLP/HTTP URL. */
@@ -24,8 +24,9 @@ export interface StartOptions {
 /** Starts our gateway in its own process: the bench config with the extras, as JSON in its environment. */
 export function startOurGateway(name: string, extras: GatewayExtras = {}, options: StartOptions = {}): Promise<Child> {
   ensureBuilt();
-  const input = benchConfigInput(extras.upstreamUrl) as { plugins: { enabled: string[] }; tracing?: GatewayExtras['tracing'] };
+  const input = benchConfigInput(extras.upstreamUrl) as { plugins: { enabled: string[]; options?: Record<string, unknown> }; tracing?: GatewayExtras['tracing'] };
   input.plugins.enabled.push(...(extras.plugins ?? []));
+  if (extras.plugins?.includes('metrics')) input.plugins.options = { ...input.plugins.options, metrics: { bearerToken: BENCH_METRICS_TOKEN } };
   if (extras.tracing) input.tracing = extras.tracing;
   return startChild(name, {
     script: 'bench/servers/gateway.mjs',

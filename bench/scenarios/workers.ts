@@ -86,9 +86,11 @@ function health(url: string): Promise<{ worker: string; echo: number }> {
 /** Starts a gateway with `workers` and its echo service; each child goes into `children` once started, to be stopped. */
 async function start(workers: number, dir: string, children: Child[]): Promise<Gateway> {
   // The bench config without `fitting`, whose state would be split over workers on the memory store
-  // (the gateway refuses that): the rest of the plugins are stateless.
-  const input = benchConfigInput() as { server: Record<string, unknown>; plugins: { enabled: string[] } };
+  // (the gateway refuses that): the rest of the plugins are stateless once chatapi stores no responses.
+  const input = benchConfigInput() as { server: Record<string, unknown>; plugins: { enabled: string[]; options?: Record<string, unknown> } };
   input.plugins.enabled = input.plugins.enabled.filter((name) => name !== 'fitting');
+  // Nor stored Responses (chatapi's other state), which this scenario does not call.
+  input.plugins.options = { ...input.plugins.options, chatapi: { responses: { store: false } } };
   const [httpPort, grpcPort] = [await freePort(), await freePort()];
   input.server = { ...input.server, httpPort, grpcPort, workers, workerGrpcPort: 0 };
   const configPath = join(dir, `gateway-${workers}.json`);

@@ -64,7 +64,7 @@ export interface BannerInput {
   storeKind: string;
   /** Each worker's own gRPC address, when several workers serve. */
   workers?: string[];
-  demo?: { apiKey: string; serviceToken: string };
+  demo?: { apiKey: string; serviceToken: string; metricsToken?: string };
   launch: LaunchReport;
 }
 
@@ -77,6 +77,7 @@ export function bannerLines(input: BannerInput): string[] {
       `  Demo API key:        ${input.demo.apiKey}   (set DEMO_API_KEY to change it)`,
       `  demo/external token: ${input.demo.serviceToken}   (set DEMO_SERVICE_TOKEN to change it)`,
     );
+    if (input.demo.metricsToken) lines.push(`  Metrics token:       ${input.demo.metricsToken}   (GET /metrics with Authorization: Bearer; set DEMO_METRICS_TOKEN to change it)`);
   }
   const { connected, connecting, notStarted } = input.launch;
   if (connected.length) lines.push(`  Services connected:  ${connected.join(', ')}`);

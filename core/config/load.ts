@@ -133,6 +133,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     accountId: accountId(k.account, `apiKeys[${i}] (${k.name})`),
     keyHash: (k.keyHash as string | undefined) ?? hashSecret(k.key as string),
     permissions: k.permissions as Permission[],
+    followTraceSampling: k.followTraceSampling === true,
   }));
   reportDuplicates(apiKeys.map((k) => k.keyHash), 'API key (the same key is declared twice)', problems);
 
@@ -167,8 +168,12 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     for (const ref of s.fallbacks ?? []) {
       const [account, name] = ref.split('/');
       const owner = accounts.find((a) => a.name === account || String(a.id) === account);
-      if (!owner || !services.some((t) => t.accountId === owner.id && t.name === name)) {
+      const target = owner && services.find((t) => t.accountId === owner.id && t.name === name);
+      if (!target) {
         problems.push(`services[${i}] (${s.name}): fallback '${ref}' names no service declared in services`);
+      } else if (!target.public && target.accountId !== s.accountId) {
+        // Every caller of this service would reach another account's private service (and see its name).
+        problems.push(`services[${i}] (${s.name}): fallback '${ref}' is a private service of another account`);
       }
     }
     if (s.upstream && !(input.plugins.enabled as string[]).includes('upstream')) {
@@ -183,6 +188,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     workers,
     storeKind: input.store.kind,
     enabledPlugins: input.plugins.enabled,
+    pluginOptions: input.plugins.options,
     customPlugins: input.plugins.custom,
     clusterServers: input.gate.servers,
     httpPort: input.server.httpPort,

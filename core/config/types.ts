@@ -16,6 +16,8 @@ export interface ApiKeyConfig {
   /** `sha256:<hex>`; the key itself is never kept. */
   readonly keyHash: string;
   readonly permissions: readonly Permission[];
+  /** Requests with this key that say sampled in their W3C traceparent are traced whatever `tracing.sampleRatio` says. */
+  readonly followTraceSampling?: boolean;
 }
 
 export interface NamedConfig {
@@ -39,8 +41,12 @@ export interface UpstreamConfig {
   readonly headers: Readonly<Record<string, string>>;
   /** Our model name → the engine's. */
   readonly models: Readonly<Record<string, string>>;
+  /** Names missing from `models` go to the engine as they are (default false: only mapped names are callable). */
+  readonly passModels?: boolean;
   readonly defaultModel?: string;
   readonly maxConcurrency: number;
+  /** Engine requests one account may run at once (default maxConcurrency - 1, at least 1); plugins/upstream/fair-share.ts. */
+  readonly maxConcurrencyPerAccount?: number;
   readonly connectTimeoutMs: number;
   readonly firstByteTimeoutMs: number;
   readonly idleTimeoutMs: number;

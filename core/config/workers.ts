@@ -11,7 +11,16 @@ import { availableParallelism } from 'node:os';
  * Built-in plugins that keep state in the store. With the memory store that state would be split
  * over the workers; custom plugins may do the same, so they count as stateful too.
  */
-export const STATEFUL_PLUGINS: readonly string[] = ['async-predict', 'fitting', 'usage'];
+export const STATEFUL_PLUGINS: readonly string[] = ['async-predict', 'fitting', 'usage', 'chatapi'];
+
+/**
+ * Stateful plugins that some options make stateless, and the option to name in the refusal:
+ * `chatapi` keeps stored Responses (`previous_response_id`, `GET responses/{id}`) unless told not to;
+ * on one worker's memory the other workers would answer 404 for them.
+ */
+const STATELESS_WHEN: Readonly<Record<string, { holds: (options: any) => boolean; setting: string }>> = {
+  chatapi: { holds: (options) => options?.responses?.store === false, setting: 'plugins.options.chatapi.responses.store: false' },
+};
 
 /** `auto` is one worker per core the process may use; a number is taken as given. */
 export function resolveWorkers(value: number | 'auto' | undefined): number {
@@ -33,6 +42,8 @@ export interface WorkersInput {
   workers: number;
   storeKind: string;
   enabledPlugins: readonly string[];
+  /** `plugins.options`, as written (validated later by each plugin). */
+  pluginOptions?: Readonly<Record<string, unknown>>;
   customPlugins: readonly { enabled: boolean }[];
   clusterServers: readonly string[];
   httpPort: number;
@@ -45,14 +56,16 @@ export function workersProblems(input: WorkersInput): string[] {
   if (input.workers <= 1) return [];
   const problems: string[] = [];
   if (input.storeKind === 'memory') {
-    const stateful = input.enabledPlugins.filter((name) => STATEFUL_PLUGINS.includes(name));
+    const stateful = input.enabledPlugins.filter((name) => STATEFUL_PLUGINS.includes(name) && !STATELESS_WHEN[name]?.holds(input.pluginOptions?.[name]));
     if (input.customPlugins.some((p) => p.enabled)) stateful.push('custom plugins');
     if (stateful.length) {
+      const settings = stateful.flatMap((name) => STATELESS_WHEN[name]?.setting ?? []);
       problems.push(
         `server.workers is ${input.workers} with store.kind memory: the state of ${stateful.join(', ')} would live in one worker's memory ` +
-          `and requests reach any worker (results and datasets lost at random); use MongoDB (store.kind: mongodb, or MONGODB_URI) ` +
+          `and requests reach any worker (results, datasets and stored responses lost at random); use MongoDB (store.kind: mongodb, or MONGODB_URI) ` +
           `or the embedded store (store.kind: embedded, the default), ` +
-          `or server.workers: 1 (GATEWAY_WORKERS=1), or enable only stateless plugins`,
+          `or server.workers: 1 (GATEWAY_WORKERS=1), or enable only stateless plugins` +
+          (settings.length ? ` (or set ${settings.join(', ')})` : ''),
       );
     }
   }

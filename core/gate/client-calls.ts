@@ -6,6 +6,7 @@ import { abortOnCancel, drained } from '../flow.js';
 import type { Logger } from '../logger.js';
 import { GatewayEvents } from '../observe/events.js';
 import { isLimitRejection } from '../observe/rejections.js';
+import { isExpectedCondition } from '../observe/expected-conditions.js';
 import { linkHeadersToRecord, RequestRecord } from '../observe/request-record.js';
 import type { CallTrace, CallTracer } from '../observe/request-trace.js';
 import type { Pipeline } from '../pipeline.js';
@@ -267,7 +268,10 @@ export class ClientCalls {
 
   #errorResponse(err: unknown): ClientResponseProto {
     const error = toGatewayError(err);
-    if (error.status >= 500) this.#log.warn({ code: error.code, err: error.cause ?? error.message }, 'client call failed');
+    if (error.status >= 500) {
+      if (isExpectedCondition(error)) this.#log.warn({ code: error.code, status: error.status }, `client call failed: ${error.message}`);
+      else this.#log.warn({ code: error.code, err: error.cause ?? error.message }, 'client call failed');
+    }
     return { error: toApiErrorProto(error) };
   }
 }

@@ -3,7 +3,7 @@
  * request is re-addressed to it. Pure functions; the Gate applies them (docs/routing.md).
  */
 import type { ServiceEntry } from '../directory.js';
-import type { GatewayError } from '../errors.js';
+import { GatewayError, isGatewayError } from '../errors.js';
 import type { PredictRequestProto } from '../../proto/src/index.js';
 
 /** One service of a fallback chain, and the model to ask it for (its default when absent). */
@@ -56,4 +56,58 @@ export function retargetPredict(predict: PredictRequestProto, model: string | un
 export function targetName(target: FallbackTarget): string {
   const base = `${target.service.account.name}/${target.service.name}`;
   return target.model ? `${base}/${target.model}` : base;
+}
+
+/** The registry check of a predict config (Pipeline.validateConfig): throws a 400 GatewayError. */
+export interface TargetConfigCheck {
+  validateConfig(service: ServiceEntry, config: unknown, modelName?: string): void;
+}
+
+/**
+ * Why `target` may not take the request, checked before it is tried; undefined when it may. A
+ * fallback is checked as the service a caller addressed directly is: the caller (`callerAccountId`)
+ * may call it (its owner, or it is public), and the request's config fits the target's registry
+ * model. Without this a caller reached another account's private service, or sent a target a config
+ * it refuses when sent directly, through a fallback. The reason names no service the caller may not see.
+ */
+export function unfitReason(target: FallbackTarget, predict: PredictRequestProto, callerAccountId: number, check: TargetConfigCheck | undefined): string | undefined {
+  const { service } = target;
+  if (!service.public && service.accountId !== callerAccountId) return 'a fallback this caller may not call';
+  if (!check) return undefined;
+  let config: unknown;
+  const json = predict.config?.json;
+  if (json) {
+    try {
+      config = JSON.parse(json);
+    } catch {
+      return `${targetName(target)}: the config is not JSON`;
+    }
+  }
+  try {
+    check.validateConfig(service, config, target.model);
+  } catch (err) {
+    if (!isGatewayError(err)) throw err;
+    return `${targetName(target)}: ${err.message}`;
+  }
+  return undefined;
+}
+
+/** `error` with the fallbacks that were skipped, and why, at the end of its message. */
+export function withSkipped(error: GatewayError, skipped: readonly string[]): GatewayError {
+  if (skipped.length === 0) return error;
+  return new GatewayError({
+    code: error.code,
+    status: error.status,
+    type: error.type,
+    message: `${error.message} (fallbacks skipped: ${skipped.join('; ')})`,
+    param: error.param,
+    args: error.args,
+    expose: error.expose,
+    permanent: error.permanent,
+    grpcCode: error.grpcCode,
+    cause: error.cause,
+    retryAfterSec: error.retryAfterSec,
+    headers: { ...error.headers },
+    upstream: error.upstream,
+  });
 }

@@ -20,7 +20,7 @@ import type {
   StringMap,
 } from '../../proto/src/index.js';
 import { DERIVED_ACCOUNT_ID_HEADER, DERIVED_SERVICE_ID_HEADER, FITTED_MODEL_DIR_HEADER, GateHeaders, parseLoadReport } from '../../proto/src/index.js';
-import { backoffMs, isRetryable, retargetPredict, targetName, type FallbackTarget } from './failover.js';
+import { backoffMs, isRetryable, retargetPredict, targetName, unfitReason, withSkipped, type FallbackTarget, type TargetConfigCheck } from './failover.js';
 import type { GateInstance, InstanceKind, InstanceLoad } from './instance.js';
 import { pickInstance, withModel } from './routing.js';
 import { LocalInstance, type LocalInstanceOptions } from './local-instance.js';
@@ -117,6 +117,8 @@ export class Gate {
   /** Services that should have a connected instance (config `required`, or launched by `npm start`). */
   readonly #expected = new Set<number>();
   readonly #wake: WakeOnRequest;
+  /** The registry check each fallback target's config must pass before it is tried. */
+  #targetCheck: TargetConfigCheck | undefined;
   #nextRequestId = 1;
   #rotation = 0;
   #shuttingDown = false;
@@ -165,13 +167,22 @@ export class Gate {
    * Resolves once a request for `service` can be sent, for the routes that wait (sync predict, chat):
    * at once when an instance is connected, or when the service does not wait (`open` then answers
    * NO_ACTIVE_INSTANCES) or has fallbacks to go to; otherwise after waiting for an instance and
-   * waking the service (wake-on-request.ts).
+   * waking the service (wake-on-request.ts). `signal` (or the function that makes it, called only
+   * when the request waits) aborts when the caller leaves: the wait ends and frees its slot at once.
    */
-  async ready(service: ServiceEntry, caller: { readonly id: number; readonly name: string }, signal?: AbortSignal): Promise<void> {
+  async ready(service: ServiceEntry, caller: { readonly id: number; readonly name: string }, signal?: AbortSignal | (() => AbortSignal)): Promise<void> {
     if (this.hasInstances(service.id) || service.fallbacks?.length) return;
     const target = (service.base && this.#directory.serviceById(service.base.serviceId)) || service;
     if (!(service.waitForInstanceMs || target.waitForInstanceMs)) return;
-    await this.#wake.wait(service, target, caller.id, caller.name, signal);
+    await this.#wake.wait(service, target, caller.id, caller.name, typeof signal === 'function' ? signal() : signal);
+  }
+
+  /**
+   * Checks the config of a request against each fallback target's registry model before the target
+   * is tried (the gateway passes its Pipeline); a target the config does not fit is skipped.
+   */
+  checkFallbackConfigsWith(check: TargetConfigCheck): void {
+    this.#targetCheck = check;
   }
 
   /** Marks a service as one that should always have a connected instance (health turns `degraded` without). */
@@ -537,12 +548,18 @@ export class Gate {
     let first: FallbackTarget = { service };
     let session = this.#pick(routed.target.id, options.model, options.affinityKey);
     let noInstance: GatewayError | undefined;
+    const skipped: string[] = [];
     while (!session) {
       noInstance ??= routed.target === service
         ? gatewayError('NO_ACTIVE_INSTANCES', { args: { service: service.name } })
         : gatewayError('NO_ACTIVE_INSTANCES', { args: { service: service.name }, message: `Service '${service.name}' is served by '${routed.target.name}', which has no active instances` });
       const next = chain.shift();
-      if (!next) throw noInstance;
+      if (!next) throw withSkipped(noInstance, skipped);
+      const unfit = unfitReason(next, predictOf(request)!, callerAccountOf(options.headers, service), this.#targetCheck);
+      if (unfit) {
+        skipped.push(unfit);
+        continue;
+      }
       first = next;
       routed = this.#route(next.service, options.headers);
       session = this.#pick(routed.target.id, next.model);
@@ -567,7 +584,8 @@ export class Gate {
     if (span) headers.traceparent = span.traceparent;
     const observed = record !== undefined || this.#events.has('serviceCall') || this.#events.has('chunkGap');
     const entry: CallEntry = {
-      call, session, timer: undefined, signal, request, headers: options.headers, chain,
+      call, session, timer: undefined, signal, request, headers: options.headers, chain, skipped,
+      callerAccountId: callerAccountOf(options.headers, service),
       attempts: 0, deadline: timeoutMs > 0 ? Date.now() + timeoutMs : Infinity, retry: undefined,
       record, observed, span,
       serviceLabel: observed ? serviceLabel(service) : '',
@@ -631,6 +649,11 @@ export class Gate {
   #resend(entry: CallEntry, lastError: GatewayError): void {
     const { call } = entry;
     for (let next = entry.chain.shift(); next; next = entry.chain.shift()) {
+      const unfit = unfitReason(next, predictOf(entry.request)!, entry.callerAccountId, this.#targetCheck);
+      if (unfit) {
+        entry.skipped.push(unfit);
+        continue;
+      }
       let routed: { target: ServiceEntry; headers: StringMap };
       try {
         routed = this.#route(next.service, entry.headers);
@@ -653,7 +676,7 @@ export class Gate {
       entry.session = undefined;
       lastError = gatewayError('SERVICE_DISCONNECTED', { args: { service: next.service.name } });
     }
-    call.fail(lastError);
+    call.fail(withSkipped(lastError, entry.skipped));
   }
 
   /**
@@ -712,6 +735,10 @@ interface CallEntry {
   readonly headers: StringMap | undefined;
   /** The services still to try, in order. */
   readonly chain: FallbackTarget[];
+  /** Fallbacks skipped (the caller may not call them, or the config does not fit), with why: for the final error. */
+  readonly skipped: string[];
+  /** Whose request it is, for the access check of each fallback. */
+  readonly callerAccountId: number;
   attempts: number;
   readonly deadline: number;
   retry: NodeJS.Timeout | undefined;
@@ -745,6 +772,12 @@ function writeQuietly(stream: ServiceStream, message: GateToServiceProto): void 
   } catch {
     // Already closed by the peer.
   }
+}
+
+/** The caller's account, as the gateway set it in the service headers; else the addressed service's owner. */
+function callerAccountOf(headers: StringMap | undefined, service: ServiceEntry): number {
+  const id = Number(headers?.[GateHeaders.callerAccountId]);
+  return Number.isInteger(id) ? id : service.accountId;
 }
 
 function predictOf(request: GateRequest): PredictRequestProto | undefined {

@@ -159,15 +159,23 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<
     if (this.#settled) return;
     if (this.#stream) this.#streamFrameArrived();
     this.#answered = true;
-    this.#queue.push(answer);
-    this.#queuedBytes += answerBytes(answer);
-    if (this.#queuedBytes > this.#hooks.maxBufferedBytes) {
+    const bytes = answerBytes(answer);
+    if (bytes > this.#hooks.maxAnswerBytes) {
+      // One frame past the largest answer the gateway holds: the service's fault, whoever reads.
+      this.#dropQueue();
+      this.fail(gatewayError('SERVICE_ANSWER_TOO_LARGE', { args: { service: this.servedBy?.name ?? `service ${this.serviceId}`, limit: this.#hooks.maxAnswerBytes } }), true);
+      return;
+    }
+    // The slow-reader bound counts what waits behind answers the reader has not taken: a frame that
+    // finds the queue empty is the reader's next read, however large (a whole answer in one frame).
+    if (this.#queue.length > 0 && this.#queuedBytes + bytes > this.#hooks.maxBufferedBytes) {
       // Nobody reads: holding more helps nobody, so the queue goes and the reader gets the error.
-      this.#queue.length = 0;
-      this.#queuedBytes = 0;
+      this.#dropQueue();
       this.fail(gatewayError('CALLER_TOO_SLOW', { args: { limit: this.#hooks.maxBufferedBytes } }), true);
       return;
     }
+    this.#queue.push(answer);
+    this.#queuedBytes += bytes;
     if (isTerminal(answer)) this.#settle();
     this.#wakeReader();
   }
@@ -200,6 +208,11 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<
   /** Called by a reader that no longer wants answers: tells the service and frees the slot. */
   cancel(error: GatewayError): void {
     this.fail(error, true);
+  }
+
+  #dropQueue(): void {
+    this.#queue.length = 0;
+    this.#queuedBytes = 0;
   }
 
   #streamFrameArrived(): void {

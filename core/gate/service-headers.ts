@@ -7,6 +7,7 @@
  * caller-sent `PLATFORM-BILLING-ACCOUNT-ID` or `z-calleraccountid` must never reach them.
  */
 import { GateHeaders, type StringMap } from '../../proto/src/index.js';
+import { gatewayError } from '../errors.js';
 
 /** Headers a caller may pass to the service over HTTP (lower case → the name the service reads). */
 const HTTP_PASSED: Readonly<Record<string, string>> = {
@@ -23,6 +24,9 @@ export function isGatewayHeader(name: string): boolean {
   if (CALLER_MAY_SEND.has(lower)) return false;
   return lower.startsWith('z-') || lower.startsWith('platform-') || lower === 'authorization';
 }
+
+/** Characters no HTTP header may carry (RFC 9110 5.5). */
+const CONTROL_CHARACTERS = /[\r\n\0]/;
 
 /** Who a request is for, as the gateway established it. */
 export interface ServiceIdentity {
@@ -42,7 +46,11 @@ export function serviceHeaders(identity: ServiceIdentity, fromCaller?: Readonly<
     for (const name in fromCaller) {
       if (!Object.prototype.hasOwnProperty.call(fromCaller, name) || isGatewayHeader(name)) continue;
       const value = fromCaller[name];
-      if (typeof value === 'string') headers[name] = value;
+      if (typeof value !== 'string') continue;
+      // A gRPC caller's header map may carry any bytes; an engine behind the upstream connector gets
+      // them as HTTP headers, where CR, LF and NUL would split or end a header: refused here, coded.
+      if (CONTROL_CHARACTERS.test(value) || CONTROL_CHARACTERS.test(name)) throw gatewayError('HEADER_VALUE_INVALID', { param: 'headers', args: { header: name.slice(0, 64) } });
+      headers[name] = value;
     }
   }
   headers[GateHeaders.requestId] = identity.requestId;

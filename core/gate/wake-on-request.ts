@@ -55,7 +55,8 @@ export class WakeOnRequest {
         return;
       }
       if (signal?.aborted) throw gatewayError('REQUEST_CANCELED');
-      this.#log.warn({ service: target.name, waitMs }, 'no instance connected in time');
+      // The request's own failure (NO_INSTANCE_IN_TIME) is the one warn line of it.
+      this.#log.info({ service: target.name, waitMs }, 'no instance connected in time');
       throw gatewayError('NO_INSTANCE_IN_TIME', { args: { service: service.name, waitMs, woken } });
     } finally {
       const left = (this.#waiting.get(accountId) ?? 1) - 1;

@@ -6,6 +6,7 @@ import type { Logger } from '../logger.js';
 import { GatewayEvents } from '../observe/events.js';
 import { RequestRecord } from '../observe/request-record.js';
 import { isLimitRejection } from '../observe/rejections.js';
+import { isExpectedCondition } from '../observe/expected-conditions.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -51,7 +52,10 @@ export function createHttpApp(log: Logger, events: GatewayEvents = new GatewayEv
       if (ctx.status === 404 && ctx.body === undefined) throw gatewayError('NOT_FOUND', { args: { method: ctx.method, path: ctx.path } });
     } catch (thrown) {
       const err = fromKoaError(thrown, ctx.method, ctx.path) ?? toGatewayError(thrown);
-      if (err.status >= 500) log.error({ requestId, err: err.cause ?? err, code: err.code }, 'request failed');
+      if (err.status >= 500) {
+        if (isExpectedCondition(err)) log.warn({ requestId, code: err.code, status: err.status }, `request failed: ${err.message}`);
+        else log.error({ requestId, err: err.cause ?? err, code: err.code }, 'request failed');
+      }
       errorCode = err.code;
       if (isLimitRejection(err)) events.emit('rejection', { code: err.code });
       ctx.status = err.status;

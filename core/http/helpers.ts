@@ -111,6 +111,8 @@ export function createHttpHelpers(bodyLimitBytes: number, events: GatewayEvents 
       // The response's close, not the request's: IncomingMessage emits 'close' once its body is read.
       const controller = new AbortController();
       const res = ctx.res;
+      // A caller already gone (its close came while the body was read) emits no further close.
+      if (res.destroyed && !res.writableFinished) controller.abort();
       res.once('close', () => {
         if (!res.writableFinished) controller.abort();
       });

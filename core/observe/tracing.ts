@@ -2,23 +2,26 @@
  * OpenTelemetry traces of the HTTP traffic (docs/operations.md#tracing). Off unless an OTLP endpoint
  * is configured: then `createTracing` returns undefined, no provider or exporter exists and requests
  * carry no `RequestTrace`. On, each HTTP request is a SERVER span, parented on the caller's W3C
- * traceparent when one came, with child spans for the stages the pipeline and the Gate report
+ * traceparent when one came (its sampled flag followed only for a key that may decide: trace-trust.ts;
+ * anyone else is sampled at `sampleRatio`), with child spans for the stages the pipeline and the Gate report
  * (request-trace.ts) and a CLIENT span per service call, whose context is what the service receives.
  * A gRPC client call (`process`, `processResponseStream`, `processStream`) is a SERVER span the same
- * way, parented on the caller's `traceparent` metadata (`calls`, given to ClientCalls).
+ * way, parented on the caller's `traceparent` metadata (`calls`, given to ClientCalls); its key comes
+ * in the message, after the span starts, so a gRPC caller's sampled flag is never followed.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Context, Middleware } from 'koa';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace, type Context as OtelContext, type Span, type Tracer } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, createContextKey, isSpanContextValid, trace, type Context as OtelContext, type Span, type Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor, SamplingDecision, TraceIdRatioBasedSampler, type Sampler, type SamplingResult } from '@opentelemetry/sdk-trace-base';
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_SERVICE_NAME, ATTR_URL_PATH } from '@opentelemetry/semantic-conventions';
 import { GATE_SERVICE_NAME } from '../../proto/src/index.js';
 import type { GatewayConfig } from '../config/types.js';
 import type { RequestRecord } from './request-record.js';
 import type { CallTrace, CallTracer, RequestTrace, ServiceCallSpan, StageObserver, TraceStage } from './request-trace.js';
 import { parseTraceparent } from './trace-context.js';
+import type { TraceTrust } from './trace-trust.js';
 
 /** GenAI semantic-convention attribute names (still "incubating" upstream, so spelled out here). */
 const GEN_AI_SYSTEM = 'gen_ai.system';
@@ -43,11 +46,43 @@ export interface Tracing {
   close(): Promise<void>;
 }
 
-export function createTracing(config: GatewayConfig['tracing']): Tracing | undefined {
+/** Set on a caller's context when its key may decide its own sampling (trace-trust.ts). */
+const CALLER_DECIDES = createContextKey('model-gateway.caller-decides-sampling');
+
+/**
+ * The gateway's own spans follow their parent; a new trace is sampled at the ratio; a caller's
+ * sampled flag decides only when its key may (CALLER_DECIDES). Anyone else's request is sampled at
+ * the ratio on a draw of its own: the caller chose the trace ID, so it cannot be the draw.
+ */
+class CallerAwareSampler implements Sampler {
+  readonly #ratio: number;
+  readonly #root: TraceIdRatioBasedSampler;
+
+  constructor(ratio: number) {
+    this.#ratio = ratio;
+    this.#root = new TraceIdRatioBasedSampler(ratio);
+  }
+
+  shouldSample(context: OtelContext, traceId: string): SamplingResult {
+    const parent = trace.getSpanContext(context);
+    if (!parent || !isSpanContextValid(parent)) return this.#root.shouldSample(context, traceId);
+    if (!parent.isRemote || context.getValue(CALLER_DECIDES) === true) return decision((parent.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED);
+    return decision(Math.random() < this.#ratio);
+  }
+
+  toString(): string {
+    return `CallerAwareSampler{${this.#ratio}}`;
+  }
+}
+
+const decision = (sampled: boolean): SamplingResult => ({ decision: sampled ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD });
+
+/** `trust` says whether an HTTP request's key lets its traceparent decide its sampling; by default none does. */
+export function createTracing(config: GatewayConfig['tracing'], trust: TraceTrust = () => false): Tracing | undefined {
   if (!config.otlpEndpoint) return undefined;
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName }),
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.sampleRatio) }),
+    sampler: new CallerAwareSampler(config.sampleRatio),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: config.otlpEndpoint }))],
   });
   // The provider is not registered globally: parents are passed explicitly, so tracing here cannot
@@ -57,7 +92,10 @@ export function createTracing(config: GatewayConfig['tracing']): Tracing | undef
   const current = new AsyncLocalStorage<HttpRequestTrace>();
 
   const middleware: Middleware = async function traceRequest(ctx, next) {
-    const requestTrace = new HttpRequestTrace(tracer, ctx.method, { [ATTR_HTTP_REQUEST_METHOD]: ctx.method, [ATTR_URL_PATH]: ctx.path }, ctx.get('traceparent'));
+    const traceparent = ctx.get('traceparent');
+    // The key is looked up only for a request that asks to be sampled: the rest pay nothing.
+    const decides = traceparent.endsWith('1') && trust((name) => ctx.get(name));
+    const requestTrace = new HttpRequestTrace(tracer, ctx.method, { [ATTR_HTTP_REQUEST_METHOD]: ctx.method, [ATTR_URL_PATH]: ctx.path }, traceparent, decides);
     (ctx.state.record as RequestRecord).trace = requestTrace;
     let status: number | undefined;
     try {
@@ -73,16 +111,17 @@ export function createTracing(config: GatewayConfig['tracing']): Tracing | undef
   return {
     middleware,
     stages: { enter: (stage) => current.getStore()?.enter(stage) },
-    calls: { start: (method, traceparent) => new GrpcCallTrace(tracer, method, traceparent) },
+    calls: { start: (method, traceparent) => new GrpcCallTrace(tracer, method, traceparent, false) },
     close: () => provider.shutdown(),
   };
 }
 
-/** The caller's span as the parent, when the request carries a valid traceparent. */
-function callerContext(header: string): OtelContext {
+/** The caller's span as the parent, when the request carries a valid traceparent; `decides`: its sampled flag is followed. */
+function callerContext(header: string, decides: boolean): OtelContext {
   const parsed = parseTraceparent(header);
   if (!parsed) return ROOT_CONTEXT;
-  return trace.setSpanContext(ROOT_CONTEXT, { traceId: parsed.traceId, spanId: parsed.parentId, traceFlags: parsed.flags & TraceFlags.SAMPLED, isRemote: true });
+  const context = trace.setSpanContext(ROOT_CONTEXT, { traceId: parsed.traceId, spanId: parsed.parentId, traceFlags: parsed.flags & TraceFlags.SAMPLED, isRemote: true });
+  return decides ? context.setValue(CALLER_DECIDES, true) : context;
 }
 
 /** A request's SERVER span, its stage spans and its service calls; HTTP and gRPC differ in how they end. */
@@ -93,9 +132,9 @@ class SpanTrace implements RequestTrace {
   #stage: { name: TraceStage; span: Span } | undefined = undefined;
   protected model: string | undefined = undefined;
 
-  constructor(tracer: Tracer, name: string, attributes: Record<string, string>, traceparent: string | undefined) {
+  constructor(tracer: Tracer, name: string, attributes: Record<string, string>, traceparent: string | undefined, callerDecides: boolean) {
     this.#tracer = tracer;
-    this.span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, callerContext(traceparent ?? ''));
+    this.span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, callerContext(traceparent ?? '', callerDecides));
     this.#context = trace.setSpan(ROOT_CONTEXT, this.span);
   }
 
@@ -160,8 +199,8 @@ class HttpRequestTrace extends SpanTrace {
 
 /** A gRPC client call, named as the RPC conventions say: `<package.Service>/<method>`. */
 class GrpcCallTrace extends SpanTrace implements CallTrace {
-  constructor(tracer: Tracer, method: string, traceparent: string | undefined) {
-    super(tracer, `${GATE_SERVICE_NAME}/${method}`, { [RPC_SYSTEM]: 'grpc', [RPC_SERVICE]: GATE_SERVICE_NAME, [RPC_METHOD]: method }, traceparent);
+  constructor(tracer: Tracer, method: string, traceparent: string | undefined, callerDecides: boolean) {
+    super(tracer, `${GATE_SERVICE_NAME}/${method}`, { [RPC_SYSTEM]: 'grpc', [RPC_SERVICE]: GATE_SERVICE_NAME, [RPC_METHOD]: method }, traceparent, callerDecides);
   }
 
   finish(code: string, status: number, attributes: { service?: string; inputTokens?: number; outputTokens?: number }): void {

@@ -37,7 +37,8 @@ export function readMultipart(koa: Context, fileField: string, limits: Multipart
       reject(gatewayError('VALIDATION_FAILED', { args: { reason: `multipart body: ${(err as Error).message}` } }));
       return;
     }
-    const form: MultipartForm = { fields: {} };
+    // Field names are the caller's: a null-prototype object, so no name reads or writes Object.prototype.
+    const form: MultipartForm = { fields: Object.create(null) as Record<string, string> };
     let failed = false;
     const fail = (error: ReturnType<typeof gatewayError>) => {
       if (failed) return;

@@ -22,12 +22,19 @@ import { mountCors } from '../_shared/http/cors.js';
 import { CHAT_ADAPTER_OPTIONS_SCHEMA, type ChatAdapterOptions } from '../_shared/openai/options.js';
 import { ModelCatalog } from './models.js';
 import { ResponseStoreHolder } from './responses/open-store.js';
+import { RESPONSES_OPTIONS_SCHEMA, type ResponsesOptions } from './responses/options.js';
 import { mountResponses } from './responses/routes.js';
 import { mountMessages } from './messages/routes.js';
 import { CHAT_BODY, COMPLETIONS_BODY, EMBEDDINGS_BODY, type OpenAiBody } from './schemas.js';
 import { encodeEmbeddings, splitRequest, type Endpoint } from './transform.js';
 
-export type ChatApiOptions = ChatAdapterOptions;
+export type ChatApiOptions = ChatAdapterOptions & { responses: ResponsesOptions };
+
+/** The options both adapters take, and the Responses API's (this adapter's alone). */
+const CONFIG_SCHEMA = {
+  ...CHAT_ADAPTER_OPTIONS_SCHEMA,
+  properties: { ...CHAT_ADAPTER_OPTIONS_SCHEMA.properties, responses: RESPONSES_OPTIONS_SCHEMA },
+};
 
 const BASE = '/api/adapters/chatapi';
 /** Every route is served at `<base>/…` and `<base>/v1/…`. */
@@ -52,13 +59,15 @@ const responseStores = new WeakMap<PluginContext<ChatApiOptions>, ResponseStoreH
 export default definePlugin<ChatApiOptions>({
   name: 'chatapi',
   description: 'OpenAI-compatible chat adapter: chat/completions, completions, embeddings, models, responses; Anthropic v1/messages',
-  configSchema: CHAT_ADAPTER_OPTIONS_SCHEMA,
+  configSchema: CONFIG_SCHEMA,
   routes(router, ctx) {
     mountCors(router, BASE, ctx.options.cors);
     const catalog = new ModelCatalog(ctx);
     const dataTypes = dataTypesOf(ctx);
-    const responseStore = new ResponseStoreHolder(ctx);
+    const responseStore = new ResponseStoreHolder(ctx, ctx.options.responses);
     responseStores.set(ctx, responseStore);
+    // Stored responses count against the account's storage quota (limits.storageBytesPerAccount).
+    if (ctx.options.responses.store) ctx.pipeline.addStorageMeter(async (accountId) => (await responseStore.get()).storedBytes(accountId));
 
     const authenticate = (koa: Context, permission: Permission = 'MODEL_REQUESTS'): Caller => ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, permission);
     /**
@@ -114,7 +123,7 @@ export default definePlugin<ChatApiOptions>({
     router.post(route('completions'), predict('completions'));
     router.post(route('embeddings'), predict('embeddings'));
 
-    mountResponses(router, { ctx, route, authenticate, store: () => responseStore.get(), chatTypes: dataTypes.chat, logUsage });
+    mountResponses(router, { ctx, route, authenticate, store: () => responseStore.get(), options: ctx.options.responses, chatTypes: dataTypes.chat, logUsage });
     mountMessages(router, { ctx, base: BASE, authenticate, chatTypes: dataTypes.chat, logUsage });
 
     router.get(route('models'), (koa) => {

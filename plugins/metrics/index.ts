@@ -11,7 +11,8 @@ const digest = (text: string) => createHash('sha256').update(text).digest();
 /**
  * Prometheus metrics at `GET /metrics` (docs/operations.md lists them): requests, durations and the
  * gateway's own overhead, service calls and streams, tokens and charges, instances, async tasks,
- * fitting jobs, rejections, and the process. Optionally behind a bearer token.
+ * fitting jobs, rejections, and the process. Behind a bearer token unless the operator says
+ * `unauthenticated: true`: they name every account and private service.
  */
 export default definePlugin<MetricsOptions>({
   name: 'metrics',

@@ -45,7 +45,8 @@ export function createHandlers(plugin: PluginContext): Record<'predict' | 'predi
   const admitted = (ctx: Context) => ({ caller: callerOf(ctx), service: serviceOf(ctx) });
 
   const dispatch = async (ctx: Context, caller: Caller, service: ServiceEntry, request: GateRequest) => {
-    await gate.ready(service, caller.account);
+    // The caller leaving ends a wait for an instance (and frees its place among the account's waiters).
+    await gate.ready(service, caller.account, () => http.closeSignal(ctx));
     const call = gate.open(service, request, { headers: http.serviceHeaders(ctx, caller) });
     http.cancelOnClose(ctx, call);
     writeAnswer(ctx, await collectAnswer(call, service.name, maxAnswerBytes));

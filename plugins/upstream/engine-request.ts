@@ -28,15 +28,34 @@ export function ourModel(model: unknown, direct: boolean): string | undefined {
 }
 
 /**
- * The engine's model: ours mapped through `upstream.models` (a name without an entry is passed as
- * is, so an engine's own names work too); without one, `upstream.defaultModel`, else the service's
- * default model mapped.
+ * `upstream.models` as a Map, made once per service: the name looked up is the caller's, and a plain
+ * object would answer `constructor`, `toString` or `__proto__` from its prototype.
+ */
+const modelMaps = new WeakMap<UpstreamConfig, ReadonlyMap<string, string>>();
+
+function modelMapOf(upstream: UpstreamConfig): ReadonlyMap<string, string> {
+  let map = modelMaps.get(upstream);
+  if (!map) modelMaps.set(upstream, (map = new Map(Object.entries(upstream.models))));
+  return map;
+}
+
+/**
+ * The engine's model: ours mapped through `upstream.models`; a name without an entry is refused
+ * (404 MODEL_NOT_FOUND) unless the service passes unmapped names as they are (`upstream.passModels`):
+ * otherwise any caller could run any model the engine's key reaches. Without a name,
+ * `upstream.defaultModel`, else the service's default model mapped (the operator's choice, passed).
  */
 export function engineModel(ours: string | undefined, upstream: UpstreamConfig, service: ServiceEntry): string | undefined {
-  if (ours !== undefined) return upstream.models[ours] ?? ours;
+  const models = modelMapOf(upstream);
+  if (ours !== undefined) {
+    const mapped = models.get(ours);
+    if (mapped !== undefined) return mapped;
+    if (upstream.passModels) return ours;
+    throw gatewayError('MODEL_NOT_FOUND', { param: 'model', args: { model: `${service.account.name}/${service.name}/${ours}` } });
+  }
   if (upstream.defaultModel) return upstream.defaultModel;
   const fallback = service.defaultModel;
-  return fallback === undefined ? undefined : upstream.models[fallback] ?? fallback;
+  return fallback === undefined ? undefined : models.get(fallback) ?? fallback;
 }
 
 /** Whether a payload's data type marks the standard adapter's chat request (OpenAI's format, split). */

@@ -46,8 +46,10 @@ function connect(ctx: PluginContext, service: ServiceEntry, upstream: UpstreamCo
     ctx.logger.warn({ service: service.name, env: upstream.apiKeyEnv }, 'upstream key variable is not set; calling the engine without a key');
   }
   const worker = new UpstreamWorker({ service, upstream, apiKey, maxAnswerBytes: ctx.config.gate.maxAnswerBytes });
+  // The instance's name reaches callers (`x-served-by`): the service's name, never the engine's host,
+  // port or credentials. The host (never its user or password) is for the operator's logs and views.
   const host = new URL(upstream.baseUrl).host;
-  const handle = ctx.gate.attachLocal(service, { name: `upstream:${host}`, hostname: host, worker });
+  const handle = ctx.gate.attachLocal(service, { name: `upstream:${service.name}`, hostname: host, worker });
   const connector: Connector = { worker, handle, timer: undefined, closed: false };
   const check = upstream.healthCheck;
   if (check) {

@@ -8,6 +8,7 @@
 import { Pool, errors as undiciErrors } from 'undici';
 import type { IncomingHttpHeaders } from 'undici/types/header.js';
 import {
+  GateHeaders,
   gatewayError,
   isRelayedUpstreamHeader,
   parseJson,
@@ -26,6 +27,7 @@ import {
 import { COUNT_TOKENS_METHOD } from '../_shared/anthropic/count-tokens.js';
 import { DIALECTS, type Dialect } from './dialects.js';
 import { engineBody, engineModel, isObject, ourModel, type Json } from './engine-request.js';
+import { FairShare } from './fair-share.js';
 import { readSse } from './sse.js';
 import { AnswerTooLarge, readBoundedText, requestWholeAnswer, type WholeAnswer, type WholeAnswerCall } from './whole-answer.js';
 
@@ -46,8 +48,10 @@ export class UpstreamWorker implements LocalWorker {
   readonly #basePath: string;
   readonly #headers: Record<string, string>;
   readonly #maxAnswerBytes: number;
-  /** The engine requests in flight, by requestId, to abort on `cancel`. */
+  /** The engine requests in flight (or waiting for a connection), by requestId, to abort on `cancel`. */
   readonly #inFlight = new Map<number, { abort(): void }>();
+  /** The engine's connections, shared between the calling accounts. */
+  readonly #share: FairShare;
 
   constructor(options: UpstreamWorkerOptions) {
     const { service, upstream } = options;
@@ -57,6 +61,7 @@ export class UpstreamWorker implements LocalWorker {
     this.#maxAnswerBytes = options.maxAnswerBytes;
     const url = new URL(upstream.baseUrl);
     this.#basePath = url.pathname.replace(/\/+$/, '');
+    this.#share = new FairShare(upstream.maxConcurrency, upstream.maxConcurrencyPerAccount ?? Math.max(1, upstream.maxConcurrency - 1));
     this.#pool = new Pool(url.origin, {
       connections: upstream.maxConcurrency,
       connect: { timeout: upstream.connectTimeoutMs },
@@ -109,6 +114,7 @@ export class UpstreamWorker implements LocalWorker {
   }
 
   close(): void {
+    this.#share.close();
     for (const controller of this.#inFlight.values()) controller.abort();
     this.#inFlight.clear();
     void this.#pool.destroy().catch(() => undefined);
@@ -132,8 +138,17 @@ export class UpstreamWorker implements LocalWorker {
       reply({ requestId, error: asProto(this.#failure(err)) });
       return;
     }
+    const account = callerAccount(callerHeaders);
+    if (!this.#share.tryTake(account) && !(await this.#waitTurn(requestId, account))) return;
     const request = { path: this.#basePath + this.#dialect.path(body), method: 'POST' as const, body: JSON.stringify(body) };
-    if (body.stream === true) return this.#predictStreamed(requestId, { ...request, headers: this.#requestHeaders(callerHeaders, true) }, reply);
+    if (body.stream === true) {
+      try {
+        await this.#predictStreamed(requestId, { ...request, headers: this.#requestHeaders(callerHeaders, true) }, reply);
+      } finally {
+        this.#share.release(account);
+      }
+      return;
+    }
     const call = requestWholeAnswer(this.#pool, { ...request, headers: this.#requestHeaders(callerHeaders, false) }, this.#maxAnswerBytes);
     this.#inFlight.set(requestId, call);
     try {
@@ -142,7 +157,21 @@ export class UpstreamWorker implements LocalWorker {
       if (!call.aborted) reply({ requestId, error: asProto(this.#failure(err)) });
     } finally {
       this.#inFlight.delete(requestId);
+      this.#share.release(account);
     }
+  }
+
+  /**
+   * Waits for the account's turn at an engine connection (FairShare); a `cancel` meanwhile ends the
+   * wait. True once a connection is taken (release it); false when cancelled or closing, with
+   * nothing taken and nothing to answer (a cancelled request gets no answer).
+   */
+  async #waitTurn(requestId: number, account: number): Promise<boolean> {
+    const wait = this.#share.wait(account);
+    this.#inFlight.set(requestId, { abort: wait.cancel });
+    const taken = await wait.turn;
+    this.#inFlight.delete(requestId);
+    return taken;
   }
 
   /** A whole answer as the `predict` (or `error`) a model service would send. */
@@ -204,6 +233,8 @@ export class UpstreamWorker implements LocalWorker {
    */
   async #countTokens(requestId: number, json: string | undefined, callerHeaders: StringMap | undefined, reply: LocalReply): Promise<void> {
     let call: WholeAnswerCall | undefined;
+    const account = callerAccount(callerHeaders);
+    if (!this.#share.tryTake(account) && !(await this.#waitTurn(requestId, account))) return;
     try {
       const request = parseRequest(json);
       const model = engineModel(ourModel(request.model, true), this.#upstream, this.#service);
@@ -227,6 +258,7 @@ export class UpstreamWorker implements LocalWorker {
       if (!call?.aborted) reply({ requestId, error: asProto(this.#failure(err)) });
     } finally {
       this.#inFlight.delete(requestId);
+      this.#share.release(account);
     }
   }
 
@@ -237,7 +269,8 @@ export class UpstreamWorker implements LocalWorker {
   /** A transport failure as a catalog error; errors thrown here already are one. */
   #failure(err: unknown): GatewayError {
     const code = (err as { code?: string }).code;
-    const args = { service: this.#service.name, url: this.#upstream.baseUrl };
+    // The service's name only: the engine's URL (and any credentials in it) is the operator's, never a caller's.
+    const args = { service: this.#service.name };
     if (err instanceof undiciErrors.ConnectTimeoutError) {
       return gatewayError('UPSTREAM_UNREACHABLE', { args: { ...args, reason: `no connection within ${this.#upstream.connectTimeoutMs} ms` } });
     }
@@ -265,6 +298,14 @@ function parseRequest(json: string | undefined): Json {
   const value = json ? parseJson(json, 'request') : undefined;
   if (!isObject(value)) throw gatewayError('VALIDATION_FAILED', { param: 'request', args: { reason: 'count_tokens expects the Messages request as a JSON object in the param "request"' } });
   return value;
+}
+
+const CALLER_ACCOUNT_HEADER = GateHeaders.callerAccountId.toLowerCase();
+
+/** The caller's account (the gateway's own header); -1, one shared account, when it is not known. */
+function callerAccount(headers: StringMap | undefined): number {
+  const id = Number(headerOf(headers, CALLER_ACCOUNT_HEADER));
+  return Number.isInteger(id) ? id : -1;
 }
 
 /** A request header the gateway passed, by name in any case. */

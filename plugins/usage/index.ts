@@ -1,4 +1,4 @@
-import { definePlugin, gatewayError, PLATFORM_KEY_HEADER, type PluginContext } from '../../core/plugins/index.js';
+import { callerOf, definePlugin, gatewayError, type PluginContext } from '../../core/plugins/index.js';
 import { Accountant } from './accountant.js';
 import { DocUsageStore } from './doc-usage-store.js';
 import { configSchema, type UsageOptions } from './options.js';
@@ -29,11 +29,10 @@ export default definePlugin<UsageOptions>({
   description: 'Usage per account (requests, tokens, billing charges by service and day) and the endpoint to read it',
   configSchema,
   routes(router, ctx) {
-    router.get('/api/platformgateway/account/:account/usage', async (koa) => {
-      const caller = ctx.pipeline.authenticate(koa.get(PLATFORM_KEY_HEADER) || undefined, PLATFORM_KEY_HEADER, 'READ_DATA');
-      const account = ctx.directory.findAccount(koa.params.account ?? '');
-      // Only one's own usage; another account's is as absent as a missing one.
-      if (!account || account.id !== caller.account.id) throw gatewayError('ACCOUNT_NOT_FOUND', { args: { account: koa.params.account ?? '' } });
+    // Only one's own usage: another account, existing or not, is 403 ACCESS_TO_ANOTHER_ACCOUNT_DENIED,
+    // as on every account route (it used to say such an account did not exist).
+    router.get('/api/platformgateway/account/:account/usage', ctx.admission.caller('READ_DATA'), ctx.admission.ownAccount, async (koa) => {
+      const { account } = callerOf(koa);
       const today = dayOf(Date.now());
       const to = dayParam(koa.query.to, today, 'to');
       const from = dayParam(koa.query.from, dayOf(Date.parse(to) - 29 * DAY_MS), 'from');

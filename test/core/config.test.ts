@@ -60,7 +60,19 @@ describe('config loading', () => {
     expect(buildConfig({ server: { workers: 'auto' } }, { env: {} }).server.workers).toBeGreaterThanOrEqual(1);
     const mongo = buildConfig({ plugins: { enabled: ['async-predict', 'usage'] } }, { env: { GATEWAY_WORKERS: '3', MONGODB_URI: 'mongodb://127.0.0.1:1/x' } });
     expect(mongo.server.workers).toBe(3);
-    expect(buildConfig({ server: { workers: 2 }, plugins: { enabled: ['chatapi', 'sync-predict', 'metrics'] } }, { env: {} }).server.workers).toBe(2);
+    const noStoredResponses = { chatapi: { responses: { store: false } } };
+    expect(buildConfig({ server: { workers: 2 }, plugins: { enabled: ['chatapi', 'sync-predict', 'metrics'], options: noStoredResponses } }, { env: {} }).server.workers).toBe(2);
+  });
+
+  it('refuses chatapi keeping stored responses with several workers on the memory store (issue 25 N10)', () => {
+    // Found on one gateway with 2 workers: a stored response was found only by the worker that made
+    // it, so 5 of 10 reads of it (and of previous_response_id) were 404.
+    const err = bootError(() => buildConfig({ server: { workers: 2 }, plugins: { enabled: ['chatapi', 'sync-predict'] } }, { env: {} }));
+    expect(err.code).toBe('CONFIG_INVALID');
+    expect(err.problems).toEqual([expect.stringContaining('server.workers is 2 with store.kind memory: the state of chatapi would live in one worker')]);
+    expect(err.problems[0]).toContain('or set plugins.options.chatapi.responses.store: false');
+    // MongoDB keeps them where every worker finds them.
+    expect(buildConfig({ plugins: { enabled: ['chatapi'] } }, { env: { GATEWAY_WORKERS: '2', MONGODB_URI: 'mongodb://127.0.0.1:1/x' } }).server.workers).toBe(2);
   });
 
   it('keeps state in the embedded store by default, under .data next to the config, shared by several workers', () => {
@@ -73,7 +85,7 @@ describe('config loading', () => {
     const err = bootError(() => buildConfig({ store: { kind: 'memory' }, plugins: { enabled: ['chatapi', 'async-predict', 'fitting'] } }, { env: { GATEWAY_WORKERS: '2' } }));
     expect(err.code).toBe('CONFIG_INVALID');
     expect(err.problems).toHaveLength(1);
-    expect(err.problems[0]).toContain('server.workers is 2 with store.kind memory: the state of async-predict, fitting would live in one worker');
+    expect(err.problems[0]).toContain('server.workers is 2 with store.kind memory: the state of chatapi, async-predict, fitting would live in one worker');
     expect(err.problems[0]).toContain('use MongoDB (store.kind: mongodb, or MONGODB_URI)');
     expect(bootError(() => buildConfig({ server: { workers: 'many' } }, { env: {} })).problems.join('\n')).toContain('/server/workers');
     const ports = bootError(() => buildConfig({ server: { workers: 3, httpPort: 9092, grpcPort: 9090 } }, { env: {} }));

@@ -65,8 +65,9 @@ describe('the start-up banner', () => {
   const input = { httpUrl: 'http://127.0.0.1:8080', grpcAddress: '127.0.0.1:9090', configPath: 'examples/demo/gateway.yaml', storeKind: 'memory' };
 
   it('gives the demo key and a Try: line once services are connected', () => {
-    const text = bannerLines({ ...input, demo: { apiKey: 'k-0123456789abcdef', serviceToken: 't' }, launch: { connected: ['demo/echo'], connecting: [], notStarted: [] } }).join('\n');
+    const text = bannerLines({ ...input, demo: { apiKey: 'k-0123456789abcdef', serviceToken: 't', metricsToken: 'm-0123456789abcdef' }, launch: { connected: ['demo/echo'], connecting: [], notStarted: [] } }).join('\n');
     expect(text).toContain('Gateway ready: HTTP http://127.0.0.1:8080, gRPC 127.0.0.1:9090');
+    expect(text).toContain('Metrics token:       m-0123456789abcdef');
     expect(text).toContain('Services connected:  demo/echo');
     expect(text).toContain("Try: curl -s http://127.0.0.1:8080/api/adapters/chatapi/v1/chat/completions -H 'Authorization: Bearer k-0123456789abcdef'");
     expect(text).not.toContain('Still connecting');

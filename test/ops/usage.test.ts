@@ -83,7 +83,13 @@ function usageSuite(kind: string, storeConfig: () => Record<string, unknown>) {
     });
 
     it('answers only an account about itself, with a READ_DATA key and a sane period', async () => {
-      expect((await usage(OTHER_ACCOUNT_KEY, 'demo')).body.error.code).toBe('ACCOUNT_NOT_FOUND');
+      // Issue 25: another account's usage was 400 "Account 'demo' does not exist" for an account that
+      // exists. Now 403, the same for an account that exists and one that does not (no enumeration).
+      for (const account of ['demo', '1', 'nobody']) {
+        const other = await usage(OTHER_ACCOUNT_KEY, account);
+        expect(other.status).toBe(403);
+        expect(other.body.error).toMatchObject({ code: 'ACCESS_TO_ANOTHER_ACCOUNT_DENIED', message: `Access to account '${account}' is denied` });
+      }
       expect((await usage(READ_ONLY_KEY)).status).toBe(200);
       expect((await usage('')).status).toBe(401);
       expect((await usage(TEST_KEY, 'demo', '?from=2026-13-01')).body.error).toMatchObject({ code: 'VALIDATION_FAILED', param: 'from' });

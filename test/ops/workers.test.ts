@@ -109,7 +109,7 @@ describe.skipIf(!requirePrerequisite('gateway workers on MongoDB', mongoPrerequi
       accounts: [{ id: 1, name: 'demo', requestsPerSecond: 1000 }],
       apiKeys: [{ name: 'all', account: 'demo', key: TEST_KEY, permissions: ['MODEL_REQUESTS', 'READ_DATA', 'MODIFY_DATA'] }],
       services: [{ id: 10, name: 'echo', account: 'demo', public: true, connectionTokens: [{ token: ECHO_TOKEN }] }],
-      plugins: { enabled: ['health', 'metrics', 'sync-predict', 'async-predict'], options: { 'async-predict': { pollMs: 100 } } },
+      plugins: { enabled: ['health', 'metrics', 'sync-predict', 'async-predict'], options: { 'async-predict': { pollMs: 100 }, metrics: { unauthenticated: true } } },
     }));
   });
   afterAll(async () => {

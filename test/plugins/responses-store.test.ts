@@ -11,16 +11,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openMongoConnection } from '../../core/tasks/mongo-connection.js';
 import { startEchoService } from '../../examples/echo-service/service.js';
 import { MongoResponseStore } from '../../plugins/chatapi/responses/mongo-store.js';
-import { MemoryResponseStore, type ResponseStore, type StoredResponse } from '../../plugins/chatapi/responses/store.js';
+import { MemoryResponseStore, recordBytes, type ResponseStore, type StoredResponse } from '../../plugins/chatapi/responses/store.js';
 import { silentLogger } from '../../sdk/index.js';
 import { CHAT_TOKENS, chatConfigInput } from '../support/chat.js';
 import { startTestGateway, TEST_KEY, type TestGateway } from '../support/gateway.js';
 import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/mongo-server.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
 
-const record = (id: string, createdAt = Date.now()): StoredResponse => ({
+const record = (id: string, createdAt = Date.now(), ownerId = 1): StoredResponse => ({
   id,
-  ownerId: 1,
+  ownerId,
   createdAt,
   response: { id, object: 'response', output: [{ type: 'message', content: [{ type: 'output_text', text: 'héllo' }] }] },
   inputItems: [{ id: 'msg_1', type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] }],
@@ -28,7 +28,7 @@ const record = (id: string, createdAt = Date.now()): StoredResponse => ({
 });
 
 /** The behaviour both stores share; `retentionMs` is the store's, `age` ages a record past it. */
-function conformance(name: string, open: (retentionMs: number) => Promise<ResponseStore>, age: (record: StoredResponse, byMs: number) => StoredResponse) {
+function conformance(name: string, open: (retentionMs: number, maxPerAccount?: number) => Promise<ResponseStore>, age: (record: StoredResponse, byMs: number) => StoredResponse) {
   describe(name, () => {
     it('gives back what was put, and deletes it once', async () => {
       const store = await open(60_000);
@@ -49,18 +49,39 @@ function conformance(name: string, open: (retentionMs: number) => Promise<Respon
       expect(await store.get('resp_new')).not.toBeNull();
       await store.close();
     });
+
+    it('keeps at most maxPerAccount per account, dropping that account\'s oldest only (issue 25 N2)', async () => {
+      const store = await open(60_000, 2);
+      const t = Date.now();
+      await store.put(record('resp_alice', t, 1));
+      for (let i = 1; i <= 4; i++) await store.put(record(`resp_bob${i}`, t + i, 2));
+      expect(await store.get('resp_alice')).not.toBeNull();
+      expect(await store.get('resp_bob1')).toBeNull();
+      expect(await store.get('resp_bob2')).toBeNull();
+      expect(await store.get('resp_bob3')).not.toBeNull();
+      expect(await store.get('resp_bob4')).not.toBeNull();
+      await store.close();
+    });
+
+    it('counts each account\'s bytes, without expired or deleted records (issue 25 N3)', async () => {
+      const store = await open(60_000);
+      await store.put(age(record('resp_old', Date.now(), 1), 61_000));
+      await store.put(record('resp_a', Date.now(), 1));
+      const one = recordBytes(record('resp_a'));
+      expect(await store.storedBytes(1)).toBe(one);
+      await store.put(record('resp_b', Date.now(), 1));
+      await store.put(record('resp_c', Date.now(), 2));
+      expect(await store.storedBytes(1)).toBe(2 * one);
+      expect(await store.storedBytes(2)).toBe(one);
+      await store.delete('resp_a');
+      expect(await store.storedBytes(1)).toBe(one);
+      expect(await store.storedBytes(3)).toBe(0);
+      await store.close();
+    });
   });
 }
 
-conformance('MemoryResponseStore', async (retentionMs) => new MemoryResponseStore(retentionMs), (r, byMs) => ({ ...r, createdAt: r.createdAt - byMs }));
-
-it('MemoryResponseStore keeps at most maxRecords, dropping the oldest', async () => {
-  const store = new MemoryResponseStore(60_000, { maxRecords: 2 });
-  for (const id of ['resp_1', 'resp_2', 'resp_3']) await store.put(record(id));
-  expect(await store.get('resp_1')).toBeNull();
-  expect(await store.get('resp_2')).not.toBeNull();
-  expect(await store.get('resp_3')).not.toBeNull();
-});
+conformance('MemoryResponseStore', async (retentionMs, maxPerAccount = 10_000) => new MemoryResponseStore({ retentionMs, maxPerAccount }), (r, byMs) => ({ ...r, createdAt: r.createdAt - byMs }));
 
 describe.skipIf(!requirePrerequisite('stored responses with MongoDB', mongoPrerequisite()))('stored responses with MongoDB', () => {
   let mongo: MongoTestServer;
@@ -73,7 +94,7 @@ describe.skipIf(!requirePrerequisite('stored responses with MongoDB', mongoPrere
 
   conformance(
     'MongoResponseStore',
-    async (retentionMs) => MongoResponseStore.open(await openMongoConnection(mongo.freshDatabaseUri()), retentionMs, () => undefined),
+    async (retentionMs, maxPerAccount = 10_000) => MongoResponseStore.open(await openMongoConnection(mongo.freshDatabaseUri()), { retentionMs, maxPerAccount }, () => undefined),
     (r, byMs) => ({ ...r, createdAt: r.createdAt - byMs }),
   );
 

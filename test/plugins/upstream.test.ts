@@ -37,7 +37,7 @@ describe('upstream connector: an OpenAI-compatible engine', () => {
   });
 
   it('is one local instance of the service, with no dial-in process', () => {
-    expect(gw.gateway.gate.instances(20)).toMatchObject([{ kind: 'local', state: 'serving', bootUuid: expect.stringMatching(/^upstream:127\.0\.0\.1:\d+$/) }]);
+    expect(gw.gateway.gate.instances(20)).toMatchObject([{ kind: 'local', state: 'serving', bootUuid: 'upstream:vllm', hostname: expect.stringMatching(/^127\.0\.0\.1:\d+$/) }]);
   });
 
   it('answers a chat completion, mapping our model name to the engine\'s and sending the engine key', async () => {

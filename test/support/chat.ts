@@ -31,7 +31,9 @@ export const ENGINE_KEYS = { openai: 'upstream-openai-key', anthropic: 'upstream
  */
 export function chatConfigInput(pluginOptions: Record<string, unknown> = {}, engines?: ChatEngines): Record<string, any> {
   const upstream = (api: keyof ChatEngines, baseUrl: string, defaultModel: string) =>
-    engines ? { upstream: { api, baseUrl, apiKeyEnv: ENGINE_KEY_ENV[api], defaultModel } } : {};
+    // passModels: the suites name the engines' models themselves (gpt-4o, claude-up…), as a service
+    // that opts in to unmapped names lets them.
+    engines ? { upstream: { api, baseUrl, apiKeyEnv: ENGINE_KEY_ENV[api], defaultModel, passModels: true } } : {};
   const input = testConfigInput({
     services: [
       { id: 10, name: 'echo', account: 'demo', public: true, family: 'openai', provider: 'demo', defaultModel: 'echo-1', connectionTokens: [{ token: CHAT_TOKENS.echo }] },

@@ -32,7 +32,8 @@ export async function openChatCall(
   if (stream) koa.res.once('close', ctx.pipeline.openStream(caller));
   const headers = ctx.http.serviceHeaders(koa, caller);
   if (extraHeaders) for (const [name, value] of Object.entries(extraHeaders)) headers[name] ??= value;
-  if (!routing.fallbacks?.length) await ctx.gate.ready(service, caller.account);
+  // The caller leaving ends a wait for an instance (and frees its place among the account's waiters).
+  if (!routing.fallbacks?.length) await ctx.gate.ready(service, caller.account, () => ctx.http.closeSignal(koa));
   try {
     const deadlines = stream ? streamDeadlines(ctx.options as ChatAdapterOptions, service, ctx.gate.defaultTimeoutSec) : {};
     call = ctx.gate.open(service, request, { headers, timeoutMs: stream ? 0 : undefined, ...deadlines, ...routing });

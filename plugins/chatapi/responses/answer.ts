@@ -14,6 +14,8 @@ export interface ResponseHead {
   /** The `model` the caller sent. */
   model: string;
   body: ResponsesBody;
+  /** False when the gateway keeps no responses (`responses.store: false`): the answer says `store: false`. */
+  kept?: boolean;
 }
 
 /** The response without output, in the state `status`: what `response.created` carries. */
@@ -34,7 +36,7 @@ export function responseShell(head: ResponseHead, status: string): Json {
     parallel_tool_calls: b.parallel_tool_calls ?? true,
     previous_response_id: b.previous_response_id ?? null,
     reasoning: { effort: null, summary: null },
-    store: b.store !== false,
+    store: head.kept !== false && b.store !== false,
     temperature: b.temperature ?? 1,
     text: b.text && isObject(b.text.format) ? { format: b.text.format } : { format: { type: 'text' } },
     tool_choice: b.tool_choice ?? 'auto',

@@ -1,11 +1,12 @@
 /**
  * Stored responses in MongoDB, for gateways that share one database: one document per response, the
- * JSON parts as text (they are read back whole, never queried), and `expiresAt` with a TTL index so
- * MongoDB removes them after the retention; reads also check `expiresAt`, because the TTL monitor runs
- * only once a minute (and the MongoDB-wire test server has none).
+ * JSON parts as text (they are read back whole, never queried) with their bytes, and `expiresAt` with
+ * a TTL index so MongoDB removes them after the retention; reads and counts also check `expiresAt`,
+ * because the TTL monitor runs only once a minute (and the MongoDB-wire test server has none).
+ * Each account keeps at most `maxPerAccount`: a write past it removes that account's oldest.
  */
 import type { Connection } from 'mongoose';
-import type { ResponseStore, StoredResponse } from './store.js';
+import type { ResponseStore, ResponseStoreLimits, StoredResponse } from './store.js';
 
 const COLLECTION = 'chatResponses';
 
@@ -14,6 +15,8 @@ interface ResponseDoc {
   ownerId: number;
   createdAt: number;
   expiresAt: Date;
+  /** The UTF-8 bytes of the three JSON parts: what the storage quota counts. */
+  bytes: number;
   response: string;
   inputItems: string;
   conversation: string;
@@ -21,20 +24,27 @@ interface ResponseDoc {
 
 export class MongoResponseStore implements ResponseStore {
   readonly #connection: Connection;
-  readonly #retentionMs: number;
+  readonly #limits: ResponseStoreLimits;
 
-  private constructor(connection: Connection, retentionMs: number) {
+  private constructor(connection: Connection, limits: ResponseStoreLimits) {
     this.#connection = connection;
-    this.#retentionMs = retentionMs;
+    this.#limits = limits;
   }
 
-  static async open(connection: Connection, retentionMs: number, warn: (message: string, err: unknown) => void): Promise<MongoResponseStore> {
-    const store = new MongoResponseStore(connection, retentionMs);
+  static async open(
+    connection: Connection,
+    limits: ResponseStoreLimits,
+    warn: (message: string, err: unknown) => void,
+  ): Promise<MongoResponseStore> {
+    const store = new MongoResponseStore(connection, limits);
+    const collection = store.#collection();
     try {
-      await store.#collection().createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 });
+      await collection.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 });
     } catch (err) {
       warn('stored responses: TTL index not created; expired responses stay until deleted', err);
     }
+    // Per-account counts, sums and the oldest-first eviction read this index.
+    await collection.createIndex({ ownerId: 1, createdAt: 1 });
     return store;
   }
 
@@ -45,15 +55,34 @@ export class MongoResponseStore implements ResponseStore {
   }
 
   async put(record: StoredResponse): Promise<void> {
-    await this.#collection().insertOne({
+    const response = JSON.stringify(record.response);
+    const inputItems = JSON.stringify(record.inputItems);
+    const conversation = JSON.stringify(record.conversation);
+    const collection = this.#collection();
+    await collection.insertOne({
       _id: record.id,
       ownerId: record.ownerId,
       createdAt: record.createdAt,
-      expiresAt: new Date(record.createdAt + this.#retentionMs),
-      response: JSON.stringify(record.response),
-      inputItems: JSON.stringify(record.inputItems),
-      conversation: JSON.stringify(record.conversation),
+      expiresAt: new Date(record.createdAt + this.#limits.retentionMs),
+      bytes: Buffer.byteLength(response) + Buffer.byteLength(inputItems) + Buffer.byteLength(conversation),
+      response,
+      inputItems,
+      conversation,
     });
+    await this.#evictBeyondBound(record.ownerId);
+  }
+
+  /** Removes the owner's oldest documents past `maxPerAccount` (only the owner's: never another account's). */
+  async #evictBeyondBound(ownerId: number): Promise<void> {
+    const collection = this.#collection();
+    const excess = (await collection.countDocuments({ ownerId })) - this.#limits.maxPerAccount;
+    if (excess <= 0) return;
+    const oldest = await collection
+      .find({ ownerId }, { projection: { _id: 1 } })
+      .sort({ createdAt: 1, _id: 1 })
+      .limit(excess)
+      .toArray();
+    await collection.deleteMany({ ownerId, _id: { $in: oldest.map((d) => d._id) } });
   }
 
   async get(id: string): Promise<StoredResponse | null> {
@@ -72,6 +101,16 @@ export class MongoResponseStore implements ResponseStore {
   async delete(id: string): Promise<boolean> {
     const { deletedCount } = await this.#collection().deleteOne({ _id: id });
     return deletedCount === 1;
+  }
+
+  async storedBytes(ownerId: number): Promise<number> {
+    const [sum] = await this.#collection()
+      .aggregate<{ bytes: number }>([
+        { $match: { ownerId, expiresAt: { $gt: new Date() } } },
+        { $group: { _id: null, bytes: { $sum: '$bytes' } } },
+      ])
+      .toArray();
+    return sum?.bytes ?? 0;
   }
 
   /** The connection is the core's (opened once for every store); it closes it. */

@@ -1,19 +1,22 @@
 /**
  * The response store of one gateway, opened on first use on the storage the core opened (MongoDB or
- * memory), with the async results' retention.
+ * memory), with the adapter's `responses` limits.
  */
 import { type PluginContext } from '../../../core/plugins/index.js';
 import { MongoResponseStore } from './mongo-store.js';
-import { MemoryResponseStore, type ResponseStore } from './store.js';
+import type { ResponsesOptions } from './options.js';
+import { MemoryResponseStore, type ResponseStore, type ResponseStoreLimits } from './store.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 export class ResponseStoreHolder {
   readonly #ctx: PluginContext<any>;
+  readonly #options: ResponsesOptions;
   #opening: Promise<ResponseStore> | undefined;
 
-  constructor(ctx: PluginContext<any>) {
+  constructor(ctx: PluginContext<any>, options: ResponsesOptions) {
     this.#ctx = ctx;
+    this.#options = options;
   }
 
   get(): Promise<ResponseStore> {
@@ -24,11 +27,11 @@ export class ResponseStoreHolder {
   }
 
   async #open(): Promise<ResponseStore> {
-    const { config, logger, storage } = this.#ctx;
-    const retentionMs = config.store.resultRetentionDays * DAY_MS;
+    const { logger, storage } = this.#ctx;
+    const limits: ResponseStoreLimits = { retentionMs: this.#options.retentionDays * DAY_MS, maxPerAccount: this.#options.maxPerAccount };
     return storage.open<ResponseStore>({
-      memory: () => new MemoryResponseStore(retentionMs),
-      mongodb: (connection) => MongoResponseStore.open(connection, retentionMs, (message, err) => logger.warn({ err }, message)),
+      memory: () => new MemoryResponseStore(limits),
+      mongodb: (connection) => MongoResponseStore.open(connection, limits, (message, err) => logger.warn({ err }, message)),
     });
   }
 

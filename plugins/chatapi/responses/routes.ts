@@ -23,7 +23,8 @@ import { newId } from './ids.js';
 import { NATIVE_RESPONSES_SSE, type NativeStreamState } from './native.js';
 import { CHAT_TO_RESPONSES_PARAM, toChatRequest } from './request.js';
 import { RESPONSES_BODY, type ResponsesBody } from './schema.js';
-import type { ResponseStore } from './store.js';
+import type { ResponsesOptions } from './options.js';
+import { jsonBytes, type ResponseStore } from './store.js';
 import { RESPONSES_SSE, ResponsesStream } from './stream.js';
 
 export interface ResponsesDeps {
@@ -32,6 +33,8 @@ export interface ResponsesDeps {
   route: (path: string) => string;
   authenticate: (koa: Context, permission: 'MODEL_REQUESTS' | 'READ_DATA' | 'MODIFY_DATA') => Caller;
   store: () => Promise<ResponseStore>;
+  /** `plugins.options.chatapi.responses` */
+  options: ResponsesOptions;
   /** `dataType` of chat predict data and config. */
   chatTypes: () => { data?: string; config?: string };
   logUsage: (koa: Context, caller: Caller, model: string, usage: Usage | undefined) => void;
@@ -64,8 +67,16 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
       return;
     }
 
+    const storing = deps.options.store && body.store !== false;
     const previous = body.previous_response_id ? await ownStored(deps, caller, body.previous_response_id, 'previous_response_id') : undefined;
     const { chat, conversation, inputItems } = toChatRequest(body, previous?.conversation);
+    // The JSON of the conversation is what this turn sends and what storing it keeps: measured once.
+    const conversationBytes = previous || storing ? jsonBytes(conversation) : 0;
+    if (previous && conversationBytes > deps.options.maxConversationBytes) {
+      throw gatewayError('RESPONSE_CHAIN_TOO_LONG', { param: 'previous_response_id', args: { id: previous.id, bytes: conversationBytes, limit: deps.options.maxConversationBytes } });
+    }
+    // Refused before the service is called: the answer's bytes count against the next write, as async results do.
+    if (storing) await ctx.pipeline.checkStorage(caller, conversationBytes + jsonBytes(inputItems));
     const split = splitRequest(chat, 'chat', id.model ?? service.defaultModel);
     validateTranslatedConfig(ctx, service, split.configObject, id.model, CHAT_TO_RESPONSES_PARAM);
 
@@ -73,7 +84,7 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
     const call = await openChatCall(ctx, koa, caller, service, {
       predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
     }, stream);
-    const head: ResponseHead = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), model: body.model, body };
+    const head: ResponseHead = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), model: body.model, body, kept: deps.options.store };
     let response: Json | undefined;
     let usage: Usage | undefined;
     if (stream) {
@@ -91,7 +102,7 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
       koa.body = response;
     }
     deps.logUsage(koa, caller, body.model, usage);
-    if (response && body.store !== false) {
+    if (response && storing) {
       const store = await deps.store();
       await store.put({
         id: head.id,

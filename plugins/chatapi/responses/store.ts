@@ -1,9 +1,10 @@
 /**
  * Stored responses (`store` is true unless the request says false, as at OpenAI): what
- * `previous_response_id`, `GET`/`DELETE responses/{id}` and `input_items` read. Kept with the same
- * retention as async results (`store.resultRetentionDays`), in memory or in MongoDB as the gateway's
- * store is configured. The adapter sees only this interface, so where the records live can change
- * without touching the routes.
+ * `previous_response_id`, `GET`/`DELETE responses/{id}` and `input_items` read. Kept for the
+ * adapter's `responses.retentionDays`, in memory or in MongoDB as the gateway's store is configured,
+ * at most `responses.maxPerAccount` per account: past it the account's own oldest response goes,
+ * never another account's. Their bytes count against the account's storage quota. The adapter sees
+ * only this interface, so where the records live can change without touching the routes.
  */
 import type { JsonObject as Json } from '../../_shared/openai/json-object.js';
 
@@ -23,62 +24,114 @@ export interface StoredResponse {
 }
 
 export interface ResponseStore {
+  /** Stores the record; past the owner's bound, the owner's oldest records go. */
   put(record: StoredResponse): Promise<void>;
   /** The record, or null when it is missing or past its retention. */
   get(id: string): Promise<StoredResponse | null>;
   /** True when a record was removed. */
   delete(id: string): Promise<boolean>;
+  /** Bytes the account keeps in responses not past their retention (the storage quota's meter). */
+  storedBytes(ownerId: number): Promise<number>;
   close(): Promise<void>;
 }
 
-/** The memory store's bound: beyond it the oldest responses go first, so memory stays flat. */
-export const MEMORY_MAX_RESPONSES = 10_000;
+export interface ResponseStoreLimits {
+  retentionMs: number;
+  /** Most responses one account keeps; its oldest go first beyond it. */
+  maxPerAccount: number;
+}
+
+/** Default of `responses.maxPerAccount`. */
+export const DEFAULT_MAX_RESPONSES_PER_ACCOUNT = 10_000;
+
+/** The bytes a record keeps stored: its JSON parts as UTF-8, as MongoDB keeps them. */
+export function recordBytes(record: Pick<StoredResponse, 'response' | 'inputItems' | 'conversation'>): number {
+  return jsonBytes(record.response) + jsonBytes(record.inputItems) + jsonBytes(record.conversation);
+}
+
+export function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value));
+}
+
+interface Kept {
+  record: StoredResponse;
+  bytes: number;
+}
+
+/** One account's records in creation order, and their bytes. */
+interface Shelf {
+  ids: Set<string>;
+  bytes: number;
+}
 
 /**
- * One gateway process: records in a Map in creation order, dropped once past the retention or, the
- * oldest first, beyond `maxRecords` (MongoDB keeps every response for the whole retention).
+ * One gateway process: records in a Map in creation order (expired ones are at its front and go at
+ * the next write or count), and each account's ids in creation order, so that bounding one account
+ * drops only its own oldest.
  */
 export class MemoryResponseStore implements ResponseStore {
-  readonly #records = new Map<string, StoredResponse>();
-  readonly #retentionMs: number;
-  readonly #maxRecords: number;
+  readonly #records = new Map<string, Kept>();
+  readonly #shelves = new Map<number, Shelf>();
+  readonly #limits: ResponseStoreLimits;
   readonly #now: () => number;
 
-  constructor(retentionMs: number, options: { maxRecords?: number; now?: () => number } = {}) {
-    this.#retentionMs = retentionMs;
-    this.#maxRecords = options.maxRecords ?? MEMORY_MAX_RESPONSES;
+  constructor(limits: ResponseStoreLimits, options: { now?: () => number } = {}) {
+    this.#limits = limits;
     this.#now = options.now ?? Date.now;
   }
 
   async put(record: StoredResponse): Promise<void> {
     this.#purge();
-    this.#records.set(record.id, record);
-    if (this.#records.size > this.#maxRecords) this.#records.delete(this.#records.keys().next().value!);
+    this.#remove(record.id);
+    const bytes = recordBytes(record);
+    this.#records.set(record.id, { record, bytes });
+    let shelf = this.#shelves.get(record.ownerId);
+    if (!shelf) this.#shelves.set(record.ownerId, (shelf = { ids: new Set(), bytes: 0 }));
+    shelf.ids.add(record.id);
+    shelf.bytes += bytes;
+    while (shelf.ids.size > this.#limits.maxPerAccount) this.#remove(shelf.ids.values().next().value!);
   }
 
   async get(id: string): Promise<StoredResponse | null> {
-    const record = this.#records.get(id);
-    if (!record || this.#expired(record)) return null;
-    return record;
+    const kept = this.#records.get(id);
+    if (!kept || this.#expired(kept.record)) return null;
+    return kept.record;
   }
 
   async delete(id: string): Promise<boolean> {
-    return this.#records.delete(id);
+    return this.#remove(id);
+  }
+
+  async storedBytes(ownerId: number): Promise<number> {
+    this.#purge();
+    return this.#shelves.get(ownerId)?.bytes ?? 0;
   }
 
   async close(): Promise<void> {
     this.#records.clear();
+    this.#shelves.clear();
+  }
+
+  #remove(id: string): boolean {
+    const kept = this.#records.get(id);
+    if (!kept) return false;
+    this.#records.delete(id);
+    const shelf = this.#shelves.get(kept.record.ownerId)!;
+    shelf.ids.delete(id);
+    shelf.bytes -= kept.bytes;
+    if (shelf.ids.size === 0) this.#shelves.delete(kept.record.ownerId);
+    return true;
   }
 
   #expired(record: StoredResponse): boolean {
-    return record.createdAt < this.#now() - this.#retentionMs;
+    return record.createdAt < this.#now() - this.#limits.retentionMs;
   }
 
   /** Map order is creation order: expired records are at the front. */
   #purge(): void {
-    for (const [id, record] of this.#records) {
+    for (const [id, { record }] of this.#records) {
       if (!this.#expired(record)) return;
-      this.#records.delete(id);
+      this.#remove(id);
     }
   }
 }
