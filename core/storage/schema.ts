@@ -30,13 +30,13 @@ export interface Migration {
 
 /**
  * Version 0 is the data of gateways before the store port: MongoDB only (the embedded home starts at
- * 1). Its tasks carried `expireAt` for a TTL index and its limit windows `expiresAt`; the port's one
- * sweeper removes both kinds of record on every home, so the TTL indexes and fields go.
+ * 1). Its tasks carried `expireAt` for a TTL index, its limit windows and stored responses `expiresAt`;
+ * the port's one sweeper removes these records on every home, so the TTL indexes and fields go.
  */
 export const MIGRATIONS: readonly Migration[] = [
   {
     to: 1,
-    description: 'retention by the sweeper on every home: MongoDB TTL fields of tasks and limit windows removed',
+    description: 'retention by the sweeper on every home: MongoDB TTL fields of tasks, limit windows and stored responses removed',
     async run(docs) {
       if (docs.home !== 'mongodb') return;
       const tasks = await docs.collection<{ _id: string }>({ name: 'tasks', indexes: [] });
@@ -45,6 +45,9 @@ export const MIGRATIONS: readonly Migration[] = [
       await windows.updateMany({ expiresAt: { $exists: true } }, { $unset: ['expiresAt'] });
       await docs.dropIndex('tasks', 'expireAt_ttl');
       await docs.dropIndex('gateway_limit_windows', 'expiresAt_1');
+      const responses = await docs.collection<{ _id: string }>({ name: 'chatResponses', indexes: [] });
+      await responses.updateMany({ expiresAt: { $exists: true } }, { $unset: ['expiresAt'] });
+      await docs.dropIndex('chatResponses', 'expiresAt_1');
     },
   },
 ];
