@@ -144,7 +144,9 @@ const perSec = (count: number, startedMs: number) => (count / (performance.now()
 
 async function measureHome(home: Home, options: StoreOptions, tasks: number): Promise<StoreHomeResult> {
   const lag = lagMeter();
-  const stores = await Promise.all(Array.from({ length: CLAIMERS }, async () => DocTaskStore.open({ docs: await home.handle(), retentionMs: 7 * DAY_MS })));
+  const stores = await Promise.all(
+    Array.from({ length: CLAIMERS }, async () => DocTaskStore.open({ docs: await home.handle(), retentionMs: 7 * DAY_MS })),
+  );
   const creator = stores[0]!;
   const body = Buffer.from(JSON.stringify({ text: 'x'.repeat(200) }));
   const claimMs: number[] = [];
@@ -156,7 +158,10 @@ async function measureHome(home: Home, options: StoreOptions, tasks: number): Pr
   const create = async () => {
     while (created < tasks) {
       created++;
-      await creator.create({ callerId: 1 + (created % ACCOUNTS), serviceId: 10, serviceAccountId: 2, request: { kind: 'raw', body } }, { maxQueuedPerAccount: 250 });
+      await creator.create(
+        { callerId: 1 + (created % ACCOUNTS), serviceId: 10, serviceAccountId: 2, request: { kind: 'raw', body } },
+        { maxQueuedPerAccount: 250 },
+      );
       await turn();
     }
     creating = false;
@@ -174,7 +179,11 @@ async function measureHome(home: Home, options: StoreOptions, tasks: number): Pr
         continue;
       }
       claimedTimes.set(task.taskId, (claimedTimes.get(task.taskId) ?? 0) + 1);
-      await store.complete(task.taskId, task.leaseToken!, { statusCode: 200, headers: { 'content-type': 'application/json' }, body: task.requestBody ?? Buffer.alloc(0) });
+      await store.complete(task.taskId, task.leaseToken!, {
+        statusCode: 200,
+        headers: { 'content-type': 'application/json' },
+        body: task.requestBody ?? Buffer.alloc(0),
+      });
       await store.getResult(task.taskId);
       await turn();
       done++;
@@ -187,10 +196,20 @@ async function measureHome(home: Home, options: StoreOptions, tasks: number): Pr
 
   const docs = await home.handle();
   const responses = await DocResponseStore.open(docs, { retentionMs: 30 * DAY_MS, maxPerAccount: 1_000_000 });
-  const conversation = [{ role: 'user', content: 'hello there' }, { role: 'assistant', content: 'Echo: hello there' }];
+  const conversation = [
+    { role: 'user', content: 'hello there' },
+    { role: 'assistant', content: 'Echo: hello there' },
+  ];
   let t = performance.now();
   for (let i = 0; i < options.responses; i++) {
-    await responses.put({ id: `resp_${i}`, ownerId: 1 + (i % 8), createdAt: Date.now(), response: { id: `resp_${i}`, object: 'response' }, inputItems: [], conversation });
+    await responses.put({
+      id: `resp_${i}`,
+      ownerId: 1 + (i % 8),
+      createdAt: Date.now(),
+      response: { id: `resp_${i}`, object: 'response' },
+      inputItems: [],
+      conversation,
+    });
     await turn();
   }
   const responseWritesPerSec = perSec(options.responses, t);
@@ -204,7 +223,18 @@ async function measureHome(home: Home, options: StoreOptions, tasks: number): Pr
   const usage = await DocUsageStore.open(docs);
   t = performance.now();
   for (let i = 0; i < options.usageIncrements; i++) {
-    await usage.add([{ accountId: 1 + (i % 8), service: 'demo/echo', day: '2026-11-26', requests: 1, inputTokens: 10, outputTokens: 20, charges: 0, amounts: {} }]);
+    await usage.add([
+      {
+        accountId: 1 + (i % 8),
+        service: 'demo/echo',
+        day: '2026-11-26',
+        requests: 1,
+        inputTokens: 10,
+        outputTokens: 20,
+        charges: 0,
+        amounts: {},
+      },
+    ]);
     await turn();
   }
   const usageIncrementsPerSec = perSec(options.usageIncrements, t);
@@ -237,7 +267,9 @@ export async function runStore(options: StoreOptions): Promise<StoreResult> {
     try {
       const tasks = home.name === 'mongodb' ? Math.max(20, Math.floor(options.tasks / 4)) : options.tasks;
       const result = await measureHome(home, options, tasks);
-      log(`  ${home.name}: ${Math.round(result.taskRoundTripsPerSec)} task round trips/s, claim p99 ${result.claimP99Ms.toFixed(2)} ms, loop lag p99 ${result.loopLagP99Ms.toFixed(1)} ms (max ${result.loopLagMaxMs.toFixed(1)})`);
+      log(
+        `  ${home.name}: ${Math.round(result.taskRoundTripsPerSec)} task round trips/s, claim p99 ${result.claimP99Ms.toFixed(2)} ms, loop lag p99 ${result.loopLagP99Ms.toFixed(1)} ms (max ${result.loopLagMaxMs.toFixed(1)})`,
+      );
       homes.push(result);
     } finally {
       await home.close();

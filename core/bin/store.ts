@@ -39,17 +39,29 @@ async function oldest(docs: DocStore, name: string): Promise<string> {
 async function stats(docs: DocStore): Promise<void> {
   const rows = [['collection', 'documents', 'bytes', 'oldest']];
   for (const c of await docs.stats()) {
-    rows.push([c.name, String(c.documents), String(c.bytes), c.name.includes('.') || c.name.startsWith('(') || c.documents === 0 ? '-' : await oldest(docs, c.name)]);
+    rows.push([
+      c.name,
+      String(c.documents),
+      String(c.bytes),
+      c.name.includes('.') || c.name.startsWith('(') || c.documents === 0 ? '-' : await oldest(docs, c.name),
+    ]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  for (const r of rows) process.stdout.write(`${r.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
+  for (const r of rows)
+    process.stdout.write(
+      `${r
+        .map((v, i) => v.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd()}\n`,
+    );
 }
 
 /** The schema version a backup file holds, read without opening it as a store. */
 function backupVersion(file: string): number {
   const db = new DatabaseSync(file, { readOnly: true });
   try {
-    const row = db.prepare(`SELECT json_extract(doc,'$.version') AS v FROM "c__meta" WHERE id = 'schema'`).get() as { v?: number } | undefined;
+    const row = db.prepare(`SELECT json_extract(doc,'$.version') AS v FROM "c__meta" WHERE id = 'schema'`).get() as
+      { v?: number } | undefined;
     return Number(row?.v ?? 0);
   } catch {
     throw new Error(`${file} is not a backup of the embedded store`);
@@ -68,7 +80,8 @@ async function main(): Promise<number> {
   const config = loadConfigFile(configPath).store;
   const target = file ? resolve(process.env.INIT_CWD ?? process.cwd(), file) : '';
   if (command === 'restore') {
-    if (config.kind !== 'embedded') throw new Error(`restore puts back an embedded store; this config's store is ${config.kind} (docs/storage.md)`);
+    if (config.kind !== 'embedded')
+      throw new Error(`restore puts back an embedded store; this config's store is ${config.kind} (docs/storage.md)`);
     const version = backupVersion(target);
     if (version > SCHEMA_VERSION) throw new Error(`the backup holds schema version ${version}; this gateway reads up to ${SCHEMA_VERSION}`);
     const dest = join(config.dataDir, EMBEDDED_DB_FILE);
@@ -79,7 +92,9 @@ async function main(): Promise<number> {
     return 0;
   }
   if (command === 'backup' && config.kind !== 'embedded') {
-    throw new Error(`backup copies the embedded store; this config's store is ${config.kind}: use export, or mongodump for MongoDB (docs/storage.md)`);
+    throw new Error(
+      `backup copies the embedded store; this config's store is ${config.kind}: use export, or mongodump for MongoDB (docs/storage.md)`,
+    );
   }
   if (command === 'backup' && existsSync(target)) throw new Error(`${target} exists: name a new file`);
   const storage = await openStorage(config, silentLogger());
@@ -100,7 +115,9 @@ async function main(): Promise<number> {
       }
       case 'import': {
         const counts = await importStore(storage.docs, target);
-        process.stdout.write(`imported ${counts.documents} documents and ${counts.blobs} blobs into the ${storage.kind} store (${counts.skipped} already there)\n`);
+        process.stdout.write(
+          `imported ${counts.documents} documents and ${counts.blobs} blobs into the ${storage.kind} store (${counts.skipped} already there)\n`,
+        );
         return 0;
       }
       default:

@@ -64,7 +64,8 @@ function setPath(doc: Record<string, unknown>, path: string, value: unknown): vo
   let at = doc;
   for (const part of parts.slice(0, -1)) {
     const next = at[part];
-    at = at[part] = next && typeof next === 'object' && !Buffer.isBuffer(next) && !Array.isArray(next) ? { ...(next as Record<string, unknown>) } : {};
+    at = at[part] =
+      next && typeof next === 'object' && !Buffer.isBuffer(next) && !Array.isArray(next) ? { ...(next as Record<string, unknown>) } : {};
   }
   const last = parts[parts.length - 1]!;
   if (value === undefined) delete at[last];

@@ -166,7 +166,10 @@ export class MongoDocStore implements DocStore {
 
   async buckets(): Promise<string[]> {
     const names = (await connectionDb(this.connection).listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
-    return names.filter((n) => n.endsWith('.files')).map((n) => n.slice(0, -'.files'.length)).sort();
+    return names
+      .filter((n) => n.endsWith('.files'))
+      .map((n) => n.slice(0, -'.files'.length))
+      .sort();
   }
 
   async stats(): Promise<CollectionStats[]> {

@@ -58,7 +58,12 @@ async function hasData(docs: DocStore): Promise<boolean> {
 }
 
 /** Brings the store to `SCHEMA_VERSION`, or refuses a newer one; returns the version found. */
-export async function migrate(docs: DocStore, logger?: Logger, migrations: readonly Migration[] = MIGRATIONS, target = SCHEMA_VERSION): Promise<number> {
+export async function migrate(
+  docs: DocStore,
+  logger?: Logger,
+  migrations: readonly Migration[] = MIGRATIONS,
+  target = SCHEMA_VERSION,
+): Promise<number> {
   const meta = await docs.collection<SchemaDoc>(META);
   const found = (await meta.get('schema'))?.version ?? ((await hasData(docs)) ? 0 : target);
   if (found > target) {

@@ -20,7 +20,8 @@ const BINARY_TAG = '$b64';
 function toJson(value: unknown): unknown {
   if (Buffer.isBuffer(value)) return { [BINARY_TAG]: value.toString('base64') };
   if (Array.isArray(value)) return value.map(toJson);
-  if (value && typeof value === 'object' && !(value instanceof Date)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toJson(v)]));
+  if (value && typeof value === 'object' && !(value instanceof Date))
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toJson(v)]));
   return value;
 }
 

@@ -17,9 +17,23 @@ import { gatewayError } from '../errors.js';
 import { isDuplicateKey, type Collection, type CollectionSpec, type DocStore, type Filter } from '../storage/port.js';
 import { deletePayload, loadPayload, storePayload, type BlobStore, type StoredPayload } from './payload-storage.js';
 import {
-  DAY_MS, REQUEST_INLINE_MAX_BYTES, RESULT_INLINE_MAX_BYTES, runningCapFor,
-  type ClaimedTask, type ClaimOptions, type CreateLimits, type TaskLease, type CreateTaskInput, type StoredResult, type TaskError,
-  type TaskRecord, type TaskRequestKind, type TaskResult, type TaskStatus, type TaskStore, type TaskStoreOptions,
+  DAY_MS,
+  REQUEST_INLINE_MAX_BYTES,
+  RESULT_INLINE_MAX_BYTES,
+  runningCapFor,
+  type ClaimedTask,
+  type ClaimOptions,
+  type CreateLimits,
+  type TaskLease,
+  type CreateTaskInput,
+  type StoredResult,
+  type TaskError,
+  type TaskRecord,
+  type TaskRequestKind,
+  type TaskResult,
+  type TaskStatus,
+  type TaskStore,
+  type TaskStoreOptions,
 } from './task-store.js';
 
 export const TASKS_COLLECTION = 'tasks';
@@ -39,7 +53,15 @@ export interface TaskDoc {
   status: TaskStatus;
   createdAt: number;
   completedAt: number | null;
-  request: { kind: TaskRequestKind; configId?: number; dataType?: string; config?: string; contentType?: string; keyName?: string; body: StoredPayload };
+  request: {
+    kind: TaskRequestKind;
+    configId?: number;
+    dataType?: string;
+    config?: string;
+    contentType?: string;
+    keyName?: string;
+    body: StoredPayload;
+  };
   leaseToken: string | null;
   leaseUntil: number | null;
   workerId: string | null;
@@ -101,10 +123,20 @@ export class DocTaskStore implements TaskStore {
     const { body, ...requestInfo } = input.request;
     const stored = await storePayload(this.files, `${taskId}.request`, body, REQUEST_INLINE_MAX_BYTES, { taskId, part: 'request' });
     const doc: TaskDoc = {
-      _id: taskId, callerId, serviceId: input.serviceId, serviceAccountId: input.serviceAccountId,
-      status: 'QUEUED', createdAt: this.now(), completedAt: null,
-      request: { ...requestInfo, body: stored }, leaseToken: null, leaseUntil: null, workerId: null, attempt: 0,
-      result: null, error: null,
+      _id: taskId,
+      callerId,
+      serviceId: input.serviceId,
+      serviceAccountId: input.serviceAccountId,
+      status: 'QUEUED',
+      createdAt: this.now(),
+      completedAt: null,
+      request: { ...requestInfo, body: stored },
+      leaseToken: null,
+      leaseUntil: null,
+      workerId: null,
+      attempt: 0,
+      result: null,
+      error: null,
     };
     for (let round = 0; round < MAX_ROUNDS && taken.size < cap; round++) {
       try {
@@ -129,7 +161,12 @@ export class DocTaskStore implements TaskStore {
     const full: number[] = [];
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const candidate = await this.tasks.findOne(
-        { $or: [{ status: 'QUEUED', callerId: { $nin: full }, ...services }, { status: 'PROCESSING', leaseUntil: { $lt: now }, ...services }] },
+        {
+          $or: [
+            { status: 'QUEUED', callerId: { $nin: full }, ...services },
+            { status: 'PROCESSING', leaseUntil: { $lt: now }, ...services },
+          ],
+        },
         { sort: { createdAt: 1 } },
       );
       if (!candidate) return null;
@@ -204,7 +241,8 @@ export class DocTaskStore implements TaskStore {
     const doc = await this.tasks.get(taskId);
     if (!doc) return { kind: 'missing' };
     if (doc.status === 'QUEUED' || doc.status === 'PROCESSING') return { kind: 'pending' };
-    if (doc.error) return { kind: 'error', status: doc.error.status, code: doc.error.code, message: doc.error.message, args: fromPairs(doc.error.args) };
+    if (doc.error)
+      return { kind: 'error', status: doc.error.status, code: doc.error.code, message: doc.error.message, args: fromPairs(doc.error.args) };
     if (!doc.result?.body) return { kind: 'missing' };
     const read = await loadPayload(this.files, doc.result.body);
     if (read.kind !== 'ok') return read;
@@ -252,14 +290,23 @@ export class DocTaskStore implements TaskStore {
    * QUEUED → PROCESSING in a free runSlot of the caller: 'full' when the caller is at its running cap,
    * 'gone' when another worker took or canceled the task first.
    */
-  private async claimQueued(taskId: string, callerId: number, cap: number, lease: Pick<TaskDoc, 'leaseToken' | 'leaseUntil' | 'workerId'>): Promise<ClaimedTask | 'full' | 'gone'> {
+  private async claimQueued(
+    taskId: string,
+    callerId: number,
+    cap: number,
+    lease: Pick<TaskDoc, 'leaseToken' | 'leaseUntil' | 'workerId'>,
+  ): Promise<ClaimedTask | 'full' | 'gone'> {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const taken = await this.takenSlots('runSlot', callerId);
       if (taken.size >= cap) return 'full';
       try {
         const claimed = await this.tasks.findOneAndUpdate(
           { _id: taskId, status: 'QUEUED' },
-          { $set: { ...lease, status: 'PROCESSING', runSlot: `${callerId}:${freeSlot(taken, cap)}` }, $unset: ['queueSlot'], $inc: { attempt: 1 } },
+          {
+            $set: { ...lease, status: 'PROCESSING', runSlot: `${callerId}:${freeSlot(taken, cap)}` },
+            $unset: ['queueSlot'],
+            $inc: { attempt: 1 },
+          },
         );
         return claimed ? await this.claimedOf(claimed) : 'gone';
       } catch (err) {
@@ -276,7 +323,11 @@ export class DocTaskStore implements TaskStore {
   }
 
   /** Ends a task matching `filter`; returns the document as it was before, or null. */
-  private finish(filter: Filter, status: 'COMPLETED' | 'CANCELED', outcome: Partial<Pick<TaskDoc, 'result' | 'error'>>): Promise<TaskDoc | null> {
+  private finish(
+    filter: Filter,
+    status: 'COMPLETED' | 'CANCELED',
+    outcome: Partial<Pick<TaskDoc, 'result' | 'error'>>,
+  ): Promise<TaskDoc | null> {
     return this.tasks.findOneAndUpdate(
       filter,
       { $set: { ...outcome, status, completedAt: this.now(), leaseToken: null, leaseUntil: null }, $unset: ['queueSlot', 'runSlot'] },
@@ -328,14 +379,31 @@ export function fromPairs(pairs: readonly PairDoc[] | undefined): Record<string,
 function recordOf(doc: TaskDoc): TaskRecord {
   const { kind, configId, dataType, config, contentType, keyName, body } = doc.request;
   return {
-    taskId: doc._id, callerId: doc.callerId, serviceId: doc.serviceId, serviceAccountId: doc.serviceAccountId,
-    status: doc.status, createdAt: doc.createdAt, completedAt: doc.completedAt ?? null,
+    taskId: doc._id,
+    callerId: doc.callerId,
+    serviceId: doc.serviceId,
+    serviceAccountId: doc.serviceAccountId,
+    status: doc.status,
+    createdAt: doc.createdAt,
+    completedAt: doc.completedAt ?? null,
     request: {
-      kind, ...(configId != null ? { configId } : {}), ...(dataType != null ? { dataType } : {}), ...(config != null ? { config } : {}),
-      ...(contentType != null ? { contentType } : {}), ...(keyName != null ? { keyName } : {}), bodyBytes: body.size,
+      kind,
+      ...(configId != null ? { configId } : {}),
+      ...(dataType != null ? { dataType } : {}),
+      ...(config != null ? { config } : {}),
+      ...(contentType != null ? { contentType } : {}),
+      ...(keyName != null ? { keyName } : {}),
+      bodyBytes: body.size,
     },
-    leaseToken: doc.leaseToken ?? null, leaseUntil: doc.leaseUntil ?? null, workerId: doc.workerId ?? null, attempt: doc.attempt ?? 0,
-    result: doc.result ? { statusCode: doc.result.statusCode, headers: fromPairs(doc.result.headers), bodyBytes: doc.result.body.size } : null,
-    error: doc.error ? { status: doc.error.status, code: doc.error.code, message: doc.error.message, args: fromPairs(doc.error.args) } : null,
+    leaseToken: doc.leaseToken ?? null,
+    leaseUntil: doc.leaseUntil ?? null,
+    workerId: doc.workerId ?? null,
+    attempt: doc.attempt ?? 0,
+    result: doc.result
+      ? { statusCode: doc.result.statusCode, headers: fromPairs(doc.result.headers), bodyBytes: doc.result.body.size }
+      : null,
+    error: doc.error
+      ? { status: doc.error.status, code: doc.error.code, message: doc.error.message, args: fromPairs(doc.error.args) }
+      : null,
   };
 }

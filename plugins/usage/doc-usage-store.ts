@@ -15,7 +15,13 @@ interface KeyDoc {
   day: string;
 }
 
-export const USAGE_ROWS: CollectionSpec = { name: 'usage_daily', indexes: [{ name: 'account_day', fields: ['accountId', 'day'] }, { name: 'day', fields: ['day'] }] };
+export const USAGE_ROWS: CollectionSpec = {
+  name: 'usage_daily',
+  indexes: [
+    { name: 'account_day', fields: ['accountId', 'day'] },
+    { name: 'day', fields: ['day'] },
+  ],
+};
 export const USAGE_CHARGE_KEYS: CollectionSpec = { name: 'usage_charge_keys', indexes: [{ name: 'day', fields: ['day'] }] };
 
 export class DocUsageStore implements UsageStore {
@@ -35,7 +41,10 @@ export class DocUsageStore implements UsageStore {
         {
           $setOnInsert: { accountId: d.accountId, service: d.service, day: d.day },
           $inc: {
-            requests: d.requests, inputTokens: d.inputTokens, outputTokens: d.outputTokens, charges: d.charges,
+            requests: d.requests,
+            inputTokens: d.inputTokens,
+            outputTokens: d.outputTokens,
+            charges: d.charges,
             ...Object.fromEntries(Object.entries(d.amounts).map(([currency, amount]) => [`amounts.${currency}`, amount])),
           },
         },
@@ -54,7 +63,18 @@ export class DocUsageStore implements UsageStore {
         throw err;
       }
     }
-    await this.add([{ accountId: entry.accountId, service: entry.service, day: entry.day, requests: 0, inputTokens: 0, outputTokens: 0, charges: 1, amounts: { [entry.currency]: entry.amount } }]);
+    await this.add([
+      {
+        accountId: entry.accountId,
+        service: entry.service,
+        day: entry.day,
+        requests: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+        charges: 1,
+        amounts: { [entry.currency]: entry.amount },
+      },
+    ]);
     return true;
   }
 

@@ -25,13 +25,21 @@ const BIG = Buffer.alloc(400 * 1024, 9);
 function config(name: string, store: Record<string, unknown> = {}): { path: string; store: GatewayConfig['store'] } {
   const path = join(dir, `${name}.json`);
   writeFileSync(path, JSON.stringify({ store: { dataDir: `./${name}-data`, ...store } }));
-  return { path, store: { kind: 'embedded', dataDir: join(dir, `${name}-data`), resultRetentionDays: 7, ...store } as GatewayConfig['store'] };
+  return {
+    path,
+    store: { kind: 'embedded', dataDir: join(dir, `${name}-data`), resultRetentionDays: 7, ...store } as GatewayConfig['store'],
+  };
 }
 
 function tool(configPath: string, ...args: string[]): { code: number | null; out: string } {
   const env: NodeJS.ProcessEnv = { ...process.env, GATEWAY_CONFIG: configPath, INIT_CWD: dir };
   delete env.MONGODB_URI;
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'core/bin/store.ts', ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'core/bin/store.ts', ...args], {
+    cwd: ROOT,
+    env,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return { code: run.status, out: `${run.stdout}${run.stderr}` };
 }
 

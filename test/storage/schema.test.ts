@@ -68,7 +68,9 @@ describe('schema versions on the embedded store', () => {
     expect(ran).toEqual([SCHEMA_VERSION + 1, SCHEMA_VERSION + 2]);
     expect(await migrate(docs, logger, steps, SCHEMA_VERSION + 2)).toBe(SCHEMA_VERSION + 2);
     expect(ran).toHaveLength(2);
-    expect((await (await docs.collection<{ _id: string; v: number }>({ name: 'things', indexes: [] })).get('x'))?.v).toBe(SCHEMA_VERSION + 2);
+    expect((await (await docs.collection<{ _id: string; v: number }>({ name: 'things', indexes: [] })).get('x'))?.v).toBe(
+      SCHEMA_VERSION + 2,
+    );
     await docs.close();
   });
 });
@@ -89,18 +91,38 @@ describe.skipIf(!requirePrerequisite('schema migration (MongoDB)', mongoPrerequi
     const tasks = connectionDb(raw).collection('tasks');
     const taskId = '00000000-0000-4000-8000-000000000001';
     await tasks.insertOne({
-      _id: taskId as never, callerId: 3, serviceId: 10, serviceAccountId: 2, status: 'COMPLETED', createdAt: 1_000, completedAt: 2_000,
+      _id: taskId as never,
+      callerId: 3,
+      serviceId: 10,
+      serviceAccountId: 2,
+      status: 'COMPLETED',
+      createdAt: 1_000,
+      completedAt: 2_000,
       expireAt: new Date(2_000 + 8 * 86_400_000),
-      request: { kind: 'raw', body: { size: 2, sha256: '44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a', inline: Buffer.from('{}') } },
-      leaseToken: null, leaseUntil: null, workerId: 'w', attempt: 1,
-      result: { statusCode: 200, headers: [{ name: 'content-type', value: 'application/json' }], body: { size: 2, sha256: '44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a', inline: Buffer.from('{}') } },
+      request: {
+        kind: 'raw',
+        body: { size: 2, sha256: '44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a', inline: Buffer.from('{}') },
+      },
+      leaseToken: null,
+      leaseUntil: null,
+      workerId: 'w',
+      attempt: 1,
+      result: {
+        statusCode: 200,
+        headers: [{ name: 'content-type', value: 'application/json' }],
+        body: { size: 2, sha256: '44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a', inline: Buffer.from('{}') },
+      },
       error: null,
     });
     await raw.close();
 
     const storage = await openStorage({ kind: 'mongodb', mongodbUri: uri, dataDir: tempDir(), resultRetentionDays: 36500 }, logger);
     try {
-      expect(await storage.tasks.get(taskId)).toMatchObject({ status: 'COMPLETED', callerId: 3, result: { statusCode: 200, headers: { 'content-type': 'application/json' } } });
+      expect(await storage.tasks.get(taskId)).toMatchObject({
+        status: 'COMPLETED',
+        callerId: 3,
+        result: { statusCode: 200, headers: { 'content-type': 'application/json' } },
+      });
       expect(await storage.tasks.getResult(taskId)).toMatchObject({ kind: 'result', body: Buffer.from('{}') });
       const stored = await (await storage.docs.collection<{ _id: string; expireAt?: unknown }>({ name: 'tasks', indexes: [] })).get(taskId);
       expect(stored).not.toHaveProperty('expireAt');
