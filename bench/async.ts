@@ -27,7 +27,7 @@ import { parseArgs } from 'node:util';
 import { buildConfig } from '../core/config/load.js';
 import { createGateway, type Gateway } from '../core/gateway.js';
 import { silentLogger } from '../core/logger.js';
-import { MongoTaskStore } from '../core/tasks/mongo-task-store.js';
+import { TASKS as TASKS_COLLECTION } from '../core/tasks/doc-task-store.js';
 import { GateClient } from '../sdk/index.js';
 import { mongoPrerequisite, startMongo, type MongoTestServer } from '../test/support/mongo-server.js';
 
@@ -126,14 +126,16 @@ async function measureAsync(gateway: Gateway, httpUrl: string, total: number): P
   const store = gateway.store;
   // One count query per poll on MongoDB (the test server scans the collection for each); the memory
   // store counts in a loop at no cost, so it is polled often.
-  const pending = store instanceof MongoTaskStore
-    ? () => store.model.countDocuments({ status: { $in: ['QUEUED', 'PROCESSING'] } }).exec()
+  const onMongo = gateway.storage.kind === 'mongodb';
+  const tasks = await gateway.storage.docs.collection<{ _id: string }>(TASKS_COLLECTION);
+  const pending = onMongo
+    ? () => tasks.count({ status: { $in: ['QUEUED', 'PROCESSING'] } })
     : async () => {
       let n = 0;
       for (let a = 1; a <= ACCOUNTS; a++) n += (await store.countQueued(a)) + (await store.countRunning(a));
       return n;
     };
-  const pollMs = store instanceof MongoTaskStore ? 100 : 10;
+  const pollMs = onMongo ? 100 : 10;
   while ((await pending()) > 0) await new Promise((r) => setTimeout(r, pollMs));
   const rate = (total / (performance.now() - started)) * 1000;
   agent.destroy();

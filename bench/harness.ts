@@ -12,11 +12,12 @@ import { runGrpc, type GrpcResult } from './scenarios/grpc.js';
 import { runHostile, type HostileResult } from './scenarios/hostile.js';
 import { runHttp, type HttpResult } from './scenarios/http.js';
 import { runMemory, type MemoryResult } from './scenarios/memory.js';
+import { runStore, type StoreResult } from './scenarios/store.js';
 import { runStreaming, type StreamingResult } from './scenarios/streaming.js';
 import type { ValidationCase } from './scenarios/validation.js';
 import { runWorkers, type WorkersResult } from './scenarios/workers.js';
 
-export const SCENARIOS = ['http', 'streaming', 'grpc', 'validation', 'memory', 'hostile', 'workers'] as const;
+export const SCENARIOS = ['http', 'streaming', 'grpc', 'validation', 'memory', 'hostile', 'workers', 'store'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -111,6 +112,7 @@ export interface BenchResults {
   memory?: MemoryResult;
   hostile?: HostileResult;
   workers?: WorkersResult;
+  store?: StoreResult;
 }
 
 export async function runBench(options: BenchOptions): Promise<BenchResults> {
@@ -216,6 +218,13 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
         connections: options.connections,
         log,
       });
+    }
+    if (wants('store')) {
+      // In this process, with every other scenario's processes gone: the homes of the store port.
+      await systems.stop();
+      log('Store: memory, embedded and MongoDB homes');
+      const size = options.smoke ? 0.02 : 1;
+      results.store = await runStore({ tasks: Math.round(2000 * size), responses: Math.round(2000 * size), usageIncrements: Math.round(5000 * size), log });
     }
   } finally {
     await systems.stop();

@@ -2,7 +2,7 @@
  * `npm run bench [-- options]`: runs the benchmark, prints the tables and writes
  * bench/results/latest.json (and latest.md). Options:
  *
- *   --only http,streaming,grpc,validation,memory,hostile,workers   scenarios to run (default: all)
+ *   --only http,streaming,grpc,validation,memory,hostile,workers,store   scenarios to run (default: all)
  *   --rounds N          rounds of each comparison (default 3)
  *   --duration S        seconds per measured run (default 10)
  *   --warmup S          seconds of warm-up before each saturation run (default 3)

@@ -264,12 +264,12 @@ function listenError(err: NodeJS.ErrnoException, what: string, address: string, 
 }
 
 /**
- * With MongoDB (and `limits.shared`, the default), the per-account rate holds across every gateway
- * on the database; otherwise each gateway counts on its own.
+ * On a shared store (embedded or MongoDB, with `limits.shared`, the default), the per-account rate
+ * holds across every worker and gateway on it; otherwise each gateway counts on its own.
  */
 async function createRateLimiter(config: GatewayConfig, storage: Storage, logger: Logger): Promise<RequestLimiter> {
-  if (!config.limits.shared) return new RateLimiter();
-  return storage.open<RequestLimiter>({ memory: () => new RateLimiter(), mongodb: (connection) => SharedRateLimiter.open(connection, logger) });
+  if (!config.limits.shared || storage.kind === 'memory') return new RateLimiter();
+  return SharedRateLimiter.open(storage.docs, logger);
 }
 
 function publicUrl(config: GatewayConfig, httpPort: number): string {

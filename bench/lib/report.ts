@@ -95,6 +95,18 @@ export function verdicts(r: BenchResults): TargetVerdict[] {
       met: w.summary.ratio.median >= 1.6,
     });
   }
+  if (r.store) {
+    const homes = r.store.homes;
+    const embedded = homes.find((h) => h.home === 'embedded');
+    out.push({
+      target: 'Store: embedded task round trips ≥ 0.5 × the memory home (same run), no task lost or doubled under 4 claimers',
+      value: `${f(r.store.embeddedVsMemory, 2)}×; lost ${homes.reduce((n, h) => n + h.lostTasks, 0)}, doubled ${homes.reduce((n, h) => n + h.doubledTasks, 0)}`,
+      met: r.store.embeddedVsMemory >= 0.5 && homes.every((h) => h.lostTasks === 0 && h.doubledTasks === 0),
+    });
+    if (embedded) {
+      out.push({ target: 'Store: event-loop lag p99 < 20 ms while the embedded store is under load', value: `${f(embedded.loopLagP99Ms, 1)} ms`, met: embedded.loopLagP99Ms < 20 });
+    }
+  }
   return out;
 }
 
@@ -204,6 +216,16 @@ export function markdown(r: BenchResults): string {
     row('1 worker', w.runs.oneWorker, w.summary.oneWorkerRps, w.summary.gatewayCpuUs.oneWorker);
     row('2 workers', w.runs.twoWorkers, w.summary.twoWorkersRps, w.summary.gatewayCpuUs.twoWorkers);
     lines.push(`| **2 workers ÷ 1** | ${s(w.summary.ratio, 2)}× | | | |`);
+  }
+  if (r.store) {
+    const st = r.store.settings;
+    lines.push('', '### Store homes (the store port)', '');
+    lines.push(`In one process: ${st.tasks} async tasks created while 4 claimers (each on its own handle to the store) claim, complete and read them; ${st.responses} stored responses written then read; ${st.usageIncrements} usage increments. MongoDB (when available) runs a quarter of the tasks.`, '');
+    lines.push('| Home | Task round trips/s | Claim p99 ms | Lost / doubled | Responses written/s | read/s | Usage increments/s | Loop lag p99 (max) ms |');
+    lines.push('|---|---|---|---|---|---|---|---|');
+    for (const h of r.store.homes) {
+      lines.push(`| ${h.home} | ${f(h.taskRoundTripsPerSec, 0)} | ${f(h.claimP99Ms, 2)} | ${h.lostTasks} / ${h.doubledTasks} | ${f(h.responseWritesPerSec, 0)} | ${f(h.responseReadsPerSec, 0)} | ${f(h.usageIncrementsPerSec, 0)} | ${f(h.loopLagP99Ms, 1)} (${f(h.loopLagMaxMs, 1)}) |`);
+    }
   }
   const v = verdicts(r);
   if (v.length) {

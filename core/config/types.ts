@@ -165,7 +165,7 @@ export interface GatewayConfig {
     readonly sampleRatio: number;
   };
   readonly store: {
-    readonly kind: 'memory' | 'mongodb';
+    readonly kind: 'embedded' | 'memory' | 'mongodb';
     readonly mongodbUri?: string;
     readonly dataDir: string;
     readonly resultRetentionDays: number;

@@ -1,8 +1,9 @@
 /**
  * `server.workers`: how many gateway processes run on this host, and which configurations may run
- * more than one. With the memory store each worker has its own memory, so state a later request must
- * find (an async task, a dataset, a usage count) would be in one worker and the request in another:
- * such configurations are refused at boot rather than answering 404s at random.
+ * more than one. The embedded store (the default) and MongoDB are shared by every worker. With the
+ * memory store each worker has its own memory, so state a later request must find (an async task, a
+ * dataset, a usage count) would be in one worker and the request in another: such configurations are
+ * refused at boot rather than answering 404s at random.
  */
 import { availableParallelism } from 'node:os';
 
@@ -61,7 +62,8 @@ export function workersProblems(input: WorkersInput): string[] {
       const settings = stateful.flatMap((name) => STATELESS_WHEN[name]?.setting ?? []);
       problems.push(
         `server.workers is ${input.workers} with store.kind memory: the state of ${stateful.join(', ')} would live in one worker's memory ` +
-          `and requests reach any worker (results, datasets and stored responses lost at random); use MongoDB (store.kind: mongodb, or MONGODB_URI), ` +
+          `and requests reach any worker (results, datasets and stored responses lost at random); use MongoDB (store.kind: mongodb, or MONGODB_URI) ` +
+          `or the embedded store (store.kind: embedded, the default), ` +
           `or server.workers: 1 (GATEWAY_WORKERS=1), or enable only stateless plugins` +
           (settings.length ? ` (or set ${settings.join(', ')})` : ''),
       );

@@ -1,14 +1,13 @@
-import type { Connection } from 'mongoose';
 import type { Logger } from '../logger.js';
 import type { RequestLimiter } from '../rate-limiter.js';
-import { connectionDb } from '../tasks/mongo-connection.js';
-import { SharedWindowBudget } from './shared-window-budget.js';
+import type { DocStore } from '../storage/port.js';
+import { SharedWindowBudget, limitWindows, type WindowDoc } from './shared-window-budget.js';
 
 /** The collection of shared limit windows (one small document per account and window). */
 export const LIMITS_COLLECTION = 'gateway_limit_windows';
 
 /**
- * The per-account requests-per-second limit across every gateway sharing one MongoDB: one-second
+ * The per-account requests-per-second limit across every gateway (or worker) sharing one store: one-second
  * windows of a SharedWindowBudget (docs/operations.md, "Shared limits").
  */
 export class SharedRateLimiter implements RequestLimiter {
@@ -18,9 +17,8 @@ export class SharedRateLimiter implements RequestLimiter {
     this.#budget = budget;
   }
 
-  static async open(connection: Connection, logger: Logger): Promise<SharedRateLimiter> {
-    const collection = connectionDb(connection).collection(LIMITS_COLLECTION) as ConstructorParameters<typeof SharedWindowBudget>[0]['collection'];
-    await SharedWindowBudget.ensureIndexes(collection);
+  static async open(docs: DocStore, logger: Logger): Promise<SharedRateLimiter> {
+    const collection = await docs.collection<WindowDoc>(limitWindows(LIMITS_COLLECTION));
     const log = logger.child({ component: 'shared-limits' });
     return new SharedRateLimiter(new SharedWindowBudget({ collection, windowMs: 1000, warn: (message, err) => log.warn({ err }, message) }));
   }

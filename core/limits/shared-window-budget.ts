@@ -1,20 +1,20 @@
-import type { mongo } from 'mongoose';
-import { isDuplicateKeyError } from '../tasks/mongo-connection.js';
+import { isDuplicateKey, type Collection, type CollectionSpec } from '../storage/port.js';
 import { every } from '../timers.js';
 
 /** One window's budget document: how much of `limit` the gateways have leased so far. */
-interface WindowDoc {
+export interface WindowDoc {
   _id: string;
   taken: number;
-  /** Window start (epoch ms), for the sweep of old windows. */
+  /** Window start (epoch ms), for the sweep of old windows (every home: no TTL index needed). */
   windowStart: number;
-  /** For a TTL index on real MongoDB (the test server ignores TTL; the sweep covers it). */
-  expiresAt: Date;
 }
 
+/** The collection of limit windows: one small document per key and window. */
+export const limitWindows = (name: string): CollectionSpec => ({ name, indexes: [{ name: 'windowStart', fields: ['windowStart'] }] });
+
 export interface SharedWindowBudgetOptions {
-  /** The collection holding one document per key and window. */
-  collection: mongo.Collection<WindowDoc>;
+  /** The collection holding one document per key and window (`limitWindows`), on the store port. */
+  collection: Collection<WindowDoc>;
   /** Window length: 1000 for a per-second rate; quotas may use minutes or days. */
   windowMs: number;
   /** Part of a window's limit leased at a time (default 10%, at least 1). */
@@ -47,7 +47,8 @@ interface Holding {
 const RETURN_IDLE_MS = 250;
 
 /**
- * A limit per key and time window shared by every gateway on one MongoDB, decided without a
+ * A limit per key and time window shared by every gateway on one store (MongoDB, or the workers of one
+ * host on the embedded store), decided without a
  * database round trip per request: each gateway leases a share of the window's budget (one atomic
  * conditional `$inc` on the window's document) and spends it locally; it leases the next share
  * before the current one runs out, sized to its own traffic, and gives back what it holds for a key
@@ -58,7 +59,7 @@ const RETURN_IDLE_MS = 250;
  * per second now, quotas per minute or day later.
  */
 export class SharedWindowBudget {
-  readonly #collection: mongo.Collection<WindowDoc>;
+  readonly #collection: Collection<WindowDoc>;
   readonly #windowMs: number;
   readonly #leaseFraction: number;
   readonly #warn: (message: string, err: unknown) => void;
@@ -80,15 +81,6 @@ export class SharedWindowBudget {
     };
     this.#now = options.now ?? Date.now;
     this.#stopReturning = every(RETURN_IDLE_MS, () => this.#returnIdle());
-  }
-
-  /** Creates the TTL index (real MongoDB removes old windows by it). */
-  static async ensureIndexes(collection: mongo.Collection<WindowDoc>): Promise<void> {
-    try {
-      await collection.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 });
-    } catch {
-      // The test server may refuse TTL options; the sweep in #returnIdle removes old windows too.
-    }
   }
 
   /** Takes one unit of `key`'s budget of `limit` per window; false when the window's budget is spent. */
@@ -162,21 +154,20 @@ export class SharedWindowBudget {
    */
   async #take(id: string, window: number, limit: number, amount: number): Promise<{ granted: number; remaining: number }> {
     const windowStart = window * this.#windowMs;
-    const expiresAt = new Date(windowStart + 2 * this.#windowMs + 60_000);
     let remaining = limit;
     for (let attempt = 0; attempt < 3 && amount > 0; attempt++) {
       try {
         const updated = await this.#collection.findOneAndUpdate(
           { _id: id, taken: { $lte: limit - amount } },
-          { $inc: { taken: amount }, $setOnInsert: { windowStart, expiresAt } },
+          { $inc: { taken: amount }, $setOnInsert: { windowStart } },
           { upsert: true, returnDocument: 'after' },
         );
         if (updated) return { granted: amount, remaining: limit - updated.taken };
       } catch (err) {
-        if (!isDuplicateKeyError(err)) throw err;
+        if (!isDuplicateKey(err)) throw err;
       }
       // The document exists with too little left for `amount`: lease what is left instead.
-      const doc = await this.#collection.findOne({ _id: id });
+      const doc = await this.#collection.get(id);
       remaining = limit - (doc?.taken ?? 0);
       amount = Math.min(amount, remaining);
     }
@@ -196,7 +187,7 @@ export class SharedWindowBudget {
       holding.tokens -= amount;
       holding.exhausted = false;
       try {
-        await this.#collection.updateOne({ _id: this.#docId(key, window) }, { $inc: { taken: -amount } });
+        await this.#collection.updateMany({ _id: this.#docId(key, window) }, { $inc: { taken: -amount } });
       } catch (err) {
         this.#warn('shared limit: unused share not returned', err);
       }

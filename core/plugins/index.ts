@@ -2,8 +2,9 @@
 export { definePlugin, type PluginContext, type PluginDefinition } from './define-plugin.js';
 export { errorHeaders, gatewayError, GatewayError, renderErrorBody, toGatewayError, type ErrorBody, type ErrorCode, type UpstreamErrorFields } from '../errors.js';
 export { useErrorRenderer, type ErrorRenderer } from '../http/app.js';
-export { startTaskReaper } from '../tasks/task-reaper.js';
 export type { Storage, StorageKind, StoreChoices } from '../storage/storage.js';
+export { DuplicateKeyError, isDuplicateKey } from '../storage/port.js';
+export type { Collection, CollectionSpec, Doc, DocStore, Filter, Update } from '../storage/port.js';
 export { LeaseKeeper, type LeaseKeeperOptions } from '../storage/lease-keeper.js';
 export {
   gatewayErrorFromTask, taskErrorFrom,

@@ -1,34 +1,49 @@
 /**
- * The gateway's persistence, opened once by the core from `config.store`: in memory (the default, gone
- * at restart) or on one MongoDB connection that every store shares. The core keeps the async task
- * store; plugins that keep state of their own open it through `open`, giving one implementation per
- * kind, so the choice of memory or MongoDB and the connection's lifecycle stay here.
+ * The gateway's persistence, opened once by the core from `config.store` on one of the store port's
+ * three homes (port.ts): embedded (the default: SQLite under `store.dataDir`, kept across restarts and
+ * crashes, shared by the workers of one host), MongoDB (one connection every store shares, for several
+ * hosts) or memory (gone at exit). The core keeps the async task store; plugins that keep state open
+ * theirs through `open`, written once on the port (`docs`), so the choice of home and its lifecycle
+ * stay here.
  */
 import type { Connection } from 'mongoose';
 import type { GatewayConfig } from '../config/types.js';
 import { BootError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { MemoryTaskStore } from '../tasks/memory-task-store.js';
+import { DocTaskStore } from '../tasks/doc-task-store.js';
 import { openMongoConnection } from '../tasks/mongo-connection.js';
-import { MongoTaskStore } from '../tasks/mongo-task-store.js';
 import { DAY_MS, type TaskStore } from '../tasks/task-store.js';
+import { MemoryDocStore } from './memory-docs.js';
+import { MongoDocStore } from './mongo-docs.js';
+import type { DocStore, StoreHome } from './port.js';
+import { migrate } from './schema.js';
+import { Sweeper } from './sweeper.js';
+import { SqliteDocStore } from './sqlite-docs.js';
 
-export type StorageKind = 'memory' | 'mongodb';
+export type StorageKind = StoreHome;
 
-/** One implementation of a plugin's store per storage kind. */
+/**
+ * How a plugin's store is made. `docs`: written once on the store port, used on every home. The
+ * per-backend pair is for stores not yet moved onto the port: `mongodb` on MongoDB, `memory` elsewhere.
+ */
 export interface StoreChoices<T> {
-  memory(): T | Promise<T>;
+  docs?(store: DocStore): T | Promise<T>;
+  memory?(): T | Promise<T>;
   /** On the gateway's connection, which the store must not close (the core closes it last). */
-  mongodb(connection: Connection): T | Promise<T>;
+  mongodb?(connection: Connection): T | Promise<T>;
 }
 
 export interface Storage {
   readonly kind: StorageKind;
+  /** The store port on this storage's home. */
+  readonly docs: DocStore;
   /** The async tasks and their results. */
   readonly tasks: TaskStore;
+  /** Registers a retention sweep on the store's one sweeper loop (sweeper.ts); returns its stop. */
+  sweep(name: string, intervalMs: number, run: () => Promise<number | void>): () => void;
   /** A plugin's own store on this storage (e.g. fitting: datasets, derived services, jobs). */
   open<T>(choices: StoreChoices<T>): Promise<T>;
-  /** Closes the task store, then the connection; plugins close their stores before. */
+  /** Closes the home (and its connection); plugins close their stores before. */
   close(): Promise<void>;
 }
 
@@ -37,37 +52,61 @@ export interface OpenStorageOptions {
   now?: () => number;
 }
 
-export async function openStorage(config: GatewayConfig['store'], logger: Logger, options: OpenStorageOptions = {}): Promise<Storage> {
-  const retentionMs = config.resultRetentionDays * DAY_MS;
+async function openHome(config: GatewayConfig['store'], logger: Logger): Promise<{ docs: DocStore; connection?: Connection }> {
   if (config.kind === 'memory') {
-    logger.info({ dataDir: config.dataDir }, 'storage: in memory (tasks, datasets and jobs do not survive a restart)');
-    const tasks = new MemoryTaskStore({ retentionMs, dataDir: config.dataDir, now: options.now });
-    return {
-      kind: 'memory',
-      tasks,
-      open: async (choices) => choices.memory(),
-      close: () => tasks.close(),
-    };
+    logger.info('storage: in memory (tasks, datasets and jobs do not survive a restart)');
+    return { docs: new MemoryDocStore() };
+  }
+  if (config.kind === 'embedded') {
+    let docs: SqliteDocStore;
+    try {
+      docs = new SqliteDocStore(config.dataDir);
+    } catch (err) {
+      throw new BootError('STORE_UNREACHABLE', `cannot open the embedded store in ${config.dataDir}: ${(err as Error).message}`, [], err);
+    }
+    logger.info({ file: docs.path }, 'storage: embedded (SQLite)');
+    return { docs };
   }
   if (!config.mongodbUri) {
-    throw new BootError('CONFIG_INVALID', 'store.kind is mongodb but store.mongodbUri is not set', ['store.mongodbUri: required when store.kind is mongodb']);
+    throw new BootError('CONFIG_INVALID', 'store.kind is mongodb but store.mongodbUri is not set', [
+      'store.mongodbUri: required when store.kind is mongodb',
+    ]);
   }
   const connection = await openMongoConnection(config.mongodbUri, logger);
-  let tasks: MongoTaskStore;
+  logger.info('storage: MongoDB');
+  return { docs: new MongoDocStore(connection, logger), connection };
+}
+
+export async function openStorage(config: GatewayConfig['store'], logger: Logger, options: OpenStorageOptions = {}): Promise<Storage> {
+  const { docs, connection } = await openHome(config, logger);
+  const closeHome = async (): Promise<void> => {
+    await docs.close();
+    await connection?.close();
+  };
+  let tasks: TaskStore;
   try {
-    tasks = await MongoTaskStore.open({ connection, retentionMs, now: options.now, logger });
+    await migrate(docs, logger);
+    tasks = await DocTaskStore.open({ docs, retentionMs: config.resultRetentionDays * DAY_MS, now: options.now });
   } catch (err) {
-    await connection.close().catch(() => undefined);
+    await closeHome().catch(() => undefined);
     throw err;
   }
-  logger.info('storage: MongoDB');
+  const sweeper = new Sweeper(logger, options.now);
   return {
-    kind: 'mongodb',
+    kind: docs.home,
+    docs,
     tasks,
-    open: async (choices) => choices.mongodb(connection),
+    sweep: (name, intervalMs, run) => sweeper.add(name, intervalMs, run),
+    async open<T>(choices: StoreChoices<T>): Promise<T> {
+      if (choices.docs) return choices.docs(docs);
+      if (connection && choices.mongodb) return choices.mongodb(connection);
+      if (choices.memory) return choices.memory();
+      throw new Error('a plugin store offers no way to open on this storage');
+    },
     async close() {
+      sweeper.stop();
       await tasks.close();
-      await connection.close();
+      await closeHome();
     },
   };
 }

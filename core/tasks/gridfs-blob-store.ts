@@ -1,6 +1,6 @@
 /** Large task payloads in GridFS (`<bucketName>.files` / `<bucketName>.chunks`). */
 import mongoose, { type Connection } from 'mongoose';
-import type { BlobRead, BlobStore } from './payload-storage.js';
+import type { BlobRead, BlobStore } from '../storage/port.js';
 import { connectionDb } from './mongo-connection.js';
 
 const { GridFSBucket, ObjectId } = mongoose.mongo;
@@ -45,9 +45,15 @@ export class GridFsBlobStore implements BlobStore {
     }
   }
 
-  /** Files uploaded before `date` (the reaper's orphan sweep). */
-  async filesUploadedBefore(date: Date, limit: number): Promise<Array<{ ref: string; taskId: string | undefined }>> {
-    const files = await this.bucket.find({ uploadDate: { $lt: date } }, { limit, projection: { _id: 1, metadata: 1 } }).toArray();
-    return files.map((f) => ({ ref: f._id.toHexString(), taskId: typeof f.metadata?.taskId === 'string' ? f.metadata.taskId : undefined }));
+  /** Files uploaded before `before` (Unix ms), with their metadata (sweeps of orphans). */
+  async listBefore(before: number, limit: number): Promise<Array<{ ref: string; metadata: Record<string, string> }>> {
+    const files = await this.bucket.find({ uploadDate: { $lt: new Date(before) } }, { limit, projection: { _id: 1, metadata: 1 } }).toArray();
+    return files.map((f) => ({ ref: f._id.toHexString(), metadata: stringsOf(f.metadata) }));
   }
+}
+
+function stringsOf(metadata: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (metadata && typeof metadata === 'object') for (const [k, v] of Object.entries(metadata)) if (typeof v === 'string') out[k] = v;
+  return out;
 }

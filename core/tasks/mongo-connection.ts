@@ -16,7 +16,7 @@ export interface MongoConnectionOptions {
 
 export async function openMongoConnection(uri: string, logger?: Logger, options: MongoConnectionOptions = {}): Promise<Connection> {
   const connection = mongoose.createConnection(uri, {
-    // Indexes are created explicitly, inside try/catch, by each store (see mongo-task-model.ts).
+    // Indexes are created explicitly by the store port's MongoDB home (core/storage/mongo-docs.ts).
     autoIndex: false,
     autoCreate: false,
     serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 10_000,

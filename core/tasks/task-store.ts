@@ -12,9 +12,9 @@
  * returned (a fencing token): once the lease was lost and the task re-claimed, or the task was
  * canceled, the old worker's `renewLeases`/`complete`/`fail` refuse it and change nothing.
  *
- * Implementations: `MemoryTaskStore` (default, one process) and `MongoTaskStore` (several gateway
- * processes on one MongoDB; the caps and the claim hold across them). Times are Unix milliseconds
- * from the store's clock (`TaskStoreOptions.now`).
+ * One implementation, `DocTaskStore` (doc-task-store.ts), on the store port: embedded (the default),
+ * MongoDB or memory; on the shared homes the caps and the claim hold across every process. Times are
+ * Unix milliseconds from the store's clock (`TaskStoreOptions.now`).
  */
 import { GatewayError, errorTypeForStatus, renderErrorBody } from '../errors.js';
 

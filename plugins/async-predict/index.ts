@@ -1,4 +1,4 @@
-import { definePlugin, startTaskReaper, type PluginContext } from '../../core/plugins/index.js';
+import { definePlugin, type PluginContext } from '../../core/plugins/index.js';
 import { configSchema, type AsyncPredictOptions } from './options.js';
 import { mountRoutes } from './routes.js';
 import { WorkerPool } from './worker-pool.js';
@@ -23,7 +23,7 @@ export default definePlugin<AsyncPredictOptions>({
     const state = running.get(ctx);
     if (!state) return;
     state.pool.start();
-    state.stopReaper = startTaskReaper(ctx.store, ctx.logger, ctx.options.reaperIntervalMs);
+    state.stopReaper = ctx.storage.sweep('async tasks', ctx.options.reaperIntervalMs, () => ctx.store.purgeExpired());
   },
   async close(ctx) {
     const state = running.get(ctx);

@@ -1,5 +1,5 @@
 /**
- * One gateway's fitting machinery: the store (on the gateway's storage: memory or MongoDB), the
+ * One gateway's fitting machinery: the store (on the gateway's storage: embedded, MongoDB or memory), the
  * job runner, the derived services in the Directory, and the periodic sweep that fails orphaned jobs,
  * repairs half-applied results and (with MongoDB) picks up other gateways' changes.
  */
@@ -9,8 +9,7 @@ import { DerivedServices } from './derived-services.js';
 import { JobRunner } from './job-runner.js';
 import type { FittingOptions } from './options.js';
 import { jobErrorOf, type FittingStore } from './store/fitting-store.js';
-import { MemoryFittingStore } from './store/memory-fitting-store.js';
-import { MongoFittingStore } from './store/mongo-fitting-store.js';
+import { DocFittingStore } from './store/doc-fitting-store.js';
 
 export interface Opened {
   store: FittingStore;
@@ -41,11 +40,8 @@ export class FittingRuntime {
   }
 
   async #open(): Promise<Opened> {
-    const { storage, logger } = this.ctx;
-    const store: FittingStore = await storage.open<FittingStore>({
-      memory: () => new MemoryFittingStore(),
-      mongodb: (connection) => MongoFittingStore.open({ connection, warn: (message, err) => logger.warn({ err }, message) }),
-    });
+    const { storage } = this.ctx;
+    const store: FittingStore = await storage.open<FittingStore>({ docs: (docs) => DocFittingStore.open({ docs }) });
     return { store, runner: new JobRunner(this.ctx, store, this.derived) };
   }
 
@@ -56,7 +52,8 @@ export class FittingRuntime {
     await this.sweep();
     const { leaseMs, syncIntervalMs } = this.ctx.options;
     this.#every(Math.max(100, Math.floor(leaseMs / 2)), () => this.sweep());
-    if (this.ctx.storage.kind === 'mongodb' && syncIntervalMs > 0) {
+    // Other processes on the store (workers, other gateways) create and fit services too.
+    if (this.ctx.storage.kind !== 'memory' && syncIntervalMs > 0) {
       this.#every(syncIntervalMs, async () => this.derived.reconcile(await store.listDerived()));
     }
   }

@@ -1,7 +1,6 @@
-import { callerOf, definePlugin, every, gatewayError, type PluginContext } from '../../core/plugins/index.js';
+import { callerOf, definePlugin, gatewayError, type PluginContext } from '../../core/plugins/index.js';
 import { Accountant } from './accountant.js';
-import { MemoryUsageStore } from './memory-usage-store.js';
-import { MongoUsageStore } from './mongo-usage-store.js';
+import { DocUsageStore } from './doc-usage-store.js';
 import { configSchema, type UsageOptions } from './options.js';
 import { dayOf, type UsageRow, type UsageStore } from './usage-store.js';
 
@@ -48,11 +47,9 @@ export default definePlugin<UsageOptions>({
     });
   },
   async start(ctx) {
-    const { logger } = ctx;
-    const store = await ctx.storage.open<UsageStore>({ memory: () => new MemoryUsageStore(), mongodb: (connection) => new MongoUsageStore(connection) });
+    const store = await ctx.storage.open<UsageStore>({ docs: (docs) => DocUsageStore.open(docs) });
     const accountant = new Accountant(ctx, store);
-    const purgeOld = () => store.purge(dayOf(Date.now() - ctx.options.retentionDays * DAY_MS)).catch((err: unknown) => logger.warn({ err }, 'usage: purge failed'));
-    const stopPurging = every(3_600_000, purgeOld, { now: true });
+    const stopPurging = ctx.storage.sweep('usage days', 3_600_000, () => store.purge(dayOf(Date.now() - ctx.options.retentionDays * DAY_MS)));
     running.set(ctx, { store, accountant, stopPurging });
   },
   async close(ctx) {

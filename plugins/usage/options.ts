@@ -9,7 +9,7 @@ export const configSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    retentionDays: { type: 'integer', minimum: 1, maximum: 3660, default: 90 },
+    retentionDays: { type: 'integer', minimum: 1, maximum: 3660, default: 400 },
     flushIntervalMs: { type: 'integer', minimum: 100, maximum: 600000, default: 5000 },
   },
 } as const;

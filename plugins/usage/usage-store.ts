@@ -26,7 +26,7 @@ export interface ChargeEntry {
 }
 
 /**
- * Where usage is kept: in memory, or in MongoDB shared by every gateway. Rows are added to (never
+ * Where usage is kept (doc-usage-store.ts, on the store port: shared by every gateway on the store). Rows are added to (never
  * replaced), so several gateways can flush their counts into one row.
  */
 export interface UsageStore {
@@ -41,16 +41,3 @@ export interface UsageStore {
 }
 
 export const dayOf = (epochMs: number): string => new Date(epochMs).toISOString().slice(0, 10);
-
-/** Adds `delta` into `row` (the shape both stores keep). */
-export function addInto(row: UsageRow, delta: UsageDelta): void {
-  row.requests += delta.requests;
-  row.inputTokens += delta.inputTokens;
-  row.outputTokens += delta.outputTokens;
-  row.charges += delta.charges;
-  for (const [currency, amount] of Object.entries(delta.amounts)) row.amounts[currency] = (row.amounts[currency] ?? 0) + amount;
-}
-
-export const emptyRow = (accountId: number, service: string, day: string): UsageRow => ({
-  accountId, service, day, requests: 0, inputTokens: 0, outputTokens: 0, charges: 0, amounts: {},
-});

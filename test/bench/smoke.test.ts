@@ -90,8 +90,17 @@ describe('bench harness (smoke mode)', () => {
     }
     expect(w.summary.ratio.median).toBeCloseTo(w.runs.twoWorkers[0]!.rps / w.runs.oneWorker[0]!.rps, 6);
 
+    // Store: every home in the run moved every task once, and measured each figure.
+    const homes = r.store!.homes;
+    expect(homes.map((h) => h.home)).toEqual(expect.arrayContaining(['memory', 'embedded']));
+    for (const h of homes) {
+      expect(h.lostTasks + h.doubledTasks, h.home).toBe(0);
+      expect(positive(h.taskRoundTripsPerSec) && positive(h.responseWritesPerSec) && positive(h.usageIncrementsPerSec), h.home).toBe(true);
+    }
+
     const targets = verdicts(r).map((v) => v.target);
-    expect(targets).toHaveLength(14);
+    // 14, and the store scenario's two.
+    expect(targets).toHaveLength(16);
     // The workers verdict names the core count in its target and its value.
     const workers = verdicts(r).find((v) => v.target.startsWith('2 workers ≥ 1.6× one worker'))!;
     expect(workers.target).toContain(`(${w.cores} cores, shared with the load generator and the echo service)`);
@@ -100,5 +109,6 @@ describe('bench harness (smoke mode)', () => {
     expect(targets).toEqual(expect.arrayContaining([expect.stringContaining('≥ 6× Portkey'), expect.stringContaining('≤ 120 µs'), expect.stringContaining('between chunks ≤ 0.5 ms'), expect.stringMatching(/RSS ≤ 200 MB/)]));
     expect(markdown(r)).toContain('### Targets');
     expect(markdown(r)).toContain('### Workers: 1 vs 2');
+    expect(markdown(r)).toContain('### Store homes');
   }, 180_000);
 });

@@ -68,7 +68,7 @@ describe('config loading', () => {
   it('refuses chatapi keeping stored responses with several workers on the memory store (issue 25 N10)', () => {
     // Found on one gateway with 2 workers: a stored response was found only by the worker that made
     // it, so 5 of 10 reads of it (and of previous_response_id) were 404.
-    const err = bootError(() => buildConfig({ server: { workers: 2 }, plugins: { enabled: ['chatapi', 'sync-predict'] } }, { env: {} }));
+    const err = bootError(() => buildConfig({ server: { workers: 2 }, store: { kind: 'memory' }, plugins: { enabled: ['chatapi', 'sync-predict'] } }, { env: {} }));
     expect(err.code).toBe('CONFIG_INVALID');
     expect(err.problems).toEqual([expect.stringContaining('server.workers is 2 with store.kind memory: the state of chatapi would live in one worker')]);
     expect(err.problems[0]).toContain('or set plugins.options.chatapi.responses.store: false');
@@ -76,8 +76,14 @@ describe('config loading', () => {
     expect(buildConfig({ plugins: { enabled: ['chatapi'] } }, { env: { GATEWAY_WORKERS: '2', MONGODB_URI: 'mongodb://127.0.0.1:1/x' } }).server.workers).toBe(2);
   });
 
+  it('keeps state in the embedded store by default, under .data next to the config, shared by several workers', () => {
+    const config = buildConfig({ plugins: { enabled: ['async-predict', 'sync-predict', 'chatapi', 'fitting', 'usage'] } }, { env: { GATEWAY_WORKERS: '2' }, baseDir: '/srv/gw' });
+    expect(config.store).toMatchObject({ kind: 'embedded', dataDir: '/srv/gw/.data' });
+    expect(config.server.workers).toBe(2);
+  });
+
   it('refuses several workers on the memory store when a plugin keeps state there, naming the setting and the way out', () => {
-    const err = bootError(() => buildConfig({ plugins: { enabled: ['chatapi', 'async-predict', 'fitting'] } }, { env: { GATEWAY_WORKERS: '2' } }));
+    const err = bootError(() => buildConfig({ store: { kind: 'memory' }, plugins: { enabled: ['chatapi', 'async-predict', 'fitting'] } }, { env: { GATEWAY_WORKERS: '2' } }));
     expect(err.code).toBe('CONFIG_INVALID');
     expect(err.problems).toHaveLength(1);
     expect(err.problems[0]).toContain('server.workers is 2 with store.kind memory: the state of chatapi, async-predict, fitting would live in one worker');

@@ -1,15 +1,42 @@
 /**
- * SharedWindowBudget on the MongoDB-wire server, two budgets (two gateways) on one collection with a
- * shared clock: what they admit together per window, and the return of an idle gateway's share.
+ * SharedWindowBudget on the MongoDB-wire server and on the embedded store (one database file opened
+ * twice), two budgets (two gateways or workers) on one collection with a shared clock: what they admit
+ * together per window, and the return of an idle gateway's share.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Connection } from 'mongoose';
-import { SharedWindowBudget } from '../../core/limits/shared-window-budget.js';
-import { connectionDb, openMongoConnection } from '../../core/tasks/mongo-connection.js';
+import { SharedWindowBudget, limitWindows, type WindowDoc } from '../../core/limits/shared-window-budget.js';
+import { MongoDocStore } from '../../core/storage/mongo-docs.js';
+import { SqliteDocStore } from '../../core/storage/sqlite-docs.js';
+import { openMongoConnection } from '../../core/tasks/mongo-connection.js';
 import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/mongo-server.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
 
 const settle = () => new Promise((r) => setTimeout(r, 30));
+
+type Pair = (name: string, clock: { now: number }) => Promise<SharedWindowBudget[]>;
+
+describe('shared window budget on the embedded store', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-budget-'));
+  const homes: SqliteDocStore[] = [];
+  afterAll(async () => {
+    for (const h of homes) await h.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  budgetSuite(async (name, clock) => {
+    const budgets: SharedWindowBudget[] = [];
+    for (let i = 0; i < 2; i++) {
+      const home = new SqliteDocStore(dir);
+      homes.push(home);
+      const collection = await home.collection<WindowDoc>(limitWindows(name));
+      budgets.push(new SharedWindowBudget({ collection, windowMs: 60_000, now: () => clock.now }));
+    }
+    return budgets;
+  });
+});
 
 describe.skipIf(!requirePrerequisite('shared window budget on MongoDB', mongoPrerequisite()))('shared window budget', () => {
   let server: MongoTestServer;
@@ -23,14 +50,16 @@ describe.skipIf(!requirePrerequisite('shared window budget on MongoDB', mongoPre
     await server?.stop();
   });
 
-  const pair = (name: string, clock: { now: number }) => {
-    const collection = connectionDb(connection).collection(name) as any;
+  budgetSuite(async (name, clock) => {
+    const collection = await new MongoDocStore(connection).collection<WindowDoc>(limitWindows(name));
     return [0, 1].map(() => new SharedWindowBudget({ collection, windowMs: 60_000, now: () => clock.now }));
-  };
+  });
+});
 
+function budgetSuite(pair: Pair): void {
   it('admits the limit per window across gateways, no more, and starts afresh in the next window', async () => {
     const clock = { now: 600_000 };
-    const budgets = pair('budget_a', clock);
+    const budgets = await pair('budget_a', clock);
     let admitted = 0;
     for (let i = 0; i < 120; i++) {
       if (budgets[i % 2]!.tryTake('acct', 40)) admitted++;
@@ -54,7 +83,7 @@ describe.skipIf(!requirePrerequisite('shared window budget on MongoDB', mongoPre
 
   it('gives back what an idle gateway holds, for the others to use', async () => {
     const clock = { now: 1_200_000 };
-    const [a, b] = pair('budget_b', clock);
+    const [a, b] = await pair('budget_b', clock);
     for (let i = 0; i < 3; i++) {
       expect(a!.tryTake('acct', 40)).toBe(true);
       await settle();
@@ -71,4 +100,4 @@ describe.skipIf(!requirePrerequisite('shared window budget on MongoDB', mongoPre
     a!.close();
     b!.close();
   });
-});
+}

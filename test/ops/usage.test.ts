@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoService } from '../../examples/echo-service/service.js';
 import { silentLogger, type ModelService } from '../../sdk/index.js';
@@ -97,6 +100,7 @@ function usageSuite(kind: string, storeConfig: () => Record<string, unknown>) {
 }
 
 usageSuite('memory', () => ({ kind: 'memory' }));
+usageSuite('embedded', () => ({ kind: 'embedded', dataDir: mkdtempSync(join(tmpdir(), 'gw-usage-')) }));
 
 describe.skipIf(!requirePrerequisite('usage on MongoDB', mongoPrerequisite()))('MongoDB', () => {
   let server: MongoTestServer;

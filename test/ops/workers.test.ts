@@ -214,6 +214,64 @@ describe.skipIf(!requirePrerequisite('gateway workers on MongoDB', mongoPrerequi
   }, 60_000);
 });
 
+describe('GATEWAY_WORKERS=2 on the default store (embedded, no MongoDB)', () => {
+  let dir: string;
+  let gateway: ChildProcess | undefined;
+  let service: ModelService | undefined;
+  afterAll(async () => {
+    await service?.stop();
+    if (gateway && gateway.exitCode === null) {
+      gateway.kill('SIGKILL');
+      await exited(gateway);
+    }
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('starts, and an async task created on either worker is read to completion from both', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'gw-workers-embedded-'));
+    const [httpPort, grpcPort] = [await freePort(), await freePort()];
+    const httpUrl = `http://127.0.0.1:${httpPort}`;
+    // No store section: the embedded default, under .data next to this config.
+    await writeFile(join(dir, 'gateway.json'), JSON.stringify({
+      server: { host: '127.0.0.1', httpPort, grpcPort, workerGrpcPort: 0 },
+      gate: { heartbeatIntervalMs: 500, drainTimeoutMs: 3000 },
+      accounts: [{ id: 1, name: 'demo', requestsPerSecond: 1000 }],
+      apiKeys: [{ name: 'all', account: 'demo', key: TEST_KEY, permissions: ['MODEL_REQUESTS', 'READ_DATA', 'MODIFY_DATA'] }],
+      services: [{ id: 10, name: 'echo', account: 'demo', public: true, connectionTokens: [{ token: ECHO_TOKEN }] }],
+      plugins: { enabled: ['health', 'sync-predict', 'async-predict'], options: { 'async-predict': { pollMs: 100 } } },
+    }));
+    const output = new GatewayOutput();
+    const env: Record<string, string> = { GATEWAY_WORKERS: '2', MONGODB_URI: '' };
+    gateway = startGateway(join(dir, 'gateway.json'), env, output);
+    await eventually(() => output.text.join('').includes('Gateway ready'), 60_000, `the gateway to start:\n${output.text.join('')}`);
+    expect(output.text.join('')).toContain('store embedded');
+    service = new ModelService({ predict: (req) => ({ echo: req.data.json<{ text: string }>().text }) }, {
+      descriptor: { name: 'echo' }, gateways: [`127.0.0.1:${grpcPort}`], connectionToken: ECHO_TOKEN, logger: { debug() {}, info() {}, warn() {}, error() {} },
+    });
+    service.start();
+    await eventually(() => service!.connectedGateways().length === 2, 20_000, 'the service to hold a stream to each worker');
+    const seen = new Map<string, number>();
+    await eventually(async () => {
+      const res = await call(`${httpUrl}/health`, 'GET');
+      if (res.worker !== undefined) seen.set(res.worker, (res.body?.instances?.['demo/echo'] as number | undefined) ?? 0);
+      return seen.size === 2 && [...seen.values()].every((n) => n === 1);
+    }, 20_000, 'each worker to see the instance');
+
+    const created = await Promise.all(Array.from({ length: 6 }, (_, i) => call(`${httpUrl}${P}/model/echo/async/predict-with-config`, 'POST', { data: { text: `e${i}` } })));
+    expect(created.map((c) => c.status)).toEqual(Array(6).fill(200));
+    expect(new Set(created.map((c) => c.worker))).toEqual(new Set(['0', '1']));
+    const readers = new Set<string>();
+    await eventually(async () => {
+      const reads = await Promise.all(created.map((c) => call(`${httpUrl}${P}/async/task/${c.body as string}`, 'GET')));
+      for (const r of reads) readers.add(r.worker ?? '?');
+      return reads.every((r) => r.status === 200 && r.body.status === 'COMPLETED');
+    }, 30_000, 'every task to complete');
+    expect(readers).toEqual(new Set(['0', '1']));
+    const results = await Promise.all(created.map((c) => call(`${httpUrl}${P}/async/task/${c.body as string}/response`, 'GET')));
+    expect(results.map((r) => r.body.echo)).toEqual(Array.from({ length: 6 }, (_, i) => `e${i}`));
+  }, 120_000);
+});
+
 describe('server.workers on the memory store', () => {
   it('refuses to start when a plugin would keep state in one worker, naming the setting and MongoDB', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'gw-workers-memory-'));
@@ -221,6 +279,7 @@ describe('server.workers on the memory store', () => {
       const configPath = join(dir, 'gateway.json');
       await writeFile(configPath, JSON.stringify({
         server: { host: '127.0.0.1', httpPort: 0, grpcPort: 0 },
+        store: { kind: 'memory' },
         plugins: { enabled: ['sync-predict', 'async-predict'] },
       }));
       const output = new GatewayOutput();

@@ -5,8 +5,8 @@
  */
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe } from 'vitest';
-import { TASK_FILES_BUCKET } from '../../core/tasks/mongo-task-model.js';
-import { MongoTaskStore } from '../../core/tasks/mongo-task-store.js';
+import { MongoDocStore } from '../../core/storage/mongo-docs.js';
+import { TASK_FILES_BUCKET } from '../../core/tasks/doc-task-store.js';
 import { connectionDb } from '../../core/tasks/mongo-connection.js';
 import type { TestGateway } from '../support/gateway.js';
 import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/mongo-server.js';
@@ -14,9 +14,9 @@ import { requirePrerequisite } from '../support/prerequisites.js';
 import { asyncPredictSuite } from './async-predict.suite.js';
 
 const dbOf = (gw: TestGateway) => {
-  const store = gw.gateway.store;
-  if (!(store instanceof MongoTaskStore)) throw new Error('not the MongoDB store');
-  return connectionDb(store.model.db);
+  const docs = gw.gateway.storage.docs;
+  if (!(docs instanceof MongoDocStore)) throw new Error('not the MongoDB store');
+  return connectionDb(docs.connection);
 };
 
 describe.skipIf(!requirePrerequisite('async-predict on MongoDB', mongoPrerequisite()))('MongoDB', () => {

@@ -7,7 +7,8 @@
 import { rmSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openMongoConnection } from '../../core/tasks/mongo-connection.js';
-import { MongoFittingStore } from '../../plugins/fitting/store/mongo-fitting-store.js';
+import { MongoDocStore } from '../../core/storage/mongo-docs.js';
+import { DocFittingStore } from '../../plugins/fitting/store/doc-fitting-store.js';
 import type { ModelService } from '../../sdk/index.js';
 import { eventually, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/mongo-server.js';
@@ -91,12 +92,13 @@ describe.skipIf(!requirePrerequisite('fitting with MongoDB', mongoPrerequisite()
     dataDir = tempDataDir();
     const uri = mongo.freshDatabaseUri();
     // What a gateway that crashed mid-fit leaves behind: a RUNNING job it no longer renews.
-    const store = await MongoFittingStore.open({ connection: await openMongoConnection(uri), ownsConnection: true });
+    const connection = await openMongoConnection(uri);
+    const store = await DocFittingStore.open({ docs: new MongoDocStore(connection) });
     await store.createDerived({ id: 100_000, accountId: 1, name: 'orphan', description: '', baseServiceId: 20 });
     const crashed = { jobId: 7_000_001, accountId: 1, serviceId: 100_000, baseServiceId: 20, datasetId: 1, configId: null, config: null, modelDir: '/nowhere', previousModelDir: null, runnerId: 'gone', leaseMs: 60_000 };
     await store.createJob(crashed);
     await store.startJob(crashed.jobId, 'gone', 300);
-    await store.close();
+    await connection.close();
 
     const gw = await boot(uri);
     const client = api(gw);

@@ -1,5 +1,6 @@
 /**
- * Stored responses: both stores (memory, MongoDB) behave alike (put, get, delete, retention), and
+ * Stored responses: the store behaves alike on the three homes of the store port (memory, embedded,
+ * MongoDB: put, get, delete, retention, the per-account bound, bytes), and
  * gateways sharing MongoDB share stored responses, so `previous_response_id` and retrieve work on
  * any of them (judged by the official openai Node SDK).
  */
@@ -8,10 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryDocStore } from '../../core/storage/memory-docs.js';
+import { MongoDocStore } from '../../core/storage/mongo-docs.js';
+import { SqliteDocStore } from '../../core/storage/sqlite-docs.js';
 import { openMongoConnection } from '../../core/tasks/mongo-connection.js';
 import { startEchoService } from '../../examples/echo-service/service.js';
-import { MongoResponseStore } from '../../plugins/chatapi/responses/mongo-store.js';
-import { MemoryResponseStore, recordBytes, type ResponseStore, type StoredResponse } from '../../plugins/chatapi/responses/store.js';
+import { DocResponseStore, recordBytes, type ResponseStore, type StoredResponse } from '../../plugins/chatapi/responses/store.js';
 import { silentLogger } from '../../sdk/index.js';
 import { CHAT_TOKENS, chatConfigInput } from '../support/chat.js';
 import { startTestGateway, TEST_KEY, type TestGateway } from '../support/gateway.js';
@@ -81,7 +84,23 @@ function conformance(name: string, open: (retentionMs: number, maxPerAccount?: n
   });
 }
 
-conformance('MemoryResponseStore', async (retentionMs, maxPerAccount = 10_000) => new MemoryResponseStore({ retentionMs, maxPerAccount }), (r, byMs) => ({ ...r, createdAt: r.createdAt - byMs }));
+const older = (r: StoredResponse, byMs: number) => ({ ...r, createdAt: r.createdAt - byMs });
+conformance('responses on the memory store', async (retentionMs, maxPerAccount = 10_000) => DocResponseStore.open(new MemoryDocStore(), { retentionMs, maxPerAccount }), older);
+conformance(
+  'responses on the embedded store',
+  async (retentionMs, maxPerAccount = 10_000) => DocResponseStore.open(new SqliteDocStore(mkdtempSync(join(tmpdir(), 'responses-store-'))), { retentionMs, maxPerAccount }),
+  older,
+);
+
+it('the sweeper removes responses past the retention, and only those', async () => {
+  const docs = new MemoryDocStore();
+  const store = await DocResponseStore.open(docs, { retentionMs: 60_000, maxPerAccount: 10 });
+  await store.put(older(record('resp_old'), 61_000));
+  await store.put(record('resp_new'));
+  expect(await store.purgeExpired()).toBe(1);
+  expect((await docs.stats()).find((c) => c.name === 'chatResponses')?.documents).toBe(1);
+  expect(await store.get('resp_new')).not.toBeNull();
+});
 
 describe.skipIf(!requirePrerequisite('stored responses with MongoDB', mongoPrerequisite()))('stored responses with MongoDB', () => {
   let mongo: MongoTestServer;
@@ -93,9 +112,9 @@ describe.skipIf(!requirePrerequisite('stored responses with MongoDB', mongoPrere
   });
 
   conformance(
-    'MongoResponseStore',
-    async (retentionMs, maxPerAccount = 10_000) => MongoResponseStore.open(await openMongoConnection(mongo.freshDatabaseUri()), { retentionMs, maxPerAccount }, () => undefined),
-    (r, byMs) => ({ ...r, createdAt: r.createdAt - byMs }),
+    'responses on MongoDB',
+    async (retentionMs, maxPerAccount = 10_000) => DocResponseStore.open(new MongoDocStore(await openMongoConnection(mongo.freshDatabaseUri())), { retentionMs, maxPerAccount }),
+    older,
   );
 
   it('shares stored responses between gateways on one database', async () => {

@@ -6,10 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BootError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import { openStorage } from '../../core/storage/storage.js';
-import { MemoryTaskStore } from '../../core/tasks/memory-task-store.js';
-import { MongoTaskStore } from '../../core/tasks/mongo-task-store.js';
-import { startTaskReaper } from '../../core/tasks/task-reaper.js';
-import type { TaskStore } from '../../core/tasks/task-store.js';
+import { MemoryDocStore } from '../../core/storage/memory-docs.js';
+import { MongoDocStore } from '../../core/storage/mongo-docs.js';
+import { SqliteDocStore } from '../../core/storage/sqlite-docs.js';
+import { DocTaskStore } from '../../core/tasks/doc-task-store.js';
+import { Sweeper } from '../../core/storage/sweeper.js';
 import { startTestGateway, testConfigInput } from '../support/gateway.js';
 import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/mongo-server.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
@@ -28,9 +29,24 @@ describe('openStorage', () => {
   it('keeps everything in memory by default kind, and opens plugin stores with their memory choice', async () => {
     const storage = await openStorage({ kind: 'memory', dataDir, resultRetentionDays: 7 }, logger);
     expect(storage.kind).toBe('memory');
-    expect(storage.tasks).toBeInstanceOf(MemoryTaskStore);
+    expect(storage.tasks).toBeInstanceOf(DocTaskStore);
+    expect(storage.docs).toBeInstanceOf(MemoryDocStore);
     expect(await storage.open({ memory: () => 'in memory', mongodb: () => 'on MongoDB' })).toBe('in memory');
+    expect(await storage.open({ docs: (docs) => docs.home, memory: () => 'in memory' })).toBe('memory');
     await storage.close();
+  });
+
+  it('keeps tasks in the embedded store under dataDir, there again after a reopen', async () => {
+    const dir = join(dataDir, 'embedded');
+    const first = await openStorage({ kind: 'embedded', dataDir: dir, resultRetentionDays: 7 }, logger);
+    expect(first.kind).toBe('embedded');
+    expect(first.docs).toBeInstanceOf(SqliteDocStore);
+    const { taskId } = await first.tasks.create(input(5, Buffer.alloc(300 * 1024, 7)), { maxQueuedPerAccount: 1 });
+    await first.close();
+    const second = await openStorage({ kind: 'embedded', dataDir: dir, resultRetentionDays: 7 }, logger);
+    expect((await second.tasks.get(taskId))?.callerId).toBe(5);
+    expect((await second.tasks.getRequestBody(taskId))?.equals(Buffer.alloc(300 * 1024, 7))).toBe(true);
+    await second.close();
   });
 
   it('refuses kind mongodb without a URI, naming the config path', async () => {
@@ -51,16 +67,35 @@ describe('openStorage', () => {
   });
 });
 
-describe('startTaskReaper', () => {
+describe('the sweeper, the one retention loop', () => {
   it('purges at once and on every interval until stopped, surviving failures', async () => {
     let calls = 0;
-    const store = { purgeExpired: async () => { calls++; if (calls === 1) throw new Error('db down'); return 3; } } as unknown as TaskStore;
-    const stop = startTaskReaper(store, logger, 5);
+    const purgeExpired = async () => { calls++; if (calls === 1) throw new Error('db down'); return 3; };
+    const stop = new Sweeper(logger).add('tasks', 5, purgeExpired);
     await expect.poll(() => calls).toBeGreaterThanOrEqual(3);
     stop();
     const after = calls;
     await new Promise((r) => setTimeout(r, 20));
     expect(calls).toBe(after);
+  });
+  it('runs each store\'s sweep at its own interval on one loop, one sweep at a time', async () => {
+    const sweeper = new Sweeper(logger);
+    let running = 0;
+    let overlapped = false;
+    const counts = { fast: 0, slow: 0 };
+    const sweep = (name: 'fast' | 'slow') => async () => {
+      overlapped ||= running > 0;
+      running++;
+      await new Promise((r) => setTimeout(r, 2));
+      counts[name]++;
+      running--;
+    };
+    sweeper.add('slow', 60_000, sweep('slow'));
+    sweeper.add('fast', 5, sweep('fast'));
+    await expect.poll(() => counts.fast).toBeGreaterThanOrEqual(4);
+    sweeper.stop();
+    expect(counts.slow).toBe(1);
+    expect(overlapped).toBe(false);
   });
 });
 
@@ -76,11 +111,11 @@ describe.skipIf(!requirePrerequisite('openStorage (MongoDB)', mongoPrerequisite(
   it('connects to store.mongodbUri once, hands that connection to plugin stores and closes it last', async () => {
     const storage = await openStorage({ kind: 'mongodb', mongodbUri: server.uri, dataDir, resultRetentionDays: 7 }, logger);
     expect(storage.kind).toBe('mongodb');
-    expect(storage.tasks).toBeInstanceOf(MongoTaskStore);
+    expect(storage.docs).toBeInstanceOf(MongoDocStore);
     const { taskId } = await storage.tasks.create(input(4), { maxQueuedPerAccount: 1 });
     expect((await storage.tasks.get(taskId))?.callerId).toBe(4);
     const connection = await storage.open({ memory: () => undefined, mongodb: (c) => c });
-    expect(connection).toBe((storage.tasks as MongoTaskStore).model.db);
+    expect(connection).toBe((storage.docs as MongoDocStore).connection);
     await storage.close();
     expect(connection?.readyState).toBe(0);
   });
@@ -94,7 +129,7 @@ describe.skipIf(!requirePrerequisite('openStorage (MongoDB)', mongoPrerequisite(
     try {
       expect(mongoose.connections.filter((c) => c.readyState === 1).length).toBe(before + 1);
       // The fitting store works on it: its collections live in the gateway's database.
-      const names = async () => (await (gw.gateway.store as MongoTaskStore).model.db.db!.listCollections().toArray()).map((c) => c.name);
+      const names = async () => (await (gw.gateway.storage.docs as MongoDocStore).connection.db!.listCollections().toArray()).map((c) => c.name);
       await expect.poll(names).toContain('fittingCounters');
     } finally {
       await gw.close();

@@ -6,17 +6,26 @@
 import mongoose from 'mongoose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isGatewayError } from '../../core/errors.js';
+import { MongoDocStore } from '../../core/storage/mongo-docs.js';
+import { DocTaskStore, TASK_FILES_BUCKET } from '../../core/tasks/doc-task-store.js';
 import { connectionDb, openMongoConnection } from '../../core/tasks/mongo-connection.js';
-import { TASK_FILES_BUCKET } from '../../core/tasks/mongo-task-model.js';
-import { MongoTaskStore } from '../../core/tasks/mongo-task-store.js';
 import { DAY_MS, type TaskRecord } from '../../core/tasks/task-store.js';
 import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/mongo-server.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
 import { input, taskStoreConformance } from './task-store.conformance.js';
 
+/** The task store on the MongoDB home, on a connection of its own; `close()` closes that connection. */
+type MongoTaskStore = DocTaskStore & { mongo: MongoDocStore };
 async function openStore(uri: string, now?: () => number, retentionMs = 7 * DAY_MS): Promise<MongoTaskStore> {
   const connection = await openMongoConnection(uri);
-  return MongoTaskStore.open({ connection, ownsConnection: true, now, retentionMs });
+  const docs = new MongoDocStore(connection);
+  const store = await DocTaskStore.open({ docs, now, retentionMs });
+  return Object.assign(store, {
+    mongo: docs,
+    close: async () => {
+      await connection.close();
+    },
+  });
 }
 
 describe.skipIf(!requirePrerequisite('MongoDB task store', mongoPrerequisite()))('MongoDB task store', () => {
@@ -30,7 +39,7 @@ describe.skipIf(!requirePrerequisite('MongoDB task store', mongoPrerequisite()))
 
   taskStoreConformance('mongodb', async ({ now, retentionMs }) => {
     const store = await openStore(server.freshDatabaseUri(), now, retentionMs);
-    const db = connectionDb(store.model.db);
+    const db = connectionDb(store.mongo.connection);
     const files = db.collection(`${TASK_FILES_BUCKET}.files`);
     const chunks = db.collection(`${TASK_FILES_BUCKET}.chunks`);
     return {
@@ -55,7 +64,7 @@ describe.skipIf(!requirePrerequisite('MongoDB task store', mongoPrerequisite()))
     try {
       const { taskId } = await store.create(input(1, Buffer.alloc(300 * 1024, 5)), { maxQueuedPerAccount: 1 });
       await store.files.put('lost.request', Buffer.alloc(1000, 6), { taskId: 'no-such-task' });
-      const files = () => store.files.filesUploadedBefore(new Date(Date.now() + 60_000), 10);
+      const files = async () => (await store.files.listBefore(Date.now() + 60_000, 10)).map((f) => ({ ...f, taskId: f.metadata.taskId }));
       expect(await files()).toHaveLength(2);
       await store.purgeExpired(Date.now()); // too young to be called orphans
       expect(await files()).toHaveLength(2);

@@ -1,11 +1,11 @@
 /**
- * The response store of one gateway, opened on first use on the storage the core opened (MongoDB or
- * memory), with the adapter's `responses` limits.
+ * The response store of one gateway, opened on first use on the storage the core opened (embedded,
+ * MongoDB or memory), with the adapter's `responses` limits; its expired records go by the store's
+ * sweeper.
  */
 import { type PluginContext } from '../../../core/plugins/index.js';
-import { MongoResponseStore } from './mongo-store.js';
 import type { ResponsesOptions } from './options.js';
-import { MemoryResponseStore, type ResponseStore, type ResponseStoreLimits } from './store.js';
+import { DocResponseStore, type ResponseStore, type ResponseStoreLimits } from './store.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -13,6 +13,7 @@ export class ResponseStoreHolder {
   readonly #ctx: PluginContext<any>;
   readonly #options: ResponsesOptions;
   #opening: Promise<ResponseStore> | undefined;
+  #stopSweep: (() => void) | undefined;
 
   constructor(ctx: PluginContext<any>, options: ResponsesOptions) {
     this.#ctx = ctx;
@@ -27,17 +28,19 @@ export class ResponseStoreHolder {
   }
 
   async #open(): Promise<ResponseStore> {
-    const { logger, storage } = this.#ctx;
+    const { storage } = this.#ctx;
     const limits: ResponseStoreLimits = { retentionMs: this.#options.retentionDays * DAY_MS, maxPerAccount: this.#options.maxPerAccount };
-    return storage.open<ResponseStore>({
-      memory: () => new MemoryResponseStore(limits),
-      mongodb: (connection) => MongoResponseStore.open(connection, limits, (message, err) => logger.warn({ err }, message)),
-    });
+    const store = await storage.open<DocResponseStore>({ docs: (docs) => DocResponseStore.open(docs, limits) });
+    this.#stopSweep?.();
+    this.#stopSweep = storage.sweep('stored responses', 3_600_000, () => store.purgeExpired());
+    return store;
   }
 
   async close(): Promise<void> {
     const opening = this.#opening;
     this.#opening = undefined;
+    this.#stopSweep?.();
+    this.#stopSweep = undefined;
     if (opening) await (await opening.catch(() => undefined))?.close();
   }
 }

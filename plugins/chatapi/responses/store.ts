@@ -1,11 +1,12 @@
 /**
  * Stored responses (`store` is true unless the request says false, as at OpenAI): what
  * `previous_response_id`, `GET`/`DELETE responses/{id}` and `input_items` read. Kept for the
- * adapter's `responses.retentionDays`, in memory or in MongoDB as the gateway's store is configured,
+ * adapter's `responses.retentionDays`, in the gateway's store (embedded, MongoDB or memory),
  * at most `responses.maxPerAccount` per account: past it the account's own oldest response goes,
  * never another account's. Their bytes count against the account's storage quota. The adapter sees
  * only this interface, so where the records live can change without touching the routes.
  */
+import type { Collection, CollectionSpec, DocStore } from '../../../core/plugins/index.js';
 import type { JsonObject as Json } from '../../_shared/openai/json-object.js';
 
 export interface StoredResponse {
@@ -53,85 +54,97 @@ export function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value));
 }
 
-interface Kept {
-  record: StoredResponse;
+interface ResponseDoc {
+  _id: string;
+  ownerId: number;
+  createdAt: number;
+  /** The UTF-8 bytes of the three JSON parts: what the storage quota counts. */
   bytes: number;
+  response: string;
+  inputItems: string;
+  conversation: string;
 }
 
-/** One account's records in creation order, and their bytes. */
-interface Shelf {
-  ids: Set<string>;
-  bytes: number;
-}
+export const RESPONSES: CollectionSpec = { name: 'chatResponses', indexes: [{ name: 'owner_created', fields: ['ownerId', 'createdAt'] }, { name: 'created', fields: ['createdAt'] }] };
 
 /**
- * One gateway process: records in a Map in creation order (expired ones are at its front and go at
- * the next write or count), and each account's ids in creation order, so that bounding one account
- * drops only its own oldest.
+ * Stored responses on the store port (embedded, MongoDB or memory), shared by every process on the
+ * store: one document per response, the JSON parts as text (read back whole, never queried) with
+ * their bytes. Reads and counts skip records past the retention; the store's sweeper removes them
+ * (`purgeExpired`). Each account keeps at most `maxPerAccount`: a write past it removes that
+ * account's oldest.
  */
-export class MemoryResponseStore implements ResponseStore {
-  readonly #records = new Map<string, Kept>();
-  readonly #shelves = new Map<number, Shelf>();
+export class DocResponseStore implements ResponseStore {
+  readonly #responses: Collection<ResponseDoc>;
   readonly #limits: ResponseStoreLimits;
   readonly #now: () => number;
 
-  constructor(limits: ResponseStoreLimits, options: { now?: () => number } = {}) {
+  private constructor(responses: Collection<ResponseDoc>, limits: ResponseStoreLimits, now: () => number) {
+    this.#responses = responses;
     this.#limits = limits;
-    this.#now = options.now ?? Date.now;
+    this.#now = now;
+  }
+
+  static async open(docs: DocStore, limits: ResponseStoreLimits, options: { now?: () => number } = {}): Promise<DocResponseStore> {
+    return new DocResponseStore(await docs.collection<ResponseDoc>(RESPONSES), limits, options.now ?? Date.now);
   }
 
   async put(record: StoredResponse): Promise<void> {
-    this.#purge();
-    this.#remove(record.id);
-    const bytes = recordBytes(record);
-    this.#records.set(record.id, { record, bytes });
-    let shelf = this.#shelves.get(record.ownerId);
-    if (!shelf) this.#shelves.set(record.ownerId, (shelf = { ids: new Set(), bytes: 0 }));
-    shelf.ids.add(record.id);
-    shelf.bytes += bytes;
-    while (shelf.ids.size > this.#limits.maxPerAccount) this.#remove(shelf.ids.values().next().value!);
+    const response = JSON.stringify(record.response);
+    const inputItems = JSON.stringify(record.inputItems);
+    const conversation = JSON.stringify(record.conversation);
+    await this.#responses.deleteMany({ _id: record.id });
+    await this.#responses.insert({
+      _id: record.id,
+      ownerId: record.ownerId,
+      createdAt: record.createdAt,
+      bytes: Buffer.byteLength(response) + Buffer.byteLength(inputItems) + Buffer.byteLength(conversation),
+      response,
+      inputItems,
+      conversation,
+    });
+    await this.#evictBeyondBound(record.ownerId);
+  }
+
+  /** Removes the owner's oldest documents past `maxPerAccount` (only the owner's: never another account's). */
+  async #evictBeyondBound(ownerId: number): Promise<void> {
+    const excess = (await this.#responses.count({ ownerId })) - this.#limits.maxPerAccount;
+    if (excess <= 0) return;
+    const oldest = await this.#responses.find({ ownerId }, { sort: { createdAt: 1 }, limit: excess });
+    await this.#responses.deleteMany({ ownerId, _id: { $in: oldest.map((d) => d._id) } });
   }
 
   async get(id: string): Promise<StoredResponse | null> {
-    const kept = this.#records.get(id);
-    if (!kept || this.#expired(kept.record)) return null;
-    return kept.record;
+    const doc = await this.#responses.findOne({ _id: id, createdAt: { $gte: this.#oldestKept() } });
+    if (!doc) return null;
+    return {
+      id: doc._id,
+      ownerId: doc.ownerId,
+      createdAt: doc.createdAt,
+      response: JSON.parse(doc.response) as Json,
+      inputItems: JSON.parse(doc.inputItems) as Json[],
+      conversation: JSON.parse(doc.conversation) as Json[],
+    };
   }
 
   async delete(id: string): Promise<boolean> {
-    return this.#remove(id);
+    return (await this.#responses.deleteMany({ _id: id })) === 1;
   }
 
   async storedBytes(ownerId: number): Promise<number> {
-    this.#purge();
-    return this.#shelves.get(ownerId)?.bytes ?? 0;
+    const [bytes = 0] = await this.#responses.sum({ ownerId, createdAt: { $gte: this.#oldestKept() } }, ['bytes']);
+    return bytes;
   }
 
-  async close(): Promise<void> {
-    this.#records.clear();
-    this.#shelves.clear();
+  /** Removes the records past the retention (the store's sweeper calls it); returns how many. */
+  purgeExpired(): Promise<number> {
+    return this.#responses.deleteMany({ createdAt: { $lt: this.#oldestKept() } });
   }
 
-  #remove(id: string): boolean {
-    const kept = this.#records.get(id);
-    if (!kept) return false;
-    this.#records.delete(id);
-    const shelf = this.#shelves.get(kept.record.ownerId)!;
-    shelf.ids.delete(id);
-    shelf.bytes -= kept.bytes;
-    if (shelf.ids.size === 0) this.#shelves.delete(kept.record.ownerId);
-    return true;
-  }
+  /** The store port is the gateway's; it closes it. */
+  async close(): Promise<void> {}
 
-  #expired(record: StoredResponse): boolean {
-    return record.createdAt < this.#now() - this.#limits.retentionMs;
-  }
-
-  /** Map order is creation order: expired records are at the front. */
-  #purge(): void {
-    for (const [id, { record }] of this.#records) {
-      if (!this.#expired(record)) return;
-      this.#remove(id);
-    }
+  #oldestKept(): number {
+    return this.#now() - this.#limits.retentionMs;
   }
 }

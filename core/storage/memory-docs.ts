@@ -1,0 +1,191 @@
+/**
+ * The memory home of the store port: documents and blobs in this process, gone at `close()` or exit.
+ * For tests and `store.kind: memory`. Each call runs synchronously between awaits, so each is atomic.
+ */
+import { randomUUID } from 'node:crypto';
+import { applyUpdate, cloneDoc, getPath, indexKey, matches, sortComparator, upsertDoc } from './doc-match.js';
+import {
+  DuplicateKeyError,
+  type BlobRead,
+  type BlobStore,
+  type Collection,
+  type CollectionSpec,
+  type CollectionStats,
+  type Doc,
+  type DocStore,
+  type Filter,
+  type FindOneAndUpdateOptions,
+  type FindOptions,
+  type IndexSpec,
+  type Update,
+} from './port.js';
+
+class MemoryCollection<T extends Doc> implements Collection<T> {
+  readonly docs = new Map<T['_id'], T>();
+  private readonly unique: IndexSpec[];
+
+  constructor(
+    readonly name: string,
+    indexes: readonly IndexSpec[],
+  ) {
+    this.unique = indexes.filter((i) => i.unique);
+  }
+
+  async get(id: T['_id']): Promise<T | null> {
+    const doc = this.docs.get(id);
+    return doc ? cloneDoc(doc) : null;
+  }
+
+  async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
+    return this.select(filter, options).map(cloneDoc);
+  }
+
+  async findOne(filter: Filter, options: FindOptions = {}): Promise<T | null> {
+    const [doc] = this.select(filter, { ...options, limit: 1 });
+    return doc ? cloneDoc(doc) : null;
+  }
+
+  async count(filter: Filter): Promise<number> {
+    return this.select(filter, {}).length;
+  }
+
+  async sum(filter: Filter, paths: readonly string[]): Promise<number[]> {
+    const totals = paths.map(() => 0);
+    for (const doc of this.select(filter, {})) {
+      paths.forEach((p, i) => {
+        const v = getPath(doc, p);
+        if (typeof v === 'number') totals[i]! += v;
+      });
+    }
+    return totals;
+  }
+
+  async insert(doc: T): Promise<void> {
+    if (this.docs.has(doc._id)) throw new DuplicateKeyError(this.name, '_id');
+    const copy = cloneDoc(doc);
+    this.checkUnique(copy);
+    this.docs.set(doc._id, copy);
+  }
+
+  async findOneAndUpdate(filter: Filter, update: Update, options: FindOneAndUpdateOptions = {}): Promise<T | null> {
+    const [before] = this.select(filter, { sort: options.sort, limit: 1 });
+    if (!before) {
+      if (!options.upsert) return null;
+      const doc = upsertDoc<T>(filter, update);
+      await this.insert(doc);
+      return options.returnDocument === 'before' ? null : cloneDoc(doc);
+    }
+    const after = applyUpdate(before, update);
+    this.checkUnique(after);
+    this.docs.set(after._id, after);
+    return cloneDoc(options.returnDocument === 'before' ? before : after);
+  }
+
+  async updateMany(filter: Filter, update: Update): Promise<number> {
+    const hits = this.select(filter, {});
+    for (const doc of hits) {
+      const after = applyUpdate(doc, update);
+      this.checkUnique(after);
+      this.docs.set(after._id, after);
+    }
+    return hits.length;
+  }
+
+  async deleteMany(filter: Filter): Promise<number> {
+    const hits = this.select(filter, {});
+    for (const doc of hits) this.docs.delete(doc._id);
+    return hits.length;
+  }
+
+  private select(filter: Filter, options: FindOptions): T[] {
+    const hits = [...this.docs.values()].filter((d) => matches(d, filter)).sort(sortComparator(options.sort));
+    const from = options.skip ?? 0;
+    return hits.slice(from, options.limit === undefined ? undefined : from + options.limit);
+  }
+
+  private checkUnique(doc: T): void {
+    for (const index of this.unique) {
+      const key = indexKey(doc, index.fields);
+      if (key === null) continue;
+      for (const other of this.docs.values()) {
+        if (other._id !== doc._id && indexKey(other, index.fields) === key) throw new DuplicateKeyError(this.name, index.name);
+      }
+    }
+  }
+}
+
+class MemoryBlobStore implements BlobStore {
+  readonly blobs = new Map<string, { data: Buffer; metadata: Record<string, string>; at: number }>();
+
+  async put(_name: string, data: Buffer, metadata: Record<string, string>): Promise<string> {
+    const ref = randomUUID();
+    this.blobs.set(ref, { data: Buffer.from(data), metadata: { ...metadata }, at: Date.now() });
+    return ref;
+  }
+
+  async read(ref: string): Promise<BlobRead> {
+    const blob = this.blobs.get(ref);
+    return blob ? { kind: 'ok', data: Buffer.from(blob.data) } : { kind: 'missing' };
+  }
+
+  async delete(ref: string): Promise<void> {
+    this.blobs.delete(ref);
+  }
+
+  async listBefore(before: number, limit: number): Promise<Array<{ ref: string; metadata: Record<string, string> }>> {
+    return [...this.blobs.entries()]
+      .filter(([, b]) => b.at < before)
+      .slice(0, limit)
+      .map(([ref, b]) => ({ ref, metadata: { ...b.metadata } }));
+  }
+}
+
+export class MemoryDocStore implements DocStore {
+  readonly home = 'memory' as const;
+  private readonly collections = new Map<string, MemoryCollection<Doc>>();
+  private readonly bucketStores = new Map<string, MemoryBlobStore>();
+
+  async collection<T extends Doc>(spec: CollectionSpec): Promise<Collection<T>> {
+    let c = this.collections.get(spec.name);
+    if (!c) {
+      c = new MemoryCollection<Doc>(spec.name, spec.indexes);
+      this.collections.set(spec.name, c);
+    }
+    return c as unknown as Collection<T>;
+  }
+
+  async dropIndex(): Promise<void> {
+    // Unique rules are read from the spec at each open: nothing is kept to drop.
+  }
+
+  /** The blobs of a bucket, kept as given (exposed so tests can damage one). */
+  blobs(bucket: string): MemoryBlobStore {
+    let b = this.bucketStores.get(bucket);
+    if (!b) {
+      b = new MemoryBlobStore();
+      this.bucketStores.set(bucket, b);
+    }
+    return b;
+  }
+
+  async buckets(): Promise<string[]> {
+    return [...this.bucketStores.entries()].filter(([, b]) => b.blobs.size > 0).map(([name]) => name);
+  }
+
+  async stats(): Promise<CollectionStats[]> {
+    return [...this.collections.values()].map((c) => ({
+      name: c.name,
+      documents: c.docs.size,
+      bytes: [...c.docs.values()].reduce((n, d) => n + JSON.stringify(d).length, 0),
+    }));
+  }
+
+  async ping(): Promise<void> {
+    // Always reachable: it lives in this process.
+  }
+
+  async close(): Promise<void> {
+    this.collections.clear();
+    this.bucketStores.clear();
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * Moving a store's content between homes (`npm run store -- export | import`): every collection's
+ * documents and every bucket's blobs as JSON lines, Buffers as base64. Blobs get new references in the
+ * target home (a GridFS id is not a SQLite one), so import stores the blobs first and rewrites each
+ * document's references to them. Collections are read as they are, with no index; the gateway declares
+ * its indexes when it opens the target.
+ */
+import { createReadStream, createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { isDuplicateKey, type DocStore } from './port.js';
+import { META } from './schema.js';
+
+type Line =
+  | { blob: { bucket: string; ref: string; metadata: Record<string, string>; data: string } }
+  | { doc: { collection: string; value: unknown } };
+
+const BINARY_TAG = '$b64';
+
+function toJson(value: unknown): unknown {
+  if (Buffer.isBuffer(value)) return { [BINARY_TAG]: value.toString('base64') };
+  if (Array.isArray(value)) return value.map(toJson);
+  if (value && typeof value === 'object' && !(value instanceof Date))
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toJson(v)]));
+  return value;
+}
+
+function fromJson(value: unknown, refs: Map<string, string>): unknown {
+  if (typeof value === 'string') return refs.get(value) ?? value;
+  if (Array.isArray(value)) return value.map((v) => fromJson(v, refs));
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value);
+    if (entries.length === 1 && entries[0]![0] === BINARY_TAG) return Buffer.from(entries[0]![1] as string, 'base64');
+    return Object.fromEntries(entries.map(([k, v]) => [k, fromJson(v, refs)]));
+  }
+  return value;
+}
+
+/** Collections of documents (GridFS's own collections and system ones are blobs or not ours). */
+async function collectionNames(docs: DocStore): Promise<string[]> {
+  return (await docs.stats()).map((c) => c.name).filter((n) => !n.includes('.') && !n.startsWith('system') && n !== '(blobs)');
+}
+
+export interface TransferCounts {
+  documents: number;
+  blobs: number;
+}
+
+const PAGE = 500;
+
+export async function exportStore(docs: DocStore, file: string): Promise<TransferCounts> {
+  const out = createWriteStream(file);
+  const write = async (line: Line) => {
+    if (!out.write(`${JSON.stringify(line)}\n`)) await once(out, 'drain');
+  };
+  const counts: TransferCounts = { documents: 0, blobs: 0 };
+  for (const bucket of await docs.buckets()) {
+    const blobs = docs.blobs(bucket);
+    for (const { ref, metadata } of await blobs.listBefore(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)) {
+      const read = await blobs.read(ref);
+      if (read.kind !== 'ok') continue;
+      await write({ blob: { bucket, ref, metadata, data: read.data.toString('base64') } });
+      counts.blobs++;
+    }
+  }
+  for (const name of await collectionNames(docs)) {
+    const collection = await docs.collection<{ _id: string | number }>({ name, indexes: [] });
+    for (let skip = 0; ; skip += PAGE) {
+      const page = await collection.find({}, { skip, limit: PAGE });
+      for (const value of page) await write({ doc: { collection: name, value: toJson(value) } });
+      counts.documents += page.length;
+      if (page.length < PAGE) break;
+    }
+  }
+  out.end();
+  await once(out, 'finish');
+  return counts;
+}
+
+/**
+ * Adds an export's content to `docs`. A document whose `_id` is already there is left as it is (an
+ * import can be run again after a failure); the schema record of the target is kept.
+ */
+export async function importStore(docs: DocStore, file: string): Promise<TransferCounts & { skipped: number }> {
+  const refs = new Map<string, string>();
+  const counts = { documents: 0, blobs: 0, skipped: 0 };
+  const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+  for await (const text of lines) {
+    if (!text.trim()) continue;
+    const line = JSON.parse(text) as Line;
+    if ('blob' in line) {
+      const { bucket, ref, metadata, data } = line.blob;
+      refs.set(ref, await docs.blobs(bucket).put(ref, Buffer.from(data, 'base64'), metadata));
+      counts.blobs++;
+      continue;
+    }
+    if (line.doc.collection === META.name) continue;
+    const collection = await docs.collection<{ _id: string | number }>({ name: line.doc.collection, indexes: [] });
+    try {
+      await collection.insert(fromJson(line.doc.value, refs) as { _id: string | number });
+      counts.documents++;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      counts.skipped++;
+    }
+  }
+  return counts;
+}
