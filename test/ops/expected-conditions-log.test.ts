@@ -88,8 +88,8 @@ describe('expected conditions are one warn line without a stack', () => {
     expectOneWarnLine(await loggedBy(() => chat('demo/absent').expect(503)), 'SERVICE_UNAVAILABLE');
   });
 
-  it('UPSTREAM_UNREACHABLE', async () => {
-    expectOneWarnLine(await loggedBy(() => chat('demo/down').expect(502)), 'UPSTREAM_UNREACHABLE');
+  it('an unreachable engine (SERVICE_UNAVAILABLE on the chat adapters)', async () => {
+    expectOneWarnLine(await loggedBy(() => chat('demo/down').expect(503)), 'SERVICE_UNAVAILABLE');
   });
 
   it('STREAM_FIRST_CHUNK_TIMEOUT', async () => {

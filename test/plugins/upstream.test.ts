@@ -214,9 +214,10 @@ describe('upstream connector: bad engines', () => {
 
   const inFlight = () => gw.gateway.gate.instances().reduce((n, i) => n + i.inFlight, 0);
 
-  it('unreachable: 502 UPSTREAM_UNREACHABLE in the error envelope', async () => {
-    const res = await request(gw.httpUrl).post('/api/adapters/chatapi/chat/completions').set('Authorization', TEST_KEY).send(chat('down')).expect(502);
-    expect(res.body.error).toMatchObject({ code: 'UPSTREAM_UNREACHABLE', type: 'api_error' });
+  it('unreachable: 503 SERVICE_UNAVAILABLE (the chat adapters\' one outage code) with Retry-After, naming the cause', async () => {
+    const res = await request(gw.httpUrl).post('/api/adapters/chatapi/chat/completions').set('Authorization', TEST_KEY).send(chat('down')).expect(503);
+    expect(res.headers['retry-after']).toBe('1');
+    expect(res.body.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', type: 'api_error' });
     expect(res.body.error.message).toContain('ECONNREFUSED');
     expect(inFlight()).toBe(0);
   });

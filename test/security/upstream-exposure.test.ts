@@ -80,11 +80,14 @@ describe('hostile tenants: what the upstream connector shows and sends (issue 25
       .send({ model, messages: [{ role: 'user', content: 'hi' }] });
 
   it('N5: an unreachable engine is named by its service only, to callers and in the log', async () => {
-    const res = await chat('demo/down').expect(502);
-    expect(res.body.error).toMatchObject({ code: 'UPSTREAM_UNREACHABLE', message: expect.stringContaining("Service 'down'") });
+    const res = await chat('demo/down').expect(503);
+    expect(res.body.error).toMatchObject({
+      code: 'SERVICE_UNAVAILABLE',
+      message: expect.stringContaining("Service 'down' is unavailable right now: its engine cannot be reached"),
+    });
     const seen = JSON.stringify(res.body) + JSON.stringify(res.headers);
     for (const secret of [PASSWORD, 'engineadmin', `:${downPort}`]) expect(seen).not.toContain(secret);
-    expect(log.text()).toContain('UPSTREAM_UNREACHABLE');
+    expect(log.text()).toContain('its engine cannot be reached');
     expect(log.text()).not.toContain(PASSWORD);
     expect(log.text()).not.toContain('engineadmin');
   });

@@ -10,6 +10,7 @@ import type { Context } from 'koa';
 import { GatewayError, gatewayError, toGatewayError, type Caller, type PluginContext, type ServiceEntry } from '../../../core/plugins/index.js';
 import { parseJsonObject } from '../openai/json-object.js';
 import { openChatCall } from '../openai/open-call.js';
+import { asOutage } from '../openai/outage.js';
 
 export const COUNT_TOKENS_METHOD = 'count_tokens';
 
@@ -43,7 +44,7 @@ export async function countTokens(
       koa.set(TOKEN_COUNT_HEADER, 'estimate');
       return { input_tokens: estimateTokens(requestJson) };
     }
-    throw err;
+    throw asOutage(err, service.name);
   }
   const count = json === undefined ? undefined : parseJsonObject(json)?.input_tokens;
   if (typeof count !== 'number' || !Number.isInteger(count) || count < 0) {

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import { streamDeadlines, type ChatAdapterOptions } from './options.js';
-import { GatewayError, gatewayError, type Caller, type GateRequest, type OpenOptions, type PluginContext, type ServiceCall, type ServiceEntry } from '../../../core/plugins/index.js';
+import { GatewayError, type Caller, type GateRequest, type OpenOptions, type PluginContext, type ServiceCall, type ServiceEntry } from '../../../core/plugins/index.js';
+import { asOutage } from './outage.js';
 
 /** Where a chat request may go besides its service's least busy instance (core/gate/routing.ts, failover.ts). */
 export type ChatRouting = Pick<OpenOptions, 'fallbacks' | 'model' | 'affinityKey'>;
@@ -8,7 +9,8 @@ export type ChatRouting = Pick<OpenOptions, 'fallbacks' | 'model' | 'affinityKey
 /**
  * Opens a call to a chat service for an adapter request, cancelled when the caller goes away. A
  * service with no connected instance is 503 SERVICE_UNAVAILABLE with `Retry-After` here, which the
- * OpenAI and Anthropic SDKs retry (docs/design.md, decisions); the platform API keeps the spec's 400.
+ * OpenAI and Anthropic SDKs retry (docs/design.md, decisions), as is an engine that cannot be reached
+ * (outage.ts; the relays map the call's failure); the platform API keeps the spec's 400.
  * `stream`: the call has no overall deadline; the call enforces the adapter's first-chunk and idle
  * deadlines instead (`firstChunkTimeoutMs`, `idleTimeoutMs`), so the relays arm no timers.
  * With `waitForInstanceMs`, a service with no instance is waited for (and woken) first.
@@ -38,8 +40,7 @@ export async function openChatCall(
     const deadlines = stream ? streamDeadlines(ctx.options as ChatAdapterOptions, service, ctx.gate.defaultTimeoutSec) : {};
     call = ctx.gate.open(service, request, { headers, timeoutMs: stream ? 0 : undefined, ...deadlines, ...routing });
   } catch (err) {
-    if (err instanceof GatewayError && err.code === 'NO_ACTIVE_INSTANCES') throw gatewayError('SERVICE_UNAVAILABLE', { args: { service: service.name } });
-    throw err;
+    throw err instanceof GatewayError ? asOutage(err, service.name) : err;
   }
   ctx.http.cancelOnClose(koa, call);
   return call;

@@ -9,6 +9,7 @@ import {
   type ServiceAnswer,
   type ServiceCall,
 } from '../../../core/plugins/index.js';
+import { asOutage } from './outage.js';
 import { findUsage, mergeUsage, type Usage } from './usage.js';
 
 /**
@@ -82,7 +83,7 @@ export async function relaySse<R>(
       if (!res.write(text)) await drained(res, [call.failedSignal]);
     }
   } catch (thrown) {
-    const err = toGatewayError(thrown);
+    const err = asOutage(toGatewayError(thrown), serviceName);
     call.cancel(err);
     if (!committed) throw err;
     // A caller that does not read would never get the error event: cut the connection instead.
@@ -133,7 +134,9 @@ export type CollectedAnswer = { whole: string; parts?: undefined } | { whole?: u
  * the caller to merge.
  */
 export async function collectAnswer(call: ServiceCall, serviceName: string): Promise<CollectedAnswer> {
-  const answer = await collectServiceAnswer(call, serviceName);
+  const answer = await collectServiceAnswer(call, serviceName).catch((thrown: unknown) => {
+    throw asOutage(toGatewayError(thrown), serviceName);
+  });
   const bad = (reason: string) => gatewayError('SERVICE_BAD_RESPONSE', { args: { service: serviceName, reason } });
   if (answer.protobuf.length) throw bad('expected a JSON answer, got protobuf');
   if (!answer.json.length) throw bad('the answer carried no data');
