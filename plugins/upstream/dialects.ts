@@ -1,6 +1,7 @@
 /**
- * The two HTTP APIs engines speak: OpenAI's (chat/completions, completions, embeddings: vLLM,
- * Ollama, llama.cpp, TGI, LiteLLM, OpenAI itself) and Anthropic's Messages. Each says where a body
+ * The HTTP APIs engines speak: OpenAI's (chat/completions, completions, embeddings: vLLM,
+ * Ollama, llama.cpp, TGI, LiteLLM, OpenAI itself; and its Responses API, for engines that speak it)
+ * and Anthropic's Messages. Each says where a body
  * goes, how to authenticate, what one event of a streamed answer means, and how to read an error.
  */
 import { gatewayError, type ApiErrorProto } from '../../core/plugins/index.js';
@@ -30,6 +31,8 @@ export interface Dialect {
   event(event: SseEvent): StreamStep;
   /** The engine's non-2xx answer as a service error relayed exactly (engine-error.ts). */
   error(status: number, text: string, headers: EngineHeaders): ApiErrorProto;
+  /** What ends a complete stream, for the error of one cut off before it. */
+  readonly streamEnd: string;
 }
 
 const END: StreamStep = { kind: 'end' };
@@ -64,7 +67,40 @@ export const openAiDialect: Dialect = {
     return { kind: 'chunk', json: data, last: false };
   },
   error: (status, text, headers) => openAiError(status, text, headers, text.slice(0, 500) || `the engine answered ${status}`),
+  streamEnd: '[DONE]',
 };
+
+/** The Responses stream's terminal events: the last one an engine sends (it sends no `[DONE]`). */
+const RESPONSES_TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+const LEADING_TYPE = /^\{\s*"type"\s*:\s*"([A-Za-z0-9_.-]+)"/;
+
+/**
+ * OpenAI's Responses API (`POST /responses`), for a service that speaks it itself (`nativeResponses`):
+ * the caller's body goes to the engine as it is, and each typed event of its stream is relayed, the
+ * terminal one (`response.completed`, `.incomplete`, `.failed`) last. An `error` event is the
+ * engine's error, relayed as a chat engine's mid-stream error is.
+ */
+export const openAiResponsesDialect: Dialect = {
+  ...openAiDialect,
+  path: () => '/responses',
+  event({ event, data }) {
+    if (!looksLikeObject(data)) return badEvent(`a stream event is not a JSON object: ${data.slice(0, 80)}`);
+    const type = event ?? LEADING_TYPE.exec(data)?.[1] ?? stringOr(errorOrSelf(parse(data)).type);
+    if (type === 'error') return { kind: 'error', error: responsesStreamError(data) };
+    return { kind: 'chunk', json: data, last: type !== undefined && RESPONSES_TERMINAL.has(type) };
+  },
+  streamEnd: 'response.completed',
+};
+
+const errorOrSelf = (body: unknown): Json => (isObject(body) ? body : {});
+
+/** A Responses `error` event: `{type: "error", code, message, param}` (some engines nest them in `error`). */
+function responsesStreamError(data: string): ApiErrorProto {
+  const body = errorOrSelf(parse(data));
+  const error = isObject(body.error) ? body.error : body;
+  const fields = { message: stringOr(error.message) ?? 'the engine reported an error mid-stream', code: stringOr(error.code), param: stringOr(error.param) };
+  return engineError('openai', 502, error === body ? fields : { ...fields, type: stringOr(error.type) }, {});
+}
 
 /** OpenAI's error body `{error: {message, type, param, code}}` (some engines send the inner object alone). */
 function openAiError(status: number, text: string, headers: EngineHeaders, fallback: string): ApiErrorProto {
@@ -95,6 +131,7 @@ export const anthropicDialect: Dialect = {
     return { kind: 'chunk', json: data, last: event === 'message_stop' };
   },
   error: (status, text, headers) => anthropicError(status, text, headers, text.slice(0, 500) || `the engine answered ${status}`),
+  streamEnd: 'message_stop',
 };
 
 const errorOf = (body: unknown): Json => (isObject(body) && isObject(body.error) ? body.error : {});

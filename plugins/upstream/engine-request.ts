@@ -8,9 +8,17 @@ export type Json = Record<string, unknown>;
 
 export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Whether a payload's data type marks a request of the direct adapter (the caller's body as is). */
+/**
+ * Whether a payload's data type marks the caller's body as is (the direct adapter's, or a Responses
+ * body for a `nativeResponses` service), whose `model` is `<author>/<service>[/model]`.
+ */
 export function isDirectDataType(dataType: string | undefined): boolean {
-  return dataType !== undefined && (dataType.endsWith('#/ChatCompletionDirectProxy') || dataType.endsWith('#/JsonObject'));
+  return dataType !== undefined && (dataType.endsWith('#/ChatCompletionDirectProxy') || dataType.endsWith('#/JsonObject') || isResponsesRequestType(dataType));
+}
+
+/** Whether a payload's data type marks a Responses request passed as the caller sent it: it goes to the engine's `/responses`. */
+export function isResponsesRequestType(dataType: string | undefined): boolean {
+  return dataType !== undefined && dataType.endsWith('#/ResponsesRequest');
 }
 
 /**

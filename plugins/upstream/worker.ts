@@ -25,8 +25,8 @@ import {
   type UpstreamConfig,
 } from '../../core/plugins/index.js';
 import { COUNT_TOKENS_METHOD } from '../_shared/anthropic/count-tokens.js';
-import { DIALECTS, type Dialect } from './dialects.js';
-import { engineBody, engineModel, isObject, ourModel, type Json } from './engine-request.js';
+import { DIALECTS, openAiResponsesDialect, type Dialect } from './dialects.js';
+import { engineBody, engineModel, isObject, isResponsesRequestType, ourModel, type Json } from './engine-request.js';
 import { FairShare } from './fair-share.js';
 import { readSse } from './sse.js';
 import { rootPath, tokenCount, tokenizeBodies, TOKENIZE_PATH } from './tokenize.js';
@@ -153,10 +153,12 @@ export class UpstreamWorker implements LocalWorker {
     }
     const account = callerAccount(callerHeaders);
     if (!this.#share.tryTake(account) && !(await this.#waitTurn(requestId, account))) return;
-    const request = { path: this.#basePath + this.#dialect.path(body), method: 'POST' as const, body: JSON.stringify(body) };
+    // A Responses body (only an `api: openai` engine gets one: engineBody refuses it for Anthropic's).
+    const dialect = isResponsesRequestType(predict.data?.dataType) ? openAiResponsesDialect : this.#dialect;
+    const request = { path: this.#basePath + dialect.path(body), method: 'POST' as const, body: JSON.stringify(body) };
     if (body.stream === true) {
       try {
-        await this.#predictStreamed(requestId, { ...request, headers: this.#requestHeaders(callerHeaders, true) }, reply);
+        await this.#predictStreamed(requestId, { ...request, headers: this.#requestHeaders(callerHeaders, true) }, dialect, reply);
       } finally {
         this.#share.release(account);
       }
@@ -198,7 +200,12 @@ export class UpstreamWorker implements LocalWorker {
   }
 
   /** A request that asked for a stream: the engine's events relayed as `partialPredict` frames as they come. */
-  async #predictStreamed(requestId: number, request: { path: string; method: 'POST'; headers: Record<string, string>; body: string }, reply: LocalReply): Promise<void> {
+  async #predictStreamed(
+    requestId: number,
+    request: { path: string; method: 'POST'; headers: Record<string, string>; body: string },
+    dialect: Dialect,
+    reply: LocalReply,
+  ): Promise<void> {
     const controller = new AbortController();
     this.#inFlight.set(requestId, controller);
     this.#lastProgress = performance.now();
@@ -215,7 +222,7 @@ export class UpstreamWorker implements LocalWorker {
       let first = true;
       for await (const event of readSse(res.body, this.#maxAnswerBytes)) {
         this.#lastProgress = performance.now();
-        const step = this.#dialect.event(event);
+        const step = dialect.event(event);
         if (step.kind === 'bad') throw this.#bad(step.reason);
         if (step.kind === 'error') {
           answered = true;
@@ -237,7 +244,7 @@ export class UpstreamWorker implements LocalWorker {
       }
       // An engine stream that ends without its end marker was cut off: the caller must not take it
       // for a complete answer.
-      throw gatewayError('STREAM_CUT_OFF', { args: { service: this.#service.name, expected: this.#upstream.api === 'anthropic' ? 'message_stop' : '[DONE]' } });
+      throw gatewayError('STREAM_CUT_OFF', { args: { service: this.#service.name, expected: dialect.streamEnd } });
     } catch (err) {
       if (!answered && !controller.signal.aborted) reply({ requestId, error: asProto(this.#failure(err)) });
     } finally {
