@@ -83,6 +83,17 @@ describe('coding agents through the gateway', () => {
             aliases: ['scripted-responses'],
             connectionTokens: [{ token: NATIVE_TOKEN }],
           },
+          // The same family through the upstream connector: the body goes to the engine's /v1/responses.
+          {
+            id: 33,
+            name: 'responses-upstream',
+            account: 'demo',
+            public: true,
+            family: 'openai',
+            nativeResponses: true,
+            aliases: ['scripted-responses-upstream'],
+            upstream: upstream('openai'),
+          },
         ],
         plugins: { enabled: ['chatapi', 'chatapi-direct', 'upstream'], options: { chatapi: { aliasPrefix: '/v1' } } },
       }),
@@ -129,6 +140,11 @@ describe('coding agents through the gateway', () => {
       const before = native!.requests.length;
       await roundTrip('codex', target('codex-native', 'scripted-responses'), 'exec_command');
       expect(native!.requests.length).toBeGreaterThanOrEqual(before + 2);
+    }, 180_000);
+    it('completes a tool round trip to a Responses engine through the upstream connector (its /v1/responses)', async () => {
+      const before = engine.requests.filter((r) => r.path === '/v1/responses').length;
+      await roundTrip('codex', target('codex-upstream', 'scripted-responses-upstream'), 'exec_command');
+      expect(engine.requests.filter((r) => r.path === '/v1/responses').length).toBeGreaterThanOrEqual(before + 2);
     }, 180_000);
   });
 

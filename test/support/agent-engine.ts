@@ -1,7 +1,7 @@
 /**
  * A scripted engine for the coding-agent tests, speaking both wire families on one port: OpenAI
  * Chat Completions (`/v1/chat/completions`) and Anthropic Messages (`/v1/messages`), whole or
- * streamed. A conversation whose last turn is not a tool result gets a call of the agent's
+ * streamed, and the Responses API (`/v1/responses`, `responsesAnswer`). A conversation whose last turn is not a tool result gets a call of the agent's
  * file-reading tool on `file` (whichever of the known tools the request offers: Claude Code's
  * `Read`, OpenCode's `read`, Codex's `exec_command`); the turn after the tool ran gets the text
  * `DONE: <the tool's output>`, so an agent that printed it did the whole round trip. Requests that
@@ -75,6 +75,8 @@ export async function startAgentEngine(file: string): Promise<AgentEngine> {
       }));
       return res.end(JSON.stringify({ object: 'list', model: body.model, data, usage: { prompt_tokens: 2, total_tokens: 2 } }));
     }
+    // The Responses API's own family, for the upstream connector's `nativeResponses` route.
+    if (path === '/v1/responses') return void answerResponses(res, responsesAnswer(body, file, calls));
     if (path !== '/v1/chat/completions' && !path.startsWith('/v1/messages')) {
       res.writeHead(404, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ error: { message: `no route ${path}`, type: 'not_found' } }));
@@ -219,4 +221,15 @@ export function responsesAnswer(body: Json, file: string, calls: string[]): Asyn
     yield { type: 'response.output_item.done', sequence_number: sequence_number++, output_index: 0, item };
     yield { type: 'response.completed', sequence_number: sequence_number++, response: done };
   })();
+}
+
+/** A Responses answer over HTTP: the response object, or its events as typed SSE. */
+async function answerResponses(res: import('node:http').ServerResponse, answer: AsyncIterable<Json> | Json): Promise<void> {
+  if (!(Symbol.asyncIterator in answer)) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return void res.end(JSON.stringify(answer));
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  for await (const event of answer as AsyncIterable<Json>) res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+  res.end();
 }
