@@ -6,7 +6,7 @@
 import { isJsonObject as isObject, type JsonObject as Json } from '../../_shared/openai/json-object.js';
 import { newId } from './ids.js';
 import type { ResponsesBody } from './schema.js';
-import type { ToolNames } from './tools.js';
+import { customCallAsChat, customInput, type ResponsesToolName, type ToolNames } from './tools.js';
 import { reasoningOf, type ReasoningSeal } from '../../_shared/openai/reasoning-seal.js';
 
 /** What a response echoes of its request, fixed before the answer comes. */
@@ -108,6 +108,21 @@ export const functionCallItem = (id: string, callId: string, name: string, args:
   ...(typeof namespace === 'string' ? { namespace } : {}),
 });
 
+/** A call of a custom (free-form) tool: its input is the raw text (tools.ts). */
+export const customToolCallItem = (id: string, callId: string, name: string, input: string, status: string): Json => ({
+  id,
+  type: 'custom_tool_call',
+  status,
+  call_id: callId,
+  name,
+  input,
+});
+
+/** A chat tool call as its Responses item: a `function_call`, or a `custom_tool_call` for a custom tool. */
+export function toolCallItem(id: string, callId: string, tool: ResponsesToolName, args: string, status: string): Json {
+  return tool.custom ? customToolCallItem(id, callId, tool.name, customInput(args), status) : functionCallItem(id, callId, tool.name, args, status, tool.namespace);
+}
+
 /** A complete `chat.completion` as the finished response. */
 export function responseFromChat(head: ResponseHead, completion: Json): Json {
   const choice = Array.isArray(completion.choices) && isObject(completion.choices[0]) ? completion.choices[0] : {};
@@ -124,8 +139,8 @@ export function responseFromChat(head: ResponseHead, completion: Json): Json {
   for (const call of calls) {
     if (!isObject(call)) continue;
     const fn = isObject(call.function) ? call.function : {};
-    const { name, namespace } = head.names?.toResponses(String(fn.name ?? '')) ?? { name: String(fn.name ?? '') };
-    output.push(functionCallItem(newId('fc'), String(call.id ?? newId('fc')), name, typeof fn.arguments === 'string' ? fn.arguments : '{}', 'completed', namespace));
+    const tool = head.names?.toResponses(String(fn.name ?? '')) ?? { name: String(fn.name ?? '') };
+    output.push(toolCallItem(newId(tool.custom ? 'ctc' : 'fc'), String(call.id ?? newId('fc')), tool, typeof fn.arguments === 'string' ? fn.arguments : '{}', 'completed'));
   }
   return { ...responseShell(head, 'completed'), ...finishStatus(choice.finish_reason), output, usage: responsesUsage(completion.usage) };
 }
@@ -141,6 +156,8 @@ export function outputAsMessages(output: readonly Json[], names?: ToolNames): Js
       for (const part of item.content) if (isObject(part) && part.type === 'output_text') text += String(part.text ?? '');
     } else if (item.type === 'function_call') {
       calls.push({ id: item.call_id, type: 'function', function: { name: names ? names.toChat(String(item.name), item.namespace) : item.name, arguments: item.arguments } });
+    } else if (item.type === 'custom_tool_call') {
+      calls.push(customCallAsChat(item));
     }
   }
   const message: Json = { role: 'assistant', content: text || (calls.length ? null : '') };

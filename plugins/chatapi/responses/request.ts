@@ -10,7 +10,7 @@ import { isJsonObject as isObject, type JsonObject as Json } from '../../_shared
 import { newId } from './ids.js';
 import { summaryText } from './answer.js';
 import type { ReasoningSeal } from '../../_shared/openai/reasoning-seal.js';
-import { toChatToolChoice, toChatTools, type ToolNames } from './tools.js';
+import { customCallAsChat, toChatToolChoice, toChatTools, type ToolNames } from './tools.js';
 import type { ResponsesBody } from './schema.js';
 
 /** A Chat Completions message, as the services of the standard adapter take it. */
@@ -98,13 +98,17 @@ function normaliseItem(item: Json, index: number): Json {
       if (typeof item.call_id !== 'string' || typeof item.name !== 'string') throw invalid(`input[${index}]`, 'a function_call needs call_id and name');
       return { ...item, id: typeof item.id === 'string' ? item.id : newId('fc'), arguments: typeof item.arguments === 'string' ? item.arguments : '{}', status: item.status ?? 'completed' };
     case 'function_call_output':
+    case 'custom_tool_call_output':
       if (typeof item.call_id !== 'string') throw invalid(`input[${index}].call_id`, 'is required');
       return { ...item, id: typeof item.id === 'string' ? item.id : newId('fco'), status: item.status ?? 'completed' };
+    case 'custom_tool_call':
+      if (typeof item.call_id !== 'string' || typeof item.name !== 'string') throw invalid(`input[${index}]`, 'a custom_tool_call needs call_id and name');
+      return { ...item, id: typeof item.id === 'string' ? item.id : newId('ctc'), input: typeof item.input === 'string' ? item.input : '', status: item.status ?? 'completed' };
     case 'reasoning':
       // Reasoning of an earlier answer: it goes back to the engine with the assistant turn it led to.
       return { ...item, id: typeof item.id === 'string' ? item.id : newId('rs') };
     default:
-      throw invalid(`input[${index}].type`, `'${String(type)}' is not supported here (message, function_call, function_call_output, reasoning)`);
+      throw invalid(`input[${index}].type`, `'${String(type)}' is not supported here (message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning)`);
   }
 }
 
@@ -124,8 +128,8 @@ export function itemsToMessages(items: readonly Json[], names: ToolNames, seal?:
     } else if (item.type === 'message') {
       const message = messageOf(item);
       messages.push(message.role === 'assistant' ? assistantTurn(message) : message);
-    } else if (item.type === 'function_call') {
-      const call = { id: item.call_id, type: 'function', function: { name: names.toChat(String(item.name), item.namespace), arguments: item.arguments } };
+    } else if (item.type === 'function_call' || item.type === 'custom_tool_call') {
+      const call = item.type === 'custom_tool_call' ? customCallAsChat(item) : { id: item.call_id, type: 'function', function: { name: names.toChat(String(item.name), item.namespace), arguments: item.arguments } };
       const last = messages.at(-1);
       if (last?.role === 'assistant') {
         if (Array.isArray(last.tool_calls)) (last.tool_calls as unknown[]).push(call);
@@ -133,7 +137,7 @@ export function itemsToMessages(items: readonly Json[], names: ToolNames, seal?:
       } else {
         messages.push(assistantTurn({ role: 'assistant', content: null, tool_calls: [call] }));
       }
-    } else if (item.type === 'function_call_output') {
+    } else if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') {
       messages.push({ role: 'tool', tool_call_id: item.call_id, content: outputText(item.output) });
     }
   }

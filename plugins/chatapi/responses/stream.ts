@@ -8,7 +8,8 @@
 import type { GatewayError } from '../../../core/plugins/index.js';
 import { isJsonObject as isObject, parseJsonObject, type JsonObject as Json } from '../../_shared/openai/json-object.js';
 import type { SseFormat } from '../../_shared/openai/relay.js';
-import { finishStatus, functionCallItem, messageItem, reasoningItem, responseFromChat, responseShell, responsesUsage, summaryText, type ResponseHead } from './answer.js';
+import { customToolCallItem, finishStatus, functionCallItem, messageItem, reasoningItem, responseFromChat, responseShell, responsesUsage, summaryText, toolCallItem, type ResponseHead } from './answer.js';
+import { customInput } from './tools.js';
 import { reasoningOf } from '../../_shared/openai/reasoning-seal.js';
 import { newId } from './ids.js';
 
@@ -124,7 +125,7 @@ export class ResponsesStream {
     if (!target || (typeof fragment.id === 'string' && fragment.id !== target.item.call_id)) {
       out += this.#close();
       const mapped = this.head.names?.toResponses(typeof fn.name === 'string' ? fn.name : '') ?? { name: typeof fn.name === 'string' ? fn.name : '' };
-      const item = functionCallItem(newId('fc'), typeof fragment.id === 'string' ? fragment.id : newId('fc'), mapped.name, '', 'in_progress', mapped.namespace);
+      const item = toolCallItem(newId(mapped.custom ? 'ctc' : 'fc'), typeof fragment.id === 'string' ? fragment.id : newId('fc'), mapped, '', 'in_progress');
       out += this.#add(item);
       target = this.#open!;
       this.#calls.set(index, target);
@@ -134,7 +135,8 @@ export class ResponsesStream {
       // Arguments for a call that is no longer the open item cannot be streamed in order: items
       // are closed one after another. Services send them in order, so this keeps what came.
       target.value += args;
-      if (target === this.#open) out += this.#event('response.function_call_arguments.delta', { item_id: target.item.id, output_index: target.outputIndex, delta: args });
+      // A custom tool's input is the string inside the arguments' JSON: it is sent whole when the call closes.
+      if (target === this.#open && target.item.type === 'function_call') out += this.#event('response.function_call_arguments.delta', { item_id: target.item.id, output_index: target.outputIndex, delta: args });
     }
     return out;
   }
@@ -164,6 +166,11 @@ export class ResponsesStream {
       out += this.#event('response.output_text.done', { item_id: item.id, output_index: outputIndex, content_index: 0, text: value, logprobs: [] });
       out += this.#event('response.content_part.done', { item_id: item.id, output_index: outputIndex, content_index: 0, part });
       done = messageItem(String(item.id), value, 'completed');
+    } else if (item.type === 'custom_tool_call') {
+      const input = customInput(value);
+      out += this.#event('response.custom_tool_call_input.delta', { item_id: item.id, output_index: outputIndex, delta: input });
+      out += this.#event('response.custom_tool_call_input.done', { item_id: item.id, output_index: outputIndex, input });
+      done = customToolCallItem(String(item.id), String(item.call_id), String(item.name), input, 'completed');
     } else {
       out += this.#event('response.function_call_arguments.done', { item_id: item.id, output_index: outputIndex, arguments: value });
       done = functionCallItem(String(item.id), String(item.call_id), String(item.name), value, 'completed', item.namespace);
@@ -179,7 +186,8 @@ export class ResponsesStream {
     // Function-call items closed early may have been given more arguments later.
     for (const call of this.#calls.values()) {
       const done = this.#output[call.outputIndex]!;
-      if (done.arguments !== call.value) done.arguments = call.value;
+      if (done.type === 'custom_tool_call') done.input = customInput(call.value);
+      else if (done.arguments !== call.value) done.arguments = call.value;
     }
     const { status, incomplete_details } = finishStatus(this.#finishReason);
     this.final = { ...responseShell(this.head, status), incomplete_details, output: this.#output, usage: responsesUsage(this.#usage) };
