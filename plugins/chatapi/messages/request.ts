@@ -7,6 +7,7 @@
 import { gatewayError } from '../../../core/plugins/index.js';
 import { isJsonObject as isObject, type JsonObject as Json } from '../../_shared/openai/json-object.js';
 import type { MessagesBody } from './schema.js';
+import { effortOfMessages, REASONING_EFFORT } from '../reasoning-effort.js';
 
 const invalid = (param: string, reason: string) => gatewayError('VALIDATION_FAILED', { param, args: { reason: `${param} ${reason}` } });
 
@@ -35,6 +36,8 @@ export function toChatRequest(body: MessagesBody, thinking: ThinkingCheck = () =
       function: { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), parameters: tool.input_schema ?? { type: 'object' } },
     }));
   }
+  const effort = effortOfMessages(body.output_config, body.thinking);
+  if (effort) chat[REASONING_EFFORT] = effort;
   // Structured output (output_config.format) is Chat's json_schema response_format (C.2).
   const format = isObject(body.output_config) && isObject(body.output_config.format) ? body.output_config.format : undefined;
   if (format?.type === 'json_schema') chat.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema ?? {}, strict: true } };
@@ -50,7 +53,7 @@ export function toChatRequest(body: MessagesBody, thinking: ThinkingCheck = () =
 }
 
 /** Chat config names that differ from the Messages request's, for errors that name a field. */
-export const CHAT_TO_MESSAGES_PARAM: Readonly<Record<string, string>> = { stop: 'stop_sequences', user: 'metadata.user_id' };
+export const CHAT_TO_MESSAGES_PARAM: Readonly<Record<string, string>> = { stop: 'stop_sequences', user: 'metadata.user_id', reasoning_effort: 'thinking' };
 
 function systemText(system: MessagesBody['system'] | Json[]): string {
   if (system === undefined) return '';

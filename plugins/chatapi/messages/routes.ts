@@ -29,6 +29,7 @@ import { messageFromChat } from './answer.js';
 import { CHAT_TO_MESSAGES_PARAM, toChatRequest, type ThinkingCheck } from './request.js';
 import { COUNT_TOKENS_BODY, MESSAGES_BODY, type MessagesBody } from './schema.js';
 import { MESSAGES_SSE, MessagesStream } from './stream.js';
+import { takenOrDropped } from '../reasoning-effort.js';
 
 export interface MessagesDeps {
   ctx: PluginContext<ChatAdapterOptions>;
@@ -65,7 +66,9 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
       return;
     }
 
-    const split = splitRequest(toChatRequest(body, thinkingCheck(deps.seal)), 'chat', id.model ?? service.defaultModel);
+    const chat = toChatRequest(body, thinkingCheck(deps.seal));
+    takenOrDropped(ctx, service, id.model, chat);
+    const split = splitRequest(chat, 'chat', id.model ?? service.defaultModel);
     validateTranslatedConfig(ctx, service, split.configObject, id.model, CHAT_TO_MESSAGES_PARAM);
     const types = deps.chatTypes();
     const call = await openChatCall(ctx, koa, caller, service, {

@@ -12,6 +12,7 @@ import { summaryText } from './answer.js';
 import type { ReasoningSeal } from '../../_shared/openai/reasoning-seal.js';
 import { customCallAsChat, toChatToolChoice, toChatTools, type ToolNames } from './tools.js';
 import type { ResponsesBody } from './schema.js';
+import { effortOfResponses, REASONING_EFFORT } from '../reasoning-effort.js';
 
 /** A Chat Completions message, as the services of the standard adapter take it. */
 export type ChatMessage = Json;
@@ -55,6 +56,8 @@ export function toChatRequest(body: ResponsesBody, history: readonly ChatMessage
   }
   for (const key of SAME_NAME) if (body[key] !== undefined && body[key] !== null) chat[key] = body[key];
   if (typeof body.max_output_tokens === 'number') chat.max_tokens = body.max_output_tokens;
+  const effort = effortOfResponses(body.reasoning);
+  if (effort) chat[REASONING_EFFORT] = effort;
   if (tools.tools.length) chat.tools = tools.tools;
   if (body.tool_choice !== undefined && body.tool_choice !== null) chat.tool_choice = toChatToolChoice(body.tool_choice, tools.names);
   const format = body.text?.format;
@@ -66,6 +69,7 @@ export function toChatRequest(body: ResponsesBody, history: readonly ChatMessage
 export const CHAT_TO_RESPONSES_PARAM: Readonly<Record<string, string>> = {
   max_tokens: 'max_output_tokens',
   response_format: 'text.format',
+  reasoning_effort: 'reasoning.effort',
 };
 
 function toResponseFormat(format: Json): Json {

@@ -28,6 +28,7 @@ import { RESPONSES_BODY, type ResponsesBody } from './schema.js';
 import type { ResponsesOptions } from './options.js';
 import { jsonBytes, type ResponseStore } from './store.js';
 import { RESPONSES_SSE, ResponsesStream } from './stream.js';
+import { takenOrDropped } from '../reasoning-effort.js';
 
 export interface ResponsesDeps {
   ctx: PluginContext<ChatAdapterOptions>;
@@ -89,6 +90,7 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
     if (previous && conversationBytes > deps.options.maxConversationBytes) {
       throw gatewayError('RESPONSE_CHAIN_TOO_LONG', { param: 'previous_response_id', args: { id: previous.id, bytes: conversationBytes, limit: deps.options.maxConversationBytes } });
     }
+    takenOrDropped(ctx, service, id.model, chat);
     const split = splitRequest(chat, 'chat', id.model ?? service.defaultModel);
     validateTranslatedConfig(ctx, service, split.configObject, id.model, CHAT_TO_RESPONSES_PARAM);
     // Refused before the service is called: the answer's bytes count against the next write, as async results do.
