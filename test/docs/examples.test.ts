@@ -49,6 +49,16 @@ const HOW_TO_GET: Record<string, string> = {
 const NOT_RUN: { file: string; starts: string; why: string }[] = [
   { file: 'README.md', starts: 'npm test', why: 'runs the test suite, from inside it' },
   {
+    file: 'docs/storage.md',
+    starts: 'npm run store -- backup',
+    why: 'restore needs the gateways stopped, and this test runs against a started demo; test/ops/store-tool.test.ts runs backup and restore as real processes',
+  },
+  {
+    file: 'docs/storage.md',
+    starts: 'npm run store -- export',
+    why: 'needs a MongoDB server at db.example; test/ops/store-tool.test.ts runs export and import into the MongoDB-wire test server',
+  },
+  {
     file: 'docs/plugins.md',
     starts: '// /srv/my-plugins/index.ts',
     why: 'a fragment (an import line under a placeholder path); test/packages/compiled-gateway.test.ts runs a plugin outside the repository',
