@@ -94,6 +94,11 @@ const NOT_RUN: { file: string; starts: string; why: string }[] = [
     starts: "import { definePlugin, gatewayError } from '../../core/plugins/index.js';",
     why: 'a plugin module, loaded by a gateway, not run as a script',
   },
+  {
+    file: 'docs/plugins.md',
+    starts: 'export default definePlugin<{ retentionDays: number }>({',
+    why: 'a fragment of a plugin module (its VisitStore is not defined); test/fixtures/plugins/counter.ts is a whole plugin with create(), run by test/core/plugins.test.ts',
+  },
   ...['export ANTHROPIC_BASE_URL', 'GATEWAY_API_KEY=demo-api-key-0123456789 codex exec', 'export GATEWAY_API_KEY'].map((starts) => ({
     file: 'docs/agents.md',
     starts,
