@@ -172,7 +172,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       const { host } = config.server;
       for (const plugin of plugins) {
         try {
-          await plugin.definition.start?.(plugin.context);
+          await plugin.instance.start?.();
         } catch (err) {
           throw new BootError('PLUGIN_START_FAILED', `plugin '${plugin.definition.name}' failed to start: ${(err as Error).message}`, [], err);
         }
@@ -235,7 +235,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       await Promise.all([drain.drain(deadline), gate.shutdown()]);
       for (const plugin of [...plugins].reverse()) {
         try {
-          await plugin.definition.close?.(plugin.context);
+          await plugin.instance.stop?.();
         } catch (err) {
           logger.warn({ err, plugin: plugin.definition.name }, 'plugin close failed');
         }

@@ -8,6 +8,7 @@ import { compileSchema, formatAjvErrors } from '../validation/ajv.js';
 import configSchema from '../../schemas/config.schema.json' with { type: 'json' };
 import registryFileSchema from '../../schemas/registry/registry-file.schema.json' with { type: 'json' };
 import type { GatewayConfig, Permission, ServiceFamily, WakerConfig } from './types.js';
+import { builtinManifest, builtinPluginNames } from '../plugins/manifest.js';
 import { resolveWorkers, workersFromEnv, workersProblems } from './workers.js';
 
 export interface LoadOptions {
@@ -178,8 +179,9 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
         problems.push(`services[${i}] (${s.name}): fallback '${ref}' is a private service of another account`);
       }
     }
-    if (s.upstream && !(input.plugins.enabled as string[]).includes('upstream')) {
-      problems.push(`services[${i}] (${s.name}) has an upstream: enable the 'upstream' plugin (plugins.enabled) that calls it`);
+    if (s.upstream && !(input.plugins.enabled as string[]).some((name) => builtinManifest(name)?.servesUpstreams)) {
+      const servers = builtinPluginNames().filter((name) => builtinManifest(name)?.servesUpstreams);
+      problems.push(`services[${i}] (${s.name}) has an upstream: enable the plugin that calls it (plugins.enabled: ${servers.map((n) => `'${n}'`).join(' or ')})`);
     }
   });
   if (input.gate.servers.length > 1 && !input.gate.currentServer) {

@@ -6,21 +6,7 @@
  * refused at boot rather than answering 404s at random.
  */
 import { availableParallelism } from 'node:os';
-
-/**
- * Built-in plugins that keep state in the store. With the memory store that state would be split
- * over the workers; custom plugins may do the same, so they count as stateful too.
- */
-export const STATEFUL_PLUGINS: readonly string[] = ['async-predict', 'fitting', 'usage', 'chatapi'];
-
-/**
- * Stateful plugins that some options make stateless, and the option to name in the refusal:
- * `chatapi` keeps stored Responses (`previous_response_id`, `GET responses/{id}`) unless told not to;
- * on one worker's memory the other workers would answer 404 for them.
- */
-const STATELESS_WHEN: Readonly<Record<string, { holds: (options: any) => boolean; setting: string }>> = {
-  chatapi: { holds: (options) => options?.responses?.store === false, setting: 'plugins.options.chatapi.responses.store: false' },
-};
+import { keepsState, statelessSetting } from '../plugins/manifest.js';
 
 /** `auto` is one worker per core the process may use; a number is taken as given. */
 export function resolveWorkers(value: number | 'auto' | undefined): number {
@@ -56,10 +42,11 @@ export function workersProblems(input: WorkersInput): string[] {
   if (input.workers <= 1) return [];
   const problems: string[] = [];
   if (input.storeKind === 'memory') {
-    const stateful = input.enabledPlugins.filter((name) => STATEFUL_PLUGINS.includes(name) && !STATELESS_WHEN[name]?.holds(input.pluginOptions?.[name]));
+    // Each plugin says whether it keeps state, and which option (if any) makes it stateless (its plugin.json).
+    const stateful = input.enabledPlugins.filter((name) => keepsState(name, input.pluginOptions?.[name]));
     if (input.customPlugins.some((p) => p.enabled)) stateful.push('custom plugins');
     if (stateful.length) {
-      const settings = stateful.flatMap((name) => STATELESS_WHEN[name]?.setting ?? []);
+      const settings = stateful.flatMap((name) => statelessSetting(name) ?? []);
       problems.push(
         `server.workers is ${input.workers} with store.kind memory: the state of ${stateful.join(', ')} would live in one worker's memory ` +
           `and requests reach any worker (results, datasets and stored responses lost at random); use MongoDB (store.kind: mongodb, or MONGODB_URI) ` +

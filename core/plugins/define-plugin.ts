@@ -44,20 +44,36 @@ export interface PluginContext<Options = Record<string, unknown>> {
   readonly readiness: Readiness;
 }
 
+/**
+ * One gateway's running plugin: what `create` returns. Its state lives in the instance (or the
+ * closure that made it), so two gateways in one process never share it.
+ */
+export interface PluginInstance {
+  /** Mounts the plugin's routes on its own router. */
+  routes?(router: Router): void;
+  /** Background work started after the routes are mounted and before the gateway listens (workers, timers, stores). */
+  start?(): Promise<void> | void;
+  /** Stops background work and closes what `start` opened; called in reverse load order at shutdown. */
+  stop?(): Promise<void> | void;
+}
+
 export interface PluginDefinition<Options = Record<string, unknown>> {
   /** Unique name; for a built-in plugin, the name of its folder under plugins/. */
   readonly name: string;
   readonly description?: string;
   /** JSON Schema of the plugin's options (`plugins.options.<name>`); defaults are applied. */
   readonly configSchema?: Record<string, unknown>;
-  /** Mounts the plugin's routes on its own router. */
-  routes?(router: Router, ctx: PluginContext<Options>): void;
-  /** Background work started after the routes are mounted and before the gateway listens (workers, timers). */
-  start?(ctx: PluginContext<Options>): Promise<void> | void;
   /**
-   * Stops background work; called in reverse load order at shutdown, with the context `start` got
-   * (one process may run several gateways, each with its own context).
+   * Creates the plugin's instance for one gateway (a plugin with state of its own: workers, stores,
+   * counters). Called once per gateway, before its routes are mounted. A plugin defines either
+   * `create` or the stateless hooks below, not both.
    */
+  create?(ctx: PluginContext<Options>): PluginInstance;
+  /** Mounts the plugin's routes on its own router (a plugin without `create`). */
+  routes?(router: Router, ctx: PluginContext<Options>): void;
+  /** Background work started after the routes are mounted and before the gateway listens (a plugin without `create`). */
+  start?(ctx: PluginContext<Options>): Promise<void> | void;
+  /** Stops background work at shutdown, with the context `start` got (a plugin without `create`). */
   close?(ctx: PluginContext<Options>): Promise<void> | void;
 }
 
@@ -65,13 +81,37 @@ export interface PluginDefinition<Options = Record<string, unknown>> {
  * Declares a plugin. An identity function that exists for typing.
  *
  * @example
+ * // Stateless: hooks that receive the context.
  * export default definePlugin({
  *   name: 'hello',
  *   routes(router) {
  *     router.get('/hello', (ctx) => { ctx.body = { hello: 'world' }; });
  *   },
  * });
+ *
+ * @example
+ * // With state: one instance per gateway.
+ * export default definePlugin({
+ *   name: 'counter',
+ *   create(ctx) {
+ *     let hits = 0;
+ *     return {
+ *       routes(router) { router.get('/hits', (koa) => { koa.body = { hits: ++hits }; }); },
+ *     };
+ *   },
+ * });
  */
 export function definePlugin<Options = Record<string, unknown>>(definition: PluginDefinition<Options>): PluginDefinition<Options> {
   return definition;
+}
+
+/** The instance of a plugin for one gateway: its own from `create`, or its stateless hooks bound to the context. */
+export function instantiatePlugin<Options>(definition: PluginDefinition<Options>, ctx: PluginContext<Options>): PluginInstance {
+  if (definition.create) return definition.create(ctx);
+  const { routes, start, close } = definition;
+  return {
+    ...(routes ? { routes: (router: Router) => routes.call(definition, router, ctx) } : {}),
+    ...(start ? { start: () => start.call(definition, ctx) } : {}),
+    ...(close ? { stop: () => close.call(definition, ctx) } : {}),
+  };
 }

@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { BootError } from '../errors.js';
-import { MODULE_EXTENSION, runnableModule } from '../modules.js';
+import { runnableModule } from '../modules.js';
 import { importModule } from '../ts-modules.js';
 import { compileSchema, formatAjvErrors } from '../validation/ajv.js';
-import type { PluginContext, PluginDefinition } from './define-plugin.js';
+import { instantiatePlugin, type PluginContext, type PluginDefinition, type PluginInstance } from './define-plugin.js';
+import { builtinPluginPath } from './builtin.js';
 import { mountPluginRouter } from './mount-router.js';
 
 type AnyPlugin = PluginDefinition<any>;
@@ -14,21 +14,14 @@ type AnyPlugin = PluginDefinition<any>;
 export interface LoadedPlugin {
   definition: AnyPlugin;
   context: PluginContext<any>;
+  /** This gateway's instance of the plugin (its `start` and `stop`). */
+  instance: PluginInstance;
   source: string;
   /** The router its routes were declared on, when it has routes (read by tooling such as the OpenAPI coverage test). */
   router?: Router;
 }
 
 const PLUGIN_NAME = /^[a-z0-9][a-z0-9-]*$/;
-const BUILTIN_DIR = fileURLToPath(new URL('../../plugins/', import.meta.url));
-
-/**
- * Where built-in plugin `name` lives (its compiled index.js when the gateway runs from dist/); plugin
- * folders starting with `_` hold shared helpers only.
- */
-export function builtinPluginPath(name: string): string {
-  return `${BUILTIN_DIR}${name}/index${MODULE_EXTENSION}`;
-}
 
 export interface PluginSources {
   enabled: readonly string[];
@@ -73,17 +66,25 @@ export async function loadPlugins(
       }
     }
     const context = makeContext(definition.name, options);
+    let instance: PluginInstance;
+    try {
+      instance = instantiatePlugin(definition, context);
+    } catch (err) {
+      throw new BootError('PLUGIN_INVALID', `plugin '${definition.name}' failed to create its instance: ${(err as Error).message}`, [], err);
+    }
+    const problems = instanceProblems(instance);
+    if (problems.length) throw new BootError('PLUGIN_INVALID', `plugin '${definition.name}' made an invalid instance`, problems);
     let router: Router | undefined;
-    if (definition.routes) {
+    if (instance.routes) {
       router = new Router();
       try {
-        definition.routes(router, context);
+        instance.routes(router);
       } catch (err) {
         throw new BootError('PLUGIN_INVALID', `plugin '${definition.name}' failed to declare its routes: ${(err as Error).message}`, [], err);
       }
       mountPluginRouter(app, router, definition.name);
     }
-    loaded.push({ definition, context, source, ...(router ? { router } : {}) });
+    loaded.push({ definition, context, instance, source, ...(router ? { router } : {}) });
   }
   for (const name of Object.keys(sources.options)) {
     if (!names.has(name)) throw new BootError('PLUGIN_OPTIONS_INVALID', `plugins.options names '${name}', which is not an enabled plugin`);
@@ -107,12 +108,23 @@ async function importPlugin(source: string, expectedName: string | undefined): P
   if (!definition || typeof definition !== 'object') problems.push('the module has no default export made with definePlugin({...})');
   else {
     if (typeof definition.name !== 'string' || !PLUGIN_NAME.test(definition.name)) problems.push(`name must be kebab-case text, got ${JSON.stringify(definition.name)}`);
-    for (const hook of ['routes', 'start', 'close'] as const) {
+    for (const hook of ['create', 'routes', 'start', 'close'] as const) {
       if (definition[hook] !== undefined && typeof definition[hook] !== 'function') problems.push(`${hook} must be a function`);
     }
-    if (!definition.routes && !definition.start) problems.push('a plugin needs routes() or start()');
+    if (definition.create && (definition.routes || definition.start || definition.close)) {
+      problems.push('a plugin with create() keeps routes, start and stop on its instance, not beside create()');
+    }
+    if (!definition.create && !definition.routes && !definition.start) problems.push('a plugin needs create(), routes() or start()');
     if (expectedName && definition.name !== expectedName) problems.push(`name '${definition.name}' differs from its folder '${expectedName}'`);
   }
   if (problems.length) throw new BootError('PLUGIN_INVALID', `plugin ${expectedName ?? source} is not a valid plugin`, problems);
   return definition as AnyPlugin;
+}
+
+function instanceProblems(instance: unknown): string[] {
+  if (!instance || typeof instance !== 'object') return ['create() must return an object with routes(), start() or stop()'];
+  const hooks = instance as Record<string, unknown>;
+  const problems = (['routes', 'start', 'stop'] as const).filter((hook) => hooks[hook] !== undefined && typeof hooks[hook] !== 'function').map((hook) => `${hook} must be a function`);
+  if (!problems.length && !hooks.routes && !hooks.start) problems.push('an instance needs routes() or start()');
+  return problems;
 }

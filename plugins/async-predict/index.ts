@@ -1,10 +1,7 @@
-import { definePlugin, type PluginContext } from '../../core/plugins/index.js';
+import { definePlugin } from '../../core/plugins/index.js';
 import { configSchema, type AsyncPredictOptions } from './options.js';
 import { mountRoutes } from './routes.js';
 import { WorkerPool } from './worker-pool.js';
-
-/** Per gateway (one process may run several): its worker pool and reaper. */
-const running = new WeakMap<PluginContext<AsyncPredictOptions>, { pool: WorkerPool; stopReaper?: () => void }>();
 
 /**
  * Asynchronous predict (spec sections 4.1 and 8): tasks created over HTTP are kept in the task store
@@ -14,20 +11,20 @@ export default definePlugin<AsyncPredictOptions>({
   name: 'async-predict',
   description: 'Async predict tasks: create, status, result, cancel; workers, lease renewal, retention',
   configSchema,
-  routes(router, ctx) {
+  create(ctx) {
+    // This gateway's worker pool and task reaper.
     const pool = new WorkerPool(ctx);
-    running.set(ctx, { pool });
-    mountRoutes(router, ctx, pool);
-  },
-  start(ctx) {
-    const state = running.get(ctx);
-    if (!state) return;
-    state.pool.start();
-    state.stopReaper = ctx.storage.sweep('async tasks', ctx.options.reaperIntervalMs, () => ctx.store.purgeExpired());
-  },
-  async close(ctx) {
-    const state = running.get(ctx);
-    state?.stopReaper?.();
-    await state?.pool.close();
+    let stopReaper: (() => void) | undefined;
+    return {
+      routes: (router) => mountRoutes(router, ctx, pool),
+      start() {
+        pool.start();
+        stopReaper = ctx.storage.sweep('async tasks', ctx.options.reaperIntervalMs, () => ctx.store.purgeExpired());
+      },
+      async stop() {
+        stopReaper?.();
+        await pool.close();
+      },
+    };
   },
 });

@@ -6,6 +6,7 @@
  * `id`, `object`, `created` and `model` filled in when the service leaves them out. The Responses
  * API (responses/) and the Anthropic Messages API (messages/) are translated to the same chat predict.
  */
+import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { definePlugin, gatewayError, type Caller, type FallbackTarget, type Permission, type PluginContext } from '../../core/plugins/index.js';
 import { completeAnswer, mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../_shared/openai/answers.js';
@@ -46,102 +47,103 @@ const ENDPOINTS: Record<Endpoint, { check: (body: unknown) => OpenAiBody; idPref
   embeddings: { check: compileBodyCheck<OpenAiBody>(EMBEDDINGS_BODY), idPrefix: 'emb-', object: 'list' },
 };
 
-/** Per gateway (one process may run several). */
-const responseStores = new WeakMap<PluginContext<ChatApiOptions>, ResponseStoreHolder>();
-
 export default definePlugin<ChatApiOptions>({
   name: 'chatapi',
   description: 'OpenAI-compatible chat adapter: chat/completions, completions, embeddings, models, responses; Anthropic v1/messages',
   configSchema: CHATAPI_OPTIONS_SCHEMA,
-  routes(router, ctx) {
-    mountCors(router, BASE, ctx.options.cors);
-    const { aliasPrefix } = ctx.options;
-    if (aliasPrefix) mountCors(router, aliasPrefix, ctx.options.cors);
-    /** Every route is served at `<base>/…`, `<base>/v1/…` and `<aliasPrefix>/…`. */
-    const route = routePaths(BASE, '{/v1}', aliasPrefix);
-    const catalog = new ModelCatalog(ctx);
-    const dataTypes = dataTypesOf(ctx);
+  create(ctx) {
+    // This gateway's stored Responses, opened on first use.
     const responseStore = new ResponseStoreHolder(ctx, ctx.options.responses);
-    const seal = new ReasoningSeal(process.env[ctx.options.reasoningSecretEnv]);
-    responseStores.set(ctx, responseStore);
-    // Stored responses count against the account's storage quota (limits.storageBytesPerAccount).
-    if (ctx.options.responses.store) ctx.pipeline.addStorageMeter(async (accountId) => (await responseStore.get()).storedBytes(accountId));
-
-    const authenticate = (koa: Context, permission: Permission = 'MODEL_REQUESTS'): Caller => ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, permission);
-    /**
-     * An answer's usage: its tokens and the model go to the request's record (access log, metrics,
-     * usage plugin); the whole usage object to a line of its own when `logUsage` is on.
-     */
-    const logUsage = (koa: Context, caller: Caller, model: string, usage: Usage | undefined, endpoint = 'responses') => {
-      if (usage) ctx.http.reportTokens(koa, tokenCounts(usage), model);
-      if (usage && ctx.options.logUsage) {
-        ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model, endpoint, usage }, 'usage');
-      }
+    return {
+      routes: (router) => mountChatApi(router, ctx, responseStore),
+      stop: () => responseStore.close(),
     };
-
-    const predict = (endpoint: Endpoint) => async (koa: Context) => {
-      const caller = authenticate(koa);
-      ctx.pipeline.countRequest(caller);
-      const spec = ENDPOINTS[endpoint];
-      const { text, value } = await ctx.http.readJsonText(koa);
-      const body = spec.check(value);
-      const { id, service } = resolveChatTarget(ctx, caller, body.model);
-      const fallbacks = requestFallbacks(ctx, caller, body);
-      const split = splitRequest(body, endpoint, id.model ?? service.defaultModel, text);
-      ctx.pipeline.validateConfig(service, split.configObject, id.model);
-
-      const stream = endpoint !== 'embeddings' && body.stream === true;
-      const types = dataTypes[endpoint]();
-      const call = await openChatCall(ctx, koa, caller, service, {
-        predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
-      }, stream, undefined, { fallbacks, model: id.model ?? service.defaultModel, affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)) });
-      const defaults: AnswerDefaults = {
-        id: `${spec.idPrefix}${String(koa.state.requestId)}`,
-        created: Math.floor(Date.now() / 1000),
-        model: body.model,
-        object: spec.object,
-        includeUsage: body.stream_options?.include_usage === true,
-      };
-      let usage: Usage | undefined;
-      if (stream) {
-        usage = await relaySse(koa, call, OPENAI_SSE, defaults, service.name);
-      } else {
-        const answer = await collectAnswer(call, service.name);
-        const text = endpoint === 'embeddings'
-          ? encodeEmbeddings(answer.whole ?? answer.parts.at(-1)!, body.encoding_format === 'base64' ? 'base64' : 'float', defaults, service.name)
-          : answer.whole !== undefined ? completeAnswer(answer.whole, defaults) : mergeChunks(answer.parts, defaults);
-        usage = findUsage(text);
-        koa.type = 'application/json';
-        koa.body = markServedBy(koa, call, text);
-      }
-      logUsage(koa, caller, body.model, usage, endpoint);
-    };
-
-    router.post(route('chat/completions'), predict('chat'));
-    router.post(route('completions'), predict('completions'));
-    router.post(route('embeddings'), predict('embeddings'));
-
-    mountResponses(router, { ctx, route, authenticate, store: () => responseStore.get(), options: ctx.options.responses, chatTypes: dataTypes.chat, logUsage, seal });
-    mountMessages(router, { ctx, route: routePaths(BASE, '/v1', aliasPrefix), authenticate, chatTypes: dataTypes.chat, logUsage, seal });
-
-    router.get(route('models'), (koa) => {
-      koa.body = { object: 'list', data: catalog.list(authenticate(koa)) };
-    });
-    // Model ids contain slashes, sent raw by some clients and as %2F by others: the wildcard takes
-    // the whole tail, and the router decodes it.
-    router.get(route('models/*id'), (koa) => {
-      const caller = authenticate(koa);
-      const id = String(koa.params.id);
-      const model = catalog.find(caller, id);
-      if (!model) throw gatewayError('MODEL_NOT_FOUND', { param: 'model', args: { model: id } });
-      koa.body = model;
-    });
-    mountAliasHint(router, aliasPrefix);
-  },
-  async close(ctx) {
-    await responseStores.get(ctx)?.close();
   },
 });
+
+function mountChatApi(router: Router, ctx: PluginContext<ChatApiOptions>, responseStore: ResponseStoreHolder): void {
+  mountCors(router, BASE, ctx.options.cors);
+  const { aliasPrefix } = ctx.options;
+  if (aliasPrefix) mountCors(router, aliasPrefix, ctx.options.cors);
+  /** Every route is served at `<base>/…`, `<base>/v1/…` and `<aliasPrefix>/…`. */
+  const route = routePaths(BASE, '{/v1}', aliasPrefix);
+  const catalog = new ModelCatalog(ctx);
+  const dataTypes = dataTypesOf(ctx);
+  const seal = new ReasoningSeal(process.env[ctx.options.reasoningSecretEnv]);
+  // Stored responses count against the account's storage quota (limits.storageBytesPerAccount).
+  if (ctx.options.responses.store) ctx.pipeline.addStorageMeter(async (accountId) => (await responseStore.get()).storedBytes(accountId));
+
+  const authenticate = (koa: Context, permission: Permission = 'MODEL_REQUESTS'): Caller => ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, permission);
+  /**
+   * An answer's usage: its tokens and the model go to the request's record (access log, metrics,
+   * usage plugin); the whole usage object to a line of its own when `logUsage` is on.
+   */
+  const logUsage = (koa: Context, caller: Caller, model: string, usage: Usage | undefined, endpoint = 'responses') => {
+    if (usage) ctx.http.reportTokens(koa, tokenCounts(usage), model);
+    if (usage && ctx.options.logUsage) {
+      ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model, endpoint, usage }, 'usage');
+    }
+  };
+
+  const predict = (endpoint: Endpoint) => async (koa: Context) => {
+    const caller = authenticate(koa);
+    ctx.pipeline.countRequest(caller);
+    const spec = ENDPOINTS[endpoint];
+    const { text, value } = await ctx.http.readJsonText(koa);
+    const body = spec.check(value);
+    const { id, service } = resolveChatTarget(ctx, caller, body.model);
+    const fallbacks = requestFallbacks(ctx, caller, body);
+    const split = splitRequest(body, endpoint, id.model ?? service.defaultModel, text);
+    ctx.pipeline.validateConfig(service, split.configObject, id.model);
+
+    const stream = endpoint !== 'embeddings' && body.stream === true;
+    const types = dataTypes[endpoint]();
+    const call = await openChatCall(ctx, koa, caller, service, {
+      predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
+    }, stream, undefined, { fallbacks, model: id.model ?? service.defaultModel, affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)) });
+    const defaults: AnswerDefaults = {
+      id: `${spec.idPrefix}${String(koa.state.requestId)}`,
+      created: Math.floor(Date.now() / 1000),
+      model: body.model,
+      object: spec.object,
+      includeUsage: body.stream_options?.include_usage === true,
+    };
+    let usage: Usage | undefined;
+    if (stream) {
+      usage = await relaySse(koa, call, OPENAI_SSE, defaults, service.name);
+    } else {
+      const answer = await collectAnswer(call, service.name);
+      const text = endpoint === 'embeddings'
+        ? encodeEmbeddings(answer.whole ?? answer.parts.at(-1)!, body.encoding_format === 'base64' ? 'base64' : 'float', defaults, service.name)
+        : answer.whole !== undefined ? completeAnswer(answer.whole, defaults) : mergeChunks(answer.parts, defaults);
+      usage = findUsage(text);
+      koa.type = 'application/json';
+      koa.body = markServedBy(koa, call, text);
+    }
+    logUsage(koa, caller, body.model, usage, endpoint);
+  };
+
+  router.post(route('chat/completions'), predict('chat'));
+  router.post(route('completions'), predict('completions'));
+  router.post(route('embeddings'), predict('embeddings'));
+
+  mountResponses(router, { ctx, route, authenticate, store: () => responseStore.get(), options: ctx.options.responses, chatTypes: dataTypes.chat, logUsage, seal });
+  mountMessages(router, { ctx, route: routePaths(BASE, '/v1', aliasPrefix), authenticate, chatTypes: dataTypes.chat, logUsage, seal });
+
+  router.get(route('models'), (koa) => {
+    koa.body = { object: 'list', data: catalog.list(authenticate(koa)) };
+  });
+  // Model ids contain slashes, sent raw by some clients and as %2F by others: the wildcard takes
+  // the whole tail, and the router decodes it.
+  router.get(route('models/*id'), (koa) => {
+    const caller = authenticate(koa);
+    const id = String(koa.params.id);
+    const model = catalog.find(caller, id);
+    if (!model) throw gatewayError('MODEL_NOT_FOUND', { param: 'model', args: { model: id } });
+    koa.body = model;
+  });
+  mountAliasHint(router, aliasPrefix);
+}
 
 /** Most services one request may name in `models`. */
 const MAX_REQUEST_MODELS = 5;

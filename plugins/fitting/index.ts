@@ -1,10 +1,7 @@
-import { definePlugin, type PluginContext } from '../../core/plugins/index.js';
+import { definePlugin } from '../../core/plugins/index.js';
 import { configSchema, type FittingOptions } from './options.js';
 import { mountRoutes } from './routes.js';
 import { FittingRuntime } from './runtime.js';
-
-/** Per gateway (one process may run several). */
-const runtimes = new WeakMap<PluginContext<FittingOptions>, FittingRuntime>();
 
 /**
  * Fitting (spec 4.4): derived services made from fittable services, datasets, and fitting jobs that
@@ -16,22 +13,22 @@ export default definePlugin<FittingOptions>({
   name: 'fitting',
   description: 'Derived services, datasets, fitting jobs and fit configs under /api/platformgate',
   configSchema,
-  routes(router, ctx) {
+  create(ctx) {
+    // This gateway's fitting store, job runner and sweeps.
     const runtime = new FittingRuntime(ctx);
-    runtimes.set(ctx, runtime);
-    // Datasets count against the account's storage quota (limits.storageBytesPerAccount).
-    ctx.pipeline.addStorageMeter(async (accountId) => {
-      const { store } = await runtime.opened();
-      let bytes = 0;
-      for (const d of await store.listDatasets(accountId)) bytes += d.size + (d.targetsSize ?? 0);
-      return bytes;
-    });
-    mountRoutes(router, runtime);
-  },
-  async start(ctx) {
-    await runtimes.get(ctx)?.start();
-  },
-  async close(ctx) {
-    await runtimes.get(ctx)?.close();
+    return {
+      routes(router) {
+        // Datasets count against the account's storage quota (limits.storageBytesPerAccount).
+        ctx.pipeline.addStorageMeter(async (accountId) => {
+          const { store } = await runtime.opened();
+          let bytes = 0;
+          for (const d of await store.listDatasets(accountId)) bytes += d.size + (d.targetsSize ?? 0);
+          return bytes;
+        });
+        mountRoutes(router, runtime);
+      },
+      start: () => runtime.start(),
+      stop: () => runtime.close(),
+    };
   },
 });

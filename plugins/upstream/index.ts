@@ -17,26 +17,27 @@ interface Connector {
   closed: boolean;
 }
 
-/** The connectors of each running gateway (one process may run several). */
-const running = new WeakMap<PluginContext, Connector[]>();
-
 export default definePlugin({
   name: 'upstream',
   description: 'Built-in connector to HTTP engines (OpenAI- or Anthropic-compatible) for services with an `upstream` block',
-  start(ctx) {
-    const connectors: Connector[] = [];
-    for (const service of ctx.directory.services()) {
-      if (service.upstream) connectors.push(connect(ctx, service, service.upstream));
-    }
-    running.set(ctx, connectors);
-  },
-  close(ctx) {
-    for (const connector of running.get(ctx) ?? []) {
-      connector.closed = true;
-      clearTimeout(connector.timer);
-      connector.handle.detach('gateway closing');
-    }
-    running.delete(ctx);
+  create(ctx) {
+    // This gateway's connectors, one per service with an `upstream` block.
+    let connectors: Connector[] = [];
+    return {
+      start() {
+        for (const service of ctx.directory.services()) {
+          if (service.upstream) connectors.push(connect(ctx, service, service.upstream));
+        }
+      },
+      stop() {
+        for (const connector of connectors) {
+          connector.closed = true;
+          clearTimeout(connector.timer);
+          connector.handle.detach('gateway closing');
+        }
+        connectors = [];
+      },
+    };
   },
 });
 

@@ -1,4 +1,4 @@
-import { callerOf, definePlugin, gatewayError, type PluginContext } from '../../core/plugins/index.js';
+import { callerOf, definePlugin, gatewayError } from '../../core/plugins/index.js';
 import { Accountant } from './accountant.js';
 import { DocUsageStore } from './doc-usage-store.js';
 import { configSchema, type UsageOptions } from './options.js';
@@ -15,9 +15,6 @@ interface Running {
   stopPurging: () => void;
 }
 
-/** Per gateway (one process may run several). */
-const running = new WeakMap<PluginContext<UsageOptions>, Running>();
-
 /**
  * Usage per account: requests, tokens (from the answers' usage) and billing charges (services'
  * deferredBillingCharge(s), each idempotency key once) by service and day, kept in memory or in
@@ -28,37 +25,43 @@ export default definePlugin<UsageOptions>({
   name: 'usage',
   description: 'Usage per account (requests, tokens, billing charges by service and day) and the endpoint to read it',
   configSchema,
-  routes(router, ctx) {
-    // Only one's own usage: another account, existing or not, is 403 ACCESS_TO_ANOTHER_ACCOUNT_DENIED,
-    // as on every account route (it used to say such an account did not exist).
-    router.get('/api/platformgateway/account/:account/usage', ctx.admission.caller('READ_DATA'), ctx.admission.ownAccount, async (koa) => {
-      const { account } = callerOf(koa);
-      const today = dayOf(Date.now());
-      const to = dayParam(koa.query.to, today, 'to');
-      const from = dayParam(koa.query.from, dayOf(Date.parse(to) - 29 * DAY_MS), 'from');
-      if (from > to || Date.parse(to) - Date.parse(from) > (MAX_DAYS - 1) * DAY_MS) {
-        throw gatewayError('VALIDATION_FAILED', { param: 'from', args: { reason: `from must not be after to, and the period at most ${MAX_DAYS} days` } });
-      }
-      const state = running.get(ctx);
-      if (!state) throw gatewayError('GATE_IS_SHUT_DOWN');
-      await state.accountant.flush();
-      const rows = await state.store.read(account.id, from, to);
-      koa.body = { account: account.name, from, to, days: rows.map(view), totals: totals(rows) };
-    });
-  },
-  async start(ctx) {
-    const store = await ctx.storage.open<UsageStore>({ docs: (docs) => DocUsageStore.open(docs) });
-    const accountant = new Accountant(ctx, store);
-    const stopPurging = ctx.storage.sweep('usage days', 3_600_000, () => store.purge(dayOf(Date.now() - ctx.options.retentionDays * DAY_MS)));
-    running.set(ctx, { store, accountant, stopPurging });
-  },
-  async close(ctx) {
-    const state = running.get(ctx);
-    if (!state) return;
-    running.delete(ctx);
-    state.stopPurging();
-    await state.accountant.close();
-    await state.store.close();
+  create(ctx) {
+    // This gateway's usage store and accountant, from start to stop.
+    let running: Running | undefined;
+    return {
+      routes(router) {
+        // Only one's own usage: another account, existing or not, is 403 ACCESS_TO_ANOTHER_ACCOUNT_DENIED,
+        // as on every account route (it used to say such an account did not exist).
+        router.get('/api/platformgateway/account/:account/usage', ctx.admission.caller('READ_DATA'), ctx.admission.ownAccount, async (koa) => {
+          const { account } = callerOf(koa);
+          const today = dayOf(Date.now());
+          const to = dayParam(koa.query.to, today, 'to');
+          const from = dayParam(koa.query.from, dayOf(Date.parse(to) - 29 * DAY_MS), 'from');
+          if (from > to || Date.parse(to) - Date.parse(from) > (MAX_DAYS - 1) * DAY_MS) {
+            throw gatewayError('VALIDATION_FAILED', { param: 'from', args: { reason: `from must not be after to, and the period at most ${MAX_DAYS} days` } });
+          }
+          const state = running;
+          if (!state) throw gatewayError('GATE_IS_SHUT_DOWN');
+          await state.accountant.flush();
+          const rows = await state.store.read(account.id, from, to);
+          koa.body = { account: account.name, from, to, days: rows.map(view), totals: totals(rows) };
+        });
+      },
+      async start() {
+        const store = await ctx.storage.open<UsageStore>({ docs: (docs) => DocUsageStore.open(docs) });
+        const accountant = new Accountant(ctx, store);
+        const stopPurging = ctx.storage.sweep('usage days', 3_600_000, () => store.purge(dayOf(Date.now() - ctx.options.retentionDays * DAY_MS)));
+        running = { store, accountant, stopPurging };
+      },
+      async stop() {
+        const state = running;
+        if (!state) return;
+        running = undefined;
+        state.stopPurging();
+        await state.accountant.close();
+        await state.store.close();
+      },
+    };
   },
 });
 

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /**
@@ -83,4 +84,89 @@ describe('architecture', () => {
     ]);
     expect(violations).toEqual([]);
   });
+
+  it('core names no plugin: what it needs to know, each plugin declares (its plugin.json)', () => {
+    const plugins = builtinPluginFolders();
+    const violations = sourceFiles(join(root, 'core')).flatMap((file) =>
+      stringLiterals(parse(file))
+        .filter((literal) => !isEventName(literal))
+        .flatMap((literal) => plugins.filter((name) => literal.text === name || literal.text.includes(`'${name}'`)).map((name) => `${rel(file)}:${line(literal)} names '${name}'`)));
+    expect(violations).toEqual([]);
+  });
+
+  it('every built-in plugin has a plugin.json saying whether it keeps state', () => {
+    const missing = builtinPluginFolders().filter((name) => {
+      try {
+        return typeof (JSON.parse(readFileSync(join(root, 'plugins', name, 'plugin.json'), 'utf8')) as { stateful?: unknown }).stateful !== 'boolean';
+      } catch {
+        return true;
+      }
+    });
+    expect(missing).toEqual([]);
+  });
+
+  it('plugins keep no module-level state: no map keyed by a context, no module-level let or var', () => {
+    // Per-gateway state lives in the plugin's instance (definePlugin({ create })): a module is shared
+    // by every gateway in the process, so state there is shared by them too.
+    const files = [...sourceFiles(join(root, 'plugins')), ...sourceFiles(join(root, 'examples', 'custom-plugin'))];
+    const violations = files.flatMap((file) => moduleStateProblems(parse(file)).map((problem) => `${rel(file)}: ${problem}`));
+    expect(violations).toEqual([]);
+  });
 });
+
+/** Folders under plugins/ that are plugins (those starting with `_` hold shared helpers). */
+function builtinPluginFolders(): string[] {
+  const dir = join(root, 'plugins');
+  return readdirSync(dir).filter((name) => !name.startsWith('_') && statSync(join(dir, name)).isDirectory());
+}
+
+function parse(file: string): ts.SourceFile {
+  return ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, true);
+}
+
+const line = (node: ts.Node) => node.getSourceFile().getLineAndCharacterOfPosition(node.getStart()).line + 1;
+
+/** Every string literal of a file (quoted or a template without substitutions, and each template's text parts); comments are not literals. */
+function stringLiterals(source: ts.SourceFile): ts.LiteralLikeNode[] {
+  const found: ts.LiteralLikeNode[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateHead(node) || ts.isTemplateMiddle(node) || ts.isTemplateTail(node)) {
+      found.push(node);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** An event name given to an emitter (`events.emit('usage', …)`): core's own event, which a plugin may share a word with. */
+function isEventName(literal: ts.Node): boolean {
+  const call = literal.parent;
+  return ts.isCallExpression(call) && call.arguments[0] === literal && ts.isPropertyAccessExpression(call.expression) &&
+    ['emit', 'has', 'on', 'off', 'once'].includes(call.expression.name.text);
+}
+
+const COLLECTIONS = new Set(['Map', 'WeakMap', 'Set', 'WeakSet']);
+const CONTEXT_TYPE = /\b(?:Plugin)?Context\b/;
+
+/** Module-level declarations that hold state across gateways. */
+function moduleStateProblems(source: ts.SourceFile): string[] {
+  const problems: string[] = [];
+  for (const statement of source.statements) {
+    if (!ts.isVariableStatement(statement)) continue;
+    const mutable = (statement.declarationList.flags & ts.NodeFlags.BlockScoped) !== ts.NodeFlags.Const;
+    for (const declaration of statement.declarationList.declarations) {
+      const name = declaration.name.getText(source);
+      if (mutable) problems.push(`line ${line(declaration)}: module-level ${statement.declarationList.getFirstToken(source)?.getText(source)} ${name}`);
+      const init = declaration.initializer;
+      const keyTypes = [
+        declaration.type?.getText(source),
+        init && ts.isNewExpression(init) && ts.isIdentifier(init.expression) && COLLECTIONS.has(init.expression.text) ? (init.typeArguments?.[0]?.getText(source) ?? '(untyped)') : undefined,
+      ];
+      if (keyTypes.some((text) => text !== undefined && (CONTEXT_TYPE.test(text) || text === '(untyped)' && /WeakMap|WeakSet/.test(init!.getText(source))))) {
+        problems.push(`line ${line(declaration)}: ${name} keeps state keyed by a context (put it in the plugin's instance)`);
+      }
+    }
+  }
+  return problems;
+}

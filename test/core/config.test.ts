@@ -76,6 +76,16 @@ describe('config loading', () => {
     expect(buildConfig({ plugins: { enabled: ['chatapi'] } }, { env: { GATEWAY_WORKERS: '2', MONGODB_URI: 'mongodb://127.0.0.1:1/x' } }).server.workers).toBe(2);
   });
 
+  it('asks the plugins, not a list in core, which keep state and which call upstream engines', () => {
+    // Each built-in plugin declares both in its plugin.json; a plugin that keeps no state may run on many workers' memory.
+    expect(buildConfig({ store: { kind: 'memory' }, plugins: { enabled: ['sync-predict', 'metrics', 'health', 'upstream'] } }, { env: { GATEWAY_WORKERS: '2' } }).server.workers).toBe(2);
+    const upstream = { baseUrl: 'http://127.0.0.1:1', api: 'openai' };
+    const input = (enabled: string[]) => ({ accounts: [{ id: 1, name: 'a' }], services: [{ id: 1, name: 'llm', account: 'a', upstream }], plugins: { enabled } });
+    const err = bootError(() => buildConfig(input(['sync-predict']), { env: {} }));
+    expect(err.problems).toEqual(["services[0] (llm) has an upstream: enable the plugin that calls it (plugins.enabled: 'upstream')"]);
+    expect(buildConfig(input(['sync-predict', 'upstream']), { env: {} }).services[0]!.upstream).toMatchObject({ baseUrl: 'http://127.0.0.1:1' });
+  });
+
   it('keeps state in the embedded store by default, under .data next to the config, shared by several workers', () => {
     const config = buildConfig({ plugins: { enabled: ['async-predict', 'sync-predict', 'chatapi', 'fitting', 'usage'] } }, { env: { GATEWAY_WORKERS: '2' }, baseDir: '/srv/gw' });
     expect(config.store).toMatchObject({ kind: 'embedded', dataDir: '/srv/gw/.data' });

@@ -93,6 +93,35 @@ describe('plugin loader', () => {
     }
   });
 
+  it('creates one instance of a plugin per gateway, started before listening and stopped at close', async () => {
+    const { lifecycle } = await import('../fixtures/plugins/counter.js');
+    const plugins = (step: number) => ({ custom: [{ path: fixture('counter.ts') }], options: { counter: { step } } });
+    const one = await startTestGateway(testConfigInput({ plugins: plugins(1) }));
+    const two = await startTestGateway(testConfigInput({ plugins: plugins(10) }));
+    try {
+      expect(lifecycle).toEqual(['start 1', 'start 2']);
+      await request(one.httpUrl).get('/counter');
+      const first = await request(one.httpUrl).get('/counter');
+      const second = await request(two.httpUrl).get('/counter');
+      // Each gateway counts its own hits with its own options: no state shared through the module.
+      expect(first.body).toEqual({ instance: 1, hits: 2 });
+      expect(second.body).toEqual({ instance: 2, hits: 10 });
+    } finally {
+      await one.close();
+      await two.close();
+    }
+    expect(lifecycle).toEqual(['start 1', 'start 2', 'stop 1 after 2', 'stop 2 after 10']);
+  });
+
+  it('refuses a plugin that mixes create() with hooks, or whose instance does nothing', async () => {
+    const mixed = await bootFails({ custom: [{ path: fixture('create-and-hooks.ts') }] });
+    expect(mixed.code).toBe('PLUGIN_INVALID');
+    expect(mixed.problems).toEqual([expect.stringContaining('not beside create()')]);
+    const empty = await bootFails({ custom: [{ path: fixture('empty-instance.ts') }] });
+    expect(empty).toMatchObject({ code: 'PLUGIN_INVALID', message: expect.stringContaining("'empty-instance'") });
+    expect(empty.problems).toEqual(['an instance needs routes() or start()']);
+  });
+
   it('a disabled custom plugin is not loaded', async () => {
     const gw = await createGateway(buildConfig(testConfigInput({ plugins: { custom: [{ path: customPluginPath, enabled: false }] } }), { env: {} }), { logger: silentLogger() });
     expect(gw.plugins).toHaveLength(0);

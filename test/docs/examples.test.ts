@@ -49,6 +49,16 @@ const HOW_TO_GET: Record<string, string> = {
 const NOT_RUN: { file: string; starts: string; why: string }[] = [
   { file: 'README.md', starts: 'npm test', why: 'runs the test suite, from inside it' },
   {
+    file: 'docs/storage.md',
+    starts: 'npm run store -- backup',
+    why: 'restore needs the gateways stopped, and this test runs against a started demo; test/ops/store-tool.test.ts runs backup and restore as real processes',
+  },
+  {
+    file: 'docs/storage.md',
+    starts: 'npm run store -- export',
+    why: 'needs a MongoDB server at db.example; test/ops/store-tool.test.ts runs export and import into the MongoDB-wire test server',
+  },
+  {
     file: 'docs/plugins.md',
     starts: '// /srv/my-plugins/index.ts',
     why: 'a fragment (an import line under a placeholder path); test/packages/compiled-gateway.test.ts runs a plugin outside the repository',
@@ -83,6 +93,11 @@ const NOT_RUN: { file: string; starts: string; why: string }[] = [
     file: 'docs/plugins.md',
     starts: "import { definePlugin, gatewayError } from '../../core/plugins/index.js';",
     why: 'a plugin module, loaded by a gateway, not run as a script',
+  },
+  {
+    file: 'docs/plugins.md',
+    starts: 'export default definePlugin<{ retentionDays: number }>({',
+    why: 'a fragment of a plugin module (its VisitStore is not defined); test/fixtures/plugins/counter.ts is a whole plugin with create(), run by test/core/plugins.test.ts',
   },
   ...['export ANTHROPIC_BASE_URL', 'GATEWAY_API_KEY=demo-api-key-0123456789 codex exec', 'export GATEWAY_API_KEY'].map((starts) => ({
     file: 'docs/agents.md',
