@@ -41,6 +41,7 @@ const BENCH_MODEL = {
 };
 
 // Plus `upstream`, for the one-process path (the connector calling the mock upstream itself).
+/** Copied into each config: the scenarios add to their copy (the 3b row adds metrics). */
 const DEMO_PLUGINS = ['health', 'specs', 'model-registry', 'sync-predict', 'chatapi', 'chatapi-direct', 'fitting', 'audio-speech', 'audio-transcriptions', 'upstream'];
 
 /**
@@ -82,7 +83,7 @@ export function benchConfigInput(upstreamUrl?: string): Record<string, unknown> 
     registry: { providers: [{ name: 'bench', displayName: 'Bench' }], models: [BENCH_MODEL] },
     // The plugins of the demo config (every built-in HTTP interface), so a chat request passes the
     // routers of the others as it would in a default deployment.
-    plugins: { enabled: DEMO_PLUGINS },
+    plugins: { enabled: [...DEMO_PLUGINS] },
   };
 }
 
