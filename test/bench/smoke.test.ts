@@ -99,8 +99,8 @@ describe('bench harness (smoke mode)', () => {
     }
 
     const targets = verdicts(r).map((v) => v.target);
-    // 14, and the store scenario's two.
-    expect(targets).toHaveLength(16);
+    // 14, the hostile scenario's second (the authenticated attacker), and the store scenario's two.
+    expect(targets).toHaveLength(17);
     // The workers verdict names the core count in its target and its value.
     const workers = verdicts(r).find((v) => v.target.startsWith('2 workers ≥ 1.6× one worker'))!;
     expect(workers.target).toContain(`(${w.cores} cores, shared with the load generator and the echo service)`);
