@@ -6,11 +6,10 @@
  * with SIGKILL, and is started again on the same config: each is still there with the same content,
  * and the stored Response still continues a conversation as `previous_response_id`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,9 +18,9 @@ import { textClassifierHandlers } from '../../examples/text-classifier/service.j
 import { serveModel, type ModelService } from '../../sdk/index.js';
 import { CLASSIFIER_ID, CLASSIFIER_TOKEN, REVIEWS, quiet } from '../plugins/fitting-support.js';
 import { ECHO_TOKEN, TEST_KEY, eventually } from '../support/gateway.js';
+import { killHard, startConfigGateway } from '../support/config-gateway.js';
 import { freePort } from '../support/ports.js';
 
-const ROOT = resolve(fileURLToPath(import.meta.url), '../../..');
 const GATEWAY = '/api/platformgateway/account/demo';
 const FITTING = '/api/platformgate/account/demo';
 
@@ -33,38 +32,6 @@ describe('a gateway on the embedded store killed with SIGKILL and started again'
   let gateway: ChildProcess | undefined;
   const services: ModelService[] = [];
   const output: string[] = [];
-
-  /** Starts the gateway process and resolves once it printed that it is ready. */
-  const startGateway = async (): Promise<ChildProcess> => {
-    // The default store must not be switched to MongoDB by a MONGODB_URI of the environment (CI exports one).
-    const env: NodeJS.ProcessEnv = { ...process.env, GATEWAY_CONFIG: configPath, LOG_LEVEL: 'warn' };
-    delete env.MONGODB_URI;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'core/bin/start.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    await new Promise<void>((ready, fail) => {
-      const timer = setTimeout(() => fail(new Error(`gateway did not start:\n${output.join('')}`)), 30_000);
-      child.stdout!.on('data', (chunk: Buffer) => {
-        output.push(chunk.toString('utf8'));
-        if (output.join('').includes('Gateway ready')) {
-          clearTimeout(timer);
-          ready();
-        }
-      });
-      child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        fail(new Error(`gateway exited (${String(code)}) before it was ready:\n${output.join('')}`));
-      });
-    });
-    child.removeAllListeners('exit');
-    return child;
-  };
-
-  const kill = async (child: ChildProcess | undefined): Promise<void> => {
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((done) => child.once('exit', done));
-    child.kill('SIGKILL');
-    await exited;
-  };
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'gw-restart-'));
@@ -101,12 +68,12 @@ describe('a gateway on the embedded store killed with SIGKILL and started again'
   });
   afterAll(async () => {
     await Promise.all(services.map((s) => s.stop().catch(() => undefined)));
-    await kill(gateway);
+    await killHard(gateway);
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('keeps the async task, dataset, fitting job, stored Response and usage, each with the same content', async () => {
-    gateway = await startGateway();
+    gateway = await startConfigGateway(configPath, output);
     const backoff = { initialMs: 50, maxMs: 200 };
     const echo = startEchoService({ gateways: grpcAddress, connectionToken: ECHO_TOKEN, logger: quiet, backoff });
     const classifier = serveModel(textClassifierHandlers(), {
@@ -170,9 +137,9 @@ describe('a gateway on the embedded store killed with SIGKILL and started again'
       get(`${FITTING}/derived`),
     ]);
 
-    await kill(gateway);
+    await killHard(gateway);
     await eventually(() => echo.connectedGateways().length === 0, 10_000, 'the echo service to see the gateway gone');
-    gateway = await startGateway();
+    gateway = await startConfigGateway(configPath, output);
 
     // Usage first, before anything after the restart could count.
     expect((await get(`${GATEWAY}/usage`).expect(200)).body).toEqual(usageBefore);

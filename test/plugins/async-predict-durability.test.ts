@@ -5,20 +5,19 @@
  * ports. The model service (here, in the test process) reconnects to it, and every accepted task ends
  * COMPLETED exactly once as the caller sees it, each with its own result; none is lost.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_TOKEN, TEST_KEY, eventually } from '../support/gateway.js';
 import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/mongo-server.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
 import { ScriptedService } from '../support/scripted-service.js';
+import { killHard, startConfigGateway } from '../support/config-gateway.js';
 import { freePort } from '../support/ports.js';
 
-const ROOT = resolve(fileURLToPath(import.meta.url), '../../..');
 const P = '/api/platformgateway/account/demo';
 const CREATE = `${P}/model/echo/async/predict-with-config`;
 const TASKS = 16;
@@ -41,46 +40,6 @@ function durabilitySuite(home: 'embedded' | 'mongodb'): void {
     const output: string[] = [];
 
     /** Starts the gateway process and resolves once it printed that it is ready. */
-    const startGateway = async (): Promise<ChildProcess> => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'core/bin/start.ts'], {
-        cwd: ROOT,
-        env: { ...storeEnv(), GATEWAY_CONFIG: configPath, LOG_LEVEL: 'warn' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      await new Promise<void>((ready, fail) => {
-        const timer = setTimeout(() => fail(new Error(`gateway did not start:\n${output.join('')}`)), 30_000);
-        const onData = (chunk: Buffer) => {
-          output.push(chunk.toString('utf8'));
-          if (output.join('').includes('Gateway ready')) {
-            clearTimeout(timer);
-            ready();
-          }
-        };
-        child.stdout!.on('data', onData);
-        child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
-        child.once('exit', (code) => {
-          clearTimeout(timer);
-          fail(new Error(`gateway exited (${String(code)}) before it was ready:\n${output.join('')}`));
-        });
-      });
-      child.removeAllListeners('exit');
-      return child;
-    };
-
-    /** The embedded run must not pick up a MONGODB_URI of the environment (CI exports one). */
-    const storeEnv = (): NodeJS.ProcessEnv => {
-      const env = { ...process.env };
-      delete env.MONGODB_URI;
-      return mongodbUri ? { ...env, MONGODB_URI: mongodbUri } : env;
-    };
-
-    const kill = async (child: ChildProcess | undefined): Promise<void> => {
-      if (!child || child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((done) => child.once('exit', done));
-      child.kill('SIGKILL');
-      await exited;
-    };
-
     beforeAll(async () => {
       if (home === 'mongodb') {
         mongo = await startMongo();
@@ -106,13 +65,13 @@ function durabilitySuite(home: 'embedded' | 'mongodb'): void {
     });
     afterAll(async () => {
       service?.close();
-      await kill(gateway);
+      await killHard(gateway);
       await mongo?.stop();
       if (dir) await rm(dir, { recursive: true, force: true });
     });
 
     it('completes every accepted task exactly once, each with its own result, across a SIGKILL and a restart', async () => {
-      gateway = await startGateway();
+      gateway = await startConfigGateway(configPath, output, mongodbUri);
       service = new ScriptedService(grpcAddress, ECHO_TOKEN, { reconnect: true, answerDelayMs: 1_000 });
       await service.ready();
 
@@ -136,10 +95,10 @@ function durabilitySuite(home: 'embedded' | 'mongodb'): void {
       const before = await statuses();
       expect(before.filter((s) => s === 'PROCESSING').length).toBeGreaterThan(0);
       expect(before.filter((s) => s === 'QUEUED').length).toBeGreaterThan(0);
-      await kill(gateway);
+      await killHard(gateway);
       const connectionsBefore = service.connections;
 
-      gateway = await startGateway();
+      gateway = await startConfigGateway(configPath, output, mongodbUri);
       await service.until(() => service!.connections > connectionsBefore, 15_000, 'the service to reconnect');
       await eventually(async () => (await statuses()).every((s) => s === 'COMPLETED' || s === 'CANCELED'), 60_000, 'every task to finish');
 
