@@ -9,10 +9,10 @@ import { isGatewayError } from '../../core/errors.js';
 import { MongoDocStore } from '../../core/storage/mongo-docs.js';
 import { DocTaskStore, TASK_FILES_BUCKET } from '../../core/tasks/doc-task-store.js';
 import { connectionDb, openMongoConnection } from '../../core/tasks/mongo-connection.js';
-import { DAY_MS, type TaskRecord } from '../../core/tasks/task-store.js';
+import { DAY_MS } from '../../core/tasks/task-store.js';
 import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/mongo-server.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
-import { input, taskStoreConformance } from './task-store.conformance.js';
+import { expectNoDoubleClaims, input, taskStoreConformance } from './task-store.conformance.js';
 
 /** The task store on the MongoDB home, on a connection of its own; `close()` closes that connection. */
 type MongoTaskStore = DocTaskStore & { mongo: MongoDocStore };
@@ -90,21 +90,7 @@ describe.skipIf(!requirePrerequisite('MongoDB task store', mongoPrerequisite()))
 
     it('never claims a task twice under concurrent claiming', async () => {
       await open();
-      const created = new Set<string>();
-      for (let i = 0; i < 30; i++) created.add((await (i % 2 ? a : b).create(input(1 + (i % 4)), { maxQueuedPerAccount: 250 })).taskId);
-      const claims: TaskRecord[] = [];
-      const worker = async (store: MongoTaskStore, name: string): Promise<void> => {
-        for (;;) {
-          const task = await store.claim({ workerId: name, leaseMs: 60_000, maxRunningPerAccount: 50 });
-          if (!task) return;
-          claims.push(task);
-        }
-      };
-      await Promise.all([0, 1, 2, 3].flatMap((i) => [worker(a, `a${i}`), worker(b, `b${i}`)]));
-      const ids = claims.map((t) => t.taskId);
-      expect(ids).toHaveLength(30);
-      expect(new Set(ids)).toEqual(created);
-      expect(claims.every((t) => t.attempt === 1)).toBe(true);
+      await expectNoDoubleClaims(a, b);
     });
 
     it('holds the running cap across both', async () => {
@@ -119,7 +105,9 @@ describe.skipIf(!requirePrerequisite('MongoDB task store', mongoPrerequisite()))
 
     it('holds the idle cap across both', async () => {
       await open();
-      const tries = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).create(input(9), { maxQueuedPerAccount: 5 })));
+      const tries = await Promise.allSettled(
+        Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).create(input(9), { maxQueuedPerAccount: 5 })),
+      );
       const refused = tries.flatMap((t) => (t.status === 'rejected' ? [t.reason as unknown] : []));
       expect(tries.filter((t) => t.status === 'fulfilled')).toHaveLength(5);
       expect(refused.every((e) => isGatewayError(e) && e.code === 'TOO_MANY_IDLE_ASYNC_TASKS')).toBe(true);

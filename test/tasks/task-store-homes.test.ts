@@ -11,8 +11,8 @@ import { isGatewayError } from '../../core/errors.js';
 import { MemoryDocStore } from '../../core/storage/memory-docs.js';
 import { SqliteDocStore } from '../../core/storage/sqlite-docs.js';
 import { DocTaskStore, TASK_FILES_BUCKET } from '../../core/tasks/doc-task-store.js';
-import { DAY_MS, type TaskRecord } from '../../core/tasks/task-store.js';
-import { input, taskStoreConformance } from './task-store.conformance.js';
+import { DAY_MS } from '../../core/tasks/task-store.js';
+import { expectNoDoubleClaims, input, taskStoreConformance } from './task-store.conformance.js';
 
 taskStoreConformance('memory', async ({ now, retentionMs }) => {
   const docs = new MemoryDocStore();
@@ -70,21 +70,7 @@ describe('embedded: two processes on one database file', () => {
 
   it('never claims a task twice under concurrent claiming', async () => {
     const [a, b] = await open();
-    const created = new Set<string>();
-    for (let i = 0; i < 30; i++) created.add((await (i % 2 ? a : b).create(input(1 + (i % 4)), { maxQueuedPerAccount: 250 })).taskId);
-    const claims: TaskRecord[] = [];
-    const worker = async (store: DocTaskStore, name: string): Promise<void> => {
-      for (;;) {
-        const task = await store.claim({ workerId: name, leaseMs: 60_000, maxRunningPerAccount: 50 });
-        if (!task) return;
-        claims.push(task);
-      }
-    };
-    await Promise.all([0, 1, 2, 3].flatMap((i) => [worker(a, `a${i}`), worker(b, `b${i}`)]));
-    const ids = claims.map((t) => t.taskId);
-    expect(ids).toHaveLength(30);
-    expect(new Set(ids)).toEqual(created);
-    expect(claims.every((t) => t.attempt === 1)).toBe(true);
+    await expectNoDoubleClaims(a, b);
   });
 
   it('holds the running and idle caps across both', async () => {

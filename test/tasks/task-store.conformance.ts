@@ -5,7 +5,14 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isGatewayError } from '../../core/errors.js';
-import { DAY_MS, REQUEST_INLINE_MAX_BYTES, type ClaimedTask, type CreateTaskInput, type TaskStore } from '../../core/tasks/task-store.js';
+import {
+  DAY_MS,
+  REQUEST_INLINE_MAX_BYTES,
+  type ClaimedTask,
+  type CreateTaskInput,
+  type TaskRecord,
+  type TaskStore,
+} from '../../core/tasks/task-store.js';
 
 export interface ConformanceHarness {
   store: TaskStore;
@@ -68,9 +75,19 @@ export function taskStoreConformance(name: string, factory: HarnessFactory): voi
         const created = await store.create(input(7, '{"a":[1,2]}', { configId: 3, dataType: 'application/json' }), CAPS);
         expect(created.taskId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
         expect(created).toMatchObject({
-          callerId: 7, serviceId: 10, serviceAccountId: 2, status: 'QUEUED', createdAt: clock, completedAt: null,
+          callerId: 7,
+          serviceId: 10,
+          serviceAccountId: 2,
+          status: 'QUEUED',
+          createdAt: clock,
+          completedAt: null,
           request: { kind: 'raw', configId: 3, dataType: 'application/json', bodyBytes: 11 },
-          leaseToken: null, leaseUntil: null, workerId: null, attempt: 0, result: null, error: null,
+          leaseToken: null,
+          leaseUntil: null,
+          workerId: null,
+          attempt: 0,
+          result: null,
+          error: null,
         });
         expect(await store.get(created.taskId)).toEqual(created);
         expect((await store.getRequestBody(created.taskId))?.toString()).toBe('{"a":[1,2]}');
@@ -84,7 +101,12 @@ export function taskStoreConformance(name: string, factory: HarnessFactory): voi
         const bin = await store.create(input(1, Buffer.from([0, 255]), { contentType: 'application/octet-stream', configId: 2 }), CAPS);
         expect((await store.get(obj.taskId))?.request).toEqual({ kind: 'object', config: '{"t":0.5}', dataType: 'x', bodyBytes: 7 });
         expect((await store.get(str.taskId))?.request).toEqual({ kind: 'string', config: 'cfg', bodyBytes: 10 });
-        expect((await store.get(bin.taskId))?.request).toEqual({ kind: 'raw', contentType: 'application/octet-stream', configId: 2, bodyBytes: 2 });
+        expect((await store.get(bin.taskId))?.request).toEqual({
+          kind: 'raw',
+          contentType: 'application/octet-stream',
+          configId: 2,
+          bodyBytes: 2,
+        });
       });
 
       it('answers null / missing for an unknown task', async () => {
@@ -112,7 +134,13 @@ export function taskStoreConformance(name: string, factory: HarnessFactory): voi
         clock += 1;
         const second = await store.create(input(2), CAPS);
         const a = await claimed('worker-a');
-        expect(a).toMatchObject({ taskId: first.taskId, status: 'PROCESSING', leaseUntil: clock + LEASE_MS, workerId: 'worker-a', attempt: 1 });
+        expect(a).toMatchObject({
+          taskId: first.taskId,
+          status: 'PROCESSING',
+          leaseUntil: clock + LEASE_MS,
+          workerId: 'worker-a',
+          attempt: 1,
+        });
         const { requestBody, ...record } = a;
         expect(await store.get(first.taskId)).toEqual(record);
         expect(requestBody?.toString()).toBe('{"x":1}');
@@ -132,11 +160,19 @@ export function taskStoreConformance(name: string, factory: HarnessFactory): voi
         expect(await store.complete(taskId, task.leaseToken, result(body, 201))).toBe(true);
         expect(await h.listFiles()).toHaveLength(0);
         expect(await store.get(taskId)).toMatchObject({
-          status: 'COMPLETED', completedAt: clock, leaseToken: null, leaseUntil: null,
-          result: { statusCode: 201, bodyBytes: 150 }, error: null,
+          status: 'COMPLETED',
+          completedAt: clock,
+          leaseToken: null,
+          leaseUntil: null,
+          result: { statusCode: 201, bodyBytes: 150 },
+          error: null,
         });
         const stored = await store.getResult(taskId);
-        expect(stored).toMatchObject({ kind: 'result', statusCode: 201, headers: { 'content-type': 'application/json', 'x-model.version': '3' } });
+        expect(stored).toMatchObject({
+          kind: 'result',
+          statusCode: 201,
+          headers: { 'content-type': 'application/json', 'x-model.version': '3' },
+        });
         expect(stored.kind === 'result' && stored.body.toString()).toBe(body);
         expect(await store.countRunning(1)).toBe(0);
       });
@@ -205,15 +241,21 @@ export function taskStoreConformance(name: string, factory: HarnessFactory): voi
           clock += 1;
           tasks.push(await claimed(`w${i}`));
         }
-        const [kept, wrongToken, canceled, other] = tasks as [ClaimedTask & { leaseToken: string }, ...Array<ClaimedTask & { leaseToken: string }>];
+        const [kept, wrongToken, canceled, other] = tasks as [
+          ClaimedTask & { leaseToken: string },
+          ...Array<ClaimedTask & { leaseToken: string }>,
+        ];
         await store.cancel(canceled!.taskId);
         clock += LEASE_MS - 10;
-        const held = await store.renewLeases([
-          { taskId: kept.taskId, leaseToken: kept.leaseToken },
-          { taskId: wrongToken!.taskId, leaseToken: 'not-the-token' },
-          { taskId: canceled!.taskId, leaseToken: canceled!.leaseToken },
-          { taskId: '00000000-0000-4000-8000-000000000000', leaseToken: 'x' },
-        ], LEASE_MS);
+        const held = await store.renewLeases(
+          [
+            { taskId: kept.taskId, leaseToken: kept.leaseToken },
+            { taskId: wrongToken!.taskId, leaseToken: 'not-the-token' },
+            { taskId: canceled!.taskId, leaseToken: canceled!.leaseToken },
+            { taskId: '00000000-0000-4000-8000-000000000000', leaseToken: 'x' },
+          ],
+          LEASE_MS,
+        );
         expect([...held]).toEqual([kept.taskId]);
         expect((await store.get(kept.taskId))?.leaseUntil).toBe(clock + LEASE_MS);
         expect((await store.get(wrongToken!.taskId))?.leaseUntil).toBe(wrongToken!.leaseUntil);
@@ -221,7 +263,10 @@ export function taskStoreConformance(name: string, factory: HarnessFactory): voi
         expect((await store.get(other!.taskId))?.leaseUntil).toBe(other!.leaseUntil); // not in the batch
         expect(await store.renewLeases([], LEASE_MS)).toEqual(new Set());
         // All held: one batch renews them all.
-        const both = await store.renewLeases([kept, other!].map(({ taskId, leaseToken }) => ({ taskId, leaseToken })), LEASE_MS);
+        const both = await store.renewLeases(
+          [kept, other!].map(({ taskId, leaseToken }) => ({ taskId, leaseToken })),
+          LEASE_MS,
+        );
         expect(both).toEqual(new Set([kept.taskId, other!.taskId]));
       });
 
@@ -289,7 +334,7 @@ export function taskStoreConformance(name: string, factory: HarnessFactory): voi
         expect(await only([20])).toBeNull();
         clock += LEASE_MS + 1;
         expect(await only([30])).toBeNull(); // of20's lease ran out, but it is not a task of service 30
-        expect((await only([20]))).toMatchObject({ taskId: of20.taskId, attempt: 2 });
+        expect(await only([20])).toMatchObject({ taskId: of20.taskId, attempt: 2 });
         expect((await claim())?.taskId).toBe(of10.taskId);
       });
 
@@ -309,7 +354,9 @@ export function taskStoreConformance(name: string, factory: HarnessFactory): voi
         await store.create(input(1), limits);
         const err: unknown = await store.create(input(1), limits).catch((e: unknown) => e);
         expect(isGatewayError(err) && { code: err.code, status: err.status, args: err.args }).toEqual({
-          code: 'TOO_MANY_IDLE_ASYNC_TASKS', status: 429, args: { account: '1', limit: '2' },
+          code: 'TOO_MANY_IDLE_ASYNC_TASKS',
+          status: 429,
+          args: { account: '1', limit: '2' },
         });
         expect(await store.countQueued(1)).toBe(2);
         clock += 1;
@@ -436,4 +483,26 @@ export function taskStoreConformance(name: string, factory: HarnessFactory): voi
       });
     });
   });
+}
+
+/**
+ * Two handles on one store (two processes on one SQLite file, two gateways on one MongoDB): 30 tasks
+ * created through both, claimed by 4 workers on each at once; every task is claimed exactly once.
+ */
+export async function expectNoDoubleClaims(a: TaskStore, b: TaskStore): Promise<void> {
+  const created = new Set<string>();
+  for (let i = 0; i < 30; i++) created.add((await (i % 2 ? a : b).create(input(1 + (i % 4)), { maxQueuedPerAccount: 250 })).taskId);
+  const claims: TaskRecord[] = [];
+  const worker = async (store: TaskStore, name: string): Promise<void> => {
+    for (;;) {
+      const task = await store.claim({ workerId: name, leaseMs: 60_000, maxRunningPerAccount: 50 });
+      if (!task) return;
+      claims.push(task);
+    }
+  };
+  await Promise.all([0, 1, 2, 3].flatMap((i) => [worker(a, `a${i}`), worker(b, `b${i}`)]));
+  const ids = claims.map((t) => t.taskId);
+  expect(ids).toHaveLength(30);
+  expect(new Set(ids)).toEqual(created);
+  expect(claims.every((t) => t.attempt === 1)).toBe(true);
 }
