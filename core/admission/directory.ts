@@ -1,6 +1,6 @@
-import { SecretIndex } from './auth/secrets.js';
-import type { AccountConfig, GatewayConfig, Permission, ServiceConfig } from './config/types.js';
-import { gatewayError } from './errors.js';
+import { SecretIndex } from './secret-hashes.js';
+import type { AccountConfig, GatewayConfig, Permission, ServiceConfig } from '../config/types.js';
+import { gatewayError } from '../errors.js';
 
 export interface Caller {
   readonly account: AccountConfig;
