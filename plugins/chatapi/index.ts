@@ -11,6 +11,7 @@ import type { Context } from 'koa';
 import { definePlugin, gatewayError, type Caller, type FallbackTarget, type Permission, type PluginContext } from '../../core/plugins/index.js';
 import { completeAnswer, mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../_shared/openai/answers.js';
 import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
+import { chatRequest } from '../_shared/openai/admission.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
 import { resolveChatTarget } from '../_shared/openai/model-id.js';
 import { markServedBy } from '../_shared/openai/served-by.js';
@@ -85,13 +86,8 @@ function mountChatApi(router: Router, ctx: PluginContext<ChatApiOptions>, respon
     }
   };
 
-  const predict = (endpoint: Endpoint) => async (koa: Context) => {
-    const caller = authenticate(koa);
-    ctx.pipeline.countRequest(caller);
+  const predict = (endpoint: Endpoint) => ctx.admission.request(chatRequest(ctx, ENDPOINTS[endpoint].check), async (koa, { caller, body: { text, body }, target: { id, service } }) => {
     const spec = ENDPOINTS[endpoint];
-    const { text, value } = await ctx.http.readJsonText(koa);
-    const body = spec.check(value);
-    const { id, service } = resolveChatTarget(ctx, caller, body.model);
     const fallbacks = requestFallbacks(ctx, caller, body);
     const split = splitRequest(body, endpoint, id.model ?? service.defaultModel, text);
     ctx.pipeline.validateConfig(service, split.configObject, id.model);
@@ -121,14 +117,14 @@ function mountChatApi(router: Router, ctx: PluginContext<ChatApiOptions>, respon
       koa.body = markServedBy(koa, call, text);
     }
     logUsage(koa, caller, body.model, usage, endpoint);
-  };
+  });
 
   router.post(route('chat/completions'), predict('chat'));
   router.post(route('completions'), predict('completions'));
   router.post(route('embeddings'), predict('embeddings'));
 
   mountResponses(router, { ctx, route, authenticate, store: () => responseStore.get(), options: ctx.options.responses, chatTypes: dataTypes.chat, logUsage, seal });
-  mountMessages(router, { ctx, route: routePaths(BASE, '/v1', aliasPrefix), authenticate, chatTypes: dataTypes.chat, logUsage, seal });
+  mountMessages(router, { ctx, route: routePaths(BASE, '/v1', aliasPrefix), chatTypes: dataTypes.chat, logUsage, seal });
 
   router.get(route('models'), (koa) => {
     koa.body = { object: 'list', data: catalog.list(authenticate(koa)) };

@@ -11,7 +11,7 @@ import { gatewayError, type Caller, type PluginContext } from '../../../core/plu
 import { affinityKey, sessionKey } from '../../_shared/openai/affinity.js';
 import { mergeChunks, type AnswerDefaults } from '../../_shared/openai/answers.js';
 import { parseJsonObject, type JsonObject as Json } from '../../_shared/openai/json-object.js';
-import { resolveChatTarget } from '../../_shared/openai/model-id.js';
+import { chatRequest } from '../../_shared/openai/admission.js';
 import { openChatCall } from '../../_shared/openai/open-call.js';
 import type { ChatAdapterOptions } from '../../_shared/openai/options.js';
 import { collectAnswer, relaySse } from '../../_shared/openai/relay.js';
@@ -34,7 +34,8 @@ export interface ResponsesDeps {
   ctx: PluginContext<ChatAdapterOptions>;
   /** The route pattern for a path under the adapter base (`<base>{/v1}/<path>`). */
   route: (path: string) => string[];
-  authenticate: (koa: Context, permission: 'MODEL_REQUESTS' | 'READ_DATA' | 'MODIFY_DATA') => Caller;
+  /** The caller of a stored-response route (no service named: key and permission only, as the platform API's reads). */
+  authenticate: (koa: Context, permission: 'READ_DATA' | 'MODIFY_DATA') => Caller;
   store: () => Promise<ResponseStore>;
   /** `plugins.options.chatapi.responses` */
   options: ResponsesOptions;
@@ -53,12 +54,7 @@ export const DROPPED_TOOLS_HEADER = 'x-gateway-dropped-tools';
 export function mountResponses(router: Router, deps: ResponsesDeps): void {
   const { ctx, route } = deps;
 
-  router.post(route('responses'), async (koa) => {
-    const caller = deps.authenticate(koa, 'MODEL_REQUESTS');
-    ctx.pipeline.countRequest(caller);
-    const { text, value } = await ctx.http.readJsonText(koa);
-    const body = checkBody(value);
-    const { id, service } = resolveChatTarget(ctx, caller, body.model);
+  router.post(route('responses'), ctx.admission.request(chatRequest(ctx, checkBody), async (koa, { caller, body: { text, body }, target: { id, service } }) => {
     const stream = body.stream === true;
     if (service.nativeResponses) {
       const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: `${ctx.specsUrl}/gpt.json#/ResponsesRequest` } } }, stream, undefined, {
@@ -129,7 +125,7 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
         conversation: [...conversation, ...outputAsMessages(response.output as Json[], names)],
       });
     }
-  });
+  }));
 
   router.get(route('responses/:id'), async (koa) => {
     const caller = deps.authenticate(koa, 'READ_DATA');
