@@ -23,8 +23,8 @@
 import type { Context, Middleware } from 'koa';
 import { API_KEY_HEADER } from '../../proto/src/index.js';
 import type { Permission } from '../config/types.js';
-import type { Caller, Directory, ServiceEntry } from './directory.js';
-import { gatewayError, type GatewayError } from '../errors.js';
+import type { Caller, ServiceEntry } from './directory.js';
+import type { GatewayError } from '../errors.js';
 import type { Pipeline, ServiceRef } from './pipeline.js';
 
 /** The header that carries the API key on the platform API (spec section 6). */
@@ -108,14 +108,12 @@ export function serviceOf(ctx: Context): ServiceEntry {
 export const PLATFORM_KEY: KeySource = { read: (ctx) => ctx.get(PLATFORM_KEY_HEADER) || undefined, header: PLATFORM_KEY_HEADER };
 const keyOf = PLATFORM_KEY.read;
 
-export function createAdmission(pipeline: Pipeline, directory: Directory): Admission {
+export function createAdmission(pipeline: Pipeline): Admission {
   return {
     caller(first, ...more) {
       return async function admitCaller(ctx, next) {
         const caller = pipeline.authenticate(keyOf(ctx), PLATFORM_KEY_HEADER, first);
-        for (const permission of more) {
-          if (!caller.permissions.has(permission)) throw gatewayError('TOKEN_PERMISSION_REQUIRED', { args: { permission } });
-        }
+        for (const permission of more) pipeline.requirePermission(caller, permission);
         ctx.state.caller = caller;
         await next();
       };
@@ -125,10 +123,7 @@ export function createAdmission(pipeline: Pipeline, directory: Directory): Admis
       await next();
     },
     ownAccount: async function ownAccount(ctx, next) {
-      const ref = ctx.params?.account ?? '';
-      if (directory.findAccount(ref)?.id !== callerOf(ctx).account.id) {
-        throw gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_DENIED', { args: { account: ref } });
-      }
+      pipeline.checkOwnAccount(callerOf(ctx), ctx.params?.account ?? '');
       await next();
     },
     service(permission = 'MODEL_REQUESTS') {

@@ -43,10 +43,11 @@ export interface ConfigValidator {
  * gRPC client calls and speech streams (`admit`). In this order:
  * authenticate (401) → blocked account (402) → key permission (403) → rate limit (429)
  * → resolve account and service (400; an adapter resolves its `model` itself) → access to the
- * service (403, or the interface's own refusal) → validate the config (400).
+ * service (403, or the interface's own refusal; the platform API's account routes: own account, 403)
+ * → validate the config (400).
  * Checks on the caller (key, account, permission, rate: and any budget of a key or an account) belong
  * in `authenticate` and `countRequest`; checks on the call's service (access: and any budget of a
- * service) in `checkAccess`. Nothing outside this class decides whether a caller may call.
+ * service) in `checkAccess` (and `checkOwnAccount`). Nothing outside this class decides whether a caller may call.
  */
 export class Pipeline {
   readonly #directory: Directory;
@@ -107,8 +108,13 @@ export class Pipeline {
     const caller = this.#directory.callerForKey(apiKey);
     if (!caller) throw gatewayError('API_KEY_INVALID');
     if (caller.account.blocked) throw gatewayError('ACCOUNT_BLOCKED', { args: { account: caller.account.name } });
-    if (!caller.permissions.has(permission)) throw gatewayError('TOKEN_PERMISSION_REQUIRED', { args: { permission } });
+    this.requirePermission(caller, permission);
     return caller;
+  }
+
+  /** 403 TOKEN_PERMISSION_REQUIRED unless the caller's key has `permission`. */
+  requirePermission(caller: Caller, permission: Permission): void {
+    if (!caller.permissions.has(permission)) throw gatewayError('TOKEN_PERMISSION_REQUIRED', { args: { permission } });
   }
 
   /** Counts one request against the caller's requests-per-second setting. */
@@ -133,6 +139,13 @@ export class Pipeline {
   checkAccess(caller: Caller, service: ServiceEntry, ref: ServiceRef = { account: service.accountId, model: service.id }, denied?: () => GatewayError): void {
     if (!this.mayCall(caller, service)) {
       throw denied?.() ?? gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED', { args: { account: ref.account, service: ref.model } });
+    }
+  }
+
+  /** 403 ACCESS_TO_ANOTHER_ACCOUNT_DENIED unless the account the caller named (by ID or name) is its own: the platform API's account-scoped routes. */
+  checkOwnAccount(caller: Caller, account: string): void {
+    if (this.#directory.findAccount(account)?.id !== caller.account.id) {
+      throw gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_DENIED', { args: { account } });
     }
   }
 
