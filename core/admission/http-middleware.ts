@@ -36,6 +36,8 @@ export interface Admission {
    * `permissions` (403); leaves the caller in `ctx.state.caller` (read it with `callerOf`).
    */
   caller(...permissions: [Permission, ...Permission[]]): Middleware;
+  /** `caller` with the key where `key` says (the chat adapters' routes that name no service: model lists, stored responses). */
+  callerWith(key: KeySource, ...permissions: [Permission, ...Permission[]]): Middleware;
   /** Counts the request against the caller's requests per second (429); after `caller`. */
   readonly counted: Middleware;
   /** The path's `:account` (ID or name) must be the caller's own (403 ACCESS_TO_ANOTHER_ACCOUNT_DENIED); after `caller`. */
@@ -109,15 +111,16 @@ export const PLATFORM_KEY: KeySource = { read: (ctx) => ctx.get(PLATFORM_KEY_HEA
 const keyOf = PLATFORM_KEY.read;
 
 export function createAdmission(pipeline: Pipeline): Admission {
+  const callerWith = (key: KeySource, first: Permission, ...more: Permission[]): Middleware =>
+    async function admitCaller(ctx, next) {
+      const caller = pipeline.authenticate(key.read(ctx), key.header, first);
+      for (const permission of more) pipeline.requirePermission(caller, permission);
+      ctx.state.caller = caller;
+      await next();
+    };
   return {
-    caller(first, ...more) {
-      return async function admitCaller(ctx, next) {
-        const caller = pipeline.authenticate(keyOf(ctx), PLATFORM_KEY_HEADER, first);
-        for (const permission of more) pipeline.requirePermission(caller, permission);
-        ctx.state.caller = caller;
-        await next();
-      };
-    },
+    caller: (first, ...more) => callerWith(PLATFORM_KEY, first, ...more),
+    callerWith,
     counted: async function countRequest(ctx, next) {
       pipeline.countRequest(callerOf(ctx));
       await next();
