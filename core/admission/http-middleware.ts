@@ -55,7 +55,10 @@ export interface Admission {
    * the service it names (`steps.target`, with the route's own not-found), access (403 or
    * `steps.denied`). Leaves `ctx.state.caller` and `ctx.state.service`.
    */
-  request<Body, Target extends AdmissionTarget>(steps: RequestSteps<Body, Target>, handler: (ctx: Context, admitted: AdmittedRequest<Body, Target>) => unknown): Middleware;
+  request<Body, Target extends AdmissionTarget>(
+    steps: RequestSteps<Body, Target>,
+    handler: (ctx: Context, admitted: AdmittedRequest<Body, Target>) => unknown,
+  ): Middleware;
 }
 
 /** Where a route's API key is sent, and the header the 401 names when none came. */

@@ -21,6 +21,10 @@ export const openAiRoute = (path: string): string => `${OPENAI_BASE}{/v1}/${path
  * (`read`), and the service its model names as `<author>/<service>` (404 MODEL_NOT_FOUND, OpenAI's
  * status for an unknown model, also for a service the key may not call).
  */
-export function audioRequest<Body>(ctx: PluginContext<any>, read: (koa: Context) => Promise<Body>, modelOf: (body: Body) => string): RequestSteps<Body, ChatTarget> {
+export function audioRequest<Body>(
+  ctx: PluginContext<any>,
+  read: (koa: Context) => Promise<Body>,
+  modelOf: (body: Body) => string,
+): RequestSteps<Body, ChatTarget> {
   return modelRequest(ctx, read, modelOf, { holdsStream: true });
 }
