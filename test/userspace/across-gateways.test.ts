@@ -26,7 +26,7 @@ const ACME_KEY = 'test-key-of-stored-account-acme-01';
 
 const config = (store: Record<string, unknown>) => {
   const input = userSpaceConfig({ store });
-  input.plugins.enabled.push('chatapi');
+  input.plugins.enabled.push('chatapi', 'async-predict');
   // The default interval: the bound under test is the one users get.
   delete input.userSpace.syncIntervalMs;
   return input;
@@ -47,6 +47,7 @@ function giveKey(gateway: Gateway, accountId: number): void {
 
 interface Calls {
   http: number;
+  async: number;
   chat: number;
   grpc: number | undefined;
   codes: string[];
@@ -54,6 +55,11 @@ interface Calls {
 
 async function callAll(gw: TestGateway, client: RawClient): Promise<Calls> {
   const http = await fetch(`${gw.httpUrl}/api/platformgate/account/demo/model/echo/predict`, {
+    method: 'POST',
+    headers: { 'PLATFORM-API-KEY': ACME_KEY, 'content-type': 'application/json' },
+    body: '{"hi":1}',
+  });
+  const task = await fetch(`${gw.httpUrl}/api/platformgateway/account/demo/model/echo/async/predict`, {
     method: 'POST',
     headers: { 'PLATFORM-API-KEY': ACME_KEY, 'content-type': 'application/json' },
     body: '{"hi":1}',
@@ -67,9 +73,10 @@ async function callAll(gw: TestGateway, client: RawClient): Promise<Calls> {
   const code = async (r: Response) => ((await r.json().catch(() => ({}))) as { error?: { code?: string } }).error?.code ?? '';
   return {
     http: http.status,
+    async: task.status,
     chat: chat.status,
     grpc: grpc.error ? grpc.error.statusCode : 200,
-    codes: [await code(http), await code(chat), grpc.error?.code ?? ''],
+    codes: [await code(http), await code(task), await code(chat), grpc.error?.code ?? ''],
   };
 }
 
@@ -109,7 +116,7 @@ function suite(home: string, open: () => Promise<{ store: Record<string, unknown
       for (const gw of [a, b]) giveKey(gw.gateway, id);
 
       const before = await callAll(b, clients[1]!);
-      expect(before, 'callable before it is blocked').toMatchObject({ http: 200, grpc: 200 });
+      expect(before, 'callable before it is blocked').toMatchObject({ http: 200, async: 200, grpc: 200 });
       expect(before.chat).not.toBe(402);
 
       expect((await operator.call('PATCH', `${U}/accounts/acme`, { blocked: true })).status).toBe(200);
@@ -118,13 +125,15 @@ function suite(home: string, open: () => Promise<{ store: Record<string, unknown
         BOUND_MS,
         'HTTP predict answering 402 on the second gateway',
       );
+      const blocked = 'ACCOUNT_BLOCKED';
       expect(await callAll(b, clients[1]!)).toEqual({
         http: 402,
+        async: 402,
         chat: 402,
         grpc: 402,
-        codes: ['ACCOUNT_BLOCKED', 'ACCOUNT_BLOCKED', 'ACCOUNT_BLOCKED'],
+        codes: [blocked, blocked, blocked, blocked],
       });
-      expect((await callAll(a, clients[0]!)).codes).toEqual(['ACCOUNT_BLOCKED', 'ACCOUNT_BLOCKED', 'ACCOUNT_BLOCKED']);
+      expect((await callAll(a, clients[0]!)).codes).toEqual([blocked, blocked, blocked, blocked]);
 
       expect((await operator.call('PATCH', `${U}/accounts/acme`, { blocked: false })).status).toBe(200);
       await eventually(
