@@ -17,7 +17,7 @@ import {
   type SessionDoc,
   type UserDoc,
 } from '../../core/plugins/index.js';
-import { grantOf, SESSION_COOKIE, type Access } from './access.js';
+import { type Access, grantOf, readBody, SESSION_COOKIE } from './access.js';
 import { LoginThrottle } from './login-throttle.js';
 
 export const AUTH = '/api/platformcore/auth';
@@ -69,7 +69,7 @@ export function authRoutes(router: Router, ctx: PluginContext<any>, access: Acce
   });
 
   router.post(`${AUTH}/login`, async (koa) => {
-    const body = readLogin(await ctx.http.readJson(koa));
+    const body = readLogin(await readBody(ctx, koa));
     const subjects = [`ip:${koa.ip}`, `email:${normaliseEmail(body.email)}`];
     if (throttle.blocked(subjects)) throw gatewayError('SIGN_IN_RATE_LIMITED');
     const user = await userSpace.users.verify(body.email, body.password);
@@ -132,7 +132,7 @@ export function authRoutes(router: Router, ctx: PluginContext<any>, access: Acce
   });
 
   router.post(`${AUTH}/setup`, async (koa) => {
-    const body = readSetup(await ctx.http.readJson(koa));
+    const body = readSetup(await readBody(ctx, koa));
     const subjects = [`ip:${koa.ip}`];
     if (throttle.blocked(subjects)) throw gatewayError('SIGN_IN_RATE_LIMITED');
     try {

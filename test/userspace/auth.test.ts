@@ -120,6 +120,16 @@ describe('user-space sign-in and sessions', () => {
     expect(forged.status).toBe(401);
   });
 
+  it('bounds a body far below server.bodyLimitBytes: a 100 KB sign-in is 413 before any password work', async () => {
+    const response = await fetch(`${gw.httpUrl}${U}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: OWNER.email, password: 'x'.repeat(100_000) }),
+    });
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as any).error.code).toBe('REQUEST_TOO_LARGE');
+  });
+
   it("lists a person's sessions and ends one (its cookie stops working); logout ends the current one", async () => {
     const first = await signedIn(gw, DEVELOPER);
     const second = await signedIn(gw, DEVELOPER);
