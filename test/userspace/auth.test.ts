@@ -47,18 +47,20 @@ describe('user-space sign-in and sessions', () => {
     });
   });
 
-  it('marks the cookie Secure when the request came over TLS (X-Forwarded-Proto behind a trusted proxy is not assumed)', async () => {
-    gw.gateway.app.proxy = true;
+  it('marks the cookie Secure when the gateway is published over https (a proxy ends TLS in front of it)', async () => {
+    const published = await startTestGateway(
+      userSpaceConfig({ server: { httpPort: 0, grpcPort: 0, publicUrl: 'https://gateway.example.com' } }),
+    );
     try {
-      const response = await fetch(`${gw.httpUrl}${U}/auth/login`, {
+      const response = await fetch(`${published.httpUrl}${U}/auth/login`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-forwarded-proto': 'https' },
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify(VIEWER),
       });
       expect(response.status).toBe(200);
       expect(response.headers.get('set-cookie')).toMatch(/; secure/i);
     } finally {
-      gw.gateway.app.proxy = false;
+      await published.close();
     }
   });
 
@@ -158,6 +160,7 @@ describe('user-space sign-in and sessions', () => {
         headers: { 'content-type': 'application/json', 'x-forwarded-for': ip },
         body: JSON.stringify(body),
       });
+    // Many addresses from one test process: the gateway trusts X-Forwarded-For for this test only.
     gw.gateway.app.proxy = true;
     try {
       // One address, many emails (3 failures allowed).
