@@ -10,8 +10,10 @@
  */
 import type { Context, Middleware } from 'koa';
 import {
+  callerOf,
   gatewayError,
   hashesEqual,
+  type KeySource,
   type AccountConfig,
   type Caller,
   type MemberRole,
@@ -60,16 +62,22 @@ export function grantOf(koa: Context): Granted {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** A MANAGE key comes as `Authorization: Bearer <key>` (the scheme in any case). */
+const BEARER_KEY: KeySource = { header: 'Authorization', read: (koa) => /^Bearer\s+(.+)$/i.exec(koa.get('authorization'))?.[1]?.trim() };
+const NOTHING_AFTER = async (): Promise<void> => {};
+
 export function createAccess(ctx: PluginContext<any>): Access {
-  const { userSpace, pipeline, directory } = ctx;
+  const { userSpace, directory } = ctx;
+  // The key's checks (unknown 401, blocked account 402, no MANAGE 403, its rate 429) are the request
+  // path's own: the one admission runs them, then the caller it leaves is read.
+  const manageKey = ctx.admission.callerWith(BEARER_KEY, 'MANAGE');
+  const countedKey = ctx.admission.counted;
 
   async function principalOf(koa: Context): Promise<Principal> {
     const authorization = koa.get('authorization');
     if (authorization) {
-      const match = /^Bearer\s+(.+)$/i.exec(authorization);
-      // Unknown key 401, blocked account 402, no MANAGE 403: the request path's own checks.
-      const caller = pipeline.authenticate(match?.[1]?.trim(), 'Authorization', 'MANAGE');
-      return { kind: 'key', caller, operator: false };
+      await manageKey(koa, () => countedKey(koa, NOTHING_AFTER));
+      return { kind: 'key', caller: callerOf(koa), operator: false };
     }
     const cookie = koa.cookies.get(SESSION_COOKIE);
     const session = cookie ? await userSpace.sessions.find(cookie) : undefined;
