@@ -10,7 +10,7 @@ export {
   gatewayErrorFromTask, taskErrorFrom,
   type StoredResult, type ClaimedTask, type TaskLease, type TaskRecord, type TaskRequestInfo, type TaskRequestInput, type TaskResult, type TaskStore,
 } from '../tasks/task-store.js';
-export type { Caller, ServiceEntry } from '../directory.js';
+export type { Caller, ServiceChange, ServiceEntry } from '../directory.js';
 export type { Permission, UpstreamConfig } from '../config/types.js';
 export type { GateRequest, LocalInstanceHandle, OpenOptions } from '../gate/gate.js';
 export type { LocalInstanceOptions, LocalReply, LocalWorker } from '../gate/local-instance.js';
