@@ -56,9 +56,11 @@ export default definePlugin({
     };
 
     /** A service added, changed or removed at run time (the user-space API): its engine follows. */
-    const onServiceChange = ({ id, after }: ServiceChange) => {
+    const onServiceChange = ({ id, before, after }: ServiceChange) => {
       const current = connectors.get(id);
       if (after?.upstream && !after.base) {
+        // A change elsewhere (its account's settings, an alias) keeps the engine and its connections.
+        if (current && before && sameEngine(before, after)) return;
         attach(after, after.upstream);
         if (current) void drain(current, connectors.get(id)!);
       } else if (current) {
@@ -84,6 +86,12 @@ export default definePlugin({
   },
 });
 
+/** Whether two versions of a service call their engine the same way (what the worker reads of them). */
+function sameEngine(a: ServiceEntry, b: ServiceEntry): boolean {
+  const engine = (s: ServiceEntry) => JSON.stringify([s.account.name, s.name, s.defaultModel, s.aliases, s.upstream]);
+  return engine(a) === engine(b);
+}
+
 function stopProbing(connector: Connector): void {
   connector.closed = true;
   clearTimeout(connector.timer);
@@ -97,7 +105,7 @@ function close(connector: Connector, reason: string): void {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 function connect(ctx: PluginContext, service: ServiceEntry, upstream: UpstreamConfig, generation: number): Connector {
-  const apiKey = upstream.apiKeyEnv ? process.env[upstream.apiKeyEnv] : undefined;
+  const apiKey = upstream.apiKey ?? (upstream.apiKeyEnv ? process.env[upstream.apiKeyEnv] : undefined);
   if (upstream.apiKeyEnv && !apiKey) {
     ctx.logger.warn({ service: service.name, env: upstream.apiKeyEnv }, 'upstream key variable is not set; calling the engine without a key');
   }

@@ -113,6 +113,12 @@ describe('upstream connector: services changed at run time', () => {
     expect(engineA.closed).toEqual([]);
   });
 
+  it('keeps the engine and its connections through a change that does not touch it', () => {
+    const before = gw.gateway.gate.instances(40);
+    gw.gateway.directory.addService(entry(engineB.url, { public: true }));
+    expect(gw.gateway.gate.instances(40)).toEqual(before);
+  });
+
   it('stops the engine of a removed service, which is then not found', async () => {
     gw.gateway.directory.removeService(40);
     expect(gw.gateway.gate.instances(40)).toEqual([]);
