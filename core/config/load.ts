@@ -8,8 +8,7 @@ import { compileSchema, formatAjvErrors } from '../validation/ajv.js';
 import configSchema from '../../schemas/config.schema.json' with { type: 'json' };
 import registryFileSchema from '../../schemas/registry/registry-file.schema.json' with { type: 'json' };
 import type { GatewayConfig, Permission } from './types.js';
-import { fallbackProblems, normaliseService } from './service-config.js';
-import { builtinManifest, builtinPluginNames } from '../plugins/manifest.js';
+import { fallbackProblems, normaliseService, upstreamProblem } from './service-config.js';
 import { resolveWorkers, workersFromEnv, workersProblems } from './workers.js';
 
 export interface LoadOptions {
@@ -152,10 +151,8 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
   };
   services.forEach((s, i) => {
     for (const problem of fallbackProblems(s, fallbackTarget)) problems.push(`services[${i}] (${s.name}): ${problem}`);
-    if (s.upstream && !(input.plugins.enabled as string[]).some((name) => builtinManifest(name)?.servesUpstreams)) {
-      const servers = builtinPluginNames().filter((name) => builtinManifest(name)?.servesUpstreams);
-      problems.push(`services[${i}] (${s.name}) has an upstream: enable the plugin that calls it (plugins.enabled: ${servers.map((n) => `'${n}'`).join(' or ')})`);
-    }
+    const unserved = s.upstream && upstreamProblem(input.plugins.enabled as string[]);
+    if (unserved) problems.push(`services[${i}] (${s.name}) ${unserved}`);
   });
   (input.userSpace.users as any[]).forEach((u, i) => {
     for (const ref of Object.keys(u.accounts)) accountId(ref, `userSpace.users[${i}] (${u.email}).accounts`);

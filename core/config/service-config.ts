@@ -4,6 +4,7 @@
  * (core/userspace/service-input.ts). Both validate against the same schema item and normalise here.
  */
 import { hashSecret } from '../auth/secrets.js';
+import { builtinManifest, builtinPluginNames } from '../plugins/manifest.js';
 import configSchema from '../../schemas/config.schema.json' with { type: 'json' };
 import type { ServiceConfig, ServiceFamily, WakerConfig } from './types.js';
 
@@ -61,4 +62,11 @@ export function fallbackProblems(
       problems.push(`fallback '${ref}' is a private service of another account`);
   }
   return problems;
+}
+
+/** Why a service with an `upstream` block cannot be served with these plugins enabled, if it cannot. */
+export function upstreamProblem(enabledPlugins: readonly string[]): string | undefined {
+  if (enabledPlugins.some((name) => builtinManifest(name)?.servesUpstreams)) return undefined;
+  const servers = builtinPluginNames().filter((name) => builtinManifest(name)?.servesUpstreams);
+  return `has an upstream: enable the plugin that calls it (plugins.enabled: ${servers.map((n) => `'${n}'`).join(' or ')})`;
 }

@@ -54,3 +54,6 @@ export {
 } from '../userspace/index.js';
 export { hashesEqual } from '../auth/secrets.js';
 export type { AccountConfig } from '../config/types.js';
+export { fallbackProblems, upstreamProblem } from '../config/service-config.js';
+export { maskedUrl, publicDefinition, readServiceBody, type ServiceDefinition } from '../userspace/service-input.js';
+export type { ServiceWrite, StoredServiceDoc } from '../userspace/services.js';

@@ -8,7 +8,14 @@
  */
 import type { Directory } from '../directory.js';
 import type { Logger } from '../logger.js';
+import type { SyncedKind } from './change-feed.js';
+import { SERVICES } from './collections.js';
 import { aliasesOf, storedServiceEntry, type StoredServiceDoc } from './services.js';
+
+/** The services kind of the change feed: each stored service document applied to the Directory. */
+export function serviceKind(sync: ServiceSync): SyncedKind<StoredServiceDoc> {
+  return { spec: SERVICES, apply: (doc) => sync.apply(doc) };
+}
 
 export class ServiceSync {
   readonly #directory: Directory;
@@ -30,10 +37,13 @@ export class ServiceSync {
     return this.#applied.has(id);
   }
 
-  /** Applies documents read from the change feed (in any order; the higher seq of a service wins). */
-  apply(docs: readonly StoredServiceDoc[]): void {
-    for (const doc of docs) this.#applyOne(doc);
-    for (const doc of [...this.#waiting.values()]) this.#applyOne(doc);
+  /**
+   * Applies a document read from the change feed (in any order: the higher seq of a service wins),
+   * then those still waiting for their account.
+   */
+  apply(doc: StoredServiceDoc): void {
+    this.#applyOne(doc);
+    for (const waiting of [...this.#waiting.values()]) this.#applyOne(waiting);
   }
 
   #applyOne(doc: StoredServiceDoc): void {

@@ -12,20 +12,11 @@ import { normaliseService } from '../config/service-config.js';
 import type { AccountConfig } from '../config/types.js';
 import type { ServiceEntry } from '../directory.js';
 import { gatewayError } from '../errors.js';
-import { isDuplicateKey, type Collection, type CollectionSpec, type Doc, type DocStore } from '../storage/port.js';
+import { isDuplicateKey, type Collection, type Doc } from '../storage/port.js';
+import type { SyncedCollection } from './change-feed.js';
+import type { MetaDoc, SyncedDoc } from './collections.js';
+import { nextNumber } from './counters.js';
 import type { ServiceDefinition, TokenChanges } from './service-input.js';
-
-export const SERVICES_COLLECTION: CollectionSpec = {
-  name: 'us_services',
-  indexes: [
-    { name: 'seq', fields: ['seq'] },
-    { name: 'accountId', fields: ['accountId'] },
-    // `<accountId>/<name>` while the service exists: unset on removal, so the name is free again.
-    { name: 'nameKey', fields: ['nameKey'], unique: true },
-  ],
-};
-
-export const SERVICE_ALIASES_COLLECTION: CollectionSpec = { name: 'us_service_aliases', indexes: [] };
 
 /** A connection token: only its hash is kept; `prefix` (its first characters) tells tokens apart. */
 export interface ConnectionTokenRecord {
@@ -35,7 +26,7 @@ export interface ConnectionTokenRecord {
   createdAt: number;
 }
 
-export interface StoredServiceDoc extends Doc {
+export interface StoredServiceDoc extends SyncedDoc {
   _id: number;
   accountId: number;
   /** The config-file fields of the service, defaults filled in (`upstream.apiKey` included). */
@@ -44,19 +35,11 @@ export interface StoredServiceDoc extends Doc {
   nameKey?: string;
   createdAt: number;
   updatedAt: number;
-  seq: number;
-  deleted?: boolean;
 }
 
-interface AliasClaim extends Doc {
+export interface AliasClaim extends Doc {
   _id: string;
   serviceId: number;
-}
-
-/** What the stored services need from the user-space core: the change feed's seq and the ID counter. */
-export interface ServiceCounters {
-  nextSeq(): Promise<number>;
-  nextServiceId(): Promise<number>;
 }
 
 /** A write's result: the document as written, and the connection token made by it (shown once). */
@@ -69,45 +52,40 @@ export interface ServiceWrite {
 const MAX_CONNECTION_TOKENS = 16;
 
 export class StoredServices {
-  readonly #services: Collection<StoredServiceDoc>;
+  readonly #services: SyncedCollection<StoredServiceDoc>;
   readonly #aliases: Collection<AliasClaim>;
-  readonly #counters: ServiceCounters;
+  readonly #meta: Collection<MetaDoc>;
+  /** Stored services take IDs above the config file's largest. */
+  readonly #idFloor: number;
   readonly #now: () => number;
 
-  private constructor(
-    services: Collection<StoredServiceDoc>,
+  constructor(
+    services: SyncedCollection<StoredServiceDoc>,
     aliases: Collection<AliasClaim>,
-    counters: ServiceCounters,
-    now: () => number,
+    meta: Collection<MetaDoc>,
+    idFloor: number,
+    now: () => number = Date.now,
   ) {
     this.#services = services;
     this.#aliases = aliases;
-    this.#counters = counters;
+    this.#meta = meta;
+    this.#idFloor = idFloor;
     this.#now = now;
-  }
-
-  static async open(docs: DocStore, counters: ServiceCounters, now: () => number = Date.now): Promise<StoredServices> {
-    return new StoredServices(
-      await docs.collection<StoredServiceDoc>(SERVICES_COLLECTION),
-      await docs.collection<AliasClaim>(SERVICE_ALIASES_COLLECTION),
-      counters,
-      now,
-    );
   }
 
   /** The account's stored services that exist (not removed). */
   list(accountId: number): Promise<StoredServiceDoc[]> {
-    return this.#services.find({ accountId, deleted: { $ne: true } });
+    return this.#services.collection.find({ accountId, deleted: { $ne: true } });
   }
 
   async get(id: number): Promise<StoredServiceDoc | undefined> {
-    const doc = await this.#services.get(id);
+    const doc = await this.#services.collection.get(id);
     return doc && !doc.deleted ? doc : undefined;
   }
 
-  /** Documents written after `seq`, in seq order (the change feed's read), at most `limit`. */
-  changedSince(seq: number, limit: number): Promise<StoredServiceDoc[]> {
-    return this.#services.find({ seq: { $gt: seq } }, { sort: { seq: 1 }, limit });
+  /** The account's stored service named `name`, if it exists. */
+  async byName(accountId: number, name: string): Promise<StoredServiceDoc | undefined> {
+    return (await this.#services.collection.findOne({ nameKey: nameKey(accountId, name) })) ?? undefined;
   }
 
   /** Stores a new service; 409 SERVICE_NAME_TAKEN or SERVICE_ALIAS_TAKEN when another holds either. */
@@ -118,13 +96,13 @@ export class StoredServices {
     isFreeId: (id: number) => boolean,
   ): Promise<ServiceWrite> {
     let id: number;
-    do id = await this.#counters.nextServiceId();
+    do id = await nextNumber(this.#meta, 'serviceId', this.#idFloor);
     while (!isFreeId(id));
     const made = tokens.newConnectionToken ? newConnectionToken(this.#now()) : undefined;
     const aliases = aliasesOf(definition);
     await this.#claimAliases(id, aliases);
     const now = this.#now();
-    const doc: StoredServiceDoc = {
+    const doc: Omit<StoredServiceDoc, 'seq'> = {
       _id: id,
       accountId,
       definition,
@@ -132,15 +110,15 @@ export class StoredServices {
       nameKey: nameKey(accountId, definition.name),
       createdAt: now,
       updatedAt: now,
-      seq: await this.#counters.nextSeq(),
     };
+    let written: StoredServiceDoc;
     try {
-      await this.#services.insert(doc);
+      written = await this.#services.insert(doc);
     } catch (err) {
       await this.#releaseAliases(id, aliases);
       throw isDuplicateKey(err) ? nameTaken(definition.name) : err;
     }
-    return { doc, connectionToken: made && { id: made.record.id, token: made.token } };
+    return { doc: written, connectionToken: made && { id: made.record.id, token: made.token } };
   }
 
   /**
@@ -171,7 +149,7 @@ export class StoredServices {
     await this.#claimAliases(current._id, added);
     let written: StoredServiceDoc | null;
     try {
-      written = await this.#services.findOneAndUpdate(
+      written = await this.#services.update(
         { _id: current._id, seq: current.seq, deleted: { $ne: true } },
         {
           $set: {
@@ -179,7 +157,6 @@ export class StoredServices {
             connectionTokens,
             nameKey: nameKey(current.accountId, definition.name),
             updatedAt: this.#now(),
-            seq: await this.#counters.nextSeq(),
           },
         },
       );
@@ -202,11 +179,11 @@ export class StoredServices {
 
   /** Removes the service (soft: the other gateways read the removal from the change feed). */
   async remove(current: StoredServiceDoc): Promise<void> {
-    const written = await this.#services.findOneAndUpdate(
+    const written = await this.#services.update(
       { _id: current._id, deleted: { $ne: true } },
-      { $set: { deleted: true, updatedAt: this.#now(), seq: await this.#counters.nextSeq() }, $unset: ['nameKey'] },
+      { $set: { deleted: true, deletedAt: this.#now(), updatedAt: this.#now() }, $unset: ['nameKey'] },
     );
-    if (written) await this.#releaseAliases(current._id, aliasesOf(current.definition));
+    if (written) await this.#releaseAliases(current._id, aliasesOf(written.definition));
   }
 
   /**
@@ -235,7 +212,7 @@ export class StoredServices {
     }
     const holder = await this.#aliases.get(alias);
     if (!holder || holder.serviceId === serviceId) return holder !== null || this.#claim(serviceId, alias);
-    const owner = await this.#services.get(holder.serviceId);
+    const owner = await this.#services.collection.get(holder.serviceId);
     if (owner && !owner.deleted && aliasesOf(owner.definition).includes(alias)) return false;
     return (await this.#aliases.findOneAndUpdate({ _id: alias, serviceId: holder.serviceId }, { $set: { serviceId } })) !== null;
   }

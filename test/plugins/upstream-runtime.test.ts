@@ -8,33 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { normaliseService } from '../../core/config/service-config.js';
 import type { ServiceEntry } from '../../core/directory.js';
 import { TEST_KEY, eventually, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
-import { startScriptedEngine, type ScriptedEngine } from '../support/upstream.js';
-
-const completion = (content: string) =>
-  JSON.stringify({
-    id: 'c1',
-    object: 'chat.completion',
-    created: 1,
-    model: 'm',
-    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
-  });
-
-/** An engine that answers `content`, holding each answer while `held` is true. */
-async function engineSaying(content: string, state: { held: boolean } = { held: false }): Promise<ScriptedEngine & { release(): void }> {
-  const waiting: (() => void)[] = [];
-  const engine = await startScriptedEngine((_req, res) => {
-    const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end(completion(content));
-    if (state.held) waiting.push(answer);
-    else answer();
-  });
-  return {
-    ...engine,
-    release: () => {
-      state.held = false;
-      for (const answer of waiting.splice(0)) answer();
-    },
-  };
-}
+import { engineSaying } from '../support/upstream.js';
 
 describe('upstream connector: services changed at run time', () => {
   let gw: TestGateway;
