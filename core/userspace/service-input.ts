@@ -55,7 +55,7 @@ export function readServiceBody(body: unknown, current?: ServiceDefinition): { d
   const upstream = fields.upstream as Record<string, unknown> | null | undefined;
   if (upstream && typeof upstream === 'object' && 'apiKeyEnv' in upstream) {
     refuse(
-      'upstream',
+      'upstream.apiKeyEnv',
       "apiKeyEnv reads the gateway's environment, which is the operator's: send the engine's key in upstream.apiKey (kept, never shown again)",
     );
   }
@@ -70,7 +70,7 @@ export function readServiceBody(body: unknown, current?: ServiceDefinition): { d
   const engine = merged.upstream as Record<string, unknown> | undefined;
   const apiKey = engine?.apiKey;
   if (apiKey !== undefined && (typeof apiKey !== 'string' || apiKey.length === 0 || apiKey.length > 4096 || /[\r\n\0]/.test(apiKey))) {
-    refuse('upstream', 'apiKey must be a non-empty string of at most 4096 characters without line breaks');
+    refuse('upstream.apiKey', 'apiKey must be a non-empty string of at most 4096 characters without line breaks');
   }
   const candidate = structuredClone({
     ...merged,
