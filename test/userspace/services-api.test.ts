@@ -212,6 +212,31 @@ function apiSuite(home: string, store: () => Record<string, unknown>) {
       expect((await dev.call('DELETE', `${SERVICES}/alias-again`)).status).toBe(204);
     });
 
+    it('shows a fitted (derived) service with its base, read-only, and keeps its base from being removed', async () => {
+      const base = gw.gateway.directory.serviceById(created.id)!;
+      gw.gateway.directory.addService({
+        ...base,
+        id: 900_001,
+        name: 'fitted',
+        aliases: undefined,
+        upstream: undefined,
+        connectionTokenHashes: [],
+        base: { serviceId: created.id, modelDir: '/tmp/m', ready: true },
+      });
+      try {
+        const view = await json(await dev.call('GET', `${SERVICES}/fitted`));
+        expect(view).toMatchObject({ id: 900_001, source: 'derived', base: { id: created.id, name: 'runtime-llm', fitted: true } });
+        const refused = await dev.call('PATCH', `${SERVICES}/fitted`, { public: true });
+        expect(refused.status).toBe(409);
+        expect((await json(refused)).error.code).toBe('SERVICE_READ_ONLY');
+        const baseRemoval = await dev.call('DELETE', `${SERVICES}/runtime-llm`);
+        expect(baseRemoval.status).toBe(409);
+        expect((await json(baseRemoval)).error.code).toBe('CONFLICT');
+      } finally {
+        gw.gateway.directory.removeService(900_001);
+      }
+    });
+
     it("keeps another account's members and keys out, and viewers read-only", async () => {
       const outsider = await signedIn(gw, OUTSIDER);
       for (const [method, body] of [['GET'], ['PATCH', { public: true }], ['DELETE']] as const) {
