@@ -16,6 +16,7 @@ import { TEST_KEY, eventually, type TestGateway } from '../support/gateway.js';
 import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/mongo-server.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
 import { engineSaying } from '../support/upstream.js';
+import { capturingLogger } from '../ops/log-capture.js';
 import {
   DEVELOPER,
   MANAGE_KEY,
@@ -72,11 +73,12 @@ function apiSuite(home: string, store: () => Record<string, unknown>) {
     let dev: Client;
     let engineA: Engine;
     let engineB: Engine;
+    const log = capturingLogger();
 
     beforeAll(async () => {
       engineA = await engineSaying('from engine A');
       engineB = await engineSaying('from engine B');
-      gw = await startTestGateway(config(store()));
+      gw = await startTestGateway(config(store()), { logger: log.logger });
       dev = await signedIn(gw, DEVELOPER);
     });
     afterAll(async () => {
@@ -272,6 +274,15 @@ function apiSuite(home: string, store: () => Record<string, unknown>) {
       const err = await ask(gw, 'demo/runtime-llm').catch((e: unknown) => e);
       expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(404);
       expect((await dev.call('GET', `${SERVICES}/runtime-llm`)).status).toBe(404);
+    });
+
+    it('logged the changes, never the engine key, the URL credentials or a connection token', () => {
+      const text = log.text();
+      expect(text).toContain('user space: service created');
+      expect(text).toContain('upstream engine attached');
+      expect(text).not.toContain(ENGINE_KEY);
+      expect(text).not.toContain('engine-pass');
+      expect(text).not.toContain(created.connectionToken.token);
     });
   });
 }
