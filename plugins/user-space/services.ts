@@ -21,7 +21,7 @@ import {
   type ServiceWrite,
   type StoredServiceDoc,
 } from '../../core/plugins/index.js';
-import { grantOf, type Access } from './access.js';
+import { grantOf, readBody, type Access } from './access.js';
 
 const SERVICES = '/api/platformcore/account/:account/services';
 const SERVICE = `${SERVICES}/:service`;
@@ -158,7 +158,7 @@ export function serviceRoutes(router: Router, ctx: PluginContext<any>, access: A
 
   router.post(SERVICES, access.require('developer'), async (koa) => {
     const account = grantOf(koa).account!;
-    const { definition, tokens } = readServiceBody(await ctx.http.readJson(koa));
+    const { definition, tokens } = readServiceBody(await readBody(ctx, koa));
     check(account, 0, definition);
     const written = await userSpace.services.create(account.id, definition, tokens, (id) => !directory.serviceById(id));
     ctx.logger.info({ serviceId: written.doc._id, service: definition.name, accountId: account.id }, 'user space: service created');
@@ -175,7 +175,7 @@ export function serviceRoutes(router: Router, ctx: PluginContext<any>, access: A
     const account = grantOf(koa).account!;
     const found = await find(account, koa.params.service!);
     if (found.source !== 'stored') refuseChange(found);
-    const { definition, tokens } = readServiceBody(await ctx.http.readJson(koa), found.doc.definition);
+    const { definition, tokens } = readServiceBody(await readBody(ctx, koa), found.doc.definition);
     check(account, found.doc._id, definition);
     const written = await userSpace.services.update(found.doc, definition, tokens);
     ctx.logger.info({ serviceId: found.doc._id, service: definition.name, accountId: account.id }, 'user space: service changed');

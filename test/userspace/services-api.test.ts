@@ -202,6 +202,8 @@ function apiSuite(home: string, store: () => Record<string, unknown>) {
         'VALIDATION_FAILED',
       ]);
       expect(await refusal('POST', SERVICES, { name: '123' })).toEqual([400, 'VALIDATION_FAILED']);
+      const huge = { name: 'huge', configs: [{ id: 1, config: { prompt: 'x'.repeat(70_000) } }] };
+      expect(await refusal('POST', SERVICES, huge)).toEqual([413, 'REQUEST_TOO_LARGE']);
       // A fallback to the own account's private service is fine, as in the config file.
       const ok = await dev.call('POST', SERVICES, { name: 'with-fallback', fallbacks: ['demo/private'] });
       expect(ok.status).toBe(201);
