@@ -18,6 +18,16 @@ export interface ServiceEntry extends ServiceConfig {
 }
 
 /**
+ * A service added (`before` undefined), replaced or removed (`after` undefined) at run time, for the
+ * parts that keep something per service: the Gate's instances, the upstream connector's engines.
+ */
+export interface ServiceChange {
+  readonly id: number;
+  readonly before?: ServiceEntry;
+  readonly after?: ServiceEntry;
+}
+
+/**
  * One API key as the directory holds it: its secret hashes and how to make its caller for its account
  * (called again when the account is replaced). Config keys have IDs `config:<index>`.
  */
@@ -47,6 +57,7 @@ export class Directory {
   readonly #servicesByName = new Map<string, ServiceEntry>();
   readonly #servicesByToken = new SecretIndex<ServiceEntry>();
   readonly #servicesByAlias = new Map<string, ServiceEntry>();
+  readonly #serviceListeners = new Set<(change: ServiceChange) => void>();
 
   constructor(config: GatewayConfig) {
     for (const account of config.accounts) this.putAccount(account);
@@ -113,22 +124,39 @@ export class Directory {
     for (const hash of entry.hashes) this.#keys.delete(hash);
   }
 
+  /** Adds a service, or replaces the one with its ID (its old name, tokens and aliases go with it). */
   addService(entry: ServiceEntry): void {
-    const previous = this.#servicesById.get(entry.id);
-    if (previous) this.removeService(entry.id);
+    const before = this.#unindexService(entry.id);
     this.#servicesById.set(entry.id, entry);
     this.#servicesByName.set(`${entry.accountId}/${entry.name}`, entry);
     for (const hash of entry.connectionTokenHashes) this.#servicesByToken.add(hash, entry);
     for (const alias of entry.aliases ?? []) this.#servicesByAlias.set(alias, entry);
+    this.#serviceChanged({ id: entry.id, before, after: entry });
   }
 
   removeService(id: number): void {
+    const before = this.#unindexService(id);
+    if (before) this.#serviceChanged({ id, before });
+  }
+
+  /** Calls `listener` after every service added, replaced or removed; returns the unsubscribe. */
+  onServiceChange(listener: (change: ServiceChange) => void): () => void {
+    this.#serviceListeners.add(listener);
+    return () => this.#serviceListeners.delete(listener);
+  }
+
+  #unindexService(id: number): ServiceEntry | undefined {
     const entry = this.#servicesById.get(id);
-    if (!entry) return;
+    if (!entry) return undefined;
     this.#servicesById.delete(id);
     if (this.#servicesByName.get(`${entry.accountId}/${entry.name}`) === entry) this.#servicesByName.delete(`${entry.accountId}/${entry.name}`);
     for (const hash of entry.connectionTokenHashes) this.#servicesByToken.delete(hash);
     for (const alias of entry.aliases ?? []) if (this.#servicesByAlias.get(alias) === entry) this.#servicesByAlias.delete(alias);
+    return entry;
+  }
+
+  #serviceChanged(change: ServiceChange): void {
+    for (const listener of this.#serviceListeners) listener(change);
   }
 
   accounts(): IterableIterator<AccountConfig> {

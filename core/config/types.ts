@@ -39,6 +39,8 @@ export interface UpstreamConfig {
   readonly baseUrl: string;
   /** Name of the environment variable with the engine's key. */
   readonly apiKeyEnv?: string;
+  /** The engine's key itself: a service stored through the user-space API only (never shown or logged). */
+  readonly apiKey?: string;
   readonly headers: Readonly<Record<string, string>>;
   /** Our model name → the engine's. */
   readonly models: Readonly<Record<string, string>>;

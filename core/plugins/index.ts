@@ -10,7 +10,7 @@ export {
   gatewayErrorFromTask, taskErrorFrom,
   type StoredResult, type ClaimedTask, type TaskLease, type TaskRecord, type TaskRequestInfo, type TaskRequestInput, type TaskResult, type TaskStore,
 } from '../tasks/task-store.js';
-export type { Caller, ServiceEntry } from '../admission/directory.js';
+export type { Caller, ServiceChange, ServiceEntry } from '../admission/directory.js';
 export type { Permission, UpstreamConfig } from '../config/types.js';
 export type { GateRequest, LocalInstanceHandle, OpenOptions } from '../gate/gate.js';
 export type { LocalInstanceOptions, LocalReply, LocalWorker } from '../gate/local-instance.js';
@@ -64,3 +64,6 @@ export {
 } from '../userspace/index.js';
 export { hashesEqual } from '../admission/secret-hashes.js';
 export type { AccountConfig } from '../config/types.js';
+export { fallbackProblems, upstreamProblem } from '../config/service-config.js';
+export { maskedUrl, publicDefinition, readServiceBody, type ServiceDefinition } from '../userspace/service-input.js';
+export type { ServiceWrite, StoredServiceDoc } from '../userspace/services.js';

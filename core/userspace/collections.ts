@@ -92,5 +92,15 @@ export const KEYS: CollectionSpec = {
   name: 'us_keys',
   indexes: [bySeq, { name: 'keyHash', fields: ['keyHash'], unique: true }, { name: 'accountId', fields: ['accountId'] }],
 };
-export const SERVICES: CollectionSpec = { name: 'us_services', indexes: [bySeq, { name: 'accountId', fields: ['accountId'] }] };
+export const SERVICES: CollectionSpec = {
+  name: 'us_services',
+  indexes: [
+    bySeq,
+    { name: 'accountId', fields: ['accountId'] },
+    // `<accountId>/<name>` while the service exists (unset on removal): names unique per account (core/userspace/services.ts).
+    { name: 'nameKey', fields: ['nameKey'], unique: true },
+  ],
+};
+/** One claim per service alias (`_id`: the alias): aliases unique across every stored service. */
+export const SERVICE_ALIASES: CollectionSpec = { name: 'us_service_aliases', indexes: [] };
 export const META: CollectionSpec = { name: 'us_meta', indexes: [] };

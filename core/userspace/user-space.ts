@@ -14,8 +14,10 @@ import { isDuplicateKey, type Collection, type DocStore } from '../storage/port.
 import type { Storage } from '../storage/storage.js';
 import { Accounts, accountKind } from './accounts.js';
 import { ChangeFeed, type SyncedCollection, type SyncedKind } from './change-feed.js';
-import { MEMBERS, META, SESSIONS, USERS, type MetaDoc, type SyncedDoc, type UserDoc } from './collections.js';
+import { MEMBERS, META, SERVICE_ALIASES, SESSIONS, USERS, type MetaDoc, type SyncedDoc, type UserDoc } from './collections.js';
 import { Members } from './members.js';
+import { ServiceSync, serviceKind } from './service-sync.js';
+import { StoredServices } from './services.js';
 import { Sessions } from './sessions.js';
 import { Users } from './users.js';
 
@@ -34,6 +36,7 @@ interface Opened {
   users: Users;
   members: Members;
   sessions: Sessions;
+  services: StoredServices;
   stopSweeps: (() => void)[];
 }
 
@@ -47,6 +50,7 @@ export class UserSpace {
   #starting: Promise<void> | undefined;
   /** sha256 of the one-time setup token printed while no operator exists; undefined once used or when not needed. */
   #setupTokenHash: string | undefined;
+  readonly #serviceSync: ServiceSync;
 
   constructor(config: GatewayConfig, storage: Storage, directory: Directory, logger: Logger, options: UserSpaceOptions = {}) {
     this.config = config;
@@ -54,6 +58,7 @@ export class UserSpace {
     this.#directory = directory;
     this.#logger = logger;
     this.#env = options.env ?? process.env;
+    this.#serviceSync = new ServiceSync(directory, logger);
   }
 
   get started(): boolean {
@@ -83,6 +88,13 @@ export class UserSpace {
   get sessions(): Sessions {
     return this.#parts.sessions;
   }
+  get services(): StoredServices {
+    return this.#parts.services;
+  }
+  /** Which services in the Directory are stored ones (the others come from the config file or fitting). */
+  get serviceSync(): ServiceSync {
+    return this.#serviceSync;
+  }
 
   /** Opens the collections, applies every stored synced document, seeds users; idempotent. */
   start(): Promise<void> {
@@ -97,6 +109,7 @@ export class UserSpace {
     const configAccountIds = new Set(this.config.accounts.map((a) => a.id));
     const storedAccounts = await this.#follow(docs, feed, accountKind(this.#directory, configAccountIds));
     // The keys and services kinds register here too (their `SyncedKind`s apply them to the Directory).
+    const storedServices = await this.#follow(docs, feed, serviceKind(this.#serviceSync));
     const opened: Opened = {
       feed,
       meta,
@@ -104,6 +117,7 @@ export class UserSpace {
       users: new Users(await docs.collection<UserDoc>(USERS)),
       members: new Members(await docs.collection(MEMBERS)),
       sessions: new Sessions(await docs.collection(SESSIONS), settings.sessionTtlHours),
+      services: new StoredServices(storedServices, await docs.collection(SERVICE_ALIASES), meta, Math.max(0, ...this.config.services.map((s) => s.id))),
       stopSweeps: [],
     };
     await feed.start();

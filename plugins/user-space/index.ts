@@ -3,6 +3,7 @@ import { createAccess } from './access.js';
 import { accountRoutes } from './accounts.js';
 import { authRoutes } from './auth.js';
 import { memberRoutes } from './members.js';
+import { serviceRoutes } from './services.js';
 
 /**
  * The user-space API under `/api/platformcore`: sign-in and sessions, accounts, members (and API keys,
@@ -22,6 +23,7 @@ export default definePlugin({
         authRoutes(router, ctx, access);
         accountRoutes(router, ctx, access);
         memberRoutes(router, ctx, access);
+        serviceRoutes(router, ctx, access);
       },
       start: () => ctx.userSpace.start(),
       stop: () => ctx.userSpace.stop(),

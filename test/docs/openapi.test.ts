@@ -243,6 +243,14 @@ describe('the OpenAPI document describes the demo', () => {
     const userId = ((await member.json()) as any).userId as string;
     await call('PATCH', `${U}/account/demo/members/${userId}`, { ...session, body: { role: 'developer' } });
     await call('DELETE', `${U}/account/demo/members/${userId}`, session);
+    await call('GET', `${U}/account/demo/services`, session);
+    const serviceName = `tour-engine-${Date.now()}`;
+    await call('POST', `${U}/account/demo/services`, { ...session, body: { name: serviceName, upstream: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1' } } });
+    await call('POST', `${U}/account/demo/services`, { ...session, body: { name: 'echo' } });
+    await call('GET', `${U}/account/demo/services/${serviceName}`, session);
+    await call('PATCH', `${U}/account/demo/services/${serviceName}`, { ...session, body: { public: true, newConnectionToken: true } });
+    await call('PATCH', `${U}/account/demo/services/echo`, { ...session, body: { public: false } });
+    await call('DELETE', `${U}/account/demo/services/${serviceName}`, session);
     await call('DELETE', `${U}/auth/sessions/no-such-session`, session);
     await call('POST', `${U}/auth/logout`, session);
     expect(sessions.some((s) => s.current)).toBe(true);

@@ -1,7 +1,7 @@
 /**
  * The role matrix of the user-space API: each principal (operator, owner, developer, viewer, the owner
  * of another account, a MANAGE key of each account, a key without MANAGE, nobody) × each endpoint of
- * accounts and members × its own account and another one, against a real gateway on loopback.
+ * accounts, members and services × its own account and another one, against a real gateway on loopback.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_KEY, type TestGateway } from '../support/gateway.js';
@@ -59,6 +59,13 @@ describe('user-space role matrix', () => {
     return ((await response.json()) as { userId: string }).userId;
   };
 
+  /** A fresh stored service of `account` (made by the operator), for calls that read, change or remove one. */
+  const freshService = async (account: AccountName): Promise<number> => {
+    const response = await operator.call('POST', `${U}/account/${account}/services`, { name: `svc-${++counter}` });
+    expect(response.status).toBe(201);
+    return ((await response.json()) as { id: number }).id;
+  };
+
   const endpoints: Endpoint[] = [
     { name: 'GET accounts/{a}', needs: 'viewer', ok: 200, run: (p, a) => p.call('GET', `${U}/accounts/${a}`) },
     {
@@ -92,6 +99,31 @@ describe('user-space role matrix', () => {
       needs: 'owner',
       ok: 204,
       run: async (p, a) => p.call('DELETE', `${U}/account/${a}/members/${await freshMember(a)}`),
+    },
+    { name: 'GET services', needs: 'viewer', ok: 200, run: (p, a) => p.call('GET', `${U}/account/${a}/services`) },
+    {
+      name: 'POST services',
+      needs: 'developer',
+      ok: 201,
+      run: (p, a) => p.call('POST', `${U}/account/${a}/services`, { name: `new-svc-${++counter}` }),
+    },
+    {
+      name: 'GET services/{s}',
+      needs: 'viewer',
+      ok: 200,
+      run: async (p, a) => p.call('GET', `${U}/account/${a}/services/${await freshService(a)}`),
+    },
+    {
+      name: 'PATCH services/{s}',
+      needs: 'developer',
+      ok: 200,
+      run: async (p, a) => p.call('PATCH', `${U}/account/${a}/services/${await freshService(a)}`, { public: true }),
+    },
+    {
+      name: 'DELETE services/{s}',
+      needs: 'developer',
+      ok: 204,
+      run: async (p, a) => p.call('DELETE', `${U}/account/${a}/services/${await freshService(a)}`),
     },
   ];
 
