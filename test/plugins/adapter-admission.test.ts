@@ -32,7 +32,11 @@ const ROUTES: AdapterRoute[] = [
   { path: '/api/adapters/chatapi/v1/messages', valid: (model) => json({ model, max_tokens: 16, messages }), invalid: () => MALFORMED },
   { path: '/api/adapters/chatapi/v1/messages/count_tokens', valid: (model) => json({ model, messages }), invalid: () => MALFORMED },
   { path: '/api/adapters/chatapi-direct/chat/completions', valid: (model) => json({ model, messages }), invalid: () => MALFORMED },
-  { path: '/api/adapters/chatapi-direct/v1/messages', valid: (model) => json({ model, max_tokens: 16, messages }), invalid: () => MALFORMED },
+  {
+    path: '/api/adapters/chatapi-direct/v1/messages',
+    valid: (model) => json({ model, max_tokens: 16, messages }),
+    invalid: () => MALFORMED,
+  },
   { path: '/api/adapters/chatapi-direct/v1/messages/count_tokens', valid: (model) => json({ model, messages }), invalid: () => MALFORMED },
   { path: '/api/adapters/chatapi/audio/speech', valid: (model) => json({ model, input: 'hello' }), invalid: () => MALFORMED },
   {
