@@ -51,13 +51,13 @@ export interface Admission {
   /**
    * Every stage of a request that names its service in its body, then `handler` with what was
    * admitted: key from `steps.key` with `steps.permission` (401, 402, 403), rate limit (429), a
-   * stream slot when `steps.holdsStream` (429), the body read and checked (`steps.body`: 413, 400),
+   * stream slot when `steps.holdsStream` (429), the body read (`steps.read`: 413) and checked (`steps.check`: 400),
    * the service it names (`steps.target`, with the route's own not-found), access (403 or
    * `steps.denied`). Leaves `ctx.state.caller` and `ctx.state.service`.
    */
-  request<Body, Target extends AdmissionTarget>(
-    steps: RequestSteps<Body, Target>,
-    handler: (ctx: Context, admitted: AdmittedRequest<Body, Target>) => unknown,
+  request<Raw, Body, Target extends AdmissionTarget>(
+    steps: RequestSteps<Raw, Body, Target>,
+    handler: (ctx: Context, admitted: AdmittedRequest<Raw, Body, Target>) => unknown,
   ): Middleware;
 }
 
@@ -74,23 +74,27 @@ export interface AdmissionTarget {
 }
 
 /** How one route's request is admitted: what differs between interfaces; the order and the checks do not. */
-export interface RequestSteps<Body, Target extends AdmissionTarget> {
+export interface RequestSteps<Raw, Body, Target extends AdmissionTarget> {
   /** Default: `PLATFORM-API-KEY`. */
   key?: KeySource;
   /** Default: MODEL_REQUESTS. */
   permission?: Permission;
   /** The request holds one of the account's concurrent-stream slots until its response closes; taken before the body is read. */
   holdsStream?: boolean;
-  /** Reads the body and checks it (413, 400). */
-  body(ctx: Context): Promise<Body>;
+  /** Reads the body (413; 400 for one that cannot be read, such as malformed JSON). */
+  read(ctx: Context): Promise<Raw>;
+  /** Checks what was read (400): the request the route serves. */
+  check(raw: Raw): Body;
   /** The service the body names; throws the route's own not-found. */
   target(ctx: Context, caller: Caller, body: Body): Target;
   /** The refusal for a service the caller may not call, when the route's differs from the platform's 403. */
   denied?(ctx: Context, caller: Caller, body: Body): GatewayError;
 }
 
-export interface AdmittedRequest<Body, Target extends AdmissionTarget> {
+export interface AdmittedRequest<Raw, Body, Target extends AdmissionTarget> {
   readonly caller: Caller;
+  /** The body as read (for a route that passes it on as it came). */
+  readonly raw: Raw;
   readonly body: Body;
   readonly target: Target;
 }
@@ -155,11 +159,12 @@ export function createAdmission(pipeline: Pipeline): Admission {
         pipeline.countRequest(caller);
         ctx.state.caller = caller;
         if (steps.holdsStream) ctx.res.once('close', pipeline.openStream(caller));
-        const body = await steps.body(ctx);
+        const raw = await steps.read(ctx);
+        const body = steps.check(raw);
         const target = steps.target(ctx, caller, body);
         pipeline.checkAccess(caller, target.service, target.ref, denied && (() => denied(ctx, caller, body)));
         ctx.state.service = target.service;
-        await handler(ctx, { caller, body, target });
+        await handler(ctx, { caller, raw, body, target });
       };
     },
   };

@@ -78,7 +78,7 @@ export default definePlugin<AudioSpeechOptions>({
     });
 
     // A synthesis holds one of the account's stream slots until its response is closed.
-    const admission = audioRequest(ctx, async (koa) => readBody(await ctx.http.readJson(koa)), (body) => body.model);
+    const admission = audioRequest(ctx, (koa) => ctx.http.readJson(koa), readBody, (body) => body.model);
     router.post(openAiRoute('audio/speech'), ctx.admission.request(admission, async (koa, { caller, body, target: { service } }) => {
       const format = body.response_format ?? 'wav';
       const voice = typeof body.voice === 'object' ? body.voice.id : body.voice;

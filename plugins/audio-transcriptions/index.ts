@@ -65,12 +65,16 @@ export default definePlugin<AudioTranscriptionsOptions>({
     });
 
     // A recognition holds one of the account's stream slots until its response is closed.
-    const admission = audioRequest(ctx, async (koa) => {
-      const form = await readMultipart(koa, 'file', { fileBytes, fieldBytes: 64 * 1024, fields: 32 });
-      const fields = readFields(form.fields);
-      if (!form.file) throw gatewayError('VALIDATION_FAILED', { param: 'file', args: { reason: 'the multipart body has no file part' } });
-      return { file: form.file, fields };
-    }, (body) => body.fields.model);
+    const admission = audioRequest(
+      ctx,
+      (koa) => readMultipart(koa, 'file', { fileBytes, fieldBytes: 64 * 1024, fields: 32 }),
+      (form) => {
+        const fields = readFields(form.fields);
+        if (!form.file) throw gatewayError('VALIDATION_FAILED', { param: 'file', args: { reason: 'the multipart body has no file part' } });
+        return { file: form.file, fields };
+      },
+      (body) => body.fields.model,
+    );
     router.post(openAiRoute('audio/transcriptions'), ctx.admission.request(admission, async (koa, { caller, body: { file, fields }, target: { service } }) => {
       let audio;
       try {

@@ -53,7 +53,7 @@ export default definePlugin<ChatApiDirectOptions>({
     mountDirectMessages(router, ctx, BASE, dataTypeOf, (text) => ctx.http.parseJson(text));
 
     // The raw text is what the service gets; the parsed body is read for routing and checks only.
-    router.post(`${BASE}{/v1}/chat/completions`, ctx.admission.request(chatRequest(ctx, checkBody), async (koa, { caller, body: { text, body }, target: { id, service } }) => {
+    router.post(`${BASE}{/v1}/chat/completions`, ctx.admission.request(chatRequest(ctx, checkBody), async (koa, { caller, raw: { text }, body, target: { id, service } }) => {
       if (service.family === 'anthropic') checkAnthropicBody(body);
 
       const stream = body.stream === true;

@@ -11,7 +11,7 @@ import { relayNativeMessages } from '../_shared/anthropic/native-answer.js';
 import { nativeMessagesBody } from '../_shared/anthropic/native-body.js';
 import { anthropicRoute, passedHeaders } from '../_shared/anthropic/route.js';
 import { affinityKey, sessionKey } from '../_shared/openai/affinity.js';
-import { chatRequest, type ChatBody } from '../_shared/openai/admission.js';
+import { chatRequest } from '../_shared/openai/admission.js';
 import type { ChatTarget } from '../_shared/openai/model-id.js';
 import { openChatCall } from '../_shared/openai/open-call.js';
 import type { ChatAdapterOptions } from '../_shared/openai/options.js';
@@ -34,17 +34,16 @@ export function mountDirectMessages(
     return { text, value: parseJson(text) };
   });
   /** Only an Anthropic-family service speaks the Messages API on this adapter. */
-  const messagesService = ({ body }: ChatBody<DirectBody>, { service }: ChatTarget): ServiceEntry => {
+  const messagesService = (body: DirectBody, { service }: ChatTarget): ServiceEntry => {
     if (service.family !== 'anthropic') {
       throw gatewayError('VALIDATION_FAILED', { param: 'model', args: { reason: `'${body.model}' does not speak the Messages API here (not an Anthropic-family service): use chat/completions, or the standard adapter's v1/messages` } });
     }
     return service;
   };
 
-  router.post(`${base}/v1/messages`, anthropicRoute, ctx.admission.request(steps, async (koa, { caller, body: request, target }) => {
+  router.post(`${base}/v1/messages`, anthropicRoute, ctx.admission.request(steps, async (koa, { caller, raw: { text }, body, target }) => {
     const passed = passedHeaders(koa);
-    const service = messagesService(request, target);
-    const { text, body } = request;
+    const service = messagesService(body, target);
     checkAnthropicBody(body);
     const stream = body.stream === true;
     const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: nativeMessagesBody(body, text), dataType: dataTypeOf(service) } } }, stream, passed, {
@@ -57,10 +56,9 @@ export function mountDirectMessages(
     }
   }));
 
-  router.post(`${base}/v1/messages/count_tokens`, anthropicRoute, ctx.admission.request(steps, async (koa, { caller, body: request, target }) => {
+  router.post(`${base}/v1/messages/count_tokens`, anthropicRoute, ctx.admission.request(steps, async (koa, { caller, raw: { text }, body, target }) => {
     const passed = passedHeaders(koa);
-    const service = messagesService(request, target);
-    const { text, body } = request;
+    const service = messagesService(body, target);
     checkAnthropicBody(body, { maxTokensRequired: false });
     koa.body = await countTokens(ctx, koa, caller, service, nativeMessagesBody(body, text), passed);
   }));

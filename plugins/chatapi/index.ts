@@ -84,7 +84,7 @@ function mountChatApi(router: Router, ctx: PluginContext<ChatApiOptions>, respon
     }
   };
 
-  const predict = (endpoint: Endpoint) => ctx.admission.request(chatRequest(ctx, ENDPOINTS[endpoint].check), async (koa, { caller, body: { text, body }, target: { id, service } }) => {
+  const predict = (endpoint: Endpoint) => ctx.admission.request(chatRequest(ctx, ENDPOINTS[endpoint].check), async (koa, { caller, raw: { text }, body, target: { id, service } }) => {
     const spec = ENDPOINTS[endpoint];
     const fallbacks = requestFallbacks(ctx, caller, body);
     const split = splitRequest(body, endpoint, id.model ?? service.defaultModel, text);

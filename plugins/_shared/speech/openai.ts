@@ -18,13 +18,14 @@ export const openAiRoute = (path: string): string => `${OPENAI_BASE}{/v1}/${path
  * The admission of an audio route (core's `ctx.admission.request`): the caller by `Authorization:
  * Bearer <key>`, a raw `Authorization: <key>`, `x-api-key` or `PLATFORM-API-KEY` (401/402/403), its
  * rate (429), one of the account's stream slots held until the response closes (429), the body
- * (`read`), and the service its model names as `<author>/<service>` (404 MODEL_NOT_FOUND, OpenAI's
- * status for an unknown model, also for a service the key may not call).
+ * (`read`, `check`), and the service its model names as `<author>/<service>` (404 MODEL_NOT_FOUND,
+ * OpenAI's status for an unknown model, also for a service the key may not call).
  */
-export function audioRequest<Body>(
+export function audioRequest<Raw, Body>(
   ctx: PluginContext<any>,
-  read: (koa: Context) => Promise<Body>,
+  read: (koa: Context) => Promise<Raw>,
+  check: (raw: Raw) => Body,
   modelOf: (body: Body) => string,
-): RequestSteps<Body, ChatTarget> {
-  return modelRequest(ctx, read, modelOf, { holdsStream: true });
+): RequestSteps<Raw, Body, ChatTarget> {
+  return modelRequest(ctx, read, check, modelOf, { holdsStream: true });
 }

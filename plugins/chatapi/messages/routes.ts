@@ -47,7 +47,7 @@ const checkCount = compileBodyCheck<MessagesBody>(COUNT_TOKENS_BODY);
 export function mountMessages(router: Router, deps: MessagesDeps): void {
   const { ctx, route } = deps;
 
-  router.post(route('messages'), anthropicRoute, ctx.admission.request(chatRequest(ctx, checkCreate), async (koa, { caller, body: { text, body }, target: { id, service } }) => {
+  router.post(route('messages'), anthropicRoute, ctx.admission.request(chatRequest(ctx, checkCreate), async (koa, { caller, raw: { text }, body, target: { id, service } }) => {
     const passed = passedHeaders(koa);
     const stream = body.stream === true;
     const routing = { affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)) };
@@ -83,7 +83,7 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
     deps.logUsage(koa, caller, body.model, usage, 'messages');
   }));
 
-  router.post(route('messages/count_tokens'), anthropicRoute, ctx.admission.request(chatRequest(ctx, checkCount), async (koa, { caller, body: { text, body }, target: { id, service } }) => {
+  router.post(route('messages/count_tokens'), anthropicRoute, ctx.admission.request(chatRequest(ctx, checkCount), async (koa, { caller, raw: { text }, body, target: { id, service } }) => {
     const passed = passedHeaders(koa);
     let request: string;
     if (service.family === 'anthropic') {

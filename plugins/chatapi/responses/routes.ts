@@ -52,7 +52,7 @@ export const DROPPED_TOOLS_HEADER = 'x-gateway-dropped-tools';
 export function mountResponses(router: Router, deps: ResponsesDeps): void {
   const { ctx, route } = deps;
 
-  router.post(route('responses'), ctx.admission.request(chatRequest(ctx, checkBody), async (koa, { caller, body: { text, body }, target: { id, service } }) => {
+  router.post(route('responses'), ctx.admission.request(chatRequest(ctx, checkBody), async (koa, { caller, raw: { text }, body, target: { id, service } }) => {
     const stream = body.stream === true;
     if (service.nativeResponses) {
       const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: `${ctx.specsUrl}/gpt.json#/ResponsesRequest` } } }, stream, undefined, {
