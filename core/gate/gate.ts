@@ -6,7 +6,7 @@ import type { Logger } from '../logger.js';
 import type { GatewayEvents } from '../observe/events.js';
 import { recordOfServiceHeaders, type RequestRecord } from '../observe/request-record.js';
 import type { ServiceCallSpan } from '../observe/request-trace.js';
-import { toApiErrorProto, fromServiceError } from './api-error.js';
+import { toApiErrorProto, fromServiceError } from '../grpc/api-error.js';
 import { BillingLedger } from './billing-ledger.js';
 import type {
   BatchRequestProto,

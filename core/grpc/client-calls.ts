@@ -13,15 +13,15 @@ import type { Pipeline } from '../pipeline.js';
 import { DEFAULT_JSON_MAX_DEPTH, DEFAULT_JSON_SIZE_LIMITS, parseJson, type JsonSizeLimits } from '../validation/json.js';
 import { toApiErrorProto } from './api-error.js';
 import type { ClientMessage } from './client-message.js';
-import { serviceHeaders } from './service-headers.js';
-import type { Gate, GateRequest } from './gate.js';
+import { serviceHeaders } from '../gate/service-headers.js';
+import type { Gate, GateRequest } from '../gate/gate.js';
 import type {
   ClientRequestProto,
   ClientResponseProto,
   PartialPredictRequestProto,
   PayloadProto,
 } from '../../proto/src/index.js';
-import type { ServiceAnswer, ServiceCall } from './service-call.js';
+import type { ServiceAnswer, ServiceCall } from '../gate/service-call.js';
 
 // Requests arrive as ClientMessages (see client-message.ts): admission runs before the full decode.
 type Unary = grpc.handleUnaryCall<ClientMessage, ClientResponseProto>;
