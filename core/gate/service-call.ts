@@ -1,9 +1,8 @@
 import { gatewayError, type GatewayError } from '../errors.js';
-import { finalAnswer } from './answer.js';
+import { finalAnswer, type ServiceAnswer } from './answer.js';
 import type { PartialPredictRequestProto, ServiceToGateProto } from '../../proto/src/index.js';
 
-/** An answer frame of one request: a ServiceToGateProto whose body is not `error`. */
-export type ServiceAnswer = ServiceToGateProto;
+export type { ServiceAnswer };
 
 /** Whether an answer ends its request: predict, ext, batch, fit, or partialPredict with finish. */
 export function isTerminal(answer: ServiceToGateProto): boolean {
