@@ -4,6 +4,35 @@ import type { PayloadProto, ServiceToGateProto, StringMap } from '../../proto/sr
 /** An answer frame of one request: a ServiceToGateProto whose body is not `error`. */
 export type ServiceAnswer = ServiceToGateProto;
 
+/** Whether an answer ends its request: predict, ext, batch, fit, or partialPredict with finish. */
+export function isTerminal(answer: ServiceToGateProto): boolean {
+  switch (answer.body) {
+    case 'predict':
+    case 'ext':
+    case 'batch':
+    case 'fit':
+    case 'status':
+    case 'error':
+      return true;
+    case 'partialPredict':
+      return answer.partialPredict?.finish === true;
+    default:
+      return false;
+  }
+}
+
+/** The payload bytes an answer frame carries: what a reader that does not read makes the gateway hold. */
+export function answerBytes(answer: ServiceToGateProto): number {
+  const member = answer.predict ?? answer.partialPredict ?? answer.ext;
+  let bytes = payloadBytes(member?.data);
+  for (const item of answer.batch?.data ?? []) bytes += payloadBytes(item.predict?.data);
+  return bytes;
+}
+
+function payloadBytes(data: { json?: string; protobuf?: Uint8Array } | undefined): number {
+  return (data?.json?.length ?? 0) + (data?.protobuf?.length ?? 0);
+}
+
 /**
  * What the answer reader needs of a call (a ServiceCall is one): its frames, its answer bound, and a
  * way to stop it. Named here, not imported, so that the call (which reads its own final answer
