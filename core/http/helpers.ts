@@ -1,13 +1,14 @@
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
-import type { Caller } from '../directory.js';
+import type { Caller, ServiceEntry } from '../directory.js';
 import { gatewayError } from '../errors.js';
 import { serviceLabel } from '../gate/service-label.js';
 import { GatewayEvents } from '../observe/events.js';
-import { linkHeadersToRecord, type RequestRecord } from '../observe/request-record.js';
+import type { RequestRecord } from '../observe/request-record.js';
 import { passTraceContext } from '../observe/trace-context.js';
 import type { StringMap } from '../../proto/src/index.js';
+import { callContext, type CallContext } from '../gate/call-context.js';
 import type { ServiceCall } from '../gate/service-call.js';
 import { httpCallerHeaders, serviceHeaders } from '../gate/service-headers.js';
 import { DEFAULT_JSON_MAX_DEPTH, DEFAULT_JSON_SIZE_LIMITS, JsonShapeCheck, parseJson, type JsonSizeLimits } from '../validation/json.js';
@@ -29,8 +30,14 @@ export interface HttpHelpers {
    * is named in the 400; leave it out for a whole body read as JSON.
    */
   parseJson(text: string, part?: string): unknown;
-  /** Headers to pass to a service for this request (request ID, caller, billing). */
+  /** Headers to pass to a service for this request (request ID, caller, billing, the caller's trace context). */
   serviceHeaders(ctx: Context, caller: Caller): StringMap;
+  /**
+   * The call context of this request, to pass to `gate.open` as `context`: its service headers (a
+   * fresh object, the plugin's to extend or copy), the caller, and the request's record and trace,
+   * which the Gate fills in (the service's wait, the call's span) whatever headers the plugin sends.
+   */
+  callContext(ctx: Context, caller: Caller, service?: ServiceEntry): CallContext;
   /**
    * A signal that aborts when the caller goes away before the response is finished; pass it to
    * `gate.open` so the service gets `cancel` and the call's slot is freed.
@@ -58,6 +65,18 @@ function onResponseClose(this: ResponseWithCall): void {
   if (!this.writableFinished) this[CALL]?.cancel(gatewayError('REQUEST_CANCELED'));
 }
 
+/** The record the HTTP app made for this request (core/http/app.ts); none outside the app (tests). */
+function recordOf(ctx: Context): RequestRecord | undefined {
+  return (ctx.state as { record?: RequestRecord }).record;
+}
+
+/** The headers a service gets for this request: request ID, caller, billing, the caller's W3C trace context. */
+function serviceHeadersOf(ctx: Context, caller: Caller): StringMap {
+  const headers = serviceHeaders({ requestId: String(ctx.state.requestId), callerAccountId: caller.account.id, keyName: caller.keyName }, httpCallerHeaders(ctx.request.headers));
+  passTraceContext((name) => ctx.get(name), headers);
+  return headers;
+}
+
 export function createHttpHelpers(
   bodyLimitBytes: number,
   events: GatewayEvents = new GatewayEvents(),
@@ -67,7 +86,7 @@ export function createHttpHelpers(
   const readRawBody = async (ctx: Context, limit = bodyLimitBytes): Promise<Buffer> => {
     try {
       const body = await getRawBody(ctx.req, { limit, length: ctx.request.headers['content-length'] });
-      const record = ctx.state.record as RequestRecord | undefined;
+      const record = recordOf(ctx);
       if (record) record.bytesIn = body.length;
       return body;
     } catch (err) {
@@ -82,7 +101,7 @@ export function createHttpHelpers(
     // kilobytes, never gathered whole (issue 25 N1).
     const shape = new JsonShapeCheck(jsonMaxDepth, size);
     const raw = await readBodyInspected(ctx.req, limit, (chunk) => shape.push(chunk));
-    const record = ctx.state.record as RequestRecord | undefined;
+    const record = recordOf(ctx);
     if (record) record.bytesIn = raw.length;
     if (raw.length === 0) throw gatewayError('MALFORMED_JSON', { args: { reason: 'the body is empty' } });
     const text = raw.toString('utf8');
@@ -96,20 +115,15 @@ export function createHttpHelpers(
       return (await readJsonText(ctx, limit, maxMembers)).value;
     },
     serviceHeaders(ctx, caller) {
-      const headers = serviceHeaders(
-        { requestId: String(ctx.state.requestId), callerAccountId: caller.account.id, keyName: caller.keyName },
-        httpCallerHeaders(ctx.request.headers),
-      );
-      passTraceContext((name) => ctx.get(name), headers);
-      const record = ctx.state.record as RequestRecord | undefined;
-      if (record) {
-        record.caller = caller;
-        linkHeadersToRecord(headers, record);
-      }
-      return headers;
+      const record = recordOf(ctx);
+      if (record) record.caller = caller;
+      return serviceHeadersOf(ctx, caller);
+    },
+    callContext(ctx, caller, service) {
+      return callContext(caller, serviceHeadersOf(ctx, caller), recordOf(ctx), service);
     },
     reportTokens(ctx, tokens, model) {
-      const record = ctx.state.record as RequestRecord | undefined;
+      const record = recordOf(ctx);
       if (!record) return;
       if (model !== undefined) record.model = model;
       record.inputTokens = (record.inputTokens ?? 0) + tokens.inputTokens;
