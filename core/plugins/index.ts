@@ -14,6 +14,7 @@ export type { Caller, ServiceEntry } from '../directory.js';
 export type { Permission, UpstreamConfig } from '../config/types.js';
 export type { GateRequest, LocalInstanceHandle, OpenOptions } from '../gate/gate.js';
 export type { CallContext } from '../gate/call-context.js';
+export { parsedPayload, parsedValueOf } from '../gate/parsed-payload.js';
 export type { LocalInstanceOptions, LocalReply, LocalWorker } from '../gate/local-instance.js';
 export type { InstanceLoad } from '../gate/instance.js';
 export { fromServiceError, isRelayedUpstreamHeader } from '../grpc/api-error.js';

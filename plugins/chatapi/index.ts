@@ -8,7 +8,7 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { definePlugin, gatewayError, type Caller, type FallbackTarget, type Permission, type PluginContext } from '../../core/plugins/index.js';
+import { definePlugin, gatewayError, parsedPayload, type Caller, type FallbackTarget, type Permission, type PluginContext } from '../../core/plugins/index.js';
 import { completeAnswer, mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../_shared/openai/answers.js';
 import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
@@ -99,7 +99,7 @@ function mountChatApi(router: Router, ctx: PluginContext<ChatApiOptions>, respon
     const stream = endpoint !== 'embeddings' && body.stream === true;
     const types = dataTypes[endpoint]();
     const call = await openChatCall(ctx, koa, caller, service, {
-      predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
+      predict: { data: parsedPayload(split.data, split.dataObject, types.data), config: parsedPayload(split.config, split.configObject, types.config) },
     }, stream, undefined, { fallbacks, model: id.model ?? service.defaultModel, affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)) });
     const defaults: AnswerDefaults = {
       id: `${spec.idPrefix}${String(koa.state.requestId)}`,
