@@ -14,6 +14,7 @@ import type { GateInstance } from './instance.js';
 import { InstancePool, type InstanceInfo } from './instance-pool.js';
 import { LocalInstance, type LocalInstanceHandle, type LocalInstanceOptions } from './local-instance.js';
 import type { ServiceCall } from './service-call.js';
+import { serviceLabel } from './service-label.js';
 import { ServiceRoutes } from './service-routes.js';
 import { ServiceStreams } from './service-streams.js';
 import { WakeOnRequest } from './wake-on-request.js';
@@ -88,11 +89,12 @@ export class Gate {
    * waking the service (wake-on-request.ts). `signal` (or the function that makes it, called only
    * when the request waits) aborts when the caller leaves: the wait ends and frees its slot at once.
    */
-  async ready(service: ServiceEntry, caller: { readonly id: number; readonly name: string }, signal?: AbortSignal | (() => AbortSignal)): Promise<void> {
-    if (this.hasInstances(service.id) || service.fallbacks?.length) return;
+  ready(service: ServiceEntry, caller: { readonly id: number; readonly name: string }, signal?: AbortSignal | (() => AbortSignal)): Promise<void> {
+    // Not async: the usual answer (an instance is there) is one shared settled promise, not a new one per request.
+    if (this.hasInstances(service.id) || service.fallbacks?.length) return READY;
     const target = (service.base && this.#directory.serviceById(service.base.serviceId)) || service;
-    if (!(service.waitForInstanceMs || target.waitForInstanceMs)) return;
-    await this.#wake.wait(service, target, caller.id, caller.name, typeof signal === 'function' ? signal() : signal);
+    if (!(service.waitForInstanceMs || target.waitForInstanceMs)) return READY;
+    return this.#wake.wait(service, target, caller.id, caller.name, typeof signal === 'function' ? signal() : signal);
   }
 
   /**
@@ -114,7 +116,7 @@ export class Gate {
     const timeoutMs = Math.min(options.timeoutMs ?? (service.timeoutSec ?? this.#config.defaultTimeoutSec) * 1000, MAX_TIMER_MS);
     // Answers come from the target's instances, and the call table matches them by the target's ID.
     const call = this.#table.open(instance, routed.target.id, service.name, timeoutMs, options.signal ?? context?.signal);
-    call.servedBy = { name: targetName(fallback ?? { service }), instance: instance.bootUuid, fallback: fallback !== undefined && fallback.service !== service };
+    call.servedBy = { name: fallback ? targetName(fallback) : serviceLabel(service), instance: instance.bootUuid, fallback: fallback !== undefined && fallback.service !== service };
     if (this.#events.has('billing')) this.#rememberCaller(call.requestId, routed.headers);
     const headers = observeCall(this.#events, call, service, options.model, context, routed.headers);
     if (options.firstChunkTimeoutMs || options.idleTimeoutMs) {
@@ -233,6 +235,7 @@ export class Gate {
 }
 
 const NO_FALLBACKS: readonly FallbackTarget[] = [];
+const READY: Promise<void> = Promise.resolve();
 
 /**
  * The longest deadline a Node timer can hold (2^31 - 1 ms, about 24.8 days). A longer one overflows

@@ -96,7 +96,8 @@ export function createHttpHelpers(
     }
   };
   const readJsonText = async (ctx: Context, limit = bodyLimitBytes, maxMembers = jsonSize.maxMembers): Promise<{ text: string; value: unknown }> => {
-    const size = { ...jsonSize, maxMembers: Math.min(maxMembers, jsonSize.maxMembers) };
+    // The configured bounds as they are unless the caller narrows them: no object per request.
+    const size = maxMembers >= jsonSize.maxMembers ? jsonSize : { ...jsonSize, maxMembers };
     // The size bounds are checked as the bytes arrive: a body over one is refused from its first
     // kilobytes, never gathered whole (issue 25 N1).
     const shape = new JsonShapeCheck(jsonMaxDepth, size);
