@@ -54,6 +54,13 @@ describe('architecture', () => {
     expect(violations).toEqual([]);
   });
 
+  it('the Gate stays split along its owners: no file in core/gate/ over 300 lines', () => {
+    const long = sourceFiles(join(root, 'core', 'gate'))
+      .map((file) => ({ file: rel(file), lines: readFileSync(file, 'utf8').split('\n').length - 1 }))
+      .filter(({ lines }) => lines > 300);
+    expect(long).toEqual([]);
+  });
+
   it('plugins import core only through core/plugins/index.ts and never each other', () => {
     const pluginsDir = join(root, 'plugins');
     const violations: string[] = [];
