@@ -1,4 +1,4 @@
-import type { Caller, ServiceEntry } from '../directory.js';
+import type { Caller, ServiceEntry } from '../admission/directory.js';
 import type { RequestRecord } from '../observe/request-record.js';
 import type { RequestTrace } from '../observe/request-trace.js';
 import type { StringMap } from '../../proto/src/index.js';

@@ -1,4 +1,4 @@
-import type { ServiceEntry } from '../directory.js';
+import type { ServiceEntry } from '../admission/directory.js';
 import type { GatewayEvents } from '../observe/events.js';
 import type { RequestRecord } from '../observe/request-record.js';
 import type { ServiceCallSpan } from '../observe/request-trace.js';

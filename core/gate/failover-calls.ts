@@ -1,6 +1,6 @@
-import type { ServiceEntry } from '../directory.js';
+import type { ServiceEntry } from '../admission/directory.js';
 import { gatewayError, type GatewayError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observe/logger.js';
 import { GateHeaders, type PredictRequestProto, type StringMap } from '../../proto/src/index.js';
 import type { CallTable } from './call-table.js';
 import {

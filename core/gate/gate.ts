@@ -1,7 +1,7 @@
 import type { GatewayConfig } from '../config/types.js';
-import type { Directory, ServiceEntry } from '../directory.js';
+import type { Directory, ServiceEntry } from '../admission/directory.js';
 import { gatewayError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observe/logger.js';
 import type { GatewayEvents } from '../observe/events.js';
 import { BillingLedger } from './billing-ledger.js';
 import { GateHeaders, type StringMap } from '../../proto/src/index.js';

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { Directory } from '../directory.js';
+import type { Directory } from '../admission/directory.js';
 import type { GatewayEvents } from '../observe/events.js';
 import type { GateInstance, Instance, InstanceKind, InstanceLoad } from './instance.js';
 import { pickInstance, withModel } from './routing.js';

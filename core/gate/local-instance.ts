@@ -1,5 +1,5 @@
-import type { ServiceEntry } from '../directory.js';
-import type { Logger } from '../logger.js';
+import type { ServiceEntry } from '../admission/directory.js';
+import type { Logger } from '../observe/logger.js';
 import { Instance, type GateInstance } from './instance.js';
 import type { GateToServiceProto, ServiceToGateBodies, ServiceToGateProto } from '../../proto/src/index.js';
 

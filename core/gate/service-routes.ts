@@ -1,4 +1,4 @@
-import type { Directory, ServiceEntry } from '../directory.js';
+import type { Directory, ServiceEntry } from '../admission/directory.js';
 import { gatewayError } from '../errors.js';
 import { DERIVED_ACCOUNT_ID_HEADER, DERIVED_SERVICE_ID_HEADER, FITTED_MODEL_DIR_HEADER, type StringMap } from '../../proto/src/index.js';
 import type { FallbackTarget } from './failover.js';

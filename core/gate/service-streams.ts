@@ -1,7 +1,7 @@
 import type { GatewayConfig } from '../config/types.js';
-import type { Directory } from '../directory.js';
+import type { Directory } from '../admission/directory.js';
 import { gatewayError, type GatewayError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observe/logger.js';
 import type { GatewayEvents } from '../observe/events.js';
 import { toApiErrorProto } from '../grpc/api-error.js';
 import { parseLoadReport, type GateToServiceProto, type ServiceToGateProto, type StartServingProto } from '../../proto/src/index.js';

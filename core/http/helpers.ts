@@ -1,11 +1,10 @@
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
-import type { Caller, ServiceEntry } from '../directory.js';
+import type { Caller, ServiceEntry } from '../admission/directory.js';
 import { gatewayError } from '../errors.js';
 import { serviceLabel } from '../gate/service-label.js';
 import { GatewayEvents } from '../observe/events.js';
-import type { RequestRecord } from '../observe/request-record.js';
 import { passTraceContext } from '../observe/trace-context.js';
 import type { StringMap } from '../../proto/src/index.js';
 import { callContext, type CallContext } from '../gate/call-context.js';
@@ -65,11 +64,6 @@ function onResponseClose(this: ResponseWithCall): void {
   if (!this.writableFinished) this[CALL]?.cancel(gatewayError('REQUEST_CANCELED'));
 }
 
-/** The record the HTTP app made for this request (core/http/app.ts); none outside the app (tests). */
-function recordOf(ctx: Context): RequestRecord | undefined {
-  return (ctx.state as { record?: RequestRecord }).record;
-}
-
 /** The headers a service gets for this request: request ID, caller, billing, the caller's W3C trace context. */
 function serviceHeadersOf(ctx: Context, caller: Caller): StringMap {
   const headers = serviceHeaders({ requestId: String(ctx.state.requestId), callerAccountId: caller.account.id, keyName: caller.keyName }, httpCallerHeaders(ctx.request.headers));
@@ -86,7 +80,7 @@ export function createHttpHelpers(
   const readRawBody = async (ctx: Context, limit = bodyLimitBytes): Promise<Buffer> => {
     try {
       const body = await getRawBody(ctx.req, { limit, length: ctx.request.headers['content-length'] });
-      const record = recordOf(ctx);
+      const record = ctx.state.record;
       if (record) record.bytesIn = body.length;
       return body;
     } catch (err) {
@@ -102,7 +96,7 @@ export function createHttpHelpers(
     // kilobytes, never gathered whole (issue 25 N1).
     const shape = new JsonShapeCheck(jsonMaxDepth, size);
     const raw = await readBodyInspected(ctx.req, limit, (chunk) => shape.push(chunk));
-    const record = recordOf(ctx);
+    const record = ctx.state.record;
     if (record) record.bytesIn = raw.length;
     if (raw.length === 0) throw gatewayError('MALFORMED_JSON', { args: { reason: 'the body is empty' } });
     const text = raw.toString('utf8');
@@ -116,15 +110,15 @@ export function createHttpHelpers(
       return (await readJsonText(ctx, limit, maxMembers)).value;
     },
     serviceHeaders(ctx, caller) {
-      const record = recordOf(ctx);
+      const record = ctx.state.record;
       if (record) record.caller = caller;
       return serviceHeadersOf(ctx, caller);
     },
     callContext(ctx, caller, service) {
-      return callContext(caller, serviceHeadersOf(ctx, caller), recordOf(ctx), service);
+      return callContext(caller, serviceHeadersOf(ctx, caller), ctx.state.record, service);
     },
     reportTokens(ctx, tokens, model) {
-      const record = recordOf(ctx);
+      const record = ctx.state.record;
       if (!record) return;
       if (model !== undefined) record.model = model;
       record.inputTokens = (record.inputTokens ?? 0) + tokens.inputTokens;
