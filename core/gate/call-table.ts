@@ -64,17 +64,16 @@ export class CallTable {
 
   /**
    * A new call to `instance` (of the service `serviceId`, whose instances answer it), with its overall
-   * deadline (`timeoutMs`, 0 for none) and the caller's abort signal. Nothing is sent yet: `dispatch`
-   * sends, once whoever opened the call has set it up.
+   * deadline (`timeoutMs`, 0 for none). Nothing is sent yet: `dispatch` sends, once whoever opened the
+   * call has set it up (its observer, its failover state, its caller's signal).
    */
-  open(instance: Instance, serviceId: number, serviceName: string, timeoutMs: number, signal: AbortSignal | undefined): ServiceCall {
+  open(instance: Instance, serviceId: number, serviceName: string, timeoutMs: number): ServiceCall {
     const requestId = this.#nextRequestId++;
     const call = new ServiceCall(requestId, serviceId, this.#hooks);
     const entry: CallEntry = { call, instance, timer: undefined };
     this.#calls.set(requestId, entry);
     instance.take(call);
     if (timeoutMs > 0 && Number.isFinite(timeoutMs)) entry.timer = setTimeout(expire, timeoutMs, call, serviceName, timeoutMs);
-    if (signal) call.cancelOn(signal);
     return call;
   }
 

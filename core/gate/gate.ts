@@ -115,7 +115,7 @@ export class Gate {
 
     const timeoutMs = Math.min(options.timeoutMs ?? (service.timeoutSec ?? this.#config.defaultTimeoutSec) * 1000, MAX_TIMER_MS);
     // Answers come from the target's instances, and the call table matches them by the target's ID.
-    const call = this.#table.open(instance, routed.target.id, service.name, timeoutMs, options.signal ?? context?.signal);
+    const call = this.#table.open(instance, routed.target.id, service.name, timeoutMs);
     call.servedBy = { name: fallback ? targetName(fallback) : serviceLabel(service), instance: instance.bootUuid, fallback: fallback !== undefined && fallback.service !== service };
     if (this.#events.has('billing')) this.#rememberCaller(call.requestId, routed.headers);
     const headers = observeCall(this.#events, call, service, options.model, context, routed.headers);
@@ -123,6 +123,9 @@ export class Gate {
       call.setStreamDeadlines({ firstChunkMs: options.firstChunkTimeoutMs ?? 0, idleMs: options.idleTimeoutMs ?? 0 }, service.name);
     }
     this.#failover.track(call, service, picked, headers, timeoutMs);
+    // Last: a caller already gone fails the call here, and its observer and failover state see it settle.
+    const signal = options.signal ?? context?.signal;
+    if (signal) call.cancelOn(signal);
     this.#table.dispatch(call, { requestId: call.requestId, headers, ...withDeclaredConfig(request, instance) }, service.name);
     return call;
   }
