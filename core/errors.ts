@@ -148,7 +148,7 @@ export interface GatewayErrorOptions {
 
 /**
  * An error an HTTP upstream answered, relayed by a proxying service (the `upstream.*` args of its
- * service error, see core/gate/api-error.ts): the adapters render its `type`, `code` and `param`
+ * service error, see core/grpc/api-error.ts): the adapters render its `type`, `code` and `param`
  * exactly as the upstream sent them.
  */
 export interface UpstreamErrorFields {

@@ -155,7 +155,7 @@ export interface GatewayConfig {
     readonly grpcClientMaxHeaders: number;
     readonly grpcClientMaxHeaderBytes: number;
     readonly grpcRegistrationMaxMessageBytes: number;
-    /** Bytes of unauthenticated gRPC input held at once, gateway-wide (core/gate/unauthenticated-bytes.ts). */
+    /** Bytes of unauthenticated gRPC input held at once, gateway-wide (core/grpc/unauthenticated-bytes.ts). */
     readonly unauthenticatedBytesInFlight: number;
     /** Unauthenticated gRPC bytes read per second, gateway-wide; past it their streams wait. */
     readonly unauthenticatedBytesPerSecond: number;

@@ -13,10 +13,12 @@ export {
 export type { Caller, ServiceChange, ServiceEntry } from '../admission/directory.js';
 export type { Permission, UpstreamConfig } from '../config/types.js';
 export type { GateRequest, LocalInstanceHandle, OpenOptions } from '../gate/gate.js';
+export type { CallContext } from '../gate/call-context.js';
+export { parsedPayload, parsedValueOf } from '../gate/parsed-payload.js';
 export type { LocalInstanceOptions, LocalReply, LocalWorker } from '../gate/local-instance.js';
 export type { InstanceLoad } from '../gate/instance.js';
-export { fromServiceError, isRelayedUpstreamHeader } from '../gate/api-error.js';
-export { extParamsTooLarge } from '../gate/client-message.js';
+export { fromServiceError, isRelayedUpstreamHeader } from '../grpc/api-error.js';
+export { extParamsTooLarge } from '../grpc/client-message.js';
 export { servedByHeader, type ServedBy, type ServiceAnswer, type ServiceCall } from '../gate/service-call.js';
 export type { FallbackTarget } from '../gate/failover.js';
 export { serviceHeaders, isGatewayHeader, type ServiceIdentity } from '../gate/service-headers.js';
