@@ -1,6 +1,7 @@
 import { SecretIndex } from './auth/secrets.js';
 import type { AccountConfig, GatewayConfig, Permission, ServiceConfig } from './config/types.js';
 import { gatewayError } from './errors.js';
+import type { Budget } from './userspace/budgets.js';
 
 export interface Caller {
   readonly account: AccountConfig;
@@ -8,6 +9,22 @@ export interface Caller {
   readonly permissions: ReadonlySet<Permission>;
   /** The key's `followTraceSampling`: its requests' W3C sampled flag decides whether they are traced. */
   readonly followTraceSampling?: boolean;
+  /** A stored key's ID (`key_…`); config-file keys have none. */
+  readonly keyId?: string;
+  /** Epoch ms from which this secret is refused: the key's expiry, or the end of a rotation's grace. */
+  readonly validUntil?: number;
+  /** The services (IDs) the key may call; undefined: every service its account may call. */
+  readonly services?: ReadonlySet<number>;
+  /** The key's own requests-per-second limit, under its account's. */
+  readonly requestsPerSecond?: number;
+  /** The key's own spending limits, besides its account's. */
+  readonly budgets?: readonly Budget[];
+}
+
+/** One secret of a stored key (its current one, and its previous one during a rotation's grace). */
+export interface KeySecret {
+  readonly hash: string;
+  readonly caller: Caller;
 }
 
 /** A service as the pipeline and the Gate see it: from config, or derived at run time (fitting). */
@@ -28,6 +45,8 @@ export class Directory {
   readonly #accountsByName = new Map<string, AccountConfig>();
   /** The caller behind each API key, built once: a request looks it up and allocates nothing. */
   readonly #keys = new SecretIndex<Caller>();
+  /** Stored keys (user space): their secrets' hashes by key ID, to replace or remove them when they change. */
+  readonly #storedKeys = new Map<string, readonly KeySecret[]>();
   readonly #servicesById = new Map<number, ServiceEntry>();
   readonly #servicesByName = new Map<string, ServiceEntry>();
   readonly #servicesByToken = new SecretIndex<ServiceEntry>();
@@ -62,6 +81,32 @@ export class Directory {
     this.#servicesByName.delete(`${entry.accountId}/${entry.name}`);
     for (const hash of entry.connectionTokenHashes) this.#servicesByToken.delete(hash);
     for (const alias of entry.aliases ?? []) if (this.#servicesByAlias.get(alias) === entry) this.#servicesByAlias.delete(alias);
+  }
+
+  /**
+   * Puts a stored key's secrets in place of what it had (a rotation adds the new secret and keeps the
+   * old one until its grace ends; the change feed calls this on every gateway).
+   */
+  setKey(keyId: string, secrets: readonly KeySecret[]): void {
+    this.removeKey(keyId);
+    for (const secret of secrets) this.#keys.add(secret.hash, secret.caller);
+    this.#storedKeys.set(keyId, secrets);
+  }
+
+  /** Forgets a stored key (revoked or deleted): its secrets are refused from now on. */
+  removeKey(keyId: string): void {
+    for (const secret of this.#storedKeys.get(keyId) ?? []) this.#keys.delete(secret.hash);
+    this.#storedKeys.delete(keyId);
+  }
+
+  /** A stored key's current caller (budgets debited after an answer), by key ID. */
+  storedKey(keyId: string): Caller | undefined {
+    return this.#storedKeys.get(keyId)?.[0]?.caller;
+  }
+
+  /** How many stored keys this gateway knows. */
+  get storedKeyCount(): number {
+    return this.#storedKeys.size;
   }
 
   /** The caller an API key belongs to, or undefined for an unknown key. */

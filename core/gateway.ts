@@ -19,6 +19,7 @@ import { createTracing } from './observe/tracing.js';
 import { traceTrust } from './observe/trace-trust.js';
 import { createLogger, type Logger } from './logger.js';
 import { Pipeline } from './pipeline.js';
+import { BudgetGate, debitBudgets } from './userspace/budgets.js';
 import { loadPlugins, type LoadedPlugin } from './plugins/loader.js';
 import { SharedRateLimiter } from './limits/shared-rate-limiter.js';
 import { RateLimiter, type RequestLimiter } from './rate-limiter.js';
@@ -91,6 +92,9 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const store = storage.tasks;
   const rateLimiter = await createRateLimiter(config, storage, logger);
   const pipeline = new Pipeline(directory, rateLimiter, config.limits);
+  const budgets = await BudgetGate.open(storage.docs, logger);
+  pipeline.useBudgets(budgets);
+  const stopDebiting = debitBudgets(budgets, directory, events);
   const registry = createRegistry(config);
   pipeline.addValidator(registry);
   pipeline.addStorageMeter((accountId) => store.storedBytes(accountId));
@@ -242,6 +246,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       }
       await grpcServer?.close();
       rateLimiter.close?.();
+      stopDebiting();
+      budgets.close();
       await storage.close();
       await tracing?.close().catch((err: unknown) => logger.warn({ err }, 'exporting the last traces failed'));
       if (httpServer) {

@@ -8,6 +8,8 @@ import { compileSchema, formatAjvErrors } from '../validation/ajv.js';
 import configSchema from '../../schemas/config.schema.json' with { type: 'json' };
 import registryFileSchema from '../../schemas/registry/registry-file.schema.json' with { type: 'json' };
 import type { GatewayConfig, Permission, ServiceFamily, WakerConfig } from './types.js';
+import type { Budget } from '../userspace/budgets.js';
+import type { Prices } from '../userspace/prices.js';
 import { builtinManifest, builtinPluginNames } from '../plugins/manifest.js';
 import { resolveWorkers, workersFromEnv, workersProblems } from './workers.js';
 
@@ -117,6 +119,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     name: a.name as string,
     requestsPerSecond: (a.requestsPerSecond as number | undefined) ?? (input.limits.defaultRequestsPerSecond as number),
     blocked: a.blocked as boolean,
+    ...(a.budgets?.length ? { budgets: a.budgets as Budget[] } : {}),
   }));
   reportDuplicates(accounts.map((a) => a.id), 'account id', problems);
   reportDuplicates(accounts.map((a) => a.name), 'account name', problems);
@@ -160,6 +163,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     ...(s.affinity ? { affinity: s.affinity as { messages: number } } : {}),
     waitForInstanceMs: s.waitForInstanceMs as number,
     ...(s.waker ? { waker: s.waker as WakerConfig } : {}),
+    ...(s.prices ? { prices: s.prices as Prices } : {}),
   }));
   reportDuplicates(services.map((s) => s.id), 'service id', problems);
   reportDuplicates(services.map((s) => `${s.accountId}/${s.name}`), 'service name within an account', problems);

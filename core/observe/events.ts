@@ -72,6 +72,14 @@ export interface UsageEvent {
   service: string;
   inputTokens: number;
   outputTokens: number;
+  /** The stored API key's ID (`key_…`), or the config-file key's name in `keyName`. */
+  keyId?: string;
+  keyName?: string;
+  /** The model the request named (chat adapters), when it named one. */
+  model?: string;
+  /** What the tokens cost by the service's prices (core/userspace/prices.ts); absent without prices. */
+  cost?: number;
+  currency?: string;
 }
 
 /** One billing charge a service reported (`deferredBillingCharge(s)`). */

@@ -1,6 +1,6 @@
 /** The public surface for plugins: everything a plugin may import from core. */
 export { definePlugin, type PluginContext, type PluginDefinition, type PluginInstance } from './define-plugin.js';
-export { errorHeaders, gatewayError, GatewayError, renderErrorBody, toGatewayError, type ErrorBody, type ErrorCode, type UpstreamErrorFields } from '../errors.js';
+export { asChatAdapterError, errorHeaders, gatewayError, GatewayError, renderErrorBody, toGatewayError, type ErrorBody, type ErrorCode, type UpstreamErrorFields } from '../errors.js';
 export { useErrorRenderer, type ErrorRenderer } from '../http/app.js';
 export type { Storage, StorageKind, StoreChoices } from '../storage/storage.js';
 export { DuplicateKeyError, isDuplicateKey } from '../storage/port.js';
