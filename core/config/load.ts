@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { hashSecret } from '../auth/secrets.js';
+import { hashSecret } from '../admission/secret-hashes.js';
 import { BootError } from '../errors.js';
-import { runnableModule } from '../modules.js';
+import { runnableModule } from '../modules/build-paths.js';
 import { compileSchema, formatAjvErrors } from '../validation/ajv.js';
 import configSchema from '../../schemas/config.schema.json' with { type: 'json' };
 import registryFileSchema from '../../schemas/registry/registry-file.schema.json' with { type: 'json' };
@@ -213,7 +213,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
   const launch = (input.launch as any[]).map((l) => ({ name: l.name, module: resolve(baseDir, l.module), env: l.env, requires: l.requires, optional: l.optional }));
   // Paths are relative to the config file: a copied config names the module it could not find
   // instead of launching a process that crashes on it again and again. The compiled gateway runs a
-  // `.ts` module's compiled `.js` (core/modules.ts), so either counts.
+  // `.ts` module's compiled `.js` (core/modules/build-paths.ts), so either counts.
   const mustExist = (what: string, path: string) => {
     if (!existsSync(runnableModule(path))) problems.push(`${what}: ${path} does not exist (relative paths are relative to the config file, ${baseDir})`);
   };

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import type { Context } from 'koa';
 import { GatewayError, errorHeaders, errorTypeForStatus, gatewayError, renderErrorBody, toGatewayError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observe/logger.js';
 import { GatewayEvents } from '../observe/events.js';
 import { RequestRecord } from '../observe/request-record.js';
 import { isLimitRejection } from '../observe/rejections.js';

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
-import type { Caller } from '../directory.js';
+import type { Caller } from '../admission/directory.js';
 import { gatewayError } from '../errors.js';
 import { serviceLabel } from '../gate/service-label.js';
 import { GatewayEvents } from '../observe/events.js';

@@ -1,8 +1,8 @@
 import type { AccountConfig } from '../config/types.js';
-import type { Caller, Directory } from '../directory.js';
+import type { Caller, Directory } from '../admission/directory.js';
 import { gatewayError } from '../errors.js';
-import { SharedWindowBudget, limitWindows, type WindowDoc } from '../limits/shared-window-budget.js';
-import type { Logger } from '../logger.js';
+import { SharedWindowBudget, limitWindows, type WindowDoc } from '../admission/shared-window-budget.js';
+import type { Logger } from '../observe/logger.js';
 import type { GatewayEvents } from '../observe/events.js';
 import type { DocStore } from '../storage/port.js';
 

@@ -1,11 +1,11 @@
-import type { StageObserver } from './observe/request-trace.js';
-import type { Permission } from './config/types.js';
+import type { StageObserver } from '../observe/request-trace.js';
+import type { Permission } from '../config/types.js';
 import type { Caller, Directory, ServiceEntry } from './directory.js';
-import { gatewayError } from './errors.js';
+import { gatewayError } from '../errors.js';
 import { StorageQuota, type StorageMeter } from './quotas/storage-quota.js';
 import { StreamQuota } from './quotas/stream-quota.js';
-import type { RequestLimiter } from './rate-limiter.js';
-import type { BudgetGate } from './userspace/budgets.js';
+import type { RequestLimiter } from './request-rate/local-rate-limiter.js';
+import type { BudgetGate } from '../userspace/budgets.js';
 
 export interface AdmitRequest {
   /** The credential as received; undefined or empty when the caller sent none. */

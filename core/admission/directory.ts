@@ -1,7 +1,7 @@
-import { SecretIndex } from './auth/secrets.js';
-import type { AccountConfig, GatewayConfig, Permission, ServiceConfig } from './config/types.js';
-import { gatewayError } from './errors.js';
-import type { Budget } from './userspace/budgets.js';
+import { SecretIndex } from './secret-hashes.js';
+import type { AccountConfig, GatewayConfig, Permission, ServiceConfig } from '../config/types.js';
+import { gatewayError } from '../errors.js';
+import type { Budget } from '../userspace/budgets.js';
 
 export interface Caller {
   readonly account: AccountConfig;
