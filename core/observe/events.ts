@@ -20,6 +20,10 @@ export interface HttpRequestEvent {
   service?: string;
   account?: string;
   keyName?: string;
+  /** A stored key's ID (`key_…`). */
+  keyId?: string;
+  /** The model an adapter reported the answer's tokens for. */
+  model?: string;
   bytesIn: number;
   bytesOut: number;
   inputTokens?: number;
@@ -33,6 +37,9 @@ export interface GrpcCallEvent {
   method: string;
   service?: string;
   account?: string;
+  keyName?: string;
+  /** A stored key's ID (`key_…`). */
+  keyId?: string;
   /** `OK` or the error code the caller received. */
   code: string;
   durationMs: number;

@@ -47,3 +47,4 @@ export type { RecognitionStream } from '../speech/recognition.js';
 export { every, type EveryOptions } from '../flow/timers.js';
 export { shareMetricsWithWorkers, workersMetrics, type WorkersMetrics } from '../observe/cluster-metrics.js';
 export { parseJson } from '../validation/json.js';
+export { SpendStore, groupSpend, SPEND_DIMENSIONS, type SpendRow, type SpendGroup, type SpendDimension } from '../userspace/spend.js';
