@@ -28,6 +28,7 @@ import type { TaskStore } from './tasks/task-store.js';
 import { createRegistry, type Registry } from './registry/registry.js';
 import { DataTypes } from './specs/data-types.js';
 import { createGrpcSpeechHandlers } from './speech/grpc-speech.js';
+import { UserSpace } from './userspace/user-space.js';
 import type { SpeechLimits } from './speech/limits.js';
 import { SpeechBridge } from './speech/speech-bridge.js';
 
@@ -42,6 +43,8 @@ export interface GatewayOptions {
    * port and its own, tells services every worker's port, and names itself in `X-Gateway-Worker`.
    */
   worker?: WorkerTopology;
+  /** The environment the user space's first-operator bootstrap reads (GATEWAY_ADMIN_*); default process.env. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface GatewayAddresses {
@@ -69,6 +72,8 @@ export interface Gateway {
   readonly plugins: readonly LoadedPlugin[];
   readonly events: GatewayEvents;
   readonly readiness: Readiness;
+  /** Run-time accounts, people, keys and services (started by the user-space plugin). */
+  readonly userSpace: UserSpace;
   /**
    * Starts the plugins' background work, then listens for gRPC and HTTP (port 0 picks free ports), so
    * no request arrives before the plugins are ready.
@@ -95,6 +100,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const budgets = await BudgetGate.open(storage.docs, logger);
   pipeline.useBudgets(budgets);
   const stopDebiting = debitBudgets(budgets, directory, events);
+  const userSpace = new UserSpace(config, storage, directory, logger.child({ part: 'userSpace' }), { env: options.env });
   const registry = createRegistry(config);
   pipeline.addValidator(registry);
   pipeline.addStorageMeter((accountId) => store.storedBytes(accountId));
@@ -154,6 +160,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     dataTypes,
     events,
     readiness,
+    userSpace,
   }));
 
   return {
@@ -170,6 +177,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     plugins,
     events,
     readiness,
+    userSpace,
     async start() {
       if (started) throw new Error('gateway already started');
       started = true;
@@ -245,6 +253,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         }
       }
       await grpcServer?.close();
+      await userSpace.stop();
       rateLimiter.close?.();
       stopDebiting();
       budgets.close();

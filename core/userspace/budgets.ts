@@ -139,7 +139,7 @@ function units(budget: Budget): number {
  */
 export function debitBudgets(budgets: BudgetGate, directory: Directory, events: GatewayEvents): () => void {
   const offUsage = events.on('usage', (e) => {
-    const key = e.keyId === undefined ? undefined : directory.storedKey(e.keyId);
+    const key = e.keyId === undefined ? undefined : directory.keyCaller(e.keyId);
     budgets.debit(directory.findAccount(e.accountId), key, { tokens: e.inputTokens + e.outputTokens, money: e.cost ?? 0 });
   });
   const offBilling = events.on('billing', (e) => {

@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { AccountConfig, Permission } from '../config/types.js';
-import type { Caller, Directory, KeySecret } from '../admission/directory.js';
+import type { Caller, Directory, KeyEntry } from '../admission/directory.js';
 import { hashSecret } from '../admission/secret-hashes.js';
-import type { Collection, CollectionSpec, DocStore, Filter } from '../storage/port.js';
+import type { Filter } from '../storage/port.js';
 import type { Budget } from './budgets.js';
+import type { SyncedCollection, SyncedKind } from './change-feed.js';
+import { KEYS, type SyncedDoc } from './collections.js';
 
 /** A stored API key (`us_keys`): only hashes of its secrets are kept. Times are epoch milliseconds. */
-export interface KeyDoc {
+export interface KeyDoc extends SyncedDoc {
   _id: string;
   accountId: number;
   name: string;
@@ -25,19 +27,7 @@ export interface KeyDoc {
   /** After a rotation: the old secret's hash, honoured until `previousValidUntil`. */
   previousKeyHash?: string;
   previousValidUntil?: number;
-  /** Change-feed stamp: every gateway applies documents by rising `seq`. */
-  seq: number;
-  deleted?: boolean;
 }
-
-export const US_KEYS: CollectionSpec = {
-  name: 'us_keys',
-  indexes: [
-    { name: 'keyHash', fields: ['keyHash'], unique: true },
-    { name: 'accountId', fields: ['accountId'] },
-    { name: 'seq', fields: ['seq'] },
-  ],
-};
 
 /** Secrets start with this, so scanners (and people) recognise a leaked gateway key. */
 const SECRET_PREFIX = 'gwk_';
@@ -54,36 +44,43 @@ export function newKeySecret(): string {
 const keyIdOf = (): string => `key_${randomBytes(12).toString('base64url')}`;
 
 /**
- * The callers a stored key's secrets stand for on the request path: its current secret until its expiry,
- * and after a rotation its previous one until the grace ends (or the expiry, whichever comes first).
+ * The Directory entry of a stored key: its current secret until its expiry, and after a rotation its
+ * previous one until the grace ends (or the expiry, whichever comes first).
  */
-export function keySecrets(doc: KeyDoc, account: AccountConfig): KeySecret[] {
-  const base = {
-    account,
-    keyName: doc.name,
-    keyId: doc._id,
-    permissions: new Set(doc.permissions),
-    ...(doc.services ? { services: new Set(doc.services) } : {}),
-    ...(doc.requestsPerSecond !== undefined ? { requestsPerSecond: doc.requestsPerSecond } : {}),
-    ...(doc.budgets.length ? { budgets: doc.budgets } : {}),
+export function keyEntry(doc: KeyDoc): KeyEntry {
+  const permissions = new Set(doc.permissions);
+  const services = doc.services && new Set(doc.services);
+  const graceUntil = doc.previousKeyHash && doc.previousValidUntil !== undefined ? Math.min(doc.previousValidUntil, doc.expiresAt ?? Infinity) : undefined;
+  const hashes = graceUntil !== undefined ? [doc.keyHash, doc.previousKeyHash!] : [doc.keyHash];
+  return {
+    id: doc._id,
+    accountId: doc.accountId,
+    hashes,
+    caller(account: AccountConfig, hash: string): Caller {
+      const validUntil = hash === doc.keyHash ? doc.expiresAt : graceUntil;
+      return {
+        account,
+        keyName: doc.name,
+        keyId: doc._id,
+        permissions,
+        ...(services ? { services } : {}),
+        ...(doc.requestsPerSecond !== undefined ? { requestsPerSecond: doc.requestsPerSecond } : {}),
+        ...(doc.budgets.length ? { budgets: doc.budgets } : {}),
+        ...(validUntil !== undefined ? { validUntil } : {}),
+      };
+    },
   };
-  const current: Caller = doc.expiresAt !== undefined ? { ...base, validUntil: doc.expiresAt } : base;
-  const secrets: KeySecret[] = [{ hash: doc.keyHash, caller: current }];
-  if (doc.previousKeyHash && doc.previousValidUntil !== undefined) {
-    const until = Math.min(doc.previousValidUntil, doc.expiresAt ?? Infinity);
-    secrets.push({ hash: doc.previousKeyHash, caller: { ...base, validUntil: until } });
-  }
-  return secrets;
 }
 
-/**
- * Applies one stored key document to a gateway's Directory (the change feed's applier for `us_keys`):
- * idempotent; a revoked or deleted key, or one of an account this gateway does not know, is removed.
- */
-export function applyKeyDoc(directory: Directory, doc: KeyDoc): void {
-  const account = directory.findAccount(doc.accountId);
-  if (doc.deleted || doc.revokedAt !== undefined || !account) directory.removeKey(doc._id);
-  else directory.setKey(doc._id, keySecrets(doc, account));
+/** Applies stored keys to a Directory (the change feed's kind for `us_keys`): a revoked or deleted key is removed. */
+export function keyKind(directory: Directory): SyncedKind<KeyDoc> {
+  return {
+    spec: KEYS,
+    apply(doc) {
+      if (doc.deleted || doc.revokedAt !== undefined) directory.removeKey(doc._id);
+      else directory.putKey(keyEntry(doc));
+    },
+  };
 }
 
 /** What a caller may set on a key (created or changed). */
@@ -97,33 +94,23 @@ export interface KeySettings {
 }
 
 /**
- * The `us_keys` collection: create, list, change, revoke and rotate keys. Each write stamps a fresh
- * change-feed `seq` (`stamp`), so every gateway applies it within its sync interval.
+ * The `us_keys` collection: create, list, change, revoke and rotate keys. Every write goes through the
+ * change feed's writer (a fresh `seq`, applied here at once and on every other gateway within its sync).
  */
 export class KeyStore {
-  readonly #keys: Collection<KeyDoc>;
-  readonly #stamp: () => Promise<number>;
+  readonly #keys: SyncedCollection<KeyDoc>;
   readonly #now: () => number;
 
-  constructor(keys: Collection<KeyDoc>, stamp: () => Promise<number>, now: () => number = Date.now) {
+  constructor(keys: SyncedCollection<KeyDoc>, now: () => number = Date.now) {
     this.#keys = keys;
-    this.#stamp = stamp;
     this.#now = now;
-  }
-
-  static async open(docs: DocStore, stamp: () => Promise<number>): Promise<KeyStore> {
-    return new KeyStore(await docs.collection<KeyDoc>(US_KEYS), stamp);
-  }
-
-  get collection(): Collection<KeyDoc> {
-    return this.#keys;
   }
 
   /** Creates a key; the secret is returned only here (the store keeps its hash). Undefined when the account holds too many. */
   async create(accountId: number, settings: KeySettings): Promise<{ doc: KeyDoc; secret: string } | undefined> {
-    if ((await this.#keys.count(live({ accountId }))) >= MAX_KEYS_PER_ACCOUNT) return undefined;
+    if ((await this.#keys.collection.count(live({ accountId }))) >= MAX_KEYS_PER_ACCOUNT) return undefined;
     const secret = newKeySecret();
-    const doc: KeyDoc = {
+    const doc = await this.#keys.insert({
       _id: keyIdOf(),
       accountId,
       name: settings.name,
@@ -133,35 +120,34 @@ export class KeyStore {
       ...optional(settings),
       budgets: settings.budgets ?? [],
       createdAt: this.#now(),
-      seq: await this.#stamp(),
-    };
-    await this.#keys.insert(doc);
+    });
     return { doc, secret };
   }
 
   list(accountId: number): Promise<KeyDoc[]> {
-    return this.#keys.find(live({ accountId }), { sort: { createdAt: 1 }, limit: MAX_KEYS_PER_ACCOUNT });
+    return this.#keys.collection.find(live({ accountId }), { sort: { createdAt: 1 }, limit: MAX_KEYS_PER_ACCOUNT });
   }
 
   get(accountId: number, keyId: string): Promise<KeyDoc | null> {
-    return this.#keys.findOne(live({ _id: keyId, accountId }));
+    return this.#keys.collection.findOne(live({ _id: keyId, accountId }));
   }
 
   /** Changes a key's settings (a `null` removes an optional one); null when there is no such live key. */
-  async update(accountId: number, keyId: string, changes: Partial<KeySettings>): Promise<KeyDoc | null> {
-    const set: Record<string, unknown> = { seq: await this.#stamp() };
+  update(accountId: number, keyId: string, changes: Partial<KeySettings>): Promise<KeyDoc | null> {
+    const set: Record<string, unknown> = {};
     const unset: string[] = [];
     for (const [field, value] of Object.entries(changes)) {
       if (value === undefined) continue;
       if (value === null) unset.push(field);
       else set[field] = value;
     }
-    return this.#keys.findOneAndUpdate(live({ _id: keyId, accountId }), { $set: set, ...(unset.length ? { $unset: unset } : {}) });
+    return this.#keys.update(live({ _id: keyId, accountId }), { $set: set, ...(unset.length ? { $unset: unset } : {}) });
   }
 
   /** Revokes a key: every gateway refuses its secrets (current and previous) from its next sync. */
-  async revoke(accountId: number, keyId: string): Promise<KeyDoc | null> {
-    return this.#keys.findOneAndUpdate(live({ _id: keyId, accountId }), { $set: { revokedAt: this.#now(), deleted: true, seq: await this.#stamp() } });
+  revoke(accountId: number, keyId: string): Promise<KeyDoc | null> {
+    const now = this.#now();
+    return this.#keys.update(live({ _id: keyId, accountId }), { $set: { revokedAt: now, deleted: true, deletedAt: now } });
   }
 
   /**
@@ -173,11 +159,11 @@ export class KeyStore {
     if (!before) return null;
     const secret = newKeySecret();
     const grace = graceSeconds > 0 ? { previousKeyHash: before.keyHash, previousValidUntil: this.#now() + graceSeconds * 1000 } : {};
-    const doc = await this.#keys.findOneAndUpdate(
+    const doc = await this.#keys.update(
       // The hash it had: of two rotations at once, one wins and the other answers 404.
       live({ _id: keyId, accountId, keyHash: before.keyHash }),
       {
-        $set: { keyHash: hashSecret(secret), prefix: secret.slice(0, SHOWN), seq: await this.#stamp(), ...grace },
+        $set: { keyHash: hashSecret(secret), prefix: secret.slice(0, SHOWN), ...grace },
         ...(graceSeconds > 0 ? {} : { $unset: ['previousKeyHash', 'previousValidUntil'] }),
       },
     );
