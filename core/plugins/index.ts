@@ -48,6 +48,7 @@ export { every, type EveryOptions } from '../flow/timers.js';
 export { shareMetricsWithWorkers, workersMetrics, type WorkersMetrics } from '../observe/cluster-metrics.js';
 export { parseJson } from '../validation/json.js';
 export { SpendStore, groupSpend, SPEND_DIMENSIONS, type SpendRow, type SpendGroup, type SpendDimension } from '../userspace/spend.js';
+export { BUDGETS_SCHEMA, MAX_KEYS_PER_ACCOUNT, type KeyDoc, type KeySettings } from '../userspace/index.js';
 export {
   MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, normaliseEmail, sessionView, userView,
   type AccountChanges, type AccountView, type Budget, type MemberDoc, type MemberRole, type SessionDoc, type SessionView, type Source,

@@ -61,7 +61,11 @@ interface Holder {
   readonly budgets: readonly Budget[] | undefined;
 }
 
-const accountHolder = (account: AccountConfig): Holder => ({ label: `account '${account.name}'`, id: `a${account.id}`, budgets: account.budgets });
+const accountHolder = (account: AccountConfig): Holder => ({
+  label: `account '${account.name}'`,
+  id: `a${account.id}`,
+  budgets: account.budgets,
+});
 
 /**
  * Budgets of accounts and keys across every gateway on one store, decided without a store call on the
@@ -109,7 +113,9 @@ export class BudgetGate {
   #checkHolder(holder: Holder): void {
     for (const budget of holder.budgets ?? []) {
       if (this.#periods[budget.period].hasLeft(windowKey(holder, budget), units(budget))) continue;
-      throw gatewayError('BUDGET_EXCEEDED', { args: { budget: holder.label, unit: budget.unit, period: budget.period, limit: budget.limit } });
+      throw gatewayError('BUDGET_EXCEEDED', {
+        args: { budget: holder.label, unit: budget.unit, period: budget.period, limit: budget.limit },
+      });
     }
   }
 

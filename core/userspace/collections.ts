@@ -6,11 +6,9 @@
  */
 import type { CollectionSpec } from '../storage/port.js';
 import type { MemberRole } from '../config/types.js';
-
-export type { MemberRole } from '../config/types.js';
-
 import type { Budget } from './budgets.js';
 
+export type { MemberRole } from '../config/types.js';
 export type { Budget } from './budgets.js';
 
 /** What every synced document carries: its change-feed number, and a soft delete (swept later). */

@@ -50,7 +50,8 @@ const keyIdOf = (): string => `key_${randomBytes(12).toString('base64url')}`;
 export function keyEntry(doc: KeyDoc): KeyEntry {
   const permissions = new Set(doc.permissions);
   const services = doc.services && new Set(doc.services);
-  const graceUntil = doc.previousKeyHash && doc.previousValidUntil !== undefined ? Math.min(doc.previousValidUntil, doc.expiresAt ?? Infinity) : undefined;
+  const graceUntil =
+    doc.previousKeyHash && doc.previousValidUntil !== undefined ? Math.min(doc.previousValidUntil, doc.expiresAt ?? Infinity) : undefined;
   const hashes = graceUntil !== undefined ? [doc.keyHash, doc.previousKeyHash!] : [doc.keyHash];
   return {
     id: doc._id,

@@ -62,7 +62,12 @@ export interface Cost {
  * The cost of an answer's tokens: the service's price for the model (`prices.models[model]`), else the
  * registry model's price, else the service's own price. Prices are per million tokens.
  */
-export function costOf(service: Pick<ServiceConfig, 'prices' | 'defaultModel'>, model: string | undefined, tokens: { inputTokens: number; outputTokens: number }, registry?: RegistryPrices): Cost | undefined {
+export function costOf(
+  service: Pick<ServiceConfig, 'prices' | 'defaultModel'>,
+  model: string | undefined,
+  tokens: { inputTokens: number; outputTokens: number },
+  registry?: RegistryPrices,
+): Cost | undefined {
   const name = model ?? service.defaultModel;
   const own = service.prices;
   const price = (name !== undefined ? (own?.models?.[name] ?? registry?.get(name)) : undefined) ?? own;

@@ -81,7 +81,9 @@ export class SpendStore {
 
 /** The row's key: every dimension, `|`-separated (service and model may hold `/`; none holds `|`... escaped anyway). */
 export function spendRowId(r: Pick<SpendRow, 'accountId' | 'day' | 'service' | 'model' | 'key'>): string {
-  return [r.accountId, r.day, r.service, r.model, r.key].map((part) => String(part).replaceAll('%', '%25').replaceAll('|', '%7C')).join('|');
+  return [r.accountId, r.day, r.service, r.model, r.key]
+    .map((part) => String(part).replaceAll('%', '%25').replaceAll('|', '%7C'))
+    .join('|');
 }
 
 /** Dimensions a usage read may group by. */
@@ -106,7 +108,16 @@ export interface SpendGroup {
  * `cost: 0, currency: null`). Groups come sorted by their dimensions.
  */
 export function groupSpend(rows: readonly SpendRow[], by: readonly SpendDimension[]): SpendGroup[] {
-  const groups = new Map<string, { dims: Partial<Record<SpendDimension, string>>; requests: number; inputTokens: number; outputTokens: number; cost: Record<string, number> }>();
+  const groups = new Map<
+    string,
+    {
+      dims: Partial<Record<SpendDimension, string>>;
+      requests: number;
+      inputTokens: number;
+      outputTokens: number;
+      cost: Record<string, number>;
+    }
+  >();
   for (const row of rows) {
     const dims: Partial<Record<SpendDimension, string>> = {};
     for (const d of by) dims[d] = row[d];
@@ -124,7 +135,9 @@ export function groupSpend(rows: readonly SpendRow[], by: readonly SpendDimensio
     const sums = { requests: g.requests, inputTokens: g.inputTokens, outputTokens: g.outputTokens };
     if (currencies.length === 0) out.push({ ...g.dims, ...sums, cost: 0, currency: null });
     // Requests and tokens are counted once, on the group's first currency.
-    currencies.forEach(([currency, cost], i) => out.push({ ...g.dims, ...(i === 0 ? sums : { requests: 0, inputTokens: 0, outputTokens: 0 }), cost: roundMoney(cost), currency }));
+    currencies.forEach(([currency, cost], i) =>
+      out.push({ ...g.dims, ...(i === 0 ? sums : { requests: 0, inputTokens: 0, outputTokens: 0 }), cost: roundMoney(cost), currency }),
+    );
   }
   return out.sort((a, b) => by.map((d) => (a[d] ?? '').localeCompare(b[d] ?? '')).find((c) => c !== 0) ?? 0);
 }
