@@ -37,6 +37,14 @@ function budgetConfig(): Record<string, any> {
         connectionTokens: [{ token: ECHO_TOKEN }],
         prices: { ...PRICES, models: { 'echo-cheap': { input: 1, output: 1 } } },
       },
+      {
+        id: 11,
+        name: 'second',
+        account: 'demo',
+        public: false,
+        family: 'openai',
+        connectionTokens: [{ token: 'second-service-token-001' }],
+      },
     ],
     plugins: { enabled: ['user-space', 'usage', 'chatapi', 'sync-predict'], options: { usage: { flushIntervalMs: 100 } } },
     userSpace: { syncIntervalMs: 100, users: [{ ...OWNER, accounts: { demo: 'owner', spender: 'owner' } }] },
@@ -148,6 +156,39 @@ describe('budgets and spend', () => {
     expect(refusal.message).toContain('in money per month');
     const grpc = await grpcPredict(SPENDER_KEY);
     expect(grpc.error).toMatchObject({ code: 'BUDGET_EXCEEDED', statusCode: 402 });
+  }, 60_000);
+
+  it("a key's services list (403 API_KEY_SERVICE_NOT_ALLOWED) and its own rate (429 KEY_RATE_LIMIT_EXCEEDED) on every interface", async () => {
+    const { key } = await newKey({ name: 'echo-only', permissions: ['MODEL_REQUESTS'], services: ['echo'] });
+    expect((await predict(key)).status).toBe(200);
+    const elsewhere = await fetch(`${gw.httpUrl}/api/platformgate/account/demo/model/second/predict`, {
+      method: 'POST',
+      headers: { 'PLATFORM-API-KEY': key, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(elsewhere.status, await elsewhere.clone().text()).toBe(403);
+    expect(((await elsewhere.json()) as { error: { code: string } }).error.code).toBe('API_KEY_SERVICE_NOT_ALLOWED');
+    const grpc = await processUnary(rawClient(gw.grpcAddress), {
+      authToken: key,
+      account: 'demo',
+      model: 'second',
+      predict: { data: json({}) },
+    } as ClientRequestProto);
+    expect(grpc.error).toMatchObject({ code: 'API_KEY_SERVICE_NOT_ALLOWED', statusCode: 403 });
+    const chatElsewhere = await openai(key)
+      .chat.completions.create({ model: 'demo/second', messages: [{ role: 'user', content: 'x' }] })
+      .catch((err: unknown) => err);
+    expect(chatElsewhere).toMatchObject({ status: 403 });
+
+    // One request a second: of three at once, at least two are refused by the key's own limit (the account allows 1000).
+    const slow = await newKey({ name: 'slow-app', permissions: ['MODEL_REQUESTS'], requestsPerSecond: 1 });
+    const answers = await Promise.all([1, 2, 3].map(() => predict(slow.key)));
+    const refused = answers.filter((a) => a.status === 429);
+    expect(refused.length).toBeGreaterThanOrEqual(2);
+    expect(((await refused[0]!.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: 'KEY_RATE_LIMIT_EXCEEDED',
+      message: expect.stringContaining("API key 'slow-app'"),
+    });
   }, 60_000);
 
   it('records every answer by account, key, service, model and day, and reads it by groupBy', async () => {
