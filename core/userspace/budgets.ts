@@ -1,6 +1,5 @@
 import type { AccountConfig } from '../config/types.js';
 import type { Caller, Directory } from '../admission/directory.js';
-import { gatewayError } from '../errors.js';
 import { SharedWindowBudget, limitWindows, type WindowDoc } from '../admission/shared-window-budget.js';
 import type { Logger } from '../observe/logger.js';
 import type { GatewayEvents } from '../observe/events.js';
@@ -63,6 +62,14 @@ function monthWindows(): { indexOf(now: number): number; startOf(index: number):
 /** One window for ever. */
 const FOREVER = { indexOf: () => 0, startOf: () => 0 };
 
+/** A spent budget, as BUDGET_EXCEEDED names it. */
+export interface SpentBudget {
+  budget: string;
+  unit: BudgetUnit;
+  period: BudgetPeriod;
+  limit: number;
+}
+
 /** What one answer cost: tokens, and money in the service's currency (0 when it has no prices). */
 export interface Spend {
   tokens: number;
@@ -111,11 +118,16 @@ export class BudgetGate {
     });
   }
 
-  /** Throws 402 BUDGET_EXCEEDED naming the first spent budget (the account's or the key's, never the secret). */
-  check(caller: Caller): void {
+  /**
+   * The first spent budget of the caller's account or key, as the refusal's arguments (the budget named by
+   * its account's or key's name, never the secret); undefined while every one has some left.
+   */
+  spent(caller: Caller): SpentBudget | undefined {
     const account = caller.account;
-    if (account.budgets?.length) this.#check(`a${account.id}`, account.budgets, () => `account '${account.name}'`);
-    if (caller.budgets?.length) this.#check(keyHolderId(caller), caller.budgets, () => `API key '${caller.keyName}'`);
+    const ofAccount = account.budgets?.length ? this.#spent(`a${account.id}`, account.budgets) : undefined;
+    if (ofAccount) return { budget: `account '${account.name}'`, ...ofAccount };
+    const ofKey = caller.budgets?.length ? this.#spent(keyHolderId(caller), caller.budgets) : undefined;
+    return ofKey && { budget: `API key '${caller.keyName}'`, ...ofKey };
   }
 
   /** Counts what an answer cost against its account's and its key's budgets. */
@@ -128,13 +140,14 @@ export class BudgetGate {
     for (const budget of Object.values(this.#periods)) budget.close();
   }
 
-  #check(holderId: string, budgets: readonly Budget[], label: () => string): void {
+  #spent(holderId: string, budgets: readonly Budget[]): Omit<SpentBudget, 'budget'> | undefined {
     const keys = keysOf(holderId, budgets);
     for (let i = 0; i < budgets.length; i++) {
       const budget = budgets[i]!;
-      if (this.#periods[budget.period].hasLeft(keys[i]!, units(budget))) continue;
-      throw gatewayError('BUDGET_EXCEEDED', { args: { budget: label(), unit: budget.unit, period: budget.period, limit: budget.limit } });
+      if (!this.#periods[budget.period].hasLeft(keys[i]!, units(budget)))
+        return { unit: budget.unit, period: budget.period, limit: budget.limit };
     }
+    return undefined;
   }
 
   #debit(holderId: string, budgets: readonly Budget[], spend: Spend): void {
