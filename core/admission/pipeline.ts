@@ -42,13 +42,15 @@ export interface ConfigValidator {
  * The one place where a call's checks are made, for every interface: the platform API and the chat,
  * Responses, Messages, direct and audio adapters (through core/admission/http-middleware.ts) and the
  * gRPC client calls and speech streams (`admit`). In this order:
- * authenticate (401) → blocked account (402) → key permission (403) → rate limit (429)
- * → resolve account and service (400; an adapter resolves its `model` itself) → access to the
- * service (403, or the interface's own refusal; the platform API's account routes: own account, 403)
- * → validate the config (400).
- * Checks on the caller (key, account, permission, rate: and any budget of a key or an account) belong
- * in `authenticate` and `countRequest`; checks on the call's service (access: and any budget of a
- * service) in `checkAccess` (and `checkOwnAccount`). Nothing outside this class decides whether a caller may call.
+ * authenticate (401; an expired key, or a rotated one past its grace, too) → blocked account (402) → key
+ * permission (403) → rate limit of the account, then of the key (429) → resolve account and service
+ * (400; an adapter resolves its `model` itself) → access to the service (403, or the interface's own
+ * refusal; the platform API's account routes: own account, 403), the key's services list (403) → budgets
+ * of the account and the key (402, or the interface's own refusal) → validate the config (400).
+ * Checks on the caller belong in `authenticate` and `countRequest`; checks that need the call's service
+ * (access, the key's services list, budgets: checked once the call is known, so a request refused
+ * earlier costs no budget check) in `checkAccess` (and `checkOwnAccount`). Everything here is in memory:
+ * no store call per request. Nothing outside this class decides whether a caller may call.
  */
 export class Pipeline {
   readonly #directory: Directory;
