@@ -127,7 +127,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   }
   const drain = new HttpDrain();
   app.use(drain.middleware);
-  const http = createHttpHelpers(config.server.bodyLimitBytes, events, config.limits.jsonMaxDepth, jsonSize);
+  const http = createHttpHelpers(config.server.bodyLimitBytes, events, config.limits.jsonMaxDepth, jsonSize, registry.prices);
   const admission = createAdmission(pipeline);
   let httpServer: Server | undefined;
   let grpcServer: RunningGrpcServer | undefined;

@@ -46,6 +46,13 @@ function budgetConfig(): Record<string, any> {
         connectionTokens: [{ token: 'second-service-token-001' }],
       },
     ],
+    // A registry model's price applies where the service's prices name no price for it.
+    registry: {
+      providers: [{ name: 'demo' }],
+      models: [
+        { name: 'echo-reg', providers: ['demo'], createdAt: '2026-01-01T00:00:00Z', prices: { input: 10, output: 10, currency: 'EUR' } },
+      ],
+    },
     plugins: { enabled: ['user-space', 'usage', 'chatapi', 'sync-predict'], options: { usage: { flushIntervalMs: 100 } } },
     userSpace: { syncIntervalMs: 100, users: [{ ...OWNER, accounts: { demo: 'owner', spender: 'owner' } }] },
   };
@@ -196,6 +203,7 @@ describe('budgets and spend', () => {
     await chat(key, 'a b c d');
     await chat(key, 'a b c d', 'demo/echo/echo-cheap');
     await chat(key, 'a b c d', 'demo/echo/echo-cheap');
+    await chat(key, 'a b c d', 'demo/echo/echo-reg');
     const usage = async (query: string) => {
       const response = await owner.call('GET', `/api/platformcore/account/demo/usage?${query}`);
       expect(response.status, await response.clone().text()).toBe(200);
@@ -205,7 +213,7 @@ describe('budgets and spend', () => {
     await eventually(
       async () => {
         rows = (await usage('groupBy=key,model')).rows.filter((r) => r.key === id);
-        return rows.reduce((n, r) => n + (r.requests as number), 0) === 3;
+        return rows.reduce((n, r) => n + (r.requests as number), 0) === 4;
       },
       5000,
       'the spend rows of the key',
@@ -226,10 +234,17 @@ describe('budgets and spend', () => {
       cost: (8 + 10) / 1e6,
       currency: 'USD',
     });
+    expect(byModel['demo/echo/echo-reg']).toMatchObject({
+      requests: 1,
+      inputTokens: 4,
+      outputTokens: 5,
+      cost: (4 * 10 + 5 * 10) / 1e6,
+      currency: 'EUR',
+    });
     const today = new Date().toISOString().slice(0, 10);
     const byDay = (await usage(`from=${today}&to=${today}&groupBy=day,service`)).rows;
     expect(byDay.every((r) => r.day === today && r.service === 'demo/echo')).toBe(true);
-    expect(byDay.reduce((n, r) => n + (r.requests as number), 0)).toBeGreaterThanOrEqual(3);
+    expect(byDay.reduce((n, r) => n + (r.requests as number), 0)).toBeGreaterThanOrEqual(4);
     expect((await owner.call('GET', '/api/platformcore/account/demo/usage?groupBy=colour')).status).toBe(400);
     // The platform usage endpoint keeps working, with the key's tokens in it.
     const platform = await fetch(`${gw.httpUrl}/api/platformgateway/account/demo/usage`, {
