@@ -19,6 +19,7 @@ import { createTracing } from './observe/tracing.js';
 import { traceTrust } from './observe/trace-trust.js';
 import { createLogger, type Logger } from './observe/logger.js';
 import { Pipeline } from './admission/pipeline.js';
+import { BudgetGate, debitBudgets } from './userspace/budgets.js';
 import { loadPlugins, type LoadedPlugin } from './plugins/loader.js';
 import { SharedRateLimiter } from './admission/request-rate/shared-rate-limiter.js';
 import { RateLimiter, type RequestLimiter } from './admission/request-rate/local-rate-limiter.js';
@@ -96,6 +97,9 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const store = storage.tasks;
   const rateLimiter = await createRateLimiter(config, storage, logger);
   const pipeline = new Pipeline(directory, rateLimiter, config.limits);
+  const budgets = await BudgetGate.open(storage.docs, logger);
+  pipeline.useBudgets(budgets);
+  const stopDebiting = debitBudgets(budgets, directory, events);
   const userSpace = new UserSpace(config, storage, directory, logger.child({ part: 'userSpace' }), { env: options.env });
   const registry = createRegistry(config);
   pipeline.addValidator(registry);
@@ -123,7 +127,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   }
   const drain = new HttpDrain();
   app.use(drain.middleware);
-  const http = createHttpHelpers(config.server.bodyLimitBytes, events, config.limits.jsonMaxDepth, jsonSize);
+  const http = createHttpHelpers(config.server.bodyLimitBytes, events, config.limits.jsonMaxDepth, jsonSize, registry.prices);
   const admission = createAdmission(pipeline);
   let httpServer: Server | undefined;
   let grpcServer: RunningGrpcServer | undefined;
@@ -251,6 +255,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       await grpcServer?.close();
       await userSpace.stop();
       rateLimiter.close?.();
+      stopDebiting();
+      budgets.close();
       await storage.close();
       await tracing?.close().catch((err: unknown) => logger.warn({ err }, 'exporting the last traces failed'));
       if (httpServer) {

@@ -243,6 +243,8 @@ export class ClientCalls {
       method,
       service: service && `${service.account.name}/${service.name}`,
       account: caller?.account.name,
+      keyName: caller?.keyName,
+      keyId: caller?.keyId,
       code: failure?.code ?? 'OK',
       durationMs: performance.now() - started,
       serviceWaitMs: record.serviceWaitMs,

@@ -10,6 +10,7 @@ import type { StringMap } from '../../proto/src/index.js';
 import { callContext, type CallContext } from '../gate/call-context.js';
 import type { ServiceCall } from '../gate/service-call.js';
 import { httpCallerHeaders, serviceHeaders } from '../gate/service-headers.js';
+import { costOf, modelOfRequest, type RegistryPrices } from '../userspace/prices.js';
 import { DEFAULT_JSON_MAX_DEPTH, DEFAULT_JSON_SIZE_LIMITS, JsonShapeCheck, parseJson, type JsonSizeLimits } from '../validation/json.js';
 import { readBodyInspected } from './read-body.js';
 
@@ -76,6 +77,7 @@ export function createHttpHelpers(
   events: GatewayEvents = new GatewayEvents(),
   jsonMaxDepth = DEFAULT_JSON_MAX_DEPTH,
   jsonSize: JsonSizeLimits = DEFAULT_JSON_SIZE_LIMITS,
+  registryPrices?: RegistryPrices,
 ): HttpHelpers {
   const readRawBody = async (ctx: Context, limit = bodyLimitBytes): Promise<Buffer> => {
     try {
@@ -125,9 +127,11 @@ export function createHttpHelpers(
       record.outputTokens = (record.outputTokens ?? 0) + tokens.outputTokens;
       const { caller, service } = record;
       if (caller && service && events.has('usage')) {
+        const cost = costOf(service, modelOfRequest(model ?? record.model), tokens, registryPrices);
         events.emit('usage', {
           at: Date.now(), accountId: caller.account.id, account: caller.account.name,
           serviceId: service.id, service: serviceLabel(service), inputTokens: tokens.inputTokens, outputTokens: tokens.outputTokens,
+          keyId: caller.keyId, keyName: caller.keyName, model: model ?? record.model, cost: cost?.amount, currency: cost?.currency,
         });
       }
     },

@@ -1,6 +1,6 @@
 /** The public surface for plugins: everything a plugin may import from core. */
 export { definePlugin, type PluginContext, type PluginDefinition, type PluginInstance } from './define-plugin.js';
-export { errorHeaders, gatewayError, GatewayError, renderErrorBody, toGatewayError, type ErrorBody, type ErrorCode, type UpstreamErrorFields } from '../errors.js';
+export { asChatAdapterError, errorHeaders, gatewayError, GatewayError, renderErrorBody, toGatewayError, type ErrorBody, type ErrorCode, type UpstreamErrorFields } from '../errors.js';
 export { useErrorRenderer, type ErrorRenderer } from '../http/app.js';
 export type { Storage, StorageKind, StoreChoices } from '../storage/storage.js';
 export { DuplicateKeyError, isDuplicateKey } from '../storage/port.js';
@@ -59,6 +59,8 @@ export type { RecognitionStream } from '../speech/recognition.js';
 export { every, type EveryOptions } from '../flow/timers.js';
 export { shareMetricsWithWorkers, workersMetrics, type WorkersMetrics } from '../observe/cluster-metrics.js';
 export { parseJson } from '../validation/json.js';
+export { SpendStore, groupSpend, SPEND_DIMENSIONS, type SpendRow, type SpendGroup, type SpendDimension } from '../userspace/spend.js';
+export { BUDGETS_SCHEMA, MAX_KEYS_PER_ACCOUNT, type KeyDoc, type KeySettings } from '../userspace/index.js';
 export {
   MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, normaliseEmail, sessionView, userView,
   type AccountChanges, type AccountView, type Budget, type MemberDoc, type MemberRole, type SessionDoc, type SessionView, type Source,
