@@ -17,6 +17,17 @@ export interface ServiceEntry extends ServiceConfig {
   readonly base?: { readonly serviceId: number; readonly modelDir: string; readonly ready: boolean };
 }
 
+/**
+ * One API key as the directory holds it: its secret hashes and how to make its caller for its account
+ * (called again when the account is replaced). Config keys have IDs `config:<index>`.
+ */
+export interface KeyEntry {
+  readonly id: string;
+  readonly accountId: number;
+  readonly hashes: readonly string[];
+  caller(account: AccountConfig): Caller;
+}
+
 const isId = (ref: string | number): boolean => typeof ref === 'number' || /^\d+$/.test(ref);
 
 /**
@@ -28,27 +39,74 @@ export class Directory {
   readonly #accountsByName = new Map<string, AccountConfig>();
   /** The caller behind each API key, built once: a request looks it up and allocates nothing. */
   readonly #keys = new SecretIndex<Caller>();
+  /** Each key entry by its ID, so that it can be replaced, removed, or rebuilt when its account changes. */
+  readonly #keyEntries = new Map<string, KeyEntry>();
   readonly #servicesById = new Map<number, ServiceEntry>();
   readonly #servicesByName = new Map<string, ServiceEntry>();
   readonly #servicesByToken = new SecretIndex<ServiceEntry>();
   readonly #servicesByAlias = new Map<string, ServiceEntry>();
 
   constructor(config: GatewayConfig) {
-    for (const account of config.accounts) {
-      this.#accountsById.set(account.id, account);
-      this.#accountsByName.set(account.name, account);
-    }
-    for (const key of config.apiKeys) {
-      const account = this.#accountsById.get(key.accountId);
-      if (account) this.#keys.add(key.keyHash, { account, keyName: key.name, permissions: new Set(key.permissions), followTraceSampling: key.followTraceSampling === true });
-    }
+    for (const account of config.accounts) this.putAccount(account);
+    config.apiKeys.forEach((key, i) => {
+      const followTraceSampling = key.followTraceSampling === true;
+      const permissions = new Set(key.permissions);
+      this.putKey({ id: `config:${i}`, accountId: key.accountId, hashes: [key.keyHash], caller: (account) => ({ account, keyName: key.name, permissions, followTraceSampling }) });
+    });
     for (const service of config.services) {
       const account = this.#accountsById.get(service.accountId);
       if (account) this.addService({ ...service, account });
     }
   }
 
+  /**
+   * Adds an account, or replaces the one with its ID (stored accounts change at run time: core/userspace):
+   * its keys' callers and its services are rebuilt on the new one, so `blocked` and the rate apply at once.
+   */
+  putAccount(account: AccountConfig): void {
+    const previous = this.#accountsById.get(account.id);
+    if (previous && this.#accountsByName.get(previous.name) === previous) this.#accountsByName.delete(previous.name);
+    this.#accountsById.set(account.id, account);
+    this.#accountsByName.set(account.name, account);
+    if (!previous) return;
+    for (const entry of [...this.#keyEntries.values()]) if (entry.accountId === account.id) this.putKey(entry);
+    for (const service of [...this.#servicesById.values()]) if (service.accountId === account.id) this.addService({ ...service, account });
+  }
+
+  /** Removes an account with its keys and services. */
+  removeAccount(id: number): void {
+    const account = this.#accountsById.get(id);
+    if (!account) return;
+    for (const entry of [...this.#keyEntries.values()]) if (entry.accountId === id) this.removeKey(entry.id);
+    for (const service of [...this.#servicesById.values()]) if (service.accountId === id) this.removeService(service.id);
+    this.#accountsById.delete(id);
+    if (this.#accountsByName.get(account.name) === account) this.#accountsByName.delete(account.name);
+  }
+
+  /**
+   * Adds a key, or replaces the one with its ID. Every hash in `hashes` finds the caller (a rotated key's
+   * previous secret during its grace period). A key of an unknown account is kept and callable once the
+   * account arrives (the change feed may apply a key before its account).
+   */
+  putKey(entry: KeyEntry): void {
+    this.removeKey(entry.id);
+    this.#keyEntries.set(entry.id, entry);
+    const account = this.#accountsById.get(entry.accountId);
+    if (!account) return;
+    const caller = entry.caller(account);
+    for (const hash of entry.hashes) this.#keys.add(hash, caller);
+  }
+
+  removeKey(id: string): void {
+    const entry = this.#keyEntries.get(id);
+    if (!entry) return;
+    this.#keyEntries.delete(id);
+    for (const hash of entry.hashes) this.#keys.delete(hash);
+  }
+
   addService(entry: ServiceEntry): void {
+    const previous = this.#servicesById.get(entry.id);
+    if (previous) this.removeService(entry.id);
     this.#servicesById.set(entry.id, entry);
     this.#servicesByName.set(`${entry.accountId}/${entry.name}`, entry);
     for (const hash of entry.connectionTokenHashes) this.#servicesByToken.add(hash, entry);
@@ -59,9 +117,13 @@ export class Directory {
     const entry = this.#servicesById.get(id);
     if (!entry) return;
     this.#servicesById.delete(id);
-    this.#servicesByName.delete(`${entry.accountId}/${entry.name}`);
+    if (this.#servicesByName.get(`${entry.accountId}/${entry.name}`) === entry) this.#servicesByName.delete(`${entry.accountId}/${entry.name}`);
     for (const hash of entry.connectionTokenHashes) this.#servicesByToken.delete(hash);
     for (const alias of entry.aliases ?? []) if (this.#servicesByAlias.get(alias) === entry) this.#servicesByAlias.delete(alias);
+  }
+
+  accounts(): IterableIterator<AccountConfig> {
+    return this.#accountsById.values();
   }
 
   /** The caller an API key belongs to, or undefined for an unknown key. */

@@ -27,6 +27,7 @@ import type { TaskStore } from './tasks/task-store.js';
 import { createRegistry, type Registry } from './registry/registry.js';
 import { DataTypes } from './specs/data-types.js';
 import { createGrpcSpeechHandlers } from './speech/grpc-speech.js';
+import { UserSpace } from './userspace/user-space.js';
 import type { SpeechLimits } from './speech/limits.js';
 import { SpeechBridge } from './speech/speech-bridge.js';
 
@@ -41,6 +42,8 @@ export interface GatewayOptions {
    * port and its own, tells services every worker's port, and names itself in `X-Gateway-Worker`.
    */
   worker?: WorkerTopology;
+  /** The environment the user space's first-operator bootstrap reads (GATEWAY_ADMIN_*); default process.env. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface GatewayAddresses {
@@ -68,6 +71,8 @@ export interface Gateway {
   readonly plugins: readonly LoadedPlugin[];
   readonly events: GatewayEvents;
   readonly readiness: Readiness;
+  /** Run-time accounts, people, keys and services (started by the user-space plugin). */
+  readonly userSpace: UserSpace;
   /**
    * Starts the plugins' background work, then listens for gRPC and HTTP (port 0 picks free ports), so
    * no request arrives before the plugins are ready.
@@ -91,6 +96,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const store = storage.tasks;
   const rateLimiter = await createRateLimiter(config, storage, logger);
   const pipeline = new Pipeline(directory, rateLimiter, config.limits);
+  const userSpace = new UserSpace(config, storage, directory, logger.child({ part: 'userSpace' }), { env: options.env });
   const registry = createRegistry(config);
   pipeline.addValidator(registry);
   pipeline.addStorageMeter((accountId) => store.storedBytes(accountId));
@@ -150,6 +156,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     dataTypes,
     events,
     readiness,
+    userSpace,
   }));
 
   return {
@@ -166,6 +173,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     plugins,
     events,
     readiness,
+    userSpace,
     async start() {
       if (started) throw new Error('gateway already started');
       started = true;
@@ -241,6 +249,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         }
       }
       await grpcServer?.close();
+      await userSpace.stop();
       rateLimiter.close?.();
       await storage.close();
       await tracing?.close().catch((err: unknown) => logger.warn({ err }, 'exporting the last traces failed'));

@@ -184,6 +184,10 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
       problems.push(`services[${i}] (${s.name}) has an upstream: enable the plugin that calls it (plugins.enabled: ${servers.map((n) => `'${n}'`).join(' or ')})`);
     }
   });
+  (input.userSpace.users as any[]).forEach((u, i) => {
+    for (const ref of Object.keys(u.accounts)) accountId(ref, `userSpace.users[${i}] (${u.email}).accounts`);
+  });
+  reportDuplicates((input.userSpace.users as any[]).map((u) => String(u.email).toLowerCase()), 'userSpace.users email', problems);
   if (input.gate.servers.length > 1 && !input.gate.currentServer) {
     problems.push('gate.currentServer is required when gate.servers lists more than one gateway');
   }
@@ -231,6 +235,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     registry: { ...input.registry, files: registryFiles },
     plugins: { enabled: input.plugins.enabled, custom, options: input.plugins.options },
     launch,
+    userSpace: input.userSpace,
     baseDir,
   };
 }

@@ -1,7 +1,8 @@
 /** The validated, normalised and frozen gateway configuration (schemas/config.schema.json). */
 
-export type Permission = 'MODEL_REQUESTS' | 'READ_DATA' | 'MODIFY_DATA';
-export const PERMISSIONS: readonly Permission[] = ['MODEL_REQUESTS', 'READ_DATA', 'MODIFY_DATA'];
+/** `MANAGE`: the user-space API (docs/user-space.md) as an owner of the key's own account. */
+export type Permission = 'MODEL_REQUESTS' | 'READ_DATA' | 'MODIFY_DATA' | 'MANAGE';
+export const PERMISSIONS: readonly Permission[] = ['MODEL_REQUESTS', 'READ_DATA', 'MODIFY_DATA', 'MANAGE'];
 
 export interface AccountConfig {
   readonly id: number;
@@ -117,6 +118,17 @@ export interface LaunchConfig {
   readonly optional: boolean;
 }
 
+export type MemberRole = 'owner' | 'developer' | 'viewer';
+
+export interface UserSpaceConfig {
+  readonly syncIntervalMs: number;
+  readonly slowWriteGraceMs: number;
+  readonly sessionTtlHours: number;
+  readonly loginAttemptsPerMinute: number;
+  /** Seeded at start when absent (passwords as given after `${ENV}` substitution; hashed when stored). */
+  readonly users: readonly { readonly email: string; readonly password: string; readonly operator: boolean; readonly accounts: Readonly<Record<string, MemberRole>> }[];
+}
+
 export interface CustomPluginConfig {
   /** Absolute module path. */
   readonly path: string;
@@ -208,6 +220,8 @@ export interface GatewayConfig {
     readonly options: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   };
   readonly launch: readonly LaunchConfig[];
+  /** Run-time accounts, people, keys and services (core/userspace/, docs/user-space.md). */
+  readonly userSpace: UserSpaceConfig;
   /** Directory relative paths in the config were resolved against. */
   readonly baseDir: string;
 }

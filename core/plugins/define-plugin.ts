@@ -12,6 +12,7 @@ import type { Storage } from '../storage/storage.js';
 import type { TaskStore } from '../tasks/task-store.js';
 import type { Registry } from '../registry/registry.js';
 import type { DataTypes } from '../specs/data-types.js';
+import type { UserSpace } from '../userspace/user-space.js';
 
 /**
  * What a plugin receives: a narrow view of the gateway, not the app. `options` are the plugin's own
@@ -42,6 +43,8 @@ export interface PluginContext<Options = Record<string, unknown>> {
   readonly events: GatewayEvents;
   /** Whether the gateway is ready for traffic, and why not (for health endpoints). */
   readonly readiness: Readiness;
+  /** Run-time accounts, people, keys and services on the gateway's store; opened by `userSpace.start()`. */
+  readonly userSpace: UserSpace;
 }
 
 /**

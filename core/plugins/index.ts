@@ -47,3 +47,10 @@ export type { RecognitionStream } from '../speech/recognition.js';
 export { every, type EveryOptions } from '../timers.js';
 export { shareMetricsWithWorkers, workersMetrics, type WorkersMetrics } from '../observe/cluster-metrics.js';
 export { parseJson } from '../validation/json.js';
+export {
+  MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, normaliseEmail, sessionView, userView,
+  type AccountChanges, type AccountView, type Budget, type MemberDoc, type MemberRole, type SessionDoc, type SessionView, type Source,
+  type SyncedCollection, type SyncedKind, type UserDoc, type UserSpace, type UserView,
+} from '../userspace/index.js';
+export { hashesEqual } from '../auth/secrets.js';
+export type { AccountConfig } from '../config/types.js';

@@ -101,6 +101,11 @@ describe('the start-up banner', () => {
     expect(text).not.toContain('Still connecting');
   });
 
+  it('gives the console URL and the demo sign-in', () => {
+    const text = bannerLines({ ...input, demo: { apiKey: 'k', serviceToken: 't', signIn: { email: 'demo@example.com', password: 'demo-password-123' } }, launch: { connected: [], connecting: [], notStarted: [] } }).join('\n');
+    expect(text).toContain('Console:             http://127.0.0.1:8080/console   (sign in as demo@example.com / demo-password-123;');
+  });
+
   it('says which services are still connecting or were not started', () => {
     const text = bannerLines({ ...input, launch: { connected: [], connecting: ['demo/asr'], notStarted: ['demo/tts (espeak-ng not installed)'] } }).join('\n');
     expect(text).toContain('Still connecting:    demo/asr');
