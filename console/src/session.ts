@@ -39,7 +39,9 @@ export function readMe(raw: RawMe): Me {
   });
   const csrf = raw.csrf ?? raw.csrfToken ?? '';
   setCsrf(csrf);
-  return { user: { id: user.id ?? user._id ?? '', email: user.email ?? '', operator: Boolean(user.operator) }, csrf, accounts };
+  // `auth/me` says `operator` beside the user (the login answer inside it).
+  const operator = Boolean(raw.operator ?? user.operator);
+  return { user: { id: user.id ?? user._id ?? '', email: user.email ?? '', operator }, csrf, accounts };
 }
 
 /** The signed-in user, or undefined when there is no session (401). */

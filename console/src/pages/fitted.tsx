@@ -26,7 +26,8 @@ function Fitted() {
   const app = useApp();
   const key = app.workingKey;
   const base = `${GATE}/account/${enc(app.account.name)}`;
-  const derived = useLoad(() => call(`${base}/derived`, { apiKey: key }).then((a) => items<DerivedService>(a)), [base, key], 5000);
+  // Polled as often as the jobs: a job that succeeds makes its service fitted.
+  const derived = useLoad(() => call(`${base}/derived`, { apiKey: key }).then((a) => items<DerivedService>(a)), [base, key], 1000);
   const jobs = useLoad(() => call(`${base}/job`, { apiKey: key }).then((a) => items<FitJob>(a)), [base, key], 1000);
   const datasets = useLoad(() => call(`${base}/dataset`, { apiKey: key }).then((a) => items<Dataset>(a)), [base, key]);
   const mayChange = canAct(app, 'developer');
@@ -58,7 +59,9 @@ function Fitted() {
                     <td>
                       {d.baseService.accountName}/{d.baseService.name}
                     </td>
-                    <td>{d.fitted ? <Badge tone="ok">fitted</Badge> : <Badge tone="warn">not fitted</Badge>}</td>
+                    <td data-fitted={String(d.fitted)}>
+                      {d.fitted ? <Badge tone="ok">fitted</Badge> : <Badge tone="warn">not fitted</Badge>}
+                    </td>
                     <td>{d.fittedAt ? formatDate(d.fittedAt) : '—'}</td>
                   </tr>
                 ))}
