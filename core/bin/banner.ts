@@ -1,4 +1,4 @@
-import { hashSecret } from '../auth/secrets.js';
+import { hashSecret } from '../admission/secret-hashes.js';
 import type { GatewayConfig, LaunchConfig } from '../config/types.js';
 import type { Gate } from '../gate/gate.js';
 import type { LaunchedServices } from './launcher.js';

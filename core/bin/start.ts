@@ -8,7 +8,7 @@ import { relative, resolve } from 'node:path';
 import { loadConfigFile } from '../config/load.js';
 import { BootError } from '../errors.js';
 import { createGateway } from '../gateway.js';
-import { createLogger, type Logger } from '../logger.js';
+import { createLogger, type Logger } from '../observe/logger.js';
 import type { GatewayConfig } from '../config/types.js';
 import { bannerLines, launchedWithoutWaiting, waitForLaunched, type LaunchReport } from './banner.js';
 import { expectLaunchedServices } from './expect-launched.js';

@@ -1,13 +1,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { hashSecret } from '../auth/secrets.js';
+import { hashSecret } from '../admission/secret-hashes.js';
 import { BootError } from '../errors.js';
-import { runnableModule } from '../modules.js';
+import { runnableModule } from '../modules/build-paths.js';
 import { compileSchema, formatAjvErrors } from '../validation/ajv.js';
 import configSchema from '../../schemas/config.schema.json' with { type: 'json' };
 import registryFileSchema from '../../schemas/registry/registry-file.schema.json' with { type: 'json' };
 import type { GatewayConfig, Permission, ServiceFamily, WakerConfig } from './types.js';
+import type { Budget } from '../userspace/budgets.js';
+import type { Prices } from '../userspace/prices.js';
 import { builtinManifest, builtinPluginNames } from '../plugins/manifest.js';
 import { resolveWorkers, workersFromEnv, workersProblems } from './workers.js';
 
@@ -117,6 +119,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     name: a.name as string,
     requestsPerSecond: (a.requestsPerSecond as number | undefined) ?? (input.limits.defaultRequestsPerSecond as number),
     blocked: a.blocked as boolean,
+    ...(a.budgets?.length ? { budgets: a.budgets as Budget[] } : {}),
   }));
   reportDuplicates(accounts.map((a) => a.id), 'account id', problems);
   reportDuplicates(accounts.map((a) => a.name), 'account name', problems);
@@ -160,6 +163,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     ...(s.affinity ? { affinity: s.affinity as { messages: number } } : {}),
     waitForInstanceMs: s.waitForInstanceMs as number,
     ...(s.waker ? { waker: s.waker as WakerConfig } : {}),
+    ...(s.prices ? { prices: s.prices as Prices } : {}),
   }));
   reportDuplicates(services.map((s) => s.id), 'service id', problems);
   reportDuplicates(services.map((s) => `${s.accountId}/${s.name}`), 'service name within an account', problems);
@@ -213,7 +217,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
   const launch = (input.launch as any[]).map((l) => ({ name: l.name, module: resolve(baseDir, l.module), env: l.env, requires: l.requires, optional: l.optional }));
   // Paths are relative to the config file: a copied config names the module it could not find
   // instead of launching a process that crashes on it again and again. The compiled gateway runs a
-  // `.ts` module's compiled `.js` (core/modules.ts), so either counts.
+  // `.ts` module's compiled `.js` (core/modules/build-paths.ts), so either counts.
   const mustExist = (what: string, path: string) => {
     if (!existsSync(runnableModule(path))) problems.push(`${what}: ${path} does not exist (relative paths are relative to the config file, ${baseDir})`);
   };

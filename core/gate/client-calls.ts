@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type * as grpc from '@grpc/grpc-js';
-import type { Caller, ServiceEntry } from '../directory.js';
+import type { Caller, ServiceEntry } from '../admission/directory.js';
 import { gatewayError, toGatewayError, type GatewayError } from '../errors.js';
-import { abortOnCancel, drained } from '../flow.js';
-import type { Logger } from '../logger.js';
+import { abortOnCancel, drained } from '../flow/drain-and-cancel.js';
+import type { Logger } from '../observe/logger.js';
 import { GatewayEvents } from '../observe/events.js';
 import { isLimitRejection } from '../observe/rejections.js';
 import { isExpectedCondition } from '../observe/expected-conditions.js';
 import { linkHeadersToRecord, RequestRecord } from '../observe/request-record.js';
 import type { CallTrace, CallTracer } from '../observe/request-trace.js';
-import type { Pipeline } from '../pipeline.js';
+import type { Pipeline } from '../admission/pipeline.js';
 import { DEFAULT_JSON_MAX_DEPTH, DEFAULT_JSON_SIZE_LIMITS, parseJson, type JsonSizeLimits } from '../validation/json.js';
 import { toApiErrorProto } from './api-error.js';
 import type { ClientMessage } from './client-message.js';
@@ -242,6 +242,8 @@ export class ClientCalls {
       method,
       service: service && `${service.account.name}/${service.name}`,
       account: caller?.account.name,
+      keyName: caller?.keyName,
+      keyId: caller?.keyId,
       code: failure?.code ?? 'OK',
       durationMs: performance.now() - started,
       serviceWaitMs: record.serviceWaitMs,

@@ -1,8 +1,8 @@
 import { EventEmitter, once } from 'node:events';
 import type { GatewayConfig } from '../config/types.js';
-import type { Directory, ServiceEntry } from '../directory.js';
+import type { Directory, ServiceEntry } from '../admission/directory.js';
 import { gatewayError, type GatewayError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observe/logger.js';
 import type { GatewayEvents } from '../observe/events.js';
 import { recordOfServiceHeaders, type RequestRecord } from '../observe/request-record.js';
 import type { ServiceCallSpan } from '../observe/request-trace.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import type { Context } from 'koa';
 import { GatewayError, errorHeaders, errorTypeForStatus, gatewayError, renderErrorBody, toGatewayError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observe/logger.js';
 import { GatewayEvents } from '../observe/events.js';
 import { RequestRecord } from '../observe/request-record.js';
 import { isLimitRejection } from '../observe/rejections.js';
@@ -95,6 +95,7 @@ function requestEvent(ctx: Koa.Context, record: RequestRecord, requestId: string
     model: record.model,
     account: record.caller?.account.name,
     keyName: record.caller?.keyName,
+    keyId: record.caller?.keyId,
     bytesIn: record.bytesIn || Number(ctx.get('content-length')) || 0,
     bytesOut: typeof length === 'number' ? length : written,
     inputTokens: record.inputTokens,

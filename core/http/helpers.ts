@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
-import type { Caller } from '../directory.js';
+import type { Caller } from '../admission/directory.js';
 import { gatewayError } from '../errors.js';
 import { serviceLabel } from '../gate/service-label.js';
 import { GatewayEvents } from '../observe/events.js';
@@ -10,6 +10,7 @@ import { passTraceContext } from '../observe/trace-context.js';
 import type { StringMap } from '../../proto/src/index.js';
 import type { ServiceCall } from '../gate/service-call.js';
 import { httpCallerHeaders, serviceHeaders } from '../gate/service-headers.js';
+import { costOf, modelOfRequest } from '../userspace/prices.js';
 import { DEFAULT_JSON_MAX_DEPTH, DEFAULT_JSON_SIZE_LIMITS, JsonShapeCheck, parseJson, type JsonSizeLimits } from '../validation/json.js';
 import { readBodyInspected } from './read-body.js';
 
@@ -116,9 +117,11 @@ export function createHttpHelpers(
       record.outputTokens = (record.outputTokens ?? 0) + tokens.outputTokens;
       const { caller, service } = record;
       if (caller && service && events.has('usage')) {
+        const cost = costOf(service, modelOfRequest(model ?? record.model), tokens);
         events.emit('usage', {
           at: Date.now(), accountId: caller.account.id, account: caller.account.name,
           serviceId: service.id, service: serviceLabel(service), inputTokens: tokens.inputTokens, outputTokens: tokens.outputTokens,
+          keyId: caller.keyId, keyName: caller.keyName, model: model ?? record.model, cost: cost?.amount, currency: cost?.currency,
         });
       }
     },

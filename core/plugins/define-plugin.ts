@@ -1,13 +1,13 @@
 import type Router from '@koa/router';
 import type { GatewayConfig } from '../config/types.js';
-import type { Directory } from '../directory.js';
+import type { Directory } from '../admission/directory.js';
 import type { Gate } from '../gate/gate.js';
-import type { Admission } from '../http/admission.js';
+import type { Admission } from '../admission/http-middleware.js';
 import type { HttpHelpers } from '../http/helpers.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observe/logger.js';
 import type { GatewayEvents } from '../observe/events.js';
 import type { Readiness } from '../observe/readiness.js';
-import type { Pipeline } from '../pipeline.js';
+import type { Pipeline } from '../admission/pipeline.js';
 import type { Storage } from '../storage/storage.js';
 import type { TaskStore } from '../tasks/task-store.js';
 import type { Registry } from '../registry/registry.js';

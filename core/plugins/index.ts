@@ -1,6 +1,6 @@
 /** The public surface for plugins: everything a plugin may import from core. */
 export { definePlugin, type PluginContext, type PluginDefinition, type PluginInstance } from './define-plugin.js';
-export { errorHeaders, gatewayError, GatewayError, renderErrorBody, toGatewayError, type ErrorBody, type ErrorCode, type UpstreamErrorFields } from '../errors.js';
+export { asChatAdapterError, errorHeaders, gatewayError, GatewayError, renderErrorBody, toGatewayError, type ErrorBody, type ErrorCode, type UpstreamErrorFields } from '../errors.js';
 export { useErrorRenderer, type ErrorRenderer } from '../http/app.js';
 export type { Storage, StorageKind, StoreChoices } from '../storage/storage.js';
 export { DuplicateKeyError, isDuplicateKey } from '../storage/port.js';
@@ -10,7 +10,7 @@ export {
   gatewayErrorFromTask, taskErrorFrom,
   type StoredResult, type ClaimedTask, type TaskLease, type TaskRecord, type TaskRequestInfo, type TaskRequestInput, type TaskResult, type TaskStore,
 } from '../tasks/task-store.js';
-export type { Caller, ServiceEntry } from '../directory.js';
+export type { Caller, ServiceEntry } from '../admission/directory.js';
 export type { Permission, UpstreamConfig } from '../config/types.js';
 export type { GateRequest, LocalInstanceHandle, OpenOptions } from '../gate/gate.js';
 export type { LocalInstanceOptions, LocalReply, LocalWorker } from '../gate/local-instance.js';
@@ -21,10 +21,10 @@ export { servedByHeader, type ServedBy, type ServiceAnswer, type ServiceCall } f
 export type { FallbackTarget } from '../gate/failover.js';
 export { serviceHeaders, isGatewayHeader, type ServiceIdentity } from '../gate/service-headers.js';
 export type * from '../../proto/src/index.js';
-export { drained } from '../flow.js';
+export { drained } from '../flow/drain-and-cancel.js';
 export { AnswerCollector, answerBody, collectAnswer, isAllowedServiceHeader, type ServiceResponse } from '../gate/answer.js';
 export { compileRequestSchema } from '../validation/request.js';
-export { callerOf, serviceOf, PLATFORM_KEY_HEADER, type Admission } from '../http/admission.js';
+export { callerOf, serviceOf, PLATFORM_KEY_HEADER, type Admission } from '../admission/http-middleware.js';
 export {
   binaryMediaType, readPredict2RequestData, readPredictQuery, readPredictRequestData, utf8Text,
   type Predict2RequestData, type PredictQuery, type PredictRequestData,
@@ -44,13 +44,15 @@ export { readWav, wavHeader, WavFormatError, type WavAudio } from '../speech/wav
 export type { SpeechLimits } from '../speech/limits.js';
 export type { AudioChunkOut, SynthesisRequest, SynthesisStream } from '../speech/synthesis.js';
 export type { RecognitionStream } from '../speech/recognition.js';
-export { every, type EveryOptions } from '../timers.js';
+export { every, type EveryOptions } from '../flow/timers.js';
 export { shareMetricsWithWorkers, workersMetrics, type WorkersMetrics } from '../observe/cluster-metrics.js';
 export { parseJson } from '../validation/json.js';
+export { SpendStore, groupSpend, SPEND_DIMENSIONS, type SpendRow, type SpendGroup, type SpendDimension } from '../userspace/spend.js';
+export { BUDGETS_SCHEMA, MAX_KEYS_PER_ACCOUNT, type KeyDoc, type KeySettings } from '../userspace/index.js';
 export {
   MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, normaliseEmail, sessionView, userView,
   type AccountChanges, type AccountView, type Budget, type MemberDoc, type MemberRole, type SessionDoc, type SessionView, type Source,
   type SyncedCollection, type SyncedKind, type UserDoc, type UserSpace, type UserView,
 } from '../userspace/index.js';
-export { hashesEqual } from '../auth/secrets.js';
+export { hashesEqual } from '../admission/secret-hashes.js';
 export type { AccountConfig } from '../config/types.js';

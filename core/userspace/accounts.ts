@@ -4,7 +4,7 @@
  * config file's largest.
  */
 import type { AccountConfig, GatewayConfig } from '../config/types.js';
-import type { Directory } from '../directory.js';
+import type { Directory } from '../admission/directory.js';
 import { gatewayError } from '../errors.js';
 import { isDuplicateKey, type Collection } from '../storage/port.js';
 import type { SyncedCollection, SyncedKind } from './change-feed.js';
@@ -38,7 +38,7 @@ export function accountKind(directory: Directory, configIds: ReadonlySet<number>
     apply(doc) {
       if (configIds.has(doc._id)) return;
       if (doc.deleted) directory.removeAccount(doc._id);
-      else directory.putAccount({ id: doc._id, name: doc.name, requestsPerSecond: doc.requestsPerSecond, blocked: doc.blocked });
+      else directory.putAccount({ id: doc._id, name: doc.name, requestsPerSecond: doc.requestsPerSecond, blocked: doc.blocked, budgets: doc.budgets });
     },
   };
 }

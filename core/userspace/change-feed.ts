@@ -16,9 +16,9 @@
  *   number, above any floor a reader could have reached meanwhile. So no change is ever missed, and the
  *   cost of a gap is re-reading the documents written during the grace.
  */
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observe/logger.js';
 import type { Collection, DocStore, Filter, Update, CollectionSpec } from '../storage/port.js';
-import { every } from '../timers.js';
+import { every } from '../flow/timers.js';
 import type { MetaDoc, SyncedDoc } from './collections.js';
 import { currentNumber, nextNumber } from './counters.js';
 

@@ -4,7 +4,7 @@
  * listed and ended by their user.
  */
 import { randomBytes } from 'node:crypto';
-import { hashSecret } from '../auth/secrets.js';
+import { hashSecret } from '../admission/secret-hashes.js';
 import type { Collection } from '../storage/port.js';
 import type { SessionDoc } from './collections.js';
 

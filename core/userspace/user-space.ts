@@ -6,15 +6,16 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { GatewayConfig } from '../config/types.js';
-import type { Directory } from '../directory.js';
-import { hashesEqual, hashSecret } from '../auth/secrets.js';
+import type { Directory } from '../admission/directory.js';
+import { hashesEqual, hashSecret } from '../admission/secret-hashes.js';
 import { gatewayError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observe/logger.js';
 import { isDuplicateKey, type Collection, type DocStore } from '../storage/port.js';
 import type { Storage } from '../storage/storage.js';
 import { Accounts, accountKind } from './accounts.js';
 import { ChangeFeed, type SyncedCollection, type SyncedKind } from './change-feed.js';
 import { MEMBERS, META, SESSIONS, USERS, type MetaDoc, type SyncedDoc, type UserDoc } from './collections.js';
+import { KeyStore, keyKind } from './keys.js';
 import { Members } from './members.js';
 import { Sessions } from './sessions.js';
 import { Users } from './users.js';
@@ -31,6 +32,7 @@ interface Opened {
   feed: ChangeFeed;
   meta: Collection<MetaDoc>;
   accounts: Accounts;
+  keys: KeyStore;
   users: Users;
   members: Members;
   sessions: Sessions;
@@ -74,6 +76,9 @@ export class UserSpace {
   get accounts(): Accounts {
     return this.#parts.accounts;
   }
+  get keys(): KeyStore {
+    return this.#parts.keys;
+  }
   get users(): Users {
     return this.#parts.users;
   }
@@ -101,6 +106,7 @@ export class UserSpace {
       feed,
       meta,
       accounts: new Accounts(storedAccounts, meta, this.config, this.#directory),
+      keys: new KeyStore(await this.#follow(docs, feed, keyKind(this.#directory))),
       users: new Users(await docs.collection<UserDoc>(USERS)),
       members: new Members(await docs.collection(MEMBERS)),
       sessions: new Sessions(await docs.collection(SESSIONS), settings.sessionTtlHours),

@@ -1,8 +1,10 @@
 import { definePlugin } from '../../core/plugins/index.js';
 import { createAccess } from './access.js';
 import { accountRoutes } from './accounts.js';
+import { apiKeyRoutes } from './api-keys.js';
 import { authRoutes } from './auth.js';
 import { memberRoutes } from './members.js';
+import { usageRoutes } from './usage.js';
 
 /**
  * The user-space API under `/api/platformcore`: sign-in and sessions, accounts, members (and API keys,
@@ -22,6 +24,8 @@ export default definePlugin({
         authRoutes(router, ctx, access);
         accountRoutes(router, ctx, access);
         memberRoutes(router, ctx, access);
+        apiKeyRoutes(router, ctx, access);
+        usageRoutes(router, ctx, access);
       },
       start: () => ctx.userSpace.start(),
       stop: () => ctx.userSpace.stop(),

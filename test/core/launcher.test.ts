@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bannerLines } from '../../core/bin/banner.js';
 import { launchServices, type LaunchedServices } from '../../core/bin/launcher.js';
-import { createLogger } from '../../core/logger.js';
+import { createLogger } from '../../core/observe/logger.js';
 import { eventually } from '../support/gateway.js';
 
 function sink() {

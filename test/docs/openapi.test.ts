@@ -8,7 +8,7 @@ import * as ajvFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../core/config/load.js';
 import { createGateway, type Gateway } from '../../core/gateway.js';
-import { silentLogger } from '../../core/logger.js';
+import { silentLogger } from '../../core/observe/logger.js';
 import { bundledDocument } from '../../plugins/openapi/document.js';
 import type { ModelService } from '../../sdk/index.js';
 import { startDemoServices } from '../support/demo-services.js';

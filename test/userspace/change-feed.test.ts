@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '../../core/logger.js';
+import { silentLogger } from '../../core/observe/logger.js';
 import { MemoryDocStore } from '../../core/storage/memory-docs.js';
 import { ChangeFeed } from '../../core/userspace/change-feed.js';
 import type { MetaDoc, SyncedDoc } from '../../core/userspace/collections.js';

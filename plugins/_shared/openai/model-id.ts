@@ -1,4 +1,4 @@
-import { gatewayError, type Caller, type PluginContext, type ServiceEntry } from '../../../core/plugins/index.js';
+import { asChatAdapterError, gatewayError, type Caller, type PluginContext, type ServiceEntry } from '../../../core/plugins/index.js';
 import { canCall } from './can-call.js';
 import { unknownModelHint } from './model-hint.js';
 
@@ -45,7 +45,12 @@ export function resolveChatTarget(ctx: PluginContext<any>, caller: Caller, model
   if (!target || !canCall(caller, target.service)) {
     throw gatewayError('MODEL_NOT_FOUND', { param: 'model', args: { model, hint: unknownModelHint(ctx, caller, model) } });
   }
-  ctx.pipeline.checkAccess(caller, target.service, { account: target.id.author, model: target.id.service });
+  try {
+    ctx.pipeline.checkAccess(caller, target.service, { account: target.id.author, model: target.id.service });
+  } catch (err) {
+    // A spent budget is OpenAI's 429 insufficient_quota here (the platform API keeps 402).
+    throw asChatAdapterError(err);
+  }
   return target;
 }
 

@@ -17,9 +17,9 @@
 import type { Context, Middleware } from 'koa';
 import { API_KEY_HEADER } from '../../proto/src/index.js';
 import type { Permission } from '../config/types.js';
-import type { Caller, Directory, ServiceEntry } from '../directory.js';
+import type { Caller, Directory, ServiceEntry } from './directory.js';
 import { gatewayError } from '../errors.js';
-import type { Pipeline } from '../pipeline.js';
+import type { Pipeline } from './pipeline.js';
 
 /** The header that carries the API key on the platform API (spec section 6). */
 export const PLATFORM_KEY_HEADER = API_KEY_HEADER;

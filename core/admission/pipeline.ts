@@ -1,10 +1,11 @@
-import type { StageObserver } from './observe/request-trace.js';
-import type { Permission } from './config/types.js';
+import type { StageObserver } from '../observe/request-trace.js';
+import type { Permission } from '../config/types.js';
 import type { Caller, Directory, ServiceEntry } from './directory.js';
-import { gatewayError } from './errors.js';
+import { gatewayError } from '../errors.js';
 import { StorageQuota, type StorageMeter } from './quotas/storage-quota.js';
 import { StreamQuota } from './quotas/stream-quota.js';
-import type { RequestLimiter } from './rate-limiter.js';
+import type { RequestLimiter } from './request-rate/local-rate-limiter.js';
+import type { BudgetGate } from '../userspace/budgets.js';
 
 export interface AdmitRequest {
   /** The credential as received; undefined or empty when the caller sent none. */
@@ -33,8 +34,10 @@ export interface ConfigValidator {
 
 /**
  * The admission stages shared by every HTTP plugin and the gRPC client calls, in this order:
- * authenticate (401) → blocked account (402) → key permission (403) → rate limit (429)
- * → resolve account and service (400) → access to the service (403) → validate the config (400).
+ * authenticate (401, an expired key or a rotated one past its grace too) → blocked account (402) → key
+ * permission (403) → rate limit of the account, then of the key (429) → resolve account and service
+ * (400) → access to the service, the key's allow-list (403) → budgets of the account and the key (402)
+ * → validate the config (400). Everything here is in memory: no store call per request.
  */
 export class Pipeline {
   readonly #directory: Directory;
@@ -44,6 +47,8 @@ export class Pipeline {
   readonly #storage: StorageQuota;
   /** Tracing's view of the stages; undefined (one check per stage) when tracing is off. */
   #stages: StageObserver | undefined = undefined;
+  /** Budgets of accounts and keys (core/userspace/budgets.ts); undefined: none are checked. */
+  #budgets: BudgetGate | undefined = undefined;
 
   constructor(directory: Directory, rateLimiter: RequestLimiter, quotas: { concurrentStreamsPerAccount?: number; storageBytesPerAccount?: number } = {}) {
     this.#directory = directory;
@@ -84,6 +89,11 @@ export class Pipeline {
     this.#stages = observer;
   }
 
+  /** Checks budgets before dispatch (the gate is debited after answers by its owner). */
+  useBudgets(budgets: BudgetGate): void {
+    this.#budgets = budgets;
+  }
+
   addValidator(validator: ConfigValidator): void {
     this.#validators.push(validator);
   }
@@ -93,7 +103,8 @@ export class Pipeline {
     this.#stages?.enter('admission');
     if (!apiKey) throw gatewayError('API_KEY_MISSING', { args: { header: keyHeader } });
     const caller = this.#directory.callerForKey(apiKey);
-    if (!caller) throw gatewayError('API_KEY_INVALID');
+    // An expired key, or a rotated one past its grace, is unknown to the caller: it says no more why.
+    if (!caller || (caller.validUntil !== undefined && Date.now() >= caller.validUntil)) throw gatewayError('API_KEY_INVALID');
     if (caller.account.blocked) throw gatewayError('ACCOUNT_BLOCKED', { args: { account: caller.account.name } });
     if (!caller.permissions.has(permission)) throw gatewayError('TOKEN_PERMISSION_REQUIRED', { args: { permission } });
     return caller;
@@ -104,6 +115,10 @@ export class Pipeline {
     const limit = caller.account.requestsPerSecond;
     if (!this.#rateLimiter.tryTake(caller.account.id, limit)) {
       throw gatewayError('RATE_LIMIT_EXCEEDED', { args: { account: caller.account.name, limit } });
+    }
+    const own = caller.requestsPerSecond;
+    if (own !== undefined && caller.keyId !== undefined && !this.#rateLimiter.tryTake(caller.keyId, own)) {
+      throw gatewayError('KEY_RATE_LIMIT_EXCEEDED', { args: { key: caller.keyName, limit: own } });
     }
   }
 
@@ -116,6 +131,10 @@ export class Pipeline {
     if (service.accountId !== caller.account.id && !service.public) {
       throw gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED', { args: { account: ref.account, service: ref.model } });
     }
+    if (caller.services && !caller.services.has(service.id)) {
+      throw gatewayError('API_KEY_SERVICE_NOT_ALLOWED', { args: { key: caller.keyName, service: ref.model } });
+    }
+    this.#budgets?.check(caller);
   }
 
   /** Every stage up to (not including) validation, for a request addressed to one service. */

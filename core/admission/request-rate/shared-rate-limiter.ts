@@ -1,7 +1,7 @@
-import type { Logger } from '../logger.js';
-import type { RequestLimiter } from '../rate-limiter.js';
-import type { DocStore } from '../storage/port.js';
-import { SharedWindowBudget, limitWindows, type WindowDoc } from './shared-window-budget.js';
+import type { Logger } from '../../observe/logger.js';
+import type { RequestLimiter } from './local-rate-limiter.js';
+import type { DocStore } from '../../storage/port.js';
+import { SharedWindowBudget, limitWindows, type WindowDoc } from '../shared-window-budget.js';
 
 /** The collection of shared limit windows (one small document per account and window). */
 export const LIMITS_COLLECTION = 'gateway_limit_windows';
@@ -23,8 +23,8 @@ export class SharedRateLimiter implements RequestLimiter {
     return new SharedRateLimiter(new SharedWindowBudget({ collection, windowMs: 1000, warn: (message, err) => log.warn({ err }, message) }));
   }
 
-  tryTake(accountId: number, ratePerSecond: number): boolean {
-    return this.#budget.tryTake(`rps:${accountId}`, ratePerSecond);
+  tryTake(id: number | string, ratePerSecond: number): boolean {
+    return this.#budget.tryTake(`rps:${id}`, ratePerSecond);
   }
 
   close(): void {
