@@ -69,11 +69,17 @@ export async function call<T = unknown>(path: string, init: CallInit = {}): Prom
   return (text ? JSON.parse(text) : undefined) as T;
 }
 
-/** The items of a list answer, whichever wrapper the endpoint uses (`[...]`, `{items}`, `{keys}` ...). */
+/** Where list answers keep their items (`{rows}`, `{apiKeys}`, ...); a bare array is taken as it is. */
+const LIST_FIELDS = ['rows', 'items', 'apiKeys', 'keys', 'members', 'accounts', 'sessions', 'services', 'data', 'models'];
+
+/** The items of a list answer, whichever of the list fields the endpoint uses. */
 export function items<T>(answer: unknown): T[] {
   if (Array.isArray(answer)) return answer as T[];
   if (answer && typeof answer === 'object') {
-    for (const value of Object.values(answer)) if (Array.isArray(value)) return value as T[];
+    for (const field of LIST_FIELDS) {
+      const value = (answer as Record<string, unknown>)[field];
+      if (Array.isArray(value)) return value as T[];
+    }
   }
   return [];
 }

@@ -40,7 +40,8 @@ export interface ApiKey {
   budgets?: Budget[];
   createdAt?: string | number;
   revokedAt?: string | number | null;
-  previousValidUntil?: string | number | null;
+  /** The old secret of a rotation works until then. */
+  previousKeyValidUntil?: string | number | null;
   source?: 'config' | 'stored';
   /** Only in the answer that created or rotated the key. */
   key?: string;
@@ -88,7 +89,7 @@ export interface UsageRow {
   inputTokens: number;
   outputTokens: number;
   cost?: number;
-  currency?: string;
+  currency?: string | null;
 }
 
 export interface Member {

@@ -11,7 +11,8 @@ function keyState(key: ApiKey): { label: string; tone: 'ok' | 'warn' | 'bad' } {
   if (key.revokedAt) return { label: 'revoked', tone: 'bad' };
   const expires = toDate(key.expiresAt);
   if (expires && expires.getTime() < Date.now()) return { label: 'expired', tone: 'bad' };
-  if (key.previousValidUntil && (toDate(key.previousValidUntil)?.getTime() ?? 0) > Date.now()) return { label: 'rotating', tone: 'warn' };
+  if ((toDate(key.previousKeyValidUntil)?.getTime() ?? 0) > Date.now())
+    return { label: 'old secret valid until ' + formatDate(key.previousKeyValidUntil), tone: 'warn' };
   return { label: 'active', tone: 'ok' };
 }
 
@@ -80,7 +81,7 @@ export function KeysPage() {
                       {readOnly && <Badge>config</Badge>}
                     </td>
                     <td>
-                      <code>{key.prefix ? `${key.prefix}…` : '—'}</code>
+                      <code>{key.prefix ? `${key.prefix}…` : key.source === 'config' ? 'in the config file' : '—'}</code>
                     </td>
                     <td>{key.permissions.map((p) => PERMISSIONS.find((x) => x.id === p)?.label ?? p).join(', ')}</td>
                     <td class="small">

@@ -4,7 +4,7 @@ import { accountPath, call, items } from '../api.js';
 import { useApp } from '../app-state.js';
 import { BarList, ColumnChart, type Bar } from '../charts.js';
 import { formatMoney, formatNumber, utcDay } from '../format.js';
-import type { UsageRow } from '../model.js';
+import type { ApiKey, UsageRow } from '../model.js';
 import { Button, Card, Empty, ErrorNote, Field, Loading, Page, useLoad } from '../ui.js';
 
 type Metric = 'requests' | 'tokens' | 'cost';
@@ -44,8 +44,15 @@ export function UsagePage() {
   const [metric, setMetric] = useState<Metric>('requests');
   const base = `${accountPath(app.account.name)}/usage`;
   const query = (groupBy: string) => `${base}?${new URLSearchParams({ from, to, groupBy })}`;
-  const byDayModel = useLoad(() => call(query('day,model')).then((a) => items<UsageRow>(a)), [base, from, to], 10_000);
+  const byDayModel = useLoad(() => call(query('day,model,service')).then((a) => items<UsageRow>(a)), [base, from, to], 10_000);
   const byKey = useLoad(() => call(query('key')).then((a) => items<UsageRow>(a)), [base, from, to], 10_000);
+  const keys = useLoad(() => call(`${accountPath(app.account.name)}/api-keys`).then((a) => items<ApiKey>(a)), [app.account.name]);
+  /** Usage names a key by its ID (`key_…`, or `config:<name>` for a config-file key). */
+  const keyName = (id: string | undefined) => {
+    if (!id) return 'no key (billing charges)';
+    const key = keys.data?.find((k) => k.id === id);
+    return key ? key.name : id.startsWith('config:') ? `${id.slice(7)} (config)` : `${id} (removed)`;
+  };
   const rows = byDayModel.data ?? [];
   const currency = rows.find((r) => r.currency)?.currency ?? 'USD';
   const format = (n: number) => (metric === 'cost' ? formatMoney(n, currency) : formatNumber(n));
@@ -59,7 +66,7 @@ export function UsagePage() {
   );
 
   const exportCsv = () => {
-    const header = ['day', 'model', 'requests', 'inputTokens', 'outputTokens', 'cost', 'currency'];
+    const header = ['day', 'model', 'service', 'requests', 'inputTokens', 'outputTokens', 'cost', 'currency'];
     const lines = [
       header.join(','),
       ...rows.map((r) =>
@@ -132,7 +139,7 @@ export function UsagePage() {
           </Card>
           <Card title={`${METRICS.find((m) => m.id === metric)!.label} by model`}>
             {rows.length ? (
-              <BarList title={`${metric} by model`} bars={sumBy(rows, (r) => r.model ?? 'unknown', metric)} format={format} />
+              <BarList title={`${metric} by model`} bars={sumBy(rows, (r) => r.model || r.service || 'unknown', metric)} format={format} />
             ) : (
               <Empty>No requests in this period.</Empty>
             )}
@@ -164,7 +171,7 @@ export function UsagePage() {
             <tbody>
               {byKey.data.map((r) => (
                 <tr key={r.key ?? r.keyName}>
-                  <td>{r.keyName ?? r.key ?? '—'}</td>
+                  <td>{keyName(r.key)}</td>
                   <td class="num">{formatNumber(r.requests)}</td>
                   <td class="num">{formatNumber(r.inputTokens)}</td>
                   <td class="num">{formatNumber(r.outputTokens)}</td>

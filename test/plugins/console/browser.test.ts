@@ -9,22 +9,22 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import OpenAI from 'openai';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../../core/config/load.js';
 import { createGateway, type Gateway } from '../../../core/gateway.js';
-import { silentLogger } from '../../../core/logger.js';
+import { silentLogger } from '../../../core/observe/logger.js';
 import { buildConsole } from '../../../scripts/build-console.mjs';
 import type { ModelService } from '../../../sdk/index.js';
 import { startDemoServices } from '../../support/demo-services.js';
+import { eventually } from '../../support/gateway.js';
 import { requirePrerequisite } from '../../support/prerequisites.js';
 import { chromiumPrerequisite, launchChromium, screenshot, seriousViolations, watchedPage, type PageProblems } from './browser-support.js';
 
 const DEMO = fileURLToPath(new URL('../../../examples/demo/gateway.yaml', import.meta.url));
 const EMAIL = 'demo@example.com';
 const PASSWORD = 'demo-password-123';
-/** The demo config's own key: the data pages' working key until the test has made one of its own. */
-const DEMO_KEY = 'demo-api-key-0123456789';
 
 const ok = requirePrerequisite('console browser test', chromiumPrerequisite());
 
@@ -37,6 +37,10 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
   let browser: Browser;
   let page: Page;
   let problems: PageProblems;
+  /** The key the test creates in the console: its secret, read once from the page. */
+  let secret = '';
+  const sdk = () => new OpenAI({ baseURL: `${base}/api/adapters/chatapi/v1`, apiKey: secret, maxRetries: 0 });
+  const chat = () => sdk().chat.completions.create({ model: 'demo/echo', messages: [{ role: 'user', content: 'hi from the SDK' }] });
 
   beforeAll(async () => {
     consoleRoot = mkdtempSync(join(tmpdir(), 'console-ui-'));
@@ -47,7 +51,11 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
       {
         ...config,
         store: { ...config.store, dataDir },
-        plugins: { ...config.plugins, options: { ...config.plugins.options, console: { root: consoleRoot } } },
+        plugins: {
+          ...config.plugins,
+          // Spend written every 200 ms instead of 5 s: the usage page sees the calls sooner.
+          options: { ...config.plugins.options, console: { root: consoleRoot }, usage: { flushIntervalMs: 200 } },
+        },
       },
       { logger: silentLogger() },
     );
@@ -104,6 +112,28 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     expect(forged).toBe(403);
   });
 
+  it('API tokens: creates a key whose secret is shown once, with a copy button, then gone', async () => {
+    expect(await heading()).toBe('API tokens');
+    await waitForText('demo-key'); // the config file's key, listed read-only
+    await page.locator('button::-p-text(Create a key)').click();
+    await page.locator('dialog[open] ::-p-aria(Name)').fill('support-bot');
+    await page.locator('dialog[open] ::-p-text(Modify data)').click();
+    await page.locator('dialog[open] button[type=submit]').click();
+    const shown = await page.waitForSelector('[data-testid=secret]');
+    secret = (await shown!.evaluate((node) => node.textContent ?? '')).trim();
+    expect(secret.length).toBeGreaterThan(20);
+    expect(await page.$('button[aria-label="Copy the secret"]')).not.toBeNull();
+    await checkPage('02-api-token-created');
+    await page.locator('button::-p-text(I have saved it)').click();
+    await page.waitForFunction(() => !document.querySelector('[data-testid=secret]'));
+    // Gone from the page and never kept by the browser.
+    expect(await page.content()).not.toContain(secret);
+    const kept = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }));
+    expect(kept).not.toContain(secret);
+    await waitForText('support-bot');
+    await checkPage('02-api-tokens');
+  });
+
   it('members: lists them, and an owner adds a developer', async () => {
     await open('Members', 'Members');
     await waitForText(EMAIL);
@@ -116,7 +146,7 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
 
   it('fitted services: derive from the fittable classifier, upload a dataset, fit it and watch the job', async () => {
     await open('Fitted services', 'Fitted services');
-    await page.locator('::-p-aria(API key)').fill(DEMO_KEY);
+    await page.locator('::-p-aria(API key)').fill(secret);
     await page.locator('button::-p-text(Use this key)').click();
     await waitForText('Derive a service');
     await page
@@ -171,10 +201,67 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     const curl = await page.$eval('[data-testid=code]', (c) => c.textContent ?? '');
     expect(curl).toContain(`${base}/api/adapters/chatapi/v1/chat/completions`);
     expect(curl).toContain('$GATEWAY_API_KEY');
-    expect(curl).not.toContain(DEMO_KEY);
+    expect(curl).not.toContain(secret);
     await page.locator('[role=tab]::-p-text(Python)').click();
     expect(await page.$eval('[data-testid=code]', (c) => c.textContent ?? '')).toContain('from openai import OpenAI');
     await checkPage('06-playground');
+  });
+
+  it('the same key works from the OpenAI SDK', async () => {
+    const answer = await chat();
+    expect(answer.choices[0]?.message.content).toContain('hi from the SDK');
+  });
+
+  it('usage and spend: the requests of the key appear by day, by model and by key', async () => {
+    await open('Usage and spend', 'Usage and spend');
+    // The page polls; spend rows are written every 200 ms here.
+    await page.waitForFunction(() => Number(document.querySelector('[data-testid=total-requests]')?.textContent?.replace(/\D/g, '')) >= 2, {
+      timeout: 15_000,
+    });
+    await waitForText('support-bot');
+    await checkPage('07-usage');
+  });
+
+  it('a budget set on the key stops its next calls (429 insufficient_quota)', async () => {
+    await open('API tokens', 'API tokens');
+    await page.locator('button[aria-label="Edit support-bot"]').click();
+    await page.locator('dialog[open] button::-p-text(Add a budget)').click();
+    await page.locator('dialog[open] input[type=number][id^=key-budget-limit]').fill('1');
+    await page.locator('dialog[open] button[type=submit]').click();
+    await waitForText('1 tokens per month');
+    let refused: unknown;
+    await eventually(
+      async () => {
+        refused = await chat().then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        return refused !== undefined;
+      },
+      5000,
+      'a refusal of the spent budget',
+    );
+    expect(refused).toBeInstanceOf(OpenAI.APIError);
+    expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(429);
+    expect((refused as InstanceType<typeof OpenAI.APIError>).type).toBe('insufficient_quota');
+  });
+
+  it('a revoked key is refused (401)', async () => {
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.locator('button[aria-label="Revoke support-bot"]').click();
+    await page.waitForFunction(() => !document.querySelector('button[aria-label="Revoke support-bot"]'));
+    let refused: unknown;
+    await eventually(
+      async () => {
+        refused = await chat().then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        return (refused as { status?: number } | undefined)?.status === 401;
+      },
+      5000,
+      'a 401 for the revoked key',
+    );
   });
 
   it('sessions: lists this one', async () => {
