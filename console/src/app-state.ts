@@ -27,5 +27,5 @@ export function useApp(): AppState {
 /** Roles in order of what they may do. */
 const RANK = { viewer: 0, developer: 1, owner: 2 } as const;
 export function canAct(state: AppState, needed: keyof typeof RANK): boolean {
-  return state.me.user.operator || RANK[state.account.role] >= RANK[needed];
+  return state.me.user.operator || (state.account.role !== 'operator' && RANK[state.account.role] >= RANK[needed]);
 }

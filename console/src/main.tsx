@@ -2,7 +2,8 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { AppContext, type AppState } from './app-state.js';
-import type { Me } from './model.js';
+import { call, CORE, items } from './api.js';
+import type { Account, Me, Membership } from './model.js';
 import { AccountsPage } from './pages/accounts.js';
 import { FittedPage } from './pages/fitted.js';
 import { KeysPage } from './pages/keys.js';
@@ -46,7 +47,13 @@ function App() {
   const [accountName, setAccountName] = useState(localStorage.getItem(ACCOUNT_KEY) ?? '');
   const [workingKey, setWorkingKey] = useState('');
 
-  const refreshMe = async () => setMe(await currentUser());
+  // An operator may switch to every account, not only those it is a member of.
+  const [operatorAccounts, setOperatorAccounts] = useState<Account[]>([]);
+  const refreshMe = async () => {
+    const who = await currentUser();
+    setOperatorAccounts(who?.user.operator ? items<Account>(await call(`${CORE}/accounts`)) : []);
+    setMe(who);
+  };
   useEffect(() => {
     refreshMe().catch(setError);
     const onPop = () => setPage(pageFromPath());
@@ -56,9 +63,15 @@ function App() {
 
   if (error) return <ErrorNote error={error} />;
   if (me === null) return <Loading />;
-  if (!me) return <SignInPage onSignedIn={(who) => setMe(who)} />;
+  if (!me) return <SignInPage onSignedIn={() => void refreshMe().catch(setError)} />;
 
-  const account = me.accounts.find((a) => a.name === accountName) ?? me.accounts[0];
+  const reachable: Membership[] = [
+    ...me.accounts.map((m) => ({ ...m, blocked: operatorAccounts.find((a) => a.id === m.id)?.blocked ?? m.blocked })),
+    ...operatorAccounts
+      .filter((a) => !me.accounts.some((m) => m.id === a.id))
+      .map((a) => ({ id: a.id, name: a.name, displayName: a.displayName, role: 'operator' as const, blocked: a.blocked })),
+  ];
+  const account = reachable.find((a) => a.name === accountName) ?? reachable[0];
   const state: AppState | undefined = account && {
     me,
     account,
@@ -104,7 +117,7 @@ function App() {
           <label class="switcher">
             <span>Account</span>
             <select value={account.name} onChange={(e) => state.setAccount(e.currentTarget.value)} aria-label="Account">
-              {me.accounts.map((a) => (
+              {reachable.map((a) => (
                 <option value={a.name} key={a.name}>
                   {a.displayName || a.name} ({a.role})
                 </option>

@@ -19,7 +19,8 @@ export interface Membership {
   id: number;
   name: string;
   displayName?: string;
-  role: Role;
+  /** `operator`: an account the operator reaches without being one of its members. */
+  role: Role | 'operator';
   blocked?: boolean;
 }
 

@@ -47,7 +47,8 @@ export function AccountsPage() {
                 <tr key={a.id}>
                   <td>{a.id}</td>
                   <td>
-                    <strong>{a.displayName || a.name}</strong> {a.displayName && <span class="muted small">{a.name}</span>}{' '}
+                    <strong>{a.displayName || a.name}</strong>{' '}
+                    {a.displayName && a.displayName !== a.name && <span class="muted small">{a.name}</span>}{' '}
                     {a.source === 'config' && <Badge>config</Badge>}
                   </td>
                   <td>{a.requestsPerSecond ? `${a.requestsPerSecond} req/s` : '—'}</td>
@@ -84,6 +85,8 @@ export function AccountsPage() {
               await call(`${CORE}/accounts`, { body: { name: name.trim() } });
               setName('');
               accounts.reload();
+              // The account switcher offers it at once.
+              await app.refreshMe();
             });
           }}
         >

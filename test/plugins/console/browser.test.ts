@@ -270,16 +270,49 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     await checkPage('10-sessions');
   });
 
-  it('accounts (operator): creates an account and blocks it', async () => {
+  it('accounts (operator): creates an account, gives it a key, blocks it, and its calls answer 402', async () => {
     await open('Accounts', 'Accounts');
     await page.locator('form ::-p-aria(Name)').fill('acme');
     await page.locator('button::-p-text(Create account)').click();
-    await waitForText('acme');
+    await page.waitForSelector('button[aria-label="Block acme"]');
+    // The operator switches to the account it is no member of, and makes it a key.
+    await page.waitForSelector('select[aria-label=Account] option[value=acme]');
+    await page.select('select[aria-label=Account]', 'acme');
+    expect(await page.$eval('select[aria-label=Account]', (s) => (s as HTMLSelectElement).value)).toBe('acme');
+    await open('API tokens', 'API tokens');
+    await page.locator('button::-p-text(Create a key)').click();
+    await page.locator('dialog[open] ::-p-aria(Name)').fill('acme-app');
+    await page.locator('dialog[open] button[type=submit]').click();
+    const shown = await page.waitForSelector('[data-testid=secret]');
+    secret = (await shown!.evaluate((node) => node.textContent ?? '')).trim();
+    await page.locator('button::-p-text(I have saved it)').click();
+    await eventually(
+      async () =>
+        await chat().then(
+          () => true,
+          () => false,
+        ),
+      5000,
+      'the acme key to work',
+    );
+    await open('Accounts', 'Accounts');
     page.once('dialog', (dialog) => void dialog.accept());
     await page.locator('button[aria-label="Block acme"]').click();
     await page.waitForSelector('button[aria-label="Unblock acme"]');
-    const acme = await page.evaluate(async () => (await (await fetch('/api/platformcore/accounts/acme')).json()) as { blocked: boolean });
-    expect(acme.blocked).toBe(true);
+    await waitForText('This account is blocked');
+    let refused: unknown;
+    await eventually(
+      async () => {
+        refused = await chat().then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        return (refused as { status?: number } | undefined)?.status === 402;
+      },
+      5000,
+      'a 402 for the blocked account',
+    );
+    expect(JSON.stringify((refused as InstanceType<typeof OpenAI.APIError>).error)).toContain('ACCOUNT_BLOCKED');
     await checkPage('09-accounts');
   });
 
