@@ -52,31 +52,21 @@ export interface Service {
   id: number;
   name: string;
   account?: string;
-  accountName?: string;
   public?: boolean;
   family?: string;
   defaultModel?: string;
   aliases?: string[];
   fittable?: boolean;
-  source?: 'config' | 'stored' | 'launched';
-  status?: string;
-  instances?: {
-    id?: string;
-    version?: string;
-    load?: number | { active?: number; capacity?: number };
-    state?: string;
-    connectedAt?: string | number;
-  }[];
-  connectionTokens?: { name?: string; prefix?: string; createdAt?: string | number }[];
-  upstream?: {
-    api?: string;
-    baseUrl?: string;
-    models?: Record<string, string>;
-    defaultModel?: string;
-    health?: string | { status?: string; up?: boolean };
-  };
-  engines?: { baseUrl?: string; url?: string; status?: string; healthy?: boolean }[];
-  fallbacks?: string[];
+  /** `stored`: made through the API (editable); `config`: the config file; `derived`: a fitted service. */
+  source?: 'config' | 'stored' | 'derived';
+  /** Serving instances connected to this gateway. */
+  instances?: number;
+  connectionTokens?: { id: string; prefix?: string; createdAt?: string }[];
+  upstream?: { api?: string; baseUrl?: string; models?: Record<string, string>; apiKeySet?: boolean; [field: string]: unknown };
+  base?: { id: number; name: string | null; fitted: boolean };
+  registryModel?: { provider: string; name: string; displayName: string } | null;
+  /** Only in the answer that made a new connection token. */
+  connectionToken?: string;
   [field: string]: unknown;
 }
 

@@ -164,3 +164,23 @@ export function useAction() {
   };
   return { busy, error, run, setError };
 }
+
+/** A secret shown once (an API key, a connection token): kept in this component only until dismissed. */
+export function SecretOnce(props: { title: string; secret: string; onDone: () => void; children: ComponentChildren }) {
+  const code = useRef<HTMLElement>(null);
+  return (
+    <div class="notice notice-ok secret" role="status" aria-live="polite">
+      <h2>{props.title}</h2>
+      <p>{props.children}</p>
+      <div class="secret-row">
+        <code ref={code} class="secret-value" data-testid="secret">
+          {props.secret}
+        </code>
+        <CopyButton text={props.secret} label="Copy the secret" target={() => code.current} />
+      </div>
+      <Button variant="primary" onClick={props.onDone}>
+        I have saved it
+      </Button>
+    </div>
+  );
+}

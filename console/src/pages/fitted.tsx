@@ -173,7 +173,7 @@ function DeriveForm(props: { base: string; apiKey: string; onDone: () => void })
   const [from, setFrom] = useState('');
   const [name, setName] = useState('');
   const action = useAction();
-  const choices = services.data?.length ? services.data.map((s) => `${s.accountName ?? s.account ?? app.account.name}/${s.name}`) : [];
+  const choices = services.data?.length ? services.data.map((s) => `${s.account ?? app.account.name}/${s.name}`) : [];
   const source = from || choices[0] || '';
   return (
     <form

@@ -1,11 +1,11 @@
 /** API tokens: create (permissions, services, expiry, budget, rate), the secret shown once, edit, rotate, revoke. */
-import { useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { accountPath, call, enc, items } from '../api.js';
 import { canAct, useApp } from '../app-state.js';
 import { BudgetsEditor, describeBudget } from '../budgets.js';
 import { formatDate, toDate } from '../format.js';
 import { PERMISSIONS, type ApiKey, type Budget, type Permission, type Service } from '../model.js';
-import { Badge, Button, Card, CopyButton, Dialog, Empty, ErrorNote, Field, Loading, Page, useAction, useLoad } from '../ui.js';
+import { Badge, Button, Card, Dialog, Empty, ErrorNote, Field, Loading, Page, SecretOnce, useAction, useLoad } from '../ui.js';
 
 function keyState(key: ApiKey): { label: string; tone: 'ok' | 'warn' | 'bad' } {
   if (key.revokedAt) return { label: 'revoked', tone: 'bad' };
@@ -47,7 +47,11 @@ export function KeysPage() {
         )
       }
     >
-      {secret && <SecretOnce name={secret.name} secret={secret.key} onDone={() => setSecret(undefined)} />}
+      {secret && (
+        <SecretOnce title={`Key “${secret.name}” created`} secret={secret.key} onDone={() => setSecret(undefined)}>
+          Copy the secret now: it is shown only once and cannot be recovered. Store it where your application reads its configuration.
+        </SecretOnce>
+      )}
       <ErrorNote error={action.error ?? keys.error} />
       <Card>
         {keys.loading && !keys.data ? (
@@ -155,26 +159,6 @@ export function KeysPage() {
         )}
       </Dialog>
     </Page>
-  );
-}
-
-/** The secret, once: kept in this component only until the user dismisses it. */
-function SecretOnce(props: { name: string; secret: string; onDone: () => void }) {
-  const code = useRef<HTMLElement>(null);
-  return (
-    <div class="notice notice-ok secret" role="status" aria-live="polite">
-      <h2>Key “{props.name}” created</h2>
-      <p>Copy the secret now: it is shown only once and cannot be recovered. Store it where your application reads its configuration.</p>
-      <div class="secret-row">
-        <code ref={code} class="secret-value" data-testid="secret">
-          {props.secret}
-        </code>
-        <CopyButton text={props.secret} label="Copy the secret" target={() => code.current} />
-      </div>
-      <Button variant="primary" onClick={props.onDone}>
-        I have saved it
-      </Button>
-    </div>
   );
 }
 

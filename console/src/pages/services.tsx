@@ -1,43 +1,53 @@
-/** Services: status, connected instances (load, version), connection tokens, upstream engines and their health; create and edit. */
+/**
+ * Services: where each comes from, its connected instances, connection tokens (a new one shown once),
+ * its upstream engine; create, edit and remove the account's own (API-made) ones.
+ */
 import { useState } from 'preact/hooks';
 import { accountPath, call, enc, items } from '../api.js';
 import { canAct, useApp } from '../app-state.js';
 import { formatDate } from '../format.js';
 import type { Service } from '../model.js';
-import { Badge, Button, Card, Dialog, Empty, ErrorNote, Field, Loading, Page, useAction, useLoad } from '../ui.js';
+import { Badge, Button, Card, Dialog, Empty, ErrorNote, Field, Loading, Page, SecretOnce, useAction, useLoad } from '../ui.js';
 
-function statusTone(status: string | undefined): 'ok' | 'warn' | 'bad' | 'neutral' {
-  if (!status) return 'neutral';
-  if (/^(ok|up|serving|ready|healthy|online)$/i.test(status)) return 'ok';
-  if (/^(degraded|connecting|draining|starting)$/i.test(status)) return 'warn';
-  return 'bad';
+function status(s: Service): { label: string; tone: 'ok' | 'warn' | 'bad' | 'info' } {
+  if (s.base && !s.base.fitted) return { label: 'not fitted', tone: 'warn' };
+  if (s.upstream) return { label: 'engine', tone: 'info' };
+  const n = s.instances ?? 0;
+  return n > 0 ? { label: `${n} instance${n === 1 ? '' : 's'} serving`, tone: 'ok' } : { label: 'no instance', tone: 'bad' };
 }
 
-function loadText(load: NonNullable<Service['instances']>[number]['load']): string {
-  if (load === undefined) return '—';
-  if (typeof load === 'number') return String(load);
-  return `${load.active ?? 0}${load.capacity ? ` / ${load.capacity}` : ''}`;
-}
-
-function serviceStatus(s: Service): string {
-  if (s.status) return s.status;
-  if (s.upstream) return 'upstream';
-  return s.instances?.length ? 'serving' : 'no instances';
-}
+const SOURCE_LABEL = { stored: 'made here', config: 'config file', derived: 'fitted' } as const;
 
 export function ServicesPage() {
   const app = useApp();
   const base = `${accountPath(app.account.name)}/services`;
   const services = useLoad(() => call(base).then((a) => items<Service>(a)), [base], 5000);
   const [open, setOpen] = useState<Service | 'new' | undefined>();
+  const [token, setToken] = useState<{ service: string; token: string } | undefined>();
   const action = useAction();
   const mayChange = canAct(app, 'developer');
+  const saved = (answer: Service) => {
+    setOpen(undefined);
+    if (answer.connectionToken) setToken({ service: answer.name, token: answer.connectionToken });
+    services.reload();
+  };
   const remove = (s: Service) =>
     action.run(async () => {
-      if (!confirm(`Remove the service "${s.name}"? Calls to it fail at once.`)) return;
-      await call(`${base}/${enc(s.name)}`, { method: 'DELETE' });
+      if (!confirm(`Remove the service "${s.name}"? Calls to it fail at once, on every gateway.`)) return;
+      await call(`${base}/${enc(String(s.id))}`, { method: 'DELETE' });
       services.reload();
     });
+  const revokeToken = (s: Service, id: string) =>
+    action.run(async () => {
+      if (!confirm(`Revoke this connection token of "${s.name}"? Instances using it are refused from now on.`)) return;
+      await call(`${base}/${enc(String(s.id))}`, { method: 'PATCH', body: { revokeConnectionTokens: [id] } });
+      services.reload();
+    });
+  const newToken = (s: Service) =>
+    action.run(async () => {
+      saved(await call<Service>(`${base}/${enc(String(s.id))}`, { method: 'PATCH', body: { newConnectionToken: true } }));
+    });
+
   return (
     <Page
       title="Services"
@@ -50,6 +60,11 @@ export function ServicesPage() {
         )
       }
     >
+      {token && (
+        <SecretOnce title={`Connection token of “${token.service}”`} secret={token.token} onDone={() => setToken(undefined)}>
+          Model service instances connect with this token (PLATFORM_SERVICE_TOKEN). It is shown only once.
+        </SecretOnce>
+      )}
       <ErrorNote error={action.error ?? services.error} />
       {services.loading && !services.data ? (
         <Loading />
@@ -60,27 +75,19 @@ export function ServicesPage() {
       ) : (
         <div class="grid">
           {services.data.map((s) => {
-            const status = serviceStatus(s);
-            const readOnly = s.source !== undefined && s.source !== 'stored';
-            const engines =
-              s.engines ??
-              (s.upstream?.baseUrl
-                ? [
-                    {
-                      baseUrl: s.upstream.baseUrl,
-                      status: typeof s.upstream.health === 'string' ? s.upstream.health : s.upstream.health?.status,
-                    },
-                  ]
-                : []);
+            const state = status(s);
+            const editable = s.source === 'stored';
             return (
               <Card key={s.id} class="service">
                 <header class="service-head">
                   <h2 class="card-title">
                     {s.name} <span class="muted small">#{s.id}</span>
                   </h2>
-                  <Badge tone={statusTone(status)}>{status}</Badge>
+                  <Badge tone={state.tone}>{state.label}</Badge>
                 </header>
                 <dl class="facts">
+                  <dt>Source</dt>
+                  <dd>{s.source ? SOURCE_LABEL[s.source] : '—'}</dd>
                   <dt>Access</dt>
                   <dd>{s.public ? 'public' : 'private'}</dd>
                   {s.family && (
@@ -89,10 +96,12 @@ export function ServicesPage() {
                       <dd>{s.family}</dd>
                     </>
                   )}
-                  {s.defaultModel && (
+                  {s.registryModel && (
                     <>
-                      <dt>Default model</dt>
-                      <dd>{s.defaultModel}</dd>
+                      <dt>Model</dt>
+                      <dd>
+                        {s.registryModel.displayName} <span class="muted small">({s.registryModel.provider})</span>
+                      </dd>
                     </>
                   )}
                   {s.aliases?.length ? (
@@ -101,81 +110,63 @@ export function ServicesPage() {
                       <dd>{s.aliases.join(', ')}</dd>
                     </>
                   ) : null}
+                  {s.base && (
+                    <>
+                      <dt>Fitted from</dt>
+                      <dd>{s.base.name ?? `#${s.base.id}`}</dd>
+                    </>
+                  )}
                   {s.fittable && (
                     <>
                       <dt>Fitting</dt>
                       <dd>fittable</dd>
                     </>
                   )}
-                  <dt>Source</dt>
-                  <dd>{s.source ?? 'stored'}</dd>
+                  {s.upstream && (
+                    <>
+                      <dt>Engine</dt>
+                      <dd>
+                        <code>{s.upstream.baseUrl}</code>{' '}
+                        <span class="muted small">
+                          ({s.upstream.api ?? 'openai'} API{s.upstream.apiKeySet ? ', key set' : ''})
+                        </span>
+                      </dd>
+                    </>
+                  )}
+                  <dt>Instances</dt>
+                  <dd>{s.instances ?? 0} serving here</dd>
                 </dl>
-                {s.instances && (
+                {s.connectionTokens && s.connectionTokens.length > 0 && (
                   <>
-                    <h3 class="sub">Instances ({s.instances.length})</h3>
-                    {s.instances.length ? (
-                      <table class="table compact">
-                        <thead>
-                          <tr>
-                            <th scope="col">Instance</th>
-                            <th scope="col">Version</th>
-                            <th scope="col">Load</th>
-                            <th scope="col">State</th>
-                          </tr>
-                        </thead>
-                        <tbody>
-                          {s.instances.map((i, n) => (
-                            <tr key={i.id ?? n}>
-                              <td>
-                                <code>{i.id ?? n + 1}</code>
-                              </td>
-                              <td>{i.version ?? '—'}</td>
-                              <td>{loadText(i.load)}</td>
-                              <td>{i.state ?? '—'}</td>
-                            </tr>
-                          ))}
-                        </tbody>
-                      </table>
-                    ) : (
-                      <p class="hint">No instance connected.</p>
-                    )}
-                  </>
-                )}
-                {engines.length > 0 && (
-                  <>
-                    <h3 class="sub">Upstream engines</h3>
-                    <ul class="plain">
-                      {engines.map((e, n) => (
-                        <li key={n}>
-                          <code>{e.baseUrl ?? e.url}</code>{' '}
-                          <Badge tone={statusTone(e.status ?? (e.healthy === undefined ? undefined : e.healthy ? 'up' : 'down'))}>
-                            {e.status ?? (e.healthy === undefined ? 'unknown' : e.healthy ? 'up' : 'down')}
-                          </Badge>
+                    <h3 class="sub">Connection tokens</h3>
+                    <ul class="plain small">
+                      {s.connectionTokens.map((t) => (
+                        <li key={t.id} class="token-row">
+                          <span>
+                            <code>{t.prefix ? `${t.prefix}…` : t.id}</code> {t.createdAt ? `· ${formatDate(t.createdAt)}` : ''}
+                          </span>
+                          {mayChange && editable && (
+                            <button
+                              type="button"
+                              class="linklike"
+                              onClick={() => void revokeToken(s, t.id)}
+                              aria-label={`Revoke token ${t.prefix ?? t.id} of ${s.name}`}
+                            >
+                              Revoke
+                            </button>
+                          )}
                         </li>
                       ))}
                     </ul>
                   </>
                 )}
-                {s.connectionTokens && (
-                  <>
-                    <h3 class="sub">Connection tokens</h3>
-                    <ul class="plain small">
-                      {s.connectionTokens.length ? (
-                        s.connectionTokens.map((t, n) => (
-                          <li key={n}>
-                            {t.name ?? t.prefix ?? `token ${n + 1}`} {t.createdAt ? `· ${formatDate(t.createdAt)}` : ''}
-                          </li>
-                        ))
-                      ) : (
-                        <li>none</li>
-                      )}
-                    </ul>
-                  </>
-                )}
-                {mayChange && !readOnly && (
+                {mayChange && editable && (
                   <div class="form-actions">
                     <Button onClick={() => setOpen(s)} aria-label={`Edit ${s.name}`}>
                       Edit
+                    </Button>
+                    <Button onClick={() => void newToken(s)} aria-label={`New connection token for ${s.name}`}>
+                      New token
                     </Button>
                     <Button variant="danger" onClick={() => void remove(s)} aria-label={`Remove ${s.name}`}>
                       Remove
@@ -196,10 +187,11 @@ export function ServicesPage() {
           <ServiceForm
             initial={open === 'new' ? undefined : open}
             onSave={async (body) => {
-              if (open === 'new') await call(base, { body });
-              else await call(`${base}/${enc(open.name)}`, { method: 'PATCH', body });
-              setOpen(undefined);
-              services.reload();
+              saved(
+                open === 'new'
+                  ? await call<Service>(base, { body })
+                  : await call<Service>(`${base}/${enc(String(open.id))}`, { method: 'PATCH', body }),
+              );
             }}
           />
         )}
@@ -208,19 +200,17 @@ export function ServicesPage() {
   );
 }
 
-/** Fields the form edits; the rest of a service's settings in the JSON box. */
-const FORM_FIELDS = new Set(['name', 'public', 'upstream', 'aliases', 'defaultModel', 'family']);
-const READ_ONLY_FIELDS = new Set([
+/** Fields the form edits; the rest of a service's settings go in the JSON box; the answer's own fields are left out. */
+const FORM_FIELDS = new Set(['name', 'public', 'upstream', 'aliases', 'family']);
+const ANSWER_FIELDS = new Set([
   'id',
-  'accountId',
   'account',
-  'accountName',
   'source',
-  'status',
-  'instances',
-  'engines',
   'connectionTokens',
-  'seq',
+  'connectionToken',
+  'registryModel',
+  'instances',
+  'base',
   'createdAt',
   'updatedAt',
 ]);
@@ -231,15 +221,16 @@ function ServiceForm(props: { initial?: Service; onSave: (body: Record<string, u
   const [isPublic, setPublic] = useState(s?.public ?? false);
   const [family, setFamily] = useState(s?.family ?? 'openai');
   const [aliases, setAliases] = useState((s?.aliases ?? []).join(', '));
-  const [useUpstream, setUseUpstream] = useState(s ? Boolean(s.upstream) : true);
+  const [useUpstream, setUseUpstream] = useState(s ? Boolean(s.upstream) : false);
   const [api, setApi] = useState(s?.upstream?.api ?? 'openai');
   const [baseUrl, setBaseUrl] = useState(s?.upstream?.baseUrl ?? '');
+  const [engineKey, setEngineKey] = useState('');
   const [models, setModels] = useState(
     Object.entries(s?.upstream?.models ?? {})
       .map(([ours, theirs]) => (ours === theirs ? ours : `${ours}=${theirs}`))
       .join(', '),
   );
-  const rest = Object.fromEntries(Object.entries(s ?? {}).filter(([k]) => !FORM_FIELDS.has(k) && !READ_ONLY_FIELDS.has(k)));
+  const rest = Object.fromEntries(Object.entries(s ?? {}).filter(([k]) => !FORM_FIELDS.has(k) && !ANSWER_FIELDS.has(k)));
   const [extra, setExtra] = useState(Object.keys(rest).length ? JSON.stringify(rest, null, 2) : '{}');
   const action = useAction();
   const submit = (e: Event) => {
@@ -271,8 +262,11 @@ function ServiceForm(props: { initial?: Service; onSave: (body: Record<string, u
           .map((a) => a.trim())
           .filter(Boolean),
       };
-      if (useUpstream) body.upstream = { ...(s?.upstream ?? {}), api, baseUrl: baseUrl.trim(), models: modelMap };
-      else if (s?.upstream) body.upstream = null;
+      if (useUpstream) {
+        // The block is replaced whole; the engine key stays when none is typed and the origin is the same.
+        const { apiKeySet: _set, ...before } = s?.upstream ?? {};
+        body.upstream = { ...before, api, baseUrl: baseUrl.trim(), models: modelMap, ...(engineKey ? { apiKey: engineKey } : {}) };
+      } else if (s?.upstream) body.upstream = null;
       await props.onSave(body);
     });
   };
@@ -331,13 +325,29 @@ function ServiceForm(props: { initial?: Service; onSave: (body: Record<string, u
                 )}
               </Field>
             </div>
-            <Field label="Models" hint="Comma-separated; ours=engine's to rename">
-              {(id) => <input id={id} value={models} onInput={(e) => setModels(e.currentTarget.value)} />}
-            </Field>
+            <div class="row">
+              <Field label="Models" hint="Comma-separated; ours=engine's to rename">
+                {(id) => <input id={id} value={models} onInput={(e) => setModels(e.currentTarget.value)} />}
+              </Field>
+              <Field
+                label="Engine API key"
+                hint={s?.upstream?.apiKeySet ? 'Set: leave empty to keep it' : 'Kept by the gateway, never shown again'}
+              >
+                {(id) => (
+                  <input
+                    id={id}
+                    type="password"
+                    autocomplete="off"
+                    value={engineKey}
+                    onInput={(e) => setEngineKey(e.currentTarget.value)}
+                  />
+                )}
+              </Field>
+            </div>
           </>
         )}
       </fieldset>
-      <Field label="Other settings (JSON)" hint="connectionTokens, fallbacks, prices, timeoutSec … as in the API">
+      <Field label="Other settings (JSON)" hint="fallbacks, prices, timeoutSec, configs … as in the config file's services[]">
         {(id) => <textarea id={id} rows={5} class="mono" value={extra} onInput={(e) => setExtra(e.currentTarget.value)} />}
       </Field>
       <ErrorNote error={action.error} />
