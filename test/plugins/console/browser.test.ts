@@ -212,6 +212,24 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     expect(answer.choices[0]?.message.content).toContain('hi from the SDK');
   });
 
+  it('rotates the key: the new secret is shown once, the old one keeps working through its grace period', async () => {
+    await open('API tokens', 'API tokens');
+    await page.locator('button[aria-label="Rotate support-bot"]').click();
+    await page.locator('dialog[open] button[type=submit]').click(); // the default grace: 1 hour
+    const shown = await page.waitForSelector('[data-testid=secret]');
+    const old = secret;
+    secret = (await shown!.evaluate((node) => node.textContent ?? '')).trim();
+    expect(secret).not.toBe(old);
+    await page.locator('button::-p-text(I have saved it)').click();
+    await waitForText('old secret valid until');
+    expect((await chat()).choices[0]?.message.content).toContain('hi from the SDK');
+    const withOld = await new OpenAI({ baseURL: `${base}/api/adapters/chatapi/v1`, apiKey: old, maxRetries: 0 }).chat.completions.create({
+      model: 'demo/echo',
+      messages: [{ role: 'user', content: 'still here' }],
+    });
+    expect(withOld.choices[0]?.message.content).toContain('still here');
+  });
+
   it('usage and spend: the requests of the key appear by day, by model and by key', async () => {
     await open('Usage and spend', 'Usage and spend');
     // The page polls; spend rows are written every 200 ms here.
