@@ -5,7 +5,7 @@
  * must raise no CSP violation and no script error, and is kept as a screenshot in
  * test-artifacts/console/. Nothing is stubbed: every click reaches the real API.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -237,6 +237,22 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
       timeout: 15_000,
     });
     await waitForText('support-bot');
+    // CSV export: the browser saves it where the test tells it to.
+    const downloads = mkdtempSync(join(tmpdir(), 'console-csv-'));
+    const cdp = await page.createCDPSession();
+    await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });
+    await page.locator('button::-p-text(Export CSV)').click();
+    await eventually(() => readdirSync(downloads).some((f) => f.endsWith('.csv')), 5000, 'the CSV download');
+    const csv = readFileSync(
+      join(
+        downloads,
+        readdirSync(downloads).find((f) => f.endsWith('.csv'))!,
+      ),
+      'utf8',
+    ).split('\n');
+    rmSync(downloads, { recursive: true, force: true });
+    expect(csv[0]).toBe('day,model,service,requests,inputTokens,outputTokens,cost,currency');
+    expect(csv.some((line) => line.includes(',demo/echo,') && /,\d+,\d+,\d+,/.test(line))).toBe(true);
     await checkPage('07-usage');
   });
 
