@@ -53,6 +53,8 @@ export class Directory {
   readonly #keys = new SecretIndex<Caller>();
   /** Each key entry by its ID, so that it can be replaced, removed, or rebuilt when its account changes. */
   readonly #keyEntries = new Map<string, KeyEntry>();
+  /** The key IDs of each account: an account change rebuilds only its own keys (of 100,000). */
+  readonly #keysByAccount = new Map<number, Set<string>>();
   readonly #servicesById = new Map<number, ServiceEntry>();
   readonly #servicesByName = new Map<string, ServiceEntry>();
   readonly #servicesByToken = new SecretIndex<ServiceEntry>();
@@ -80,8 +82,9 @@ export class Directory {
     if (previous && this.#accountsByName.get(previous.name) === previous) this.#accountsByName.delete(previous.name);
     this.#accountsById.set(account.id, account);
     this.#accountsByName.set(account.name, account);
+    // Keys applied before their account (the feed's order) become callable now; a replaced account's are rebuilt.
+    for (const id of [...(this.#keysByAccount.get(account.id) ?? [])]) this.putKey(this.#keyEntries.get(id)!);
     if (!previous) return;
-    for (const entry of [...this.#keyEntries.values()]) if (entry.accountId === account.id) this.putKey(entry);
     for (const service of [...this.#servicesById.values()]) if (service.accountId === account.id) this.addService({ ...service, account });
   }
 
@@ -89,7 +92,7 @@ export class Directory {
   removeAccount(id: number): void {
     const account = this.#accountsById.get(id);
     if (!account) return;
-    for (const entry of [...this.#keyEntries.values()]) if (entry.accountId === id) this.removeKey(entry.id);
+    for (const keyId of [...(this.#keysByAccount.get(id) ?? [])]) this.removeKey(keyId);
     for (const service of [...this.#servicesById.values()]) if (service.accountId === id) this.removeService(service.id);
     this.#accountsById.delete(id);
     if (this.#accountsByName.get(account.name) === account) this.#accountsByName.delete(account.name);
@@ -103,6 +106,9 @@ export class Directory {
   putKey(entry: KeyEntry): void {
     this.removeKey(entry.id);
     this.#keyEntries.set(entry.id, entry);
+    let ofAccount = this.#keysByAccount.get(entry.accountId);
+    if (!ofAccount) this.#keysByAccount.set(entry.accountId, (ofAccount = new Set()));
+    ofAccount.add(entry.id);
     const account = this.#accountsById.get(entry.accountId);
     if (!account) return;
     for (const hash of entry.hashes) this.#keys.add(hash, entry.caller(account, hash));
@@ -119,6 +125,9 @@ export class Directory {
     const entry = this.#keyEntries.get(id);
     if (!entry) return;
     this.#keyEntries.delete(id);
+    const ofAccount = this.#keysByAccount.get(entry.accountId);
+    ofAccount?.delete(id);
+    if (ofAccount?.size === 0) this.#keysByAccount.delete(entry.accountId);
     for (const hash of entry.hashes) this.#keys.delete(hash);
   }
 

@@ -119,3 +119,11 @@ export function createAccess(ctx: PluginContext<any>): Access {
     },
   };
 }
+
+/** The most a user-space request body may be (a sign-in, an account, a member): far below `server.bodyLimitBytes`. */
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+/** A user-space JSON body, bounded (413 REQUEST_TOO_LARGE past BODY_LIMIT_BYTES). */
+export function readBody(ctx: PluginContext<any>, koa: Context): Promise<unknown> {
+  return ctx.http.readJson(koa, BODY_LIMIT_BYTES);
+}

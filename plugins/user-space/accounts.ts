@@ -5,7 +5,7 @@
  */
 import type Router from '@koa/router';
 import { compileRequestSchema, gatewayError, type AccountChanges, type PluginContext } from '../../core/plugins/index.js';
-import { grantOf, roleCovers, type Access } from './access.js';
+import { type Access, grantOf, readBody, roleCovers } from './access.js';
 
 export const ACCOUNTS = '/api/platformcore/accounts';
 
@@ -46,7 +46,7 @@ export function accountRoutes(router: Router, ctx: PluginContext<any>, access: A
   });
 
   router.post(ACCOUNTS, access.require('operator'), async (koa) => {
-    const body = readCreate(await ctx.http.readJson(koa));
+    const body = readCreate(await readBody(ctx, koa));
     koa.status = 201;
     koa.body = await userSpace.accounts.create(body);
   });
@@ -57,7 +57,7 @@ export function accountRoutes(router: Router, ctx: PluginContext<any>, access: A
 
   router.patch(`${ACCOUNTS}/:account`, access.require('owner'), async (koa) => {
     const { account, role } = grantOf(koa);
-    const changes = readPatch(await ctx.http.readJson(koa));
+    const changes = readPatch(await readBody(ctx, koa));
     const reserved = OPERATOR_FIELDS.find((field) => changes[field] !== undefined);
     if (reserved && !roleCovers(role, 'operator')) {
       throw gatewayError('ROLE_REQUIRED', { param: reserved, args: { role: 'operator', account: account!.name } });

@@ -17,7 +17,7 @@ import {
   type SessionDoc,
   type UserDoc,
 } from '../../core/plugins/index.js';
-import { grantOf, SESSION_COOKIE, type Access } from './access.js';
+import { type Access, grantOf, readBody, SESSION_COOKIE } from './access.js';
 import { LoginThrottle } from './login-throttle.js';
 
 export const AUTH = '/api/platformcore/auth';
@@ -43,24 +43,16 @@ export function authRoutes(router: Router, ctx: PluginContext<any>, access: Acce
   const { userSpace, directory } = ctx;
   const throttle = new LoginThrottle(ctx.config.userSpace.loginAttemptsPerMinute);
 
-  const setCookie = (koa: Context, value: string, expiresAt: number) =>
-    koa.cookies.set(SESSION_COOKIE, value, {
-      httpOnly: true,
-      sameSite: 'strict',
-      path: '/',
-      secure: koa.secure,
-      expires: new Date(expiresAt),
-      overwrite: true,
-    });
-  const clearCookie = (koa: Context) =>
-    koa.cookies.set(SESSION_COOKIE, '', {
-      httpOnly: true,
-      sameSite: 'strict',
-      path: '/',
-      secure: koa.secure,
-      expires: new Date(0),
-      overwrite: true,
-    });
+  // Secure when the request came over TLS, or when the gateway is published over https (`server.publicUrl`)
+  // behind a proxy that ends TLS: the browser then never sends the cookie in clear.
+  const publishedOverTls = ctx.config.server.publicUrl?.startsWith('https:') === true;
+  const writeCookie = (koa: Context, value: string, expires: Date) => {
+    const secure = koa.secure || publishedOverTls;
+    if (secure) koa.cookies.secure = true;
+    koa.cookies.set(SESSION_COOKIE, value, { httpOnly: true, sameSite: 'strict', path: '/', secure, expires, overwrite: true });
+  };
+  const setCookie = (koa: Context, value: string, expiresAt: number) => writeCookie(koa, value, new Date(expiresAt));
+  const clearCookie = (koa: Context) => writeCookie(koa, '', new Date(0));
 
   const signedInBody = (user: UserDoc, session: SessionDoc) => ({
     user: userView(user),
@@ -69,7 +61,7 @@ export function authRoutes(router: Router, ctx: PluginContext<any>, access: Acce
   });
 
   router.post(`${AUTH}/login`, async (koa) => {
-    const body = readLogin(await ctx.http.readJson(koa));
+    const body = readLogin(await readBody(ctx, koa));
     const subjects = [`ip:${koa.ip}`, `email:${normaliseEmail(body.email)}`];
     if (throttle.blocked(subjects)) throw gatewayError('SIGN_IN_RATE_LIMITED');
     const user = await userSpace.users.verify(body.email, body.password);
@@ -132,7 +124,7 @@ export function authRoutes(router: Router, ctx: PluginContext<any>, access: Acce
   });
 
   router.post(`${AUTH}/setup`, async (koa) => {
-    const body = readSetup(await ctx.http.readJson(koa));
+    const body = readSetup(await readBody(ctx, koa));
     const subjects = [`ip:${koa.ip}`];
     if (throttle.blocked(subjects)) throw gatewayError('SIGN_IN_RATE_LIMITED');
     try {

@@ -5,7 +5,7 @@
  */
 import type Router from '@koa/router';
 import { compileRequestSchema, gatewayError, type MemberDoc, type MemberRole, type PluginContext } from '../../core/plugins/index.js';
-import { grantOf, type Access } from './access.js';
+import { type Access, grantOf, readBody } from './access.js';
 import { newPassword } from './auth.js';
 
 const MEMBERS = '/api/platformcore/account/:account/members';
@@ -49,7 +49,7 @@ export function memberRoutes(router: Router, ctx: PluginContext<any>, access: Ac
 
   router.post(MEMBERS, access.require('owner'), async (koa) => {
     const account = grantOf(koa).account!;
-    const body = readAdd(await ctx.http.readJson(koa));
+    const body = readAdd(await readBody(ctx, koa));
     let user = await userSpace.users.byEmail(body.email);
     const created = !user;
     if (!user) {
@@ -73,7 +73,7 @@ export function memberRoutes(router: Router, ctx: PluginContext<any>, access: Ac
 
   router.patch(`${MEMBERS}/:userId`, access.require('owner'), async (koa) => {
     const account = grantOf(koa).account!;
-    const { role: next } = readRole(await ctx.http.readJson(koa));
+    const { role: next } = readRole(await readBody(ctx, koa));
     const userId = koa.params.userId!;
     if (next !== 'owner') await keepAnOwner(account.id, userId);
     const member = await userSpace.members.update(account.id, userId, next);

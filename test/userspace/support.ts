@@ -55,7 +55,7 @@ export class Client {
   call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
     const sent: Record<string, string> = { ...headers };
     if (this.cookie) sent.cookie = this.cookie;
-    if (this.csrf && method !== 'GET') sent['x-csrf-token'] = this.csrf;
+    if (this.csrf && method !== 'GET') sent['x-csrf-token'] ??= this.csrf;
     if (body !== undefined) sent['content-type'] = 'application/json';
     return fetch(`${this.base}${path}`, { method, headers: sent, body: body === undefined ? undefined : JSON.stringify(body) });
   }
