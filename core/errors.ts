@@ -80,7 +80,7 @@ export const ERROR_CATALOG = {
   SETUP_TOKEN_INVALID: { status: 401, type: 'authentication_error', message: () => 'The setup token is not valid (it is printed once in the gateway log, and only while no operator exists)', permanent: true },
   // 402
   ACCOUNT_BLOCKED: { status: 402, type: 'permission_error', message: (a) => `Account '${str(a.account)}' is blocked by billing`, permanent: true },
-  BUDGET_EXCEEDED: { status: 402, type: 'permission_error', grpcCode: 'platform.gate.budget_exceeded', message: (a) => `The budget of ${str(a.budget)} is spent: ${str(a.limit)} ${a.unit === 'money' ? 'in money' : 'tokens'} ${a.period === 'total' ? 'in total' : `per ${str(a.period)}`}`, permanent: true },
+  BUDGET_EXCEEDED: { status: 402, type: 'permission_error', message: (a) => `The budget of ${str(a.budget)} is spent: ${str(a.limit)} ${a.unit === 'money' ? 'in money' : 'tokens'} ${a.period === 'total' ? 'in total' : `per ${str(a.period)}`}`, permanent: true },
   // 403
   TOKEN_PERMISSION_REQUIRED: { status: 403, type: 'permission_error', message: (a) => `The API key lacks the ${str(a.permission)} permission`, permanent: true },
   ACCESS_TO_ANOTHER_ACCOUNT_DENIED: { status: 403, type: 'permission_error', message: (a) => `Access to account '${str(a.account)}' is denied`, permanent: true },

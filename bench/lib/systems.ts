@@ -130,6 +130,19 @@ export class Systems {
     return this.#once('echo-observed', async () => startEchoFor('echo-observed', await this.observedGateway(), { nodeFlags: this.#ourNodeFlags('echo-observed') }));
   }
 
+  /**
+   * A third gateway of ours, the same config plus user-space keys and budgets (row 3c): 100,000 stored
+   * keys, the measured one and its account with budgets, prices on the echo service. With its own echo service.
+   */
+  userSpaceGateway(): Promise<Child> {
+    return this.#once('gateway-userspace', () => startOurGateway('gateway-userspace', { userSpace: true }, { nodeFlags: this.#ourNodeFlags('gateway-userspace'), timeoutMs: 180_000 }));
+  }
+
+  /** The demo echo service dialling the user-space gateway. */
+  userSpaceEcho(): Promise<Child> {
+    return this.#once('echo-userspace', async () => startEchoFor('echo-userspace', await this.userSpaceGateway(), { nodeFlags: this.#ourNodeFlags('echo-userspace') }));
+  }
+
   /** The demo echo service (examples/echo-service/main.ts), unchanged, in its own process. */
   echo(): Promise<Child> {
     return this.#once('echo-service', async () => startEchoFor('echo-service', await this.gateway(), { nodeFlags: this.#ourNodeFlags('echo-service') }));
@@ -163,7 +176,7 @@ export class Systems {
 
   /** Stops every started process, services before the gateway. */
   async stop(name?: string): Promise<void> {
-    const order = name ? [name] : ['slow-service', 'relay', 'relay-mock', 'ticker-service', 'echo-service', 'echo-observed', 'gateway', 'gateway-observed', 'portkey', 'litellm', 'litellm-ticker', 'fixed-server', 'grpc-ceiling'];
+    const order = name ? [name] : ['slow-service', 'relay', 'relay-mock', 'ticker-service', 'echo-service', 'echo-observed', 'echo-userspace', 'gateway', 'gateway-observed', 'gateway-userspace', 'portkey', 'litellm', 'litellm-ticker', 'fixed-server', 'grpc-ceiling'];
     for (const key of order) {
       const child = this.#started.get(key);
       if (!child) continue;

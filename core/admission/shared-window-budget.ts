@@ -50,8 +50,14 @@ interface Holding {
   lastUsed: number;
   /** When the store last said the budget was gone (a lease is tried again a second later: others may give back). */
   exhaustedAt: number;
-  /** No lease of this window answered yet, and one request went ahead without one (`borrowAtStart: false`). */
-  blind: 'none' | 'spent' | 'known';
+  /**
+   * One check may pass while nothing is held and a lease is under way (`hasLeft`): at a window's start,
+   * and again after each lease that left some budget; so a check never waits, and each gateway goes at
+   * most one request past what it leased.
+   */
+  mayGoBlind: boolean;
+  /** The mean amount one `spend` counts (sizes leases to the work's size; 0 for one-unit takes). */
+  meanSpend: number;
   /** Units used in this window, and in the one before (sizes the leases to this gateway's traffic). */
   used: number;
   usedBefore: number;
@@ -100,10 +106,12 @@ export class SharedWindowBudget {
     };
     this.#now = options.now ?? Date.now;
     const windowMs = this.#windowMs;
-    this.#windowOf = options.windowOf ?? ((now) => {
-      const index = Math.floor(now / windowMs);
-      return { index, start: index * windowMs };
-    });
+    this.#windowOf =
+      options.windowOf ??
+      ((now) => {
+        const index = Math.floor(now / windowMs);
+        return { index, start: index * windowMs };
+      });
     this.#borrowAtStart = options.borrowAtStart ?? true;
     this.#stopReturning = every(RETURN_IDLE_MS, () => this.#returnIdle());
   }
@@ -126,8 +134,8 @@ export class SharedWindowBudget {
     const holding = this.#holding(key, limit);
     if (holding.tokens > 0) return true;
     if (holding.leasing && holding.tokens > -holding.mayBorrow) return true;
-    if (holding.leasing && holding.blind === 'none') {
-      holding.blind = 'spent';
+    if (holding.leasing && holding.mayGoBlind) {
+      holding.mayGoBlind = false;
       return true;
     }
     return false;
@@ -137,6 +145,7 @@ export class SharedWindowBudget {
   spend(key: string, limit: number, amount: number): void {
     if (!(amount > 0)) return;
     const holding = this.#holding(key, limit);
+    holding.meanSpend = holding.meanSpend === 0 ? amount : 0.8 * holding.meanSpend + 0.2 * amount;
     holding.tokens -= amount;
     holding.used += amount;
     if (!holding.exhausted && holding.tokens <= this.#share(holding)) this.#lease(key, holding);
@@ -153,7 +162,20 @@ export class SharedWindowBudget {
       // Nothing is known of the new window yet: at its start every gateway's first share fits (a budget
       // borrows only when this gateway held the window before, whose budget was then fresh too).
       const mayBorrow = this.#borrowAtStart || before ? this.#minShare(limit) : 0;
-      holding = { window, limit, tokens: 0, mayBorrow, leasing: false, exhausted: false, exhaustedAt: 0, blind: 'none', lastUsed: now, used: 0, usedBefore };
+      holding = {
+        window,
+        limit,
+        tokens: 0,
+        mayBorrow,
+        leasing: false,
+        exhausted: false,
+        exhaustedAt: 0,
+        mayGoBlind: true,
+        meanSpend: before?.meanSpend ?? 0,
+        lastUsed: now,
+        used: 0,
+        usedBefore,
+      };
       this.#holdings.set(key, holding);
     }
     holding.lastUsed = now;
@@ -173,10 +195,14 @@ export class SharedWindowBudget {
     return Math.max(1, Math.floor(limit * this.#leaseFraction));
   }
 
-  /** A lease sized to this gateway's traffic: a quarter of what it used last window, within [min, limit/4]. */
+  /**
+   * A lease sized to this gateway's traffic: a quarter of what it used last window, and at least two
+   * spends of the mean size (`spend`), within [min, limit/4].
+   */
   #share(holding: Holding): number {
     const min = this.#minShare(holding.limit);
-    return Math.max(min, Math.min(Math.ceil(holding.usedBefore / 4), Math.floor(holding.limit / 4)));
+    const wanted = Math.max(Math.ceil(holding.usedBefore / 4), Math.ceil(2 * holding.meanSpend));
+    return Math.max(min, Math.min(wanted, Math.floor(holding.limit / 4)));
   }
 
   #docId(key: string, window: number): string {
@@ -192,7 +218,7 @@ export class SharedWindowBudget {
     const done = (granted: number, remaining: number) => {
       holding.leasing = false;
       holding.tokens += granted;
-      holding.blind = 'known';
+      if (remaining > 0) holding.mayGoBlind = true;
       if (granted < amount) {
         holding.exhausted = true;
         holding.exhaustedAt = this.#now();

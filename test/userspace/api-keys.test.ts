@@ -123,7 +123,7 @@ for (const home of homes) {
           fetch(`${gw.httpUrl}${path}`, {
             method,
             headers: { authorization: `Bearer ${manage.key}`, 'content-type': 'application/json' },
-            body: body && JSON.stringify(body),
+            body: body === undefined ? undefined : JSON.stringify(body),
           });
         expect((await bearer(KEYS, 'POST', { name: 'by-key', permissions: ['READ_DATA'] })).status).toBe(201);
         expect((await bearer('/api/platformcore/account/other/api-keys')).status).toBe(403);
