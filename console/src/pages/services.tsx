@@ -264,7 +264,8 @@ function ServiceForm(props: { initial?: Service; onSave: (body: Record<string, u
       };
       if (useUpstream) {
         // The block is replaced whole; the engine key stays when none is typed and the origin is the same.
-        const { apiKeySet: _set, ...before } = s?.upstream ?? {};
+        const before: Record<string, unknown> = { ...(s?.upstream ?? {}) };
+        delete before.apiKeySet;
         body.upstream = { ...before, api, baseUrl: baseUrl.trim(), models: modelMap, ...(engineKey ? { apiKey: engineKey } : {}) };
       } else if (s?.upstream) body.upstream = null;
       await props.onSave(body);
