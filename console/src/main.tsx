@@ -92,6 +92,7 @@ function App() {
       setWorkingKey('');
       setMe(undefined);
       history.pushState(null, '', BASE);
+      setPage(pageFromPath());
     },
     refreshMe,
   };

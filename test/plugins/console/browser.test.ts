@@ -25,6 +25,9 @@ import { chromiumPrerequisite, launchChromium, screenshot, seriousViolations, wa
 const DEMO = fileURLToPath(new URL('../../../examples/demo/gateway.yaml', import.meta.url));
 const EMAIL = 'demo@example.com';
 const PASSWORD = 'demo-password-123';
+/** The person the demo user adds as a developer of its account, who then does the user's part of the flow. */
+const NEW_USER = 'dev@example.com';
+const NEW_PASSWORD = 'a-long-password-42';
 
 const ok = requirePrerequisite('console browser test', chromiumPrerequisite());
 
@@ -90,6 +93,17 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
   const waitForText = (needle: string, timeout = 10_000) =>
     page.waitForFunction((n) => document.body.innerText.includes(n), { timeout }, needle);
 
+  async function signIn(email: string, password: string): Promise<void> {
+    await page.locator('::-p-aria(Email)').fill(email);
+    await page.locator('::-p-aria(Password)').fill(password);
+    await page.locator('button[type=submit]').click();
+    await page.waitForSelector('nav');
+  }
+  async function signOut(): Promise<void> {
+    await page.locator('button::-p-text(Sign out)').click();
+    await page.waitForFunction(() => document.querySelector('h1')?.textContent === 'Sign in to the console');
+  }
+
   it('signs in (a wrong password is refused) into an HttpOnly, SameSite=Strict session', async () => {
     await page.goto(`${base}/console`, { waitUntil: 'networkidle0' });
     expect(await heading()).toBe('Sign in to the console');
@@ -98,9 +112,7 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     await page.locator('::-p-aria(Password)').fill('not-the-password');
     await page.locator('button[type=submit]').click();
     await waitForText('SIGN_IN_FAILED');
-    await page.locator('::-p-aria(Password)').fill(PASSWORD);
-    await page.locator('button[type=submit]').click();
-    await page.waitForSelector('nav');
+    await signIn(EMAIL, PASSWORD);
     expect(await text()).toContain(EMAIL);
     const cookie = (await browser.cookies()).find((c) => c.name === 'gw_session');
     expect(cookie?.httpOnly).toBe(true);
@@ -110,6 +122,26 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     // A change without the CSRF token is refused, whatever a page's script sends.
     const forged = await page.evaluate(async () => (await fetch('/api/platformcore/auth/logout', { method: 'POST' })).status);
     expect(forged).toBe(403);
+  });
+
+  it('members: lists them, and an owner adds a developer', async () => {
+    await open('Members', 'Members');
+    await waitForText(EMAIL);
+    await page.locator('form ::-p-aria(Email)').fill(NEW_USER);
+    await page.locator('form ::-p-aria(Initial password)').fill(NEW_PASSWORD);
+    await page.locator('button::-p-text(Add member)').click();
+    await waitForText(NEW_USER);
+    await checkPage('08-members');
+  });
+
+  it('the new member signs in: a developer, without the operator pages', async () => {
+    await signOut();
+    await signIn(NEW_USER, NEW_PASSWORD);
+    expect(await text()).toContain(NEW_USER);
+    expect(await page.$('nav a[href="/console/accounts"]')).toBeNull();
+    expect(await page.$eval('select[aria-label=Account]', (s) => (s as HTMLSelectElement).selectedOptions[0]?.textContent)).toContain(
+      'developer',
+    );
   });
 
   it('API tokens: creates a key whose secret is shown once, with a copy button, then gone', async () => {
@@ -132,16 +164,6 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     expect(kept).not.toContain(secret);
     await waitForText('support-bot');
     await checkPage('02-api-tokens');
-  });
-
-  it('members: lists them, and an owner adds a developer', async () => {
-    await open('Members', 'Members');
-    await waitForText(EMAIL);
-    await page.locator('form ::-p-aria(Email)').fill('dev@example.com');
-    await page.locator('form ::-p-aria(Initial password)').fill('a-long-password-42');
-    await page.locator('button::-p-text(Add member)').click();
-    await waitForText('dev@example.com');
-    await checkPage('08-members');
   });
 
   it('fitted services: derive from the fittable classifier, upload a dataset, fit it and watch the job', async () => {
@@ -298,10 +320,16 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     );
   });
 
-  it('sessions: lists this one', async () => {
+  it('sessions: the member sees where it is signed in', async () => {
     await open('Sessions', 'Sessions');
     await waitForText('this one');
     await checkPage('10-sessions');
+  });
+
+  it('the operator signs in again', async () => {
+    await signOut();
+    await signIn(EMAIL, PASSWORD);
+    expect(await page.$('nav a[href="/console/accounts"]')).not.toBeNull();
   });
 
   it('accounts (operator): creates an account, gives it a key, blocks it, and its calls answer 402', async () => {
@@ -351,8 +379,7 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
   });
 
   it('signs out: the session ends and the console asks to sign in again', async () => {
-    await page.locator('button::-p-text(Sign out)').click();
-    await page.waitForFunction(() => document.querySelector('h1')?.textContent === 'Sign in to the console');
+    await signOut();
     const status = await page.evaluate(async () => (await fetch('/api/platformcore/auth/me')).status);
     expect(status).toBe(401);
   });
