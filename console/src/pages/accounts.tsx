@@ -60,7 +60,9 @@ export function AccountsPage() {
                         Edit
                       </Button>
                     )}
-                    {a.blocked ? (
+                    {a.source === 'config' ? (
+                      <span class="muted small">set in the config file</span>
+                    ) : a.blocked ? (
                       <Button onClick={() => void setBlocked(a, false)} aria-label={`Unblock ${a.name}`}>
                         Unblock
                       </Button>
