@@ -62,11 +62,18 @@ export interface Service {
   /** Serving instances connected to this gateway. */
   instances?: number;
   connectionTokens?: { id: string; prefix?: string; createdAt?: string }[];
-  upstream?: { api?: string; baseUrl?: string; models?: Record<string, string>; apiKeySet?: boolean; [field: string]: unknown };
+  upstream?: {
+    api?: string;
+    baseUrl?: string;
+    defaultModel?: string;
+    models?: Record<string, string>;
+    apiKeySet?: boolean;
+    [field: string]: unknown;
+  };
   base?: { id: number; name: string | null; fitted: boolean };
   registryModel?: { provider: string; name: string; displayName: string } | null;
-  /** Only in the answer that made a new connection token. */
-  connectionToken?: string;
+  /** Only in the answer that made a new connection token: its secret, shown once. */
+  connectionToken?: { id: string; token: string };
   [field: string]: unknown;
 }
 

@@ -28,7 +28,7 @@ export function ServicesPage() {
   const mayChange = canAct(app, 'developer');
   const saved = (answer: Service) => {
     setOpen(undefined);
-    if (answer.connectionToken) setToken({ service: answer.name, token: answer.connectionToken });
+    if (answer.connectionToken) setToken({ service: answer.name, token: answer.connectionToken.token });
     services.reload();
   };
   const remove = (s: Service) =>
@@ -225,6 +225,7 @@ function ServiceForm(props: { initial?: Service; onSave: (body: Record<string, u
   const [api, setApi] = useState(s?.upstream?.api ?? 'openai');
   const [baseUrl, setBaseUrl] = useState(s?.upstream?.baseUrl ?? '');
   const [engineKey, setEngineKey] = useState('');
+  const [engineModel, setEngineModel] = useState(s?.upstream?.defaultModel ?? '');
   const [models, setModels] = useState(
     Object.entries(s?.upstream?.models ?? {})
       .map(([ours, theirs]) => (ours === theirs ? ours : `${ours}=${theirs}`))
@@ -266,7 +267,16 @@ function ServiceForm(props: { initial?: Service; onSave: (body: Record<string, u
         // The block is replaced whole; the engine key stays when none is typed and the origin is the same.
         const before: Record<string, unknown> = { ...(s?.upstream ?? {}) };
         delete before.apiKeySet;
-        body.upstream = { ...before, api, baseUrl: baseUrl.trim(), models: modelMap, ...(engineKey ? { apiKey: engineKey } : {}) };
+        delete before.models;
+        delete before.defaultModel;
+        body.upstream = {
+          ...before,
+          api,
+          baseUrl: baseUrl.trim(),
+          ...(engineModel.trim() ? { defaultModel: engineModel.trim() } : {}),
+          ...(Object.keys(modelMap).length ? { models: modelMap } : {}),
+          ...(engineKey ? { apiKey: engineKey } : {}),
+        };
       } else if (s?.upstream) body.upstream = null;
       await props.onSave(body);
     });
@@ -313,7 +323,7 @@ function ServiceForm(props: { initial?: Service; onSave: (body: Record<string, u
                   </select>
                 )}
               </Field>
-              <Field label="Base URL">
+              <Field label="Base URL" hint="Credentials in a URL are shown masked: type them again when you change it">
                 {(id) => (
                   <input
                     id={id}
@@ -327,6 +337,9 @@ function ServiceForm(props: { initial?: Service; onSave: (body: Record<string, u
               </Field>
             </div>
             <div class="row">
+              <Field label="Engine model" hint="The model the engine runs when a call names none">
+                {(id) => <input id={id} value={engineModel} onInput={(e) => setEngineModel(e.currentTarget.value)} />}
+              </Field>
               <Field label="Models" hint="Comma-separated; ours=engine's to rename">
                 {(id) => <input id={id} value={models} onInput={(e) => setModels(e.currentTarget.value)} />}
               </Field>
