@@ -150,6 +150,7 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     await page.locator('button::-p-text(Create a key)').click();
     await page.locator('dialog[open] ::-p-aria(Name)').fill('support-bot');
     await page.locator('dialog[open] ::-p-text(Modify data)').click();
+    await checkPage('03-create-key-dialog');
     await page.locator('dialog[open] button[type=submit]').click();
     const shown = await page.waitForSelector('[data-testid=secret]');
     secret = (await shown!.evaluate((node) => node.textContent ?? '')).trim();
