@@ -22,6 +22,11 @@ export class ApiError extends Error {
 }
 
 let csrfToken = '';
+let sessionEnded: () => void = () => undefined;
+/** Called when a session call answers 401: the session expired or was ended elsewhere. */
+export function onSessionEnded(handler: () => void): void {
+  sessionEnded = handler;
+}
 /** Set from login and `auth/me`; sent on every change made with the session. */
 export function setCsrf(token: string): void {
   csrfToken = token;
@@ -64,7 +69,11 @@ export async function call<T = unknown>(path: string, init: CallInit = {}): Prom
     cache: 'no-store',
     signal: init.signal,
   });
-  if (!response.ok) throw await errorOf(response);
+  if (!response.ok) {
+    const error = await errorOf(response);
+    if (error.status === 401 && !init.apiKey && !path.endsWith('/auth/login') && !path.endsWith('/auth/me')) sessionEnded();
+    throw error;
+  }
   const text = await response.text();
   return (text ? JSON.parse(text) : undefined) as T;
 }

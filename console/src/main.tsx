@@ -2,7 +2,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { AppContext, type AppState } from './app-state.js';
-import { call, CORE, items } from './api.js';
+import { call, CORE, items, onSessionEnded } from './api.js';
 import type { Account, Me, Membership } from './model.js';
 import { AccountsPage } from './pages/accounts.js';
 import { FittedPage } from './pages/fitted.js';
@@ -56,6 +56,8 @@ function App() {
   };
   useEffect(() => {
     refreshMe().catch(setError);
+    // An expired session (or one ended from another browser) goes back to the sign-in.
+    onSessionEnded(() => setMe(undefined));
     const onPop = () => setPage(pageFromPath());
     addEventListener('popstate', onPop);
     return () => removeEventListener('popstate', onPop);

@@ -12,7 +12,8 @@ export function SessionsPage() {
   const end = (s: Session) =>
     action.run(async () => {
       await call(`${CORE}/auth/sessions/${enc(s.id)}`, { method: 'DELETE' });
-      if (s.current) await app.signOut();
+      // Ending this very session signs out: `auth/me` no longer knows it.
+      if (s.current) await app.refreshMe();
       else sessions.reload();
     });
   return (
@@ -46,7 +47,11 @@ export function SessionsPage() {
                   <td>{formatDate(s.lastSeenAt)}</td>
                   <td>{formatDate(s.expiresAt)}</td>
                   <td class="actions">
-                    <Button variant="danger" onClick={() => void end(s)}>
+                    <Button
+                      variant="danger"
+                      onClick={() => void end(s)}
+                      aria-label={s.current ? 'End this session' : `End the session of ${formatDate(s.createdAt)}`}
+                    >
                       End
                     </Button>
                   </td>

@@ -321,14 +321,16 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     );
   });
 
-  it('sessions: the member sees where it is signed in', async () => {
+  it('sessions: the member sees where it is signed in, and ending this one signs out', async () => {
     await open('Sessions', 'Sessions');
     await waitForText('this one');
     await checkPage('10-sessions');
+    await page.locator('button[aria-label="End this session"]').click();
+    await page.waitForFunction(() => document.querySelector('h1')?.textContent === 'Sign in to the console');
+    expect(await page.evaluate(async () => (await fetch('/api/platformcore/auth/me')).status)).toBe(401);
   });
 
   it('the operator signs in again', async () => {
-    await signOut();
     await signIn(EMAIL, PASSWORD);
     expect(await page.$('nav a[href="/console/accounts"]')).not.toBeNull();
   });
@@ -383,5 +385,11 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     await signOut();
     const status = await page.evaluate(async () => (await fetch('/api/platformcore/auth/me')).status);
     expect(status).toBe(401);
+  });
+
+  it('a session that ends elsewhere (here: its cookie gone) sends the console back to the sign-in', async () => {
+    await signIn(EMAIL, PASSWORD);
+    await page.deleteCookie({ name: 'gw_session' });
+    await open('Members', 'Sign in to the console');
   });
 });
