@@ -124,14 +124,32 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     expect(forged).toBe(403);
   });
 
-  it('members: lists them, and an owner adds a developer', async () => {
+  it('members: an owner adds people, changes a role and removes a member', async () => {
     await open('Members', 'Members');
     await waitForText(EMAIL);
-    await page.locator('form ::-p-aria(Email)').fill(NEW_USER);
-    await page.locator('form ::-p-aria(Initial password)').fill(NEW_PASSWORD);
-    await page.locator('button::-p-text(Add member)').click();
-    await waitForText(NEW_USER);
+    const add = async (email: string, role: string) => {
+      await page.locator('form ::-p-aria(Email)').fill(email);
+      await page.select('form select', role);
+      await page.locator('form ::-p-aria(Initial password)').fill(NEW_PASSWORD);
+      await page.locator('button::-p-text(Add member)').click();
+      await waitForText(email);
+    };
+    await add(NEW_USER, 'developer');
+    await add('viewer@example.com', 'viewer');
+    await page.select('select[aria-label="Role of viewer@example.com"]', 'developer');
+    const roleOf = async (email: string) =>
+      (
+        await page.evaluate(
+          async () =>
+            (await (await fetch('/api/platformcore/account/demo/members')).json()) as { members: { email: string; role: string }[] },
+        )
+      ).members.find((m) => m.email === email)?.role;
+    await eventually(async () => (await roleOf('viewer@example.com')) === 'developer', 5000, 'the role change');
     await checkPage('08-members');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.locator('button[aria-label="Remove viewer@example.com"]').click();
+    await page.waitForFunction(() => !document.body.innerText.includes('viewer@example.com'));
+    expect(await roleOf('viewer@example.com')).toBeUndefined();
   });
 
   it('the new member signs in: a developer, without the operator pages', async () => {
