@@ -10,7 +10,8 @@ import type { Service } from '../model.js';
 import { Badge, Button, Card, Dialog, Empty, ErrorNote, Field, Loading, Page, SecretOnce, useAction, useLoad } from '../ui.js';
 
 function status(s: Service): { label: string; tone: 'ok' | 'warn' | 'bad' | 'info' } {
-  if (s.base && !s.base.fitted) return { label: 'not fitted', tone: 'warn' };
+  // A fitted service answers through its base service's instances.
+  if (s.base) return s.base.fitted ? { label: 'fitted', tone: 'ok' } : { label: 'not fitted', tone: 'warn' };
   if (s.upstream) return { label: 'engine', tone: 'info' };
   const n = s.instances ?? 0;
   return n > 0 ? { label: `${n} instance${n === 1 ? '' : 's'} serving`, tone: 'ok' } : { label: 'no instance', tone: 'bad' };
@@ -133,8 +134,12 @@ export function ServicesPage() {
                       </dd>
                     </>
                   )}
-                  <dt>Instances</dt>
-                  <dd>{s.instances ?? 0} serving here</dd>
+                  {!s.base && (
+                    <>
+                      <dt>Instances</dt>
+                      <dd>{s.instances ?? 0} serving here</dd>
+                    </>
+                  )}
                 </dl>
                 {s.connectionTokens && s.connectionTokens.length > 0 && (
                   <>
@@ -143,7 +148,8 @@ export function ServicesPage() {
                       {s.connectionTokens.map((t) => (
                         <li key={t.id} class="token-row">
                           <span>
-                            <code>{t.prefix ? `${t.prefix}…` : t.id}</code> {t.createdAt ? `· ${formatDate(t.createdAt)}` : ''}
+                            {t.id.startsWith('config:') ? 'in the config file' : <code>{t.prefix ? `${t.prefix}…` : t.id}</code>}{' '}
+                            {t.createdAt ? `· ${formatDate(t.createdAt)}` : ''}
                           </span>
                           {mayChange && editable && (
                             <button
@@ -165,7 +171,7 @@ export function ServicesPage() {
                     <Button onClick={() => setOpen(s)} aria-label={`Edit ${s.name}`}>
                       Edit
                     </Button>
-                    <Button onClick={() => void newToken(s)} aria-label={`New connection token for ${s.name}`}>
+                    <Button onClick={() => void newToken(s)} aria-label={`New token for ${s.name}`}>
                       New token
                     </Button>
                     <Button variant="danger" onClick={() => void remove(s)} aria-label={`Remove ${s.name}`}>
