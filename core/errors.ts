@@ -234,8 +234,8 @@ export function gatewayError(code: ErrorCode, options: GatewayErrorOptions = {})
  * `x-should-retry: false`, what OpenAI clients expect when quota is gone (the platform API and gRPC
  * keep the catalog's 402). Other errors are returned as they are.
  */
-export function asChatAdapterError(err: unknown): unknown {
-  if (!isGatewayError(err) || err.code !== 'BUDGET_EXCEEDED') return err;
+export function asChatAdapterError(err: GatewayError): GatewayError {
+  if (err.code !== 'BUDGET_EXCEEDED') return err;
   return new GatewayError({ code: err.code, status: 429, type: 'insufficient_quota', message: err.message, args: err.args, permanent: true, grpcCode: err.grpcCode });
 }
 

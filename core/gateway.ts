@@ -127,8 +127,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   }
   const drain = new HttpDrain();
   app.use(drain.middleware);
-  const http = createHttpHelpers(config.server.bodyLimitBytes, events, config.limits.jsonMaxDepth, jsonSize);
-  const admission = createAdmission(pipeline, directory);
+  const http = createHttpHelpers(config.server.bodyLimitBytes, events, config.limits.jsonMaxDepth, jsonSize, registry.prices);
+  const admission = createAdmission(pipeline);
   let httpServer: Server | undefined;
   let grpcServer: RunningGrpcServer | undefined;
   let started = false;

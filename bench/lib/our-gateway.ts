@@ -7,7 +7,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_METRICS_TOKEN, BENCH_USERSPACE_KEY, BENCH_USERSPACE_KEYS, TOKENS, benchConfigInput, gatewayHeaders } from './config.js';
+import { BENCH_METRICS_TOKEN, BENCH_USERSPACE_KEY, TOKENS, benchConfigInput, gatewayHeaders } from './config.js';
 import { ensureBuilt, startChild, waitFor, type Child } from './procs.js';
 
 /** What a bench gateway adds to the bench config: plugins (`metrics`), and tracing to an OTLP/HTTP URL. */
@@ -17,10 +17,10 @@ export interface GatewayExtras {
   plugins?: string[];
   tracing?: { otlpEndpoint: string; sampleRatio: number };
   /**
-   * User-space keys and budgets on (row 3c): the `user-space` plugin, 100,000 stored keys seeded at
+   * User-space keys and budgets on (row 3c): the `user-space` plugin, this many stored keys seeded at
    * start (bench/servers/gateway.mjs), budgets on the account and the measured key, prices on the echo service.
    */
-  userSpace?: boolean;
+  userSpaceKeys?: number;
 }
 
 /** Budgets far above what a run spends: checked and debited on every request, never refusing. */
@@ -53,12 +53,12 @@ export function startOurGateway(name: string, extras: GatewayExtras = {}, option
   input.plugins.enabled.push(...(extras.plugins ?? []));
   if (extras.plugins?.includes('metrics')) input.plugins.options = { ...input.plugins.options, metrics: { bearerToken: BENCH_METRICS_TOKEN } };
   if (extras.tracing) input.tracing = extras.tracing;
-  if (extras.userSpace) withUserSpace(input);
+  if (extras.userSpaceKeys) withUserSpace(input);
   return startChild(name, {
     script: 'bench/servers/gateway.mjs',
     env: {
       BENCH_GATEWAY_CONFIG: JSON.stringify(input),
-      ...(extras.userSpace ? { BENCH_USERSPACE_KEYS: String(BENCH_USERSPACE_KEYS), BENCH_USERSPACE_KEY, BENCH_USERSPACE_BUDGETS: JSON.stringify(UNSPENT) } : {}),
+      ...(extras.userSpaceKeys ? { BENCH_USERSPACE_KEYS: String(extras.userSpaceKeys), BENCH_USERSPACE_KEY, BENCH_USERSPACE_BUDGETS: JSON.stringify(UNSPENT) } : {}),
     },
     nodeFlags: options.nodeFlags,
     waitReady: true,

@@ -4,7 +4,7 @@
  * ceiling and the slow streaming service. Every one is a child process on loopback.
  */
 import { mkdirSync } from 'node:fs';
-import { TOKENS, fixedAnswer } from './config.js';
+import { BENCH_USERSPACE_KEYS, TOKENS, fixedAnswer } from './config.js';
 import { startOtlpSink, type OtlpSink } from './otlp-sink.js';
 import { startEchoFor, startOurGateway, waitForService } from './our-gateway.js';
 import { ROOT, freePort, startChild, waitFor, type Child } from './procs.js';
@@ -15,6 +15,8 @@ export interface SystemsOptions {
   profileDir?: string;
   /** Further node flags for our gateway and services (`--perf-basic-prof` for bench/oncpu.ts). */
   nodeFlags?: string[];
+  /** Stored keys of row 3c's gateway (default BENCH_USERSPACE_KEYS; the smoke test seeds fewer). */
+  userSpaceKeys?: number;
   log: (line: string) => void;
 }
 
@@ -135,7 +137,7 @@ export class Systems {
    * keys, the measured one and its account with budgets, prices on the echo service. With its own echo service.
    */
   userSpaceGateway(): Promise<Child> {
-    return this.#once('gateway-userspace', () => startOurGateway('gateway-userspace', { userSpace: true }, { nodeFlags: this.#ourNodeFlags('gateway-userspace'), timeoutMs: 180_000 }));
+    return this.#once('gateway-userspace', () => startOurGateway('gateway-userspace', { userSpaceKeys: this.#options.userSpaceKeys ?? BENCH_USERSPACE_KEYS }, { nodeFlags: this.#ourNodeFlags('gateway-userspace'), timeoutMs: 180_000 }));
   }
 
   /** The demo echo service dialling the user-space gateway. */

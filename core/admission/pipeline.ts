@@ -1,7 +1,7 @@
 import type { StageObserver } from '../observe/request-trace.js';
 import type { Permission } from '../config/types.js';
 import type { Caller, Directory, ServiceEntry } from './directory.js';
-import { gatewayError } from '../errors.js';
+import { gatewayError, type GatewayError } from '../errors.js';
 import { StorageQuota, type StorageMeter } from './quotas/storage-quota.js';
 import { StreamQuota } from './quotas/stream-quota.js';
 import type { RequestLimiter } from './request-rate/local-rate-limiter.js';
@@ -24,6 +24,12 @@ export interface Admitted {
   service: ServiceEntry;
 }
 
+/** A service as the caller addressed it (account and service by ID or name): named in a refusal instead of the service's own names. */
+export interface ServiceRef {
+  account: string | number;
+  model: string | number;
+}
+
 /**
  * Checks a predict config before dispatch (registry validation). `modelName` is the registry model the
  * request names; when absent the service's default model applies. Throws a 400 GatewayError.
@@ -33,11 +39,18 @@ export interface ConfigValidator {
 }
 
 /**
- * The admission stages shared by every HTTP plugin and the gRPC client calls, in this order:
- * authenticate (401, an expired key or a rotated one past its grace too) → blocked account (402) → key
+ * The one place where a call's checks are made, for every interface: the platform API and the chat,
+ * Responses, Messages, direct and audio adapters (through core/admission/http-middleware.ts) and the
+ * gRPC client calls and speech streams (`admit`). In this order:
+ * authenticate (401; an expired key, or a rotated one past its grace, too) → blocked account (402) → key
  * permission (403) → rate limit of the account, then of the key (429) → resolve account and service
- * (400) → access to the service, the key's allow-list (403) → budgets of the account and the key (402)
- * → validate the config (400). Everything here is in memory: no store call per request.
+ * (400; an adapter resolves its `model` itself) → access to the service (403, or the interface's own
+ * refusal; the platform API's account routes: own account, 403), the key's services list (403) → budgets
+ * of the account and the key (402, or the interface's own refusal) → validate the config (400).
+ * Checks on the caller belong in `authenticate` and `countRequest`; checks that need the call's service
+ * (access, the key's services list, budgets: checked once the call is known, so a request refused
+ * earlier costs no budget check) in `checkAccess` (and `checkOwnAccount`). Everything here is in memory:
+ * no store call per request. Nothing outside this class decides whether a caller may call.
  */
 export class Pipeline {
   readonly #directory: Directory;
@@ -106,8 +119,13 @@ export class Pipeline {
     // An expired key, or a rotated one past its grace, is unknown to the caller: it says no more why.
     if (!caller || (caller.validUntil !== undefined && Date.now() >= caller.validUntil)) throw gatewayError('API_KEY_INVALID');
     if (caller.account.blocked) throw gatewayError('ACCOUNT_BLOCKED', { args: { account: caller.account.name } });
-    if (!caller.permissions.has(permission)) throw gatewayError('TOKEN_PERMISSION_REQUIRED', { args: { permission } });
+    this.requirePermission(caller, permission);
     return caller;
+  }
+
+  /** 403 TOKEN_PERMISSION_REQUIRED unless the caller's key has `permission`. */
+  requirePermission(caller: Caller, permission: Permission): void {
+    if (!caller.permissions.has(permission)) throw gatewayError('TOKEN_PERMISSION_REQUIRED', { args: { permission } });
   }
 
   /** Counts one request against the caller's requests-per-second setting. */
@@ -122,19 +140,45 @@ export class Pipeline {
     }
   }
 
+  /** The access rule: the owner may call its services; other accounts only public ones (lists of services show only these). */
+  mayCall(caller: Caller, service: ServiceEntry): boolean {
+    return service.public || service.accountId === caller.account.id;
+  }
+
   /**
-   * The owner may call its services; other accounts only public ones. The refusal keeps the spec's
-   * 403 but names the service only as the caller addressed it (`ref`): a caller sweeping IDs learns
-   * no names of private or derived services it may not see.
+   * Throws unless `mayCall`. The refusal keeps the spec's 403 but names the service only as the
+   * caller addressed it (`ref`): a caller sweeping IDs learns no names of private or derived services
+   * it may not see. An interface with its own answer for a service the caller may not see passes
+   * `denied` (the chat adapters' 404 MODEL_NOT_FOUND, as for an unknown model), and for a spent budget
+   * `overBudget` (the chat adapters' 429 insufficient_quota). Then the key's services list and the
+   * budgets of the account and the key.
    */
-  checkAccess(caller: Caller, service: ServiceEntry, ref: { account: string | number; model: string | number } = { account: service.accountId, model: service.id }): void {
-    if (service.accountId !== caller.account.id && !service.public) {
-      throw gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED', { args: { account: ref.account, service: ref.model } });
+  checkAccess(
+    caller: Caller,
+    service: ServiceEntry,
+    ref: ServiceRef = { account: service.accountId, model: service.id },
+    denied?: () => GatewayError,
+    overBudget?: (err: GatewayError) => GatewayError,
+  ): void {
+    if (!this.mayCall(caller, service)) {
+      throw denied?.() ?? gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED', { args: { account: ref.account, service: ref.model } });
     }
     if (caller.services && !caller.services.has(service.id)) {
       throw gatewayError('API_KEY_SERVICE_NOT_ALLOWED', { args: { key: caller.keyName, service: ref.model } });
     }
-    this.#budgets?.check(caller);
+    // Checked before the call, with the service known (a budget refusal names the budget, never the key).
+    const spent = this.#budgets?.spent(caller);
+    if (spent) {
+      const err = gatewayError('BUDGET_EXCEEDED', { args: { ...spent } });
+      throw overBudget?.(err) ?? err;
+    }
+  }
+
+  /** 403 ACCESS_TO_ANOTHER_ACCOUNT_DENIED unless the account the caller named (by ID or name) is its own: the platform API's account-scoped routes. */
+  checkOwnAccount(caller: Caller, account: string): void {
+    if (this.#directory.findAccount(account)?.id !== caller.account.id) {
+      throw gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_DENIED', { args: { account } });
+    }
   }
 
   /** Every stage up to (not including) validation, for a request addressed to one service. */

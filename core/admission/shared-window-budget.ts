@@ -20,10 +20,11 @@ export interface SharedWindowBudgetOptions {
   /** Part of a window's limit leased at a time (default 10%, at least 1). */
   leaseFraction?: number;
   /**
-   * Windows that are not `windowMs` long: the window of an instant, as an index and its start (calendar
-   * months, or one window forever). `windowMs` then only sizes the sweep of old windows (Infinity: none).
+   * Windows that are not `windowMs` long (calendar months, or one window forever): the index of an
+   * instant's window, and the start of a window. `windowMs` then only sizes the sweep of old windows
+   * (Infinity: none). Called on every take: allocate nothing.
    */
-  windowOf?: (now: number) => { index: number; start: number };
+  windows?: { indexOf(now: number): number; startOf(index: number): number };
   /**
    * Spend ahead of the first lease of a window this gateway knows nothing of (default true: fine for a
    * per-second rate; a budget says false, and only the one request that starts the lease goes ahead blind).
@@ -87,7 +88,7 @@ export class SharedWindowBudget {
   readonly #leaseFraction: number;
   readonly #warn: (message: string, err: unknown) => void;
   readonly #now: () => number;
-  readonly #windowOf: (now: number) => { index: number; start: number };
+  readonly #windows: { indexOf(now: number): number; startOf(index: number): number };
   readonly #borrowAtStart: boolean;
   readonly #holdings = new Map<string, Holding>();
   readonly #stopReturning: () => void;
@@ -106,12 +107,7 @@ export class SharedWindowBudget {
     };
     this.#now = options.now ?? Date.now;
     const windowMs = this.#windowMs;
-    this.#windowOf =
-      options.windowOf ??
-      ((now) => {
-        const index = Math.floor(now / windowMs);
-        return { index, start: index * windowMs };
-      });
+    this.#windows = options.windows ?? { indexOf: (now) => Math.floor(now / windowMs), startOf: (index) => index * windowMs };
     this.#borrowAtStart = options.borrowAtStart ?? true;
     this.#stopReturning = every(RETURN_IDLE_MS, () => this.#returnIdle());
   }
@@ -154,7 +150,7 @@ export class SharedWindowBudget {
   /** This window's holding of `key`, leasing the next share when little is left. */
   #holding(key: string, limit: number): Holding {
     const now = this.#now();
-    const { index: window } = this.#windowOf(now);
+    const window = this.#windows.indexOf(now);
     let holding = this.#holdings.get(key);
     if (!holding || holding.window !== window || holding.limit !== limit) {
       const before = holding && holding.window === window - 1 ? holding : undefined;
@@ -226,7 +222,7 @@ export class SharedWindowBudget {
       // Spend ahead of the next lease only while the budget is far from spent.
       holding.mayBorrow = remaining >= 3 * share ? share : 0;
     };
-    this.#take(this.#docId(key, holding.window), this.#windowOf(holding.lastUsed).start, holding.limit, amount).then(
+    this.#take(this.#docId(key, holding.window), this.#windows.startOf(holding.window), holding.limit, amount).then(
       ({ granted, remaining }) => done(granted, remaining),
       (err: unknown) => {
         // The store is unreachable: this gateway alone allows up to the whole limit this window (what
@@ -266,7 +262,7 @@ export class SharedWindowBudget {
   /** Gives back what this gateway holds for keys it has not used lately, and sweeps old windows. */
   async #returnIdle(): Promise<void> {
     const now = this.#now();
-    const window = this.#windowOf(now).index;
+    const window = this.#windows.indexOf(now);
     for (const [key, holding] of this.#holdings) {
       // The last window's holding is kept: it sizes this window's leases.
       if (holding.window < window - 1) this.#holdings.delete(key);

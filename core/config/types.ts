@@ -113,6 +113,8 @@ export interface RegistryModelConfig {
   readonly parameters?: Readonly<Record<string, unknown>>;
   readonly createdAt?: string;
   readonly updatedAt?: string;
+  /** Per million input and output tokens, where a service's own prices name no price for this model. */
+  readonly prices?: { readonly input: number; readonly output: number; readonly currency: string };
 }
 
 export interface LaunchConfig {

@@ -5,12 +5,12 @@ import type { Caller } from '../admission/directory.js';
 import { gatewayError } from '../errors.js';
 import { serviceLabel } from '../gate/service-label.js';
 import { GatewayEvents } from '../observe/events.js';
-import { linkHeadersToRecord, type RequestRecord } from '../observe/request-record.js';
+import { linkHeadersToRecord } from '../observe/request-record.js';
 import { passTraceContext } from '../observe/trace-context.js';
 import type { StringMap } from '../../proto/src/index.js';
 import type { ServiceCall } from '../gate/service-call.js';
 import { httpCallerHeaders, serviceHeaders } from '../gate/service-headers.js';
-import { costOf, modelOfRequest } from '../userspace/prices.js';
+import { costOf, modelOfRequest, type RegistryPrices } from '../userspace/prices.js';
 import { DEFAULT_JSON_MAX_DEPTH, DEFAULT_JSON_SIZE_LIMITS, JsonShapeCheck, parseJson, type JsonSizeLimits } from '../validation/json.js';
 import { readBodyInspected } from './read-body.js';
 
@@ -64,11 +64,12 @@ export function createHttpHelpers(
   events: GatewayEvents = new GatewayEvents(),
   jsonMaxDepth = DEFAULT_JSON_MAX_DEPTH,
   jsonSize: JsonSizeLimits = DEFAULT_JSON_SIZE_LIMITS,
+  registryPrices?: RegistryPrices,
 ): HttpHelpers {
   const readRawBody = async (ctx: Context, limit = bodyLimitBytes): Promise<Buffer> => {
     try {
       const body = await getRawBody(ctx.req, { limit, length: ctx.request.headers['content-length'] });
-      const record = ctx.state.record as RequestRecord | undefined;
+      const record = ctx.state.record;
       if (record) record.bytesIn = body.length;
       return body;
     } catch (err) {
@@ -83,7 +84,7 @@ export function createHttpHelpers(
     // kilobytes, never gathered whole (issue 25 N1).
     const shape = new JsonShapeCheck(jsonMaxDepth, size);
     const raw = await readBodyInspected(ctx.req, limit, (chunk) => shape.push(chunk));
-    const record = ctx.state.record as RequestRecord | undefined;
+    const record = ctx.state.record;
     if (record) record.bytesIn = raw.length;
     if (raw.length === 0) throw gatewayError('MALFORMED_JSON', { args: { reason: 'the body is empty' } });
     const text = raw.toString('utf8');
@@ -102,7 +103,7 @@ export function createHttpHelpers(
         httpCallerHeaders(ctx.request.headers),
       );
       passTraceContext((name) => ctx.get(name), headers);
-      const record = ctx.state.record as RequestRecord | undefined;
+      const record = ctx.state.record;
       if (record) {
         record.caller = caller;
         linkHeadersToRecord(headers, record);
@@ -110,14 +111,14 @@ export function createHttpHelpers(
       return headers;
     },
     reportTokens(ctx, tokens, model) {
-      const record = ctx.state.record as RequestRecord | undefined;
+      const record = ctx.state.record;
       if (!record) return;
       if (model !== undefined) record.model = model;
       record.inputTokens = (record.inputTokens ?? 0) + tokens.inputTokens;
       record.outputTokens = (record.outputTokens ?? 0) + tokens.outputTokens;
       const { caller, service } = record;
       if (caller && service && events.has('usage')) {
-        const cost = costOf(service, modelOfRequest(model ?? record.model), tokens);
+        const cost = costOf(service, modelOfRequest(model ?? record.model), tokens, registryPrices);
         events.emit('usage', {
           at: Date.now(), accountId: caller.account.id, account: caller.account.name,
           serviceId: service.id, service: serviceLabel(service), inputTokens: tokens.inputTokens, outputTokens: tokens.outputTokens,

@@ -24,7 +24,17 @@ export type * from '../../proto/src/index.js';
 export { drained } from '../flow/drain-and-cancel.js';
 export { AnswerCollector, answerBody, collectAnswer, isAllowedServiceHeader, type ServiceResponse } from '../gate/answer.js';
 export { compileRequestSchema } from '../validation/request.js';
-export { callerOf, serviceOf, PLATFORM_KEY_HEADER, type Admission } from '../admission/http-middleware.js';
+export {
+  callerOf,
+  serviceOf,
+  PLATFORM_KEY_HEADER,
+  type Admission,
+  type AdmissionTarget,
+  type AdmittedRequest,
+  type KeySource,
+  type RequestSteps,
+} from '../admission/http-middleware.js';
+export type { ServiceRef } from '../admission/pipeline.js';
 export {
   binaryMediaType, readPredict2RequestData, readPredictQuery, readPredictRequestData, utf8Text,
   type Predict2RequestData, type PredictQuery, type PredictRequestData,

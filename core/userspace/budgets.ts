@@ -1,6 +1,5 @@
 import type { AccountConfig } from '../config/types.js';
 import type { Caller, Directory } from '../admission/directory.js';
-import { gatewayError } from '../errors.js';
 import { SharedWindowBudget, limitWindows, type WindowDoc } from '../admission/shared-window-budget.js';
 import type { Logger } from '../observe/logger.js';
 import type { GatewayEvents } from '../observe/events.js';
@@ -41,11 +40,34 @@ export const BUDGET_WINDOWS = 'us_budget_windows';
 
 const DAY_MS = 86_400_000;
 
-/** UTC calendar months: the index counts months since 1970. */
-function monthOf(now: number): { index: number; start: number } {
-  const date = new Date(now);
-  const index = date.getUTCFullYear() * 12 + date.getUTCMonth() - 1970 * 12;
-  return { index, start: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1) };
+/** UTC calendar months, counted since January 1970; the index is kept while the clock stays in its month. */
+function monthWindows(): { indexOf(now: number): number; startOf(index: number): number } {
+  let from = 0;
+  let until = -1;
+  let current = 0;
+  return {
+    indexOf(now) {
+      if (now < from || now >= until) {
+        const date = new Date(now);
+        current = (date.getUTCFullYear() - 1970) * 12 + date.getUTCMonth();
+        from = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
+        until = Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
+      }
+      return current;
+    },
+    startOf: (index) => Date.UTC(1970 + Math.floor(index / 12), index % 12, 1),
+  };
+}
+
+/** One window for ever. */
+const FOREVER = { indexOf: () => 0, startOf: () => 0 };
+
+/** A spent budget, as BUDGET_EXCEEDED names it. */
+export interface SpentBudget {
+  budget: string;
+  unit: BudgetUnit;
+  period: BudgetPeriod;
+  limit: number;
 }
 
 /** What one answer cost: tokens, and money in the service's currency (0 when it has no prices). */
@@ -54,18 +76,20 @@ export interface Spend {
   money: number;
 }
 
-/** The budgets a request is checked against and debited to: its account's, then its key's. */
-interface Holder {
-  readonly label: string;
-  readonly id: string;
-  readonly budgets: readonly Budget[] | undefined;
+/**
+ * The window keys of each budgets list, made once: a check looks them up and builds no string. Keyed by
+ * the list itself (an account's or a key's, replaced whole when it changes).
+ */
+const windowKeys = new WeakMap<readonly Budget[], readonly string[]>();
+
+function keysOf(holderId: string, budgets: readonly Budget[]): readonly string[] {
+  let keys = windowKeys.get(budgets);
+  if (!keys) windowKeys.set(budgets, (keys = budgets.map((b) => `${holderId}:${b.unit}:${b.period}`)));
+  return keys;
 }
 
-const accountHolder = (account: AccountConfig): Holder => ({
-  label: `account '${account.name}'`,
-  id: `a${account.id}`,
-  budgets: account.budgets,
-});
+/** A key's budgets are its own: by its stored ID (config-file keys have no budgets). */
+const keyHolderId = (caller: Caller): string => `k${caller.keyId ?? caller.keyName}`;
 
 /**
  * Budgets of accounts and keys across every gateway on one store, decided without a store call on the
@@ -89,50 +113,51 @@ export class BudgetGate {
     const common = { collection, warn, borrowAtStart: false, leaseFraction: 0.02 };
     return new BudgetGate({
       day: new SharedWindowBudget({ ...common, windowMs: DAY_MS }),
-      month: new SharedWindowBudget({ ...common, windowMs: 31 * DAY_MS, windowOf: monthOf }),
-      total: new SharedWindowBudget({ ...common, windowMs: Infinity, windowOf: () => ({ index: 0, start: 0 }) }),
+      month: new SharedWindowBudget({ ...common, windowMs: 31 * DAY_MS, windows: monthWindows() }),
+      total: new SharedWindowBudget({ ...common, windowMs: Infinity, windows: FOREVER }),
     });
   }
 
-  /** Throws 402 BUDGET_EXCEEDED naming the first spent budget (the account's or the key's, never the secret). */
-  check(caller: Caller): void {
-    if (caller.account.budgets?.length) this.#checkHolder(accountHolder(caller.account));
-    if (caller.budgets?.length) this.#checkHolder(keyHolder(caller));
+  /**
+   * The first spent budget of the caller's account or key, as the refusal's arguments (the budget named by
+   * its account's or key's name, never the secret); undefined while every one has some left.
+   */
+  spent(caller: Caller): SpentBudget | undefined {
+    const account = caller.account;
+    const ofAccount = account.budgets?.length ? this.#spent(`a${account.id}`, account.budgets) : undefined;
+    if (ofAccount) return { budget: `account '${account.name}'`, ...ofAccount };
+    const ofKey = caller.budgets?.length ? this.#spent(keyHolderId(caller), caller.budgets) : undefined;
+    return ofKey && { budget: `API key '${caller.keyName}'`, ...ofKey };
   }
 
   /** Counts what an answer cost against its account's and its key's budgets. */
   debit(account: AccountConfig | undefined, key: Caller | undefined, spend: Spend): void {
-    if (account?.budgets?.length) this.#debitHolder(accountHolder(account), spend);
-    if (key?.budgets?.length) this.#debitHolder(keyHolder(key), spend);
+    if (account?.budgets?.length) this.#debit(`a${account.id}`, account.budgets, spend);
+    if (key?.budgets?.length) this.#debit(keyHolderId(key), key.budgets, spend);
   }
 
   close(): void {
     for (const budget of Object.values(this.#periods)) budget.close();
   }
 
-  #checkHolder(holder: Holder): void {
-    for (const budget of holder.budgets ?? []) {
-      if (this.#periods[budget.period].hasLeft(windowKey(holder, budget), units(budget))) continue;
-      throw gatewayError('BUDGET_EXCEEDED', {
-        args: { budget: holder.label, unit: budget.unit, period: budget.period, limit: budget.limit },
-      });
+  #spent(holderId: string, budgets: readonly Budget[]): Omit<SpentBudget, 'budget'> | undefined {
+    const keys = keysOf(holderId, budgets);
+    for (let i = 0; i < budgets.length; i++) {
+      const budget = budgets[i]!;
+      if (!this.#periods[budget.period].hasLeft(keys[i]!, units(budget)))
+        return { unit: budget.unit, period: budget.period, limit: budget.limit };
     }
+    return undefined;
   }
 
-  #debitHolder(holder: Holder, spend: Spend): void {
-    for (const budget of holder.budgets ?? []) {
+  #debit(holderId: string, budgets: readonly Budget[], spend: Spend): void {
+    const keys = keysOf(holderId, budgets);
+    for (let i = 0; i < budgets.length; i++) {
+      const budget = budgets[i]!;
       const amount = budget.unit === 'tokens' ? spend.tokens : Math.round(spend.money * MICROS);
-      this.#periods[budget.period].spend(windowKey(holder, budget), units(budget), amount);
+      this.#periods[budget.period].spend(keys[i]!, units(budget), amount);
     }
   }
-}
-
-function keyHolder(caller: Caller): Holder {
-  return { label: `API key '${caller.keyName}'`, id: `k${caller.keyId ?? caller.keyName}`, budgets: caller.budgets };
-}
-
-function windowKey(holder: Holder, budget: Budget): string {
-  return `${holder.id}:${budget.unit}:${budget.period}`;
 }
 
 function units(budget: Budget): number {

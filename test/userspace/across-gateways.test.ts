@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashSecret } from '../../core/auth/secrets.js';
+import { hashSecret } from '../../core/admission/secret-hashes.js';
 import type { Gateway } from '../../core/gateway.js';
 import { killHard, startConfigGateway } from '../support/config-gateway.js';
 import { ECHO_TOKEN, eventually, type TestGateway } from '../support/gateway.js';

@@ -37,7 +37,22 @@ function budgetConfig(): Record<string, any> {
         connectionTokens: [{ token: ECHO_TOKEN }],
         prices: { ...PRICES, models: { 'echo-cheap': { input: 1, output: 1 } } },
       },
+      {
+        id: 11,
+        name: 'second',
+        account: 'demo',
+        public: false,
+        family: 'openai',
+        connectionTokens: [{ token: 'second-service-token-001' }],
+      },
     ],
+    // A registry model's price applies where the service's prices name no price for it.
+    registry: {
+      providers: [{ name: 'demo' }],
+      models: [
+        { name: 'echo-reg', providers: ['demo'], createdAt: '2026-01-01T00:00:00Z', prices: { input: 10, output: 10, currency: 'EUR' } },
+      ],
+    },
     plugins: { enabled: ['user-space', 'usage', 'chatapi', 'sync-predict'], options: { usage: { flushIntervalMs: 100 } } },
     userSpace: { syncIntervalMs: 100, users: [{ ...OWNER, accounts: { demo: 'owner', spender: 'owner' } }] },
   };
@@ -150,11 +165,45 @@ describe('budgets and spend', () => {
     expect(grpc.error).toMatchObject({ code: 'BUDGET_EXCEEDED', statusCode: 402 });
   }, 60_000);
 
+  it("a key's services list (403 API_KEY_SERVICE_NOT_ALLOWED) and its own rate (429 KEY_RATE_LIMIT_EXCEEDED) on every interface", async () => {
+    const { key } = await newKey({ name: 'echo-only', permissions: ['MODEL_REQUESTS'], services: ['echo'] });
+    expect((await predict(key)).status).toBe(200);
+    const elsewhere = await fetch(`${gw.httpUrl}/api/platformgate/account/demo/model/second/predict`, {
+      method: 'POST',
+      headers: { 'PLATFORM-API-KEY': key, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(elsewhere.status, await elsewhere.clone().text()).toBe(403);
+    expect(((await elsewhere.json()) as { error: { code: string } }).error.code).toBe('API_KEY_SERVICE_NOT_ALLOWED');
+    const grpc = await processUnary(rawClient(gw.grpcAddress), {
+      authToken: key,
+      account: 'demo',
+      model: 'second',
+      predict: { data: json({}) },
+    } as ClientRequestProto);
+    expect(grpc.error).toMatchObject({ code: 'API_KEY_SERVICE_NOT_ALLOWED', statusCode: 403 });
+    const chatElsewhere = await openai(key)
+      .chat.completions.create({ model: 'demo/second', messages: [{ role: 'user', content: 'x' }] })
+      .catch((err: unknown) => err);
+    expect(chatElsewhere).toMatchObject({ status: 403 });
+
+    // One request a second: of three at once, at least two are refused by the key's own limit (the account allows 1000).
+    const slow = await newKey({ name: 'slow-app', permissions: ['MODEL_REQUESTS'], requestsPerSecond: 1 });
+    const answers = await Promise.all([1, 2, 3].map(() => predict(slow.key)));
+    const refused = answers.filter((a) => a.status === 429);
+    expect(refused.length).toBeGreaterThanOrEqual(2);
+    expect(((await refused[0]!.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: 'KEY_RATE_LIMIT_EXCEEDED',
+      message: expect.stringContaining("API key 'slow-app'"),
+    });
+  }, 60_000);
+
   it('records every answer by account, key, service, model and day, and reads it by groupBy', async () => {
     const { id, key } = await newKey({ name: 'spend-reader', permissions: ['MODEL_REQUESTS'] });
     await chat(key, 'a b c d');
     await chat(key, 'a b c d', 'demo/echo/echo-cheap');
     await chat(key, 'a b c d', 'demo/echo/echo-cheap');
+    await chat(key, 'a b c d', 'demo/echo/echo-reg');
     const usage = async (query: string) => {
       const response = await owner.call('GET', `/api/platformcore/account/demo/usage?${query}`);
       expect(response.status, await response.clone().text()).toBe(200);
@@ -164,7 +213,7 @@ describe('budgets and spend', () => {
     await eventually(
       async () => {
         rows = (await usage('groupBy=key,model')).rows.filter((r) => r.key === id);
-        return rows.reduce((n, r) => n + (r.requests as number), 0) === 3;
+        return rows.reduce((n, r) => n + (r.requests as number), 0) === 4;
       },
       5000,
       'the spend rows of the key',
@@ -185,10 +234,17 @@ describe('budgets and spend', () => {
       cost: (8 + 10) / 1e6,
       currency: 'USD',
     });
+    expect(byModel['demo/echo/echo-reg']).toMatchObject({
+      requests: 1,
+      inputTokens: 4,
+      outputTokens: 5,
+      cost: (4 * 10 + 5 * 10) / 1e6,
+      currency: 'EUR',
+    });
     const today = new Date().toISOString().slice(0, 10);
     const byDay = (await usage(`from=${today}&to=${today}&groupBy=day,service`)).rows;
     expect(byDay.every((r) => r.day === today && r.service === 'demo/echo')).toBe(true);
-    expect(byDay.reduce((n, r) => n + (r.requests as number), 0)).toBeGreaterThanOrEqual(3);
+    expect(byDay.reduce((n, r) => n + (r.requests as number), 0)).toBeGreaterThanOrEqual(4);
     expect((await owner.call('GET', '/api/platformcore/account/demo/usage?groupBy=colour')).status).toBe(400);
     // The platform usage endpoint keeps working, with the key's tokens in it.
     const platform = await fetch(`${gw.httpUrl}/api/platformgateway/account/demo/usage`, {

@@ -4,11 +4,11 @@
  * before their account, a key may have several hashes (a rotated key in its grace period).
  */
 import { describe, expect, it } from 'vitest';
-import { hashSecret } from '../../core/auth/secrets.js';
+import { hashSecret } from '../../core/admission/secret-hashes.js';
 import { buildConfig } from '../../core/config/load.js';
-import { Directory } from '../../core/directory.js';
-import { Pipeline } from '../../core/pipeline.js';
-import { RateLimiter } from '../../core/rate-limiter.js';
+import { Directory } from '../../core/admission/directory.js';
+import { Pipeline } from '../../core/admission/pipeline.js';
+import { RateLimiter } from '../../core/admission/request-rate/local-rate-limiter.js';
 import { TEST_KEY, testConfigInput } from '../support/gateway.js';
 
 const directory = () => new Directory(buildConfig(testConfigInput(), { env: {} }));
