@@ -17,7 +17,10 @@ export function formatNumber(value: number | undefined): string {
 
 export function formatMoney(value: number | undefined, currency = 'USD'): string {
   try {
-    return (value ?? 0).toLocaleString(undefined, { style: 'currency', currency, maximumFractionDigits: 4 });
+    const amount = value ?? 0;
+    // A few tokens cost fractions of a cent: show them rather than $0.00.
+    const digits = amount > 0 && amount < 0.01 ? { maximumSignificantDigits: 2 } : { maximumFractionDigits: 4 };
+    return amount.toLocaleString(undefined, { style: 'currency', currency, ...digits });
   } catch {
     return `${formatNumber(value)} ${currency}`;
   }

@@ -407,6 +407,8 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
 
   it('a session that ends elsewhere (here: its cookie gone) sends the console back to the sign-in', async () => {
     await signIn(EMAIL, PASSWORD);
+    // The landing page's own calls done first: the next call to fail is the Members page's.
+    await page.waitForNetworkIdle();
     await page.deleteCookie({ name: 'gw_session' });
     await open('Members', 'Sign in to the console');
   });
