@@ -10,6 +10,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statS
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildConsole } from './build-console.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist');
@@ -17,7 +18,19 @@ const STAMP = join(DIST, '.build-stamp');
 /** Held while building, so builds started at once (parallel test files, a start during a build) take turns. */
 const LOCK = join(ROOT, '.build-lock');
 /** What the build reads; a change to any of these makes the build stale. */
-const SOURCES = ['core', 'plugins', 'examples', 'schemas', 'proto/src', 'proto/gate.proto', 'sdk', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+const SOURCES = [
+  'core',
+  'plugins',
+  'console',
+  'examples',
+  'schemas',
+  'proto/src',
+  'proto/gate.proto',
+  'sdk',
+  'package.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+];
 /** Folders whose non-TypeScript files are copied next to the compiled ones. */
 const ASSET_DIRS = ['core', 'plugins', 'examples', 'schemas'];
 const SKIP = new Set(['node_modules', 'dist', '.data']);
@@ -46,7 +59,7 @@ function tsc(project) {
   execFileSync(process.execPath, [bin, '-p', project], { cwd: ROOT, stdio: 'inherit' });
 }
 
-function build() {
+async function build() {
   const started = Date.now();
   // Said before the wait, so a first `npm start` does not look stuck for its minute of compiling.
   process.stdout.write(`building dist/ (${existsSync(STAMP) ? 'sources changed' : 'first build, about a minute'}) ...\n`);
@@ -63,6 +76,8 @@ function build() {
   }
   // proto/src/loader.ts finds gate.proto one level up from its own folder: dist/proto/gate.proto.
   cpSync(join(ROOT, 'proto', 'gate.proto'), join(DIST, 'proto', 'gate.proto'));
+  // The console's browser files, served by plugins/console from beside its compiled module.
+  await buildConsole(join(DIST, 'plugins', 'console', 'public'));
   writeFileSync(STAMP, new Date().toISOString());
   process.stdout.write(`built dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }
@@ -104,7 +119,7 @@ if (onlyIfStale && !isStale()) process.exit(0);
 lock();
 try {
   // Another build may have finished while this one waited.
-  if (!onlyIfStale || isStale()) build();
+  if (!onlyIfStale || isStale()) await build();
 } finally {
   rmSync(LOCK, { recursive: true, force: true });
 }

@@ -132,6 +132,8 @@ describe('the OpenAPI document describes the demo', () => {
     await call('GET', '/health/live', { key: null });
     await call('GET', '/health/ready', { key: null });
     await call('GET', '/openapi.json', { key: null });
+    await call('GET', '/console', { key: null });
+    await call('GET', '/console/keys', { key: null });
     await call('GET', '/specs', { key: null });
     await call('GET', '/specs/gpt.json', { key: null });
     await call('GET', '/specs/nothing.json', { key: null });

@@ -30,7 +30,7 @@ services:
   - { id: 1, name: echo, account: demo, public: true, connectionTokens: [{ token: ${ECHO_TOKEN} }] }
   - { id: 2, name: outside, account: demo, public: true, connectionTokens: [{ token: ${OUTSIDE_TOKEN} }] }
 plugins:
-  enabled: [health, sync-predict]
+  enabled: [health, sync-predict, console]
   custom: [{ path: ${join(dist, 'examples/custom-plugin/index.ts')} }, { path: ${outsidePlugin} }]
 launch:
   - { name: echo, module: ${join(dist, 'examples/echo-service/main.ts')}, env: { PLATFORM_SERVICE_TOKEN: ${ECHO_TOKEN} } }
@@ -142,6 +142,15 @@ describe('the compiled gateway (dist/)', () => {
     } while (Date.now() < deadline);
     expect(status, `${body}\n${output}`).toBe(200);
     expect(body).toContain('built');
+  });
+
+  it('serves the console that npm run build wrote beside its compiled plugin', async () => {
+    const page = await fetch(`${httpUrl}/console/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const script = /src="(\/console\/assets\/app-[A-Z0-9]+\.js)"/.exec(await page.text())?.[1];
+    expect(script).toBeDefined();
+    expect((await fetch(`${httpUrl}${script!}`)).status).toBe(200);
   });
 
   it('loads a custom plugin named by its .ts path from its compiled .js', async () => {

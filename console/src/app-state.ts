@@ -1,0 +1,31 @@
+/** What every page shares: the signed-in user, the chosen account, the tab's working key, navigation. */
+import { createContext } from 'preact';
+import { useContext } from 'preact/hooks';
+import type { Me, Membership } from './model.js';
+
+export interface AppState {
+  me: Me;
+  /** The account the pages show (its name). */
+  account: Membership;
+  setAccount(name: string): void;
+  /** An API key the user gave this tab for the platform API and the playground (memory only). */
+  workingKey: string;
+  setWorkingKey(key: string): void;
+  navigate(page: string): void;
+  signOut(): Promise<void>;
+  refreshMe(): Promise<void>;
+}
+
+export const AppContext = createContext<AppState | null>(null);
+
+export function useApp(): AppState {
+  const state = useContext(AppContext);
+  if (!state) throw new Error('useApp outside the signed-in console');
+  return state;
+}
+
+/** Roles in order of what they may do. */
+const RANK = { viewer: 0, developer: 1, owner: 2 } as const;
+export function canAct(state: AppState, needed: keyof typeof RANK): boolean {
+  return state.me.user.operator || (state.account.role !== 'operator' && RANK[state.account.role] >= RANK[needed]);
+}

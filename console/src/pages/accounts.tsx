@@ -1,0 +1,145 @@
+/** Operators: every account, create one, block or unblock it, set its rate and budgets. */
+import { useState } from 'preact/hooks';
+import { call, CORE, enc, items } from '../api.js';
+import { useApp } from '../app-state.js';
+import { BudgetsEditor, describeBudget } from '../budgets.js';
+import type { Account, Budget } from '../model.js';
+import { Badge, Button, Card, Dialog, Empty, ErrorNote, Field, Loading, Page, useAction, useLoad } from '../ui.js';
+
+export function AccountsPage() {
+  const app = useApp();
+  const accounts = useLoad(() => call(`${CORE}/accounts`).then((a) => items<Account>(a)), []);
+  const action = useAction();
+  const [editing, setEditing] = useState<Account | undefined>();
+  const [name, setName] = useState('');
+  const setBlocked = (a: Account, blocked: boolean) =>
+    action.run(async () => {
+      if (blocked && !confirm(`Block ${a.name}? Every model call of the account answers 402 ACCOUNT_BLOCKED until it is unblocked.`))
+        return;
+      await call(`${CORE}/accounts/${enc(a.name)}`, { method: 'PATCH', body: { blocked } });
+      accounts.reload();
+      await app.refreshMe();
+    });
+  return (
+    <Page title="Accounts" description="Every account of the gateway (operators only).">
+      <ErrorNote error={action.error ?? accounts.error} />
+      <Card>
+        {accounts.loading && !accounts.data ? (
+          <Loading />
+        ) : !accounts.data?.length ? (
+          <Empty>No accounts.</Empty>
+        ) : (
+          <table class="table">
+            <thead>
+              <tr>
+                <th scope="col">ID</th>
+                <th scope="col">Name</th>
+                <th scope="col">Rate</th>
+                <th scope="col">Budgets</th>
+                <th scope="col">Status</th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {accounts.data.map((a) => (
+                <tr key={a.id}>
+                  <td>{a.id}</td>
+                  <td>
+                    <strong>{a.displayName || a.name}</strong>{' '}
+                    {a.displayName && a.displayName !== a.name && <span class="muted small">{a.name}</span>}{' '}
+                    {a.source === 'config' && <Badge>config</Badge>}
+                  </td>
+                  <td>{a.requestsPerSecond ? `${a.requestsPerSecond} req/s` : '—'}</td>
+                  <td class="small">{a.budgets?.length ? a.budgets.map((b, i) => <div key={i}>{describeBudget(b)}</div>) : '—'}</td>
+                  <td>{a.blocked ? <Badge tone="bad">blocked</Badge> : <Badge tone="ok">active</Badge>}</td>
+                  <td class="actions">
+                    {a.source !== 'config' && (
+                      <Button onClick={() => setEditing(a)} aria-label={`Edit ${a.name}`}>
+                        Edit
+                      </Button>
+                    )}
+                    {a.source === 'config' ? (
+                      <span class="muted small">set in the config file</span>
+                    ) : a.blocked ? (
+                      <Button onClick={() => void setBlocked(a, false)} aria-label={`Unblock ${a.name}`}>
+                        Unblock
+                      </Button>
+                    ) : (
+                      <Button variant="danger" onClick={() => void setBlocked(a, true)} aria-label={`Block ${a.name}`}>
+                        Block
+                      </Button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Card>
+      <Card title="Create an account">
+        <form
+          class="form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void action.run(async () => {
+              await call(`${CORE}/accounts`, { body: { name: name.trim() } });
+              setName('');
+              accounts.reload();
+              // The account switcher offers it at once.
+              await app.refreshMe();
+            });
+          }}
+        >
+          <Field label="Name" hint="Letters, digits, dots, dashes">
+            {(id) => <input id={id} required value={name} onInput={(e) => setName(e.currentTarget.value)} />}
+          </Field>
+          <Button type="submit" variant="primary" busy={action.busy}>
+            Create account
+          </Button>
+        </form>
+      </Card>
+      <Dialog title={`Edit ${editing?.name ?? ''}`} open={Boolean(editing)} onClose={() => setEditing(undefined)}>
+        {editing && (
+          <AccountForm
+            account={editing}
+            onSave={async (body) => {
+              await call(`${CORE}/accounts/${enc(editing.name)}`, { method: 'PATCH', body });
+              setEditing(undefined);
+              accounts.reload();
+            }}
+          />
+        )}
+      </Dialog>
+    </Page>
+  );
+}
+
+function AccountForm(props: { account: Account; onSave: (body: Record<string, unknown>) => Promise<void> }) {
+  const [displayName, setDisplayName] = useState(props.account.displayName ?? '');
+  const [rate, setRate] = useState(String(props.account.requestsPerSecond ?? ''));
+  const [budgets, setBudgets] = useState<Budget[]>(props.account.budgets ?? []);
+  const action = useAction();
+  return (
+    <form
+      class="form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void action.run(() => props.onSave({ displayName, budgets, ...(rate ? { requestsPerSecond: Number(rate) } : {}) }));
+      }}
+    >
+      <Field label="Display name">
+        {(id) => <input id={id} value={displayName} onInput={(e) => setDisplayName(e.currentTarget.value)} />}
+      </Field>
+      <Field label="Requests per second">
+        {(id) => <input id={id} type="number" min="1" value={rate} onInput={(e) => setRate(e.currentTarget.value)} />}
+      </Field>
+      <BudgetsEditor value={budgets} onChange={setBudgets} idPrefix="account-budget" />
+      <ErrorNote error={action.error} />
+      <Button type="submit" variant="primary" busy={action.busy}>
+        Save
+      </Button>
+    </form>
+  );
+}

@@ -1,0 +1,206 @@
+/**
+ * Async tasks: submit one, follow its status, open its result, cancel it. The platform API lists no
+ * tasks (a caller keeps its task IDs), so the page follows the tasks submitted or looked up in this tab.
+ */
+import { useState } from 'preact/hooks';
+import { ApiError, call, enc, GATEWAY } from '../api.js';
+import { canAct, useApp } from '../app-state.js';
+import { formatDate } from '../format.js';
+import type { TaskStatus } from '../model.js';
+import { Badge, Button, Card, Empty, ErrorNote, Field, Page, useAction, useLoad } from '../ui.js';
+import { NeedsKey } from '../working-key.js';
+
+const TONE: Record<string, 'ok' | 'warn' | 'bad' | 'info'> = { QUEUED: 'info', PROCESSING: 'info', COMPLETED: 'ok', CANCELED: 'warn' };
+
+export function TasksPage() {
+  return (
+    <Page title="Async tasks" description="Requests that run in the background: submit, follow, read the result or cancel.">
+      <NeedsKey why="Async tasks are part of the platform API, which takes an API key (Model requests to submit, Read data to follow).">
+        <Tasks />
+      </NeedsKey>
+    </Page>
+  );
+}
+
+function Tasks() {
+  const app = useApp();
+  const key = app.workingKey;
+  const base = `${GATEWAY}/account/${enc(app.account.name)}`;
+  const [ids, setIds] = useState<string[]>([]);
+  const [open, setOpen] = useState<string | undefined>();
+  const add = (id: string) => {
+    setIds((list) => [id, ...list.filter((x) => x !== id)]);
+    setOpen(id);
+  };
+  const statuses = useLoad(
+    () =>
+      Promise.all(
+        ids.map((id) =>
+          call<TaskStatus>(`${base}/async/task/${enc(id)}`, { apiKey: key }).catch((err: unknown) => ({
+            taskId: id,
+            status: err instanceof ApiError ? err.code : 'ERROR',
+            createdAt: 0,
+            completedAt: null,
+          })),
+        ),
+      ),
+    [ids.join(','), key],
+    1000,
+  );
+  return (
+    <>
+      <div class="grid two">
+        {canAct(app, 'developer') && <SubmitForm base={base} apiKey={key} onTask={add} />}
+        <LookupForm onTask={add} />
+      </div>
+      <Card title="Tasks in this tab">
+        {!ids.length ? (
+          <Empty>Submit a task or look one up by its ID.</Empty>
+        ) : (
+          <table class="table">
+            <thead>
+              <tr>
+                <th scope="col">Task</th>
+                <th scope="col">Status</th>
+                <th scope="col">Created</th>
+                <th scope="col">Completed</th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {(statuses.data ?? []).map((t) => (
+                <tr key={t.taskId}>
+                  <td>
+                    <code>{t.taskId}</code>
+                  </td>
+                  <td>
+                    <Badge tone={TONE[t.status] ?? 'bad'}>{t.status}</Badge>
+                  </td>
+                  <td>{t.createdAt ? formatDate(t.createdAt) : '—'}</td>
+                  <td>{t.completedAt ? formatDate(t.completedAt) : '—'}</td>
+                  <td class="actions">
+                    <Button onClick={() => setOpen(t.taskId)} aria-label={`Result of ${t.taskId}`}>
+                      Result
+                    </Button>
+                    {canAct(app, 'developer') && (t.status === 'QUEUED' || t.status === 'PROCESSING') && (
+                      <Button
+                        variant="danger"
+                        onClick={() =>
+                          void call(`${base}/async/task/${enc(t.taskId)}/cancel`, { method: 'POST', apiKey: key }).then(statuses.reload)
+                        }
+                      >
+                        Cancel
+                      </Button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Card>
+      {open && <TaskResult base={base} apiKey={key} taskId={open} />}
+    </>
+  );
+}
+
+function SubmitForm(props: { base: string; apiKey: string; onTask: (id: string) => void }) {
+  const app = useApp();
+  const [model, setModel] = useState('upper');
+  const [owner, setOwner] = useState(app.account.name);
+  const [body, setBody] = useState('{"text": "hello"}');
+  const action = useAction();
+  return (
+    <Card title="Submit a task">
+      <form
+        class="form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void action.run(async () => {
+            const data = JSON.parse(body) as unknown;
+            const id = await call<string>(`${GATEWAY}/account/${enc(owner)}/model/${enc(model)}/async/predict-with-config`, {
+              body: { data },
+              apiKey: props.apiKey,
+            });
+            props.onTask(id);
+          });
+        }}
+      >
+        <div class="row">
+          <Field label="Service owner">
+            {(id) => <input id={id} required value={owner} onInput={(e) => setOwner(e.currentTarget.value)} />}
+          </Field>
+          <Field label="Service">{(id) => <input id={id} required value={model} onInput={(e) => setModel(e.currentTarget.value)} />}</Field>
+        </div>
+        <Field label="Request data (JSON)">
+          {(id) => <textarea id={id} class="mono" rows={3} value={body} onInput={(e) => setBody(e.currentTarget.value)} />}
+        </Field>
+        <ErrorNote error={action.error} />
+        <Button type="submit" variant="primary" busy={action.busy}>
+          Submit
+        </Button>
+      </form>
+    </Card>
+  );
+}
+
+function LookupForm(props: { onTask: (id: string) => void }) {
+  const [id, setId] = useState('');
+  return (
+    <Card title="Look up a task">
+      <form
+        class="form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (id.trim()) props.onTask(id.trim());
+          setId('');
+        }}
+      >
+        <Field label="Task ID">{(fid) => <input id={fid} required value={id} onInput={(e) => setId(e.currentTarget.value)} />}</Field>
+        <Button type="submit">Open</Button>
+      </form>
+    </Card>
+  );
+}
+
+function TaskResult(props: { base: string; apiKey: string; taskId: string }) {
+  const action = useAction();
+  const result = useLoad(
+    async () => {
+      const response = await fetch(`${props.base}/async/task/${enc(props.taskId)}/response`, {
+        headers: { 'PLATFORM-API-KEY': props.apiKey },
+        cache: 'no-store',
+      });
+      const text = await response.text();
+      return { status: response.status, text };
+    },
+    [props.taskId, props.apiKey],
+    1000,
+  );
+  const pretty = (text: string) => {
+    try {
+      return JSON.stringify(JSON.parse(text), null, 2);
+    } catch {
+      return text;
+    }
+  };
+  return (
+    <Card title={`Result of ${props.taskId}`}>
+      <ErrorNote error={action.error ?? result.error} />
+      {result.data?.status === 204 ? (
+        <p class="muted" role="status">
+          Not finished yet…
+        </p>
+      ) : result.data ? (
+        <>
+          <p class="small">HTTP {result.data.status}</p>
+          <pre class="code" data-testid="task-result">
+            {pretty(result.data.text)}
+          </pre>
+        </>
+      ) : null}
+    </Card>
+  );
+}
