@@ -18,6 +18,7 @@ import { silentLogger } from '../../../core/observe/logger.js';
 import { buildConsole } from '../../../scripts/build-console.mjs';
 import type { ModelService } from '../../../sdk/index.js';
 import { startDemoServices } from '../../support/demo-services.js';
+import { engineSaying } from '../../support/upstream.js';
 import { eventually } from '../../support/gateway.js';
 import { requirePrerequisite } from '../../support/prerequisites.js';
 import { chromiumPrerequisite, launchChromium, screenshot, seriousViolations, watchedPage, type PageProblems } from './browser-support.js';
@@ -40,6 +41,7 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
   let browser: Browser;
   let page: Page;
   let problems: PageProblems;
+  let engine: Awaited<ReturnType<typeof engineSaying>>;
   /** The key the test creates in the console: its secret, read once from the page. */
   let secret = '';
   const sdk = () => new OpenAI({ baseURL: `${base}/api/adapters/chatapi/v1`, apiKey: secret, maxRetries: 0 });
@@ -65,12 +67,14 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     const { httpUrl, grpcAddress } = await gateway.start();
     base = httpUrl;
     services.push(...(await startDemoServices(grpcAddress)));
+    engine = await engineSaying('from the engine');
     browser = await launchChromium();
     ({ page, problems } = await watchedPage(browser));
   }, 90_000);
 
   afterAll(async () => {
     await browser?.close();
+    await engine?.close();
     await Promise.all(services.map((s) => s.stop()));
     await gateway?.close();
     for (const dir of [dataDir, consoleRoot]) if (dir) rmSync(dir, { recursive: true, force: true });
@@ -246,6 +250,33 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     await page.locator('[role=tab]::-p-text(Python)').click();
     expect(await page.$eval('[data-testid=code]', (c) => c.textContent ?? '')).toContain('from openai import OpenAI');
     await checkPage('06-playground');
+  });
+
+  it('services: creates an engine-backed service (its connection token shown once), calls it, changes it, removes it', async () => {
+    await open('Services', 'Services');
+    await waitForText('text-classifier');
+    await page.locator('button::-p-text(Create a service)').click();
+    await page.locator('dialog[open] ::-p-aria(Name)').fill('runtime-llm');
+    await page.locator('dialog[open] ::-p-text(Served by an HTTP engine)').click();
+    await page.locator('dialog[open] ::-p-aria(Base URL)').fill(engine.url);
+    await page.locator('dialog[open] ::-p-aria(Engine model)').fill('m');
+    await page.locator('dialog[open] button[type=submit]').click();
+    const token = await page.waitForSelector('[data-testid=secret]');
+    expect((await token!.evaluate((n) => n.textContent ?? '')).trim()).toMatch(/^svc_/);
+    await page.locator('button::-p-text(I have saved it)').click();
+    await page.waitForSelector('button[aria-label="Edit runtime-llm"]');
+    await checkPage('05b-services');
+    const answer = await sdk().chat.completions.create({ model: 'demo/runtime-llm', messages: [{ role: 'user', content: 'hi' }] });
+    expect(answer.choices[0]?.message.content).toBe('from the engine');
+    await page.locator('button[aria-label="Edit runtime-llm"]').click();
+    await page.locator('dialog[open] ::-p-text(Public: other accounts may call it)').click();
+    await page.locator('dialog[open] button[type=submit]').click();
+    await page.waitForFunction(() => !document.querySelector('dialog[open]'));
+    const read = await page.evaluate(async () => (await (await fetch('/api/platformcore/account/demo/services/runtime-llm')).json()) as { public: boolean });
+    expect(read.public).toBe(true);
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.locator('button[aria-label="Remove runtime-llm"]').click();
+    await page.waitForFunction(() => !document.querySelector('button[aria-label="Edit runtime-llm"]'));
   });
 
   it('the same key works from the OpenAI SDK', async () => {
