@@ -13,6 +13,7 @@ import { createHttpApp } from './http/app.js';
 import { createAdmission } from './http/admission.js';
 import { HttpDrain } from './http/drain.js';
 import { createHttpHelpers } from './http/helpers.js';
+import { AccountInputRate } from './limits/byte-rate.js';
 import { GatewayEvents } from './observe/events.js';
 import { Readiness } from './observe/readiness.js';
 import { createTracing } from './observe/tracing.js';
@@ -117,7 +118,12 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   }
   const drain = new HttpDrain();
   app.use(drain.middleware);
-  const http = createHttpHelpers(config.server.bodyLimitBytes, events, config.limits.jsonMaxDepth, jsonSize);
+  // One input rate per account for HTTP bodies and gRPC client messages alike (core/limits/byte-rate.ts).
+  const accountInput = new AccountInputRate(config.limits.inputBytesPerSecondPerAccount);
+  const http = createHttpHelpers(config.server.bodyLimitBytes, events, config.limits.jsonMaxDepth, jsonSize, {
+    accountInput,
+    refusedBodyDrainBytes: config.server.refusedBodyDrainBytes,
+  });
   const admission = createAdmission(pipeline, directory);
   let httpServer: Server | undefined;
   let grpcServer: RunningGrpcServer | undefined;
@@ -197,12 +203,12 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         unauthenticatedBytesPerSecond: config.server.unauthenticatedBytesPerSecond,
         checkClientKey: (token) => {
           try {
-            pipeline.authenticate(token, 'authToken', 'MODEL_REQUESTS');
-            return undefined;
+            return { accountId: pipeline.authenticate(token, 'authToken', 'MODEL_REQUESTS').account.id };
           } catch (err) {
             return toGatewayError(err);
           }
         },
+        accountInput,
         heartbeatIntervalMs: config.gate.heartbeatIntervalMs,
         gate,
         clientCalls,

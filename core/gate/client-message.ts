@@ -215,33 +215,39 @@ export function authTokenOfHead(head: Buffer): { decided: boolean; token?: strin
   return { decided: false };
 }
 
+/** A key the early check found good: whose bytes the rest of the message is. */
+export interface AdmittedKey {
+  readonly accountId: number;
+}
+
 /**
  * The key check of a large first client message from its first bytes: answers the key's refusal,
- * `null` for a good key (or a message small enough for the normal path: received whole, then
- * admission, then an in-band answer), or undefined while the head is still arriving. `push` takes the
- * call's stream chunks from the first (the 5-byte gRPC prefix included).
+ * the key's account when it is good (the rest of the message is read at that account's input rate),
+ * `null` for a message small enough for the normal path (received whole, then admission, then an
+ * in-band answer), or undefined while the head is still arriving. `push` takes the call's stream
+ * chunks from the first (the 5-byte gRPC prefix included).
  */
 export class EarlyKeyCheck {
   #head: Buffer = Buffer.alloc(0);
   #done = false;
 
   constructor(
-    private readonly check: (token: string | undefined) => GatewayError | undefined,
+    private readonly check: (token: string | undefined) => GatewayError | AdmittedKey,
     /** Messages up to this size take the normal path; larger ones are decided within this many bytes. */
     private readonly headBytes: number,
   ) {}
 
-  push(chunk: Buffer): GatewayError | null | undefined {
+  push(chunk: Buffer): GatewayError | AdmittedKey | null | undefined {
     if (this.#done) return undefined;
     this.#head = Buffer.concat([this.#head, chunk.subarray(0, 5 + this.headBytes - this.#head.length)]);
     if (this.#head.length < 5) return undefined;
     if (this.#head.readUInt32BE(1) <= this.headBytes) return this.#finish(null);
     const { decided, token } = authTokenOfHead(this.#head.subarray(5));
     if (!decided && this.#head.length < 5 + this.headBytes) return undefined;
-    return this.#finish(this.check(decided ? token : undefined) ?? null);
+    return this.#finish(this.check(decided ? token : undefined));
   }
 
-  #finish(result: GatewayError | null): GatewayError | null {
+  #finish<T extends GatewayError | AdmittedKey | null>(result: T): T {
     this.#done = true;
     this.#head = Buffer.alloc(0);
     return result;

@@ -4,7 +4,8 @@ import { toApiErrorProto } from './api-error.js';
 import type { ClientCalls } from './client-calls.js';
 import type { Gate } from './gate.js';
 import { gateServiceDefinition, type ClientRequestProto, type GateHandlers } from '../../proto/src/index.js';
-import { clientMessageDeserializer, type ClientMessageLimits } from './client-message.js';
+import { clientMessageDeserializer, type AdmittedKey, type ClientMessageLimits } from './client-message.js';
+import type { AccountInputRate } from '../limits/byte-rate.js';
 import { receiveLimitInterceptor, receiveLimitOf } from './receive-limits.js';
 import { UnauthenticatedBytes, trust, unauthenticatedBytesInterceptor } from './unauthenticated-bytes.js';
 
@@ -31,8 +32,10 @@ export interface GrpcServerOptions {
   unauthenticatedBytesInFlight: number;
   /** Unauthenticated bytes read per second over all peers (unauthenticated-bytes.ts). */
   unauthenticatedBytesPerSecond?: number;
-  /** The key check of client calls (undefined: the key is good), run on the head of a large first message. */
-  checkClientKey?: (token: string | undefined) => GatewayError | undefined;
+  /** The key check of client calls (the key's account when it is good), run on the head of a large first message. */
+  checkClientKey?: (token: string | undefined) => GatewayError | AdmittedKey;
+  /** Input bytes read per second for each account (`limits.inputBytesPerSecondPerAccount`): large client messages wait on it. */
+  accountInput?: AccountInputRate;
   heartbeatIntervalMs: number;
   gate: Gate;
   clientCalls: ClientCalls;
@@ -76,7 +79,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   const unauthenticated = new UnauthenticatedBytes(options.unauthenticatedBytesInFlight, options.unauthenticatedBytesPerSecond);
   const watched = (path: string) => (clientPaths.has(path) ? 'firstMessage' : path === processAsyncPath ? 'untilTrusted' : undefined);
   const server = new grpc.Server({
-    interceptors: [receiveLimitInterceptor(limitOf), unauthenticatedBytesInterceptor(unauthenticated, watched, options.checkClientKey)],
+    interceptors: [receiveLimitInterceptor(limitOf), unauthenticatedBytesInterceptor(unauthenticated, watched, options.checkClientKey, options.accountInput)],
     'grpc.max_receive_message_length': options.maxMessageBytes,
     'grpc.max_send_message_length': options.maxMessageBytes,
     // SDK clients ping every 120 s, also without active calls; the grpc-js default (5 min minimum

@@ -57,6 +57,7 @@ export default definePlugin<ChatApiDirectOptions>({
     router.post(`${BASE}{/v1}/chat/completions`, async (koa: Context) => {
       const caller = ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, 'MODEL_REQUESTS');
       ctx.pipeline.countRequest(caller);
+      koa.state.caller = caller; // its body is read at its account's input rate
       // The raw text is what the service gets; the parsed body is read for routing and checks only.
       const { text, value } = await ctx.http.readJsonText(koa);
       const body = checkBody(value);

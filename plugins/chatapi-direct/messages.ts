@@ -33,6 +33,7 @@ export function mountDirectMessages(
   const admit = async (koa: Context) => {
     const caller = ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, 'MODEL_REQUESTS');
     ctx.pipeline.countRequest(caller);
+    koa.state.caller = caller; // its body is read at its account's input rate
     const text = (await ctx.http.readRawBody(koa)).toString('utf8');
     const body = checkBody(parseJson(text));
     const { service } = resolveChatTarget(ctx, caller, body.model);

@@ -73,7 +73,9 @@ function mountChatApi(router: Router, ctx: PluginContext<ChatApiOptions>, respon
   // Stored responses count against the account's storage quota (limits.storageBytesPerAccount).
   if (ctx.options.responses.store) ctx.pipeline.addStorageMeter(async (accountId) => (await responseStore.get()).storedBytes(accountId));
 
-  const authenticate = (koa: Context, permission: Permission = 'MODEL_REQUESTS'): Caller => ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, permission);
+  // The caller is left on the context, as admission does, so its body is read at its account's input rate.
+  const authenticate = (koa: Context, permission: Permission = 'MODEL_REQUESTS'): Caller =>
+    (koa.state.caller = ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, permission));
   /**
    * An answer's usage: its tokens and the model go to the request's record (access log, metrics,
    * usage plugin); the whole usage object to a line of its own when `logUsage` is on.

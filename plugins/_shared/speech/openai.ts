@@ -21,6 +21,7 @@ export const openAiRoute = (path: string): string => `${OPENAI_BASE}{/v1}/${path
 export function admitCaller(ctx: PluginContext<any>, koa: Context): Caller {
   const caller = ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, 'MODEL_REQUESTS');
   ctx.pipeline.countRequest(caller);
+  koa.state.caller = caller; // its body is read at its account's input rate
   return caller;
 }
 
