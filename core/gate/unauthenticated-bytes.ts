@@ -3,7 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { GatewayError, gatewayError } from '../errors.js';
 import { EarlyKeyCheck, type AdmittedKey } from './client-message.js';
 import { beforeStatus, callInternals } from './grpc-call-internals.js';
-import { ByteRate, type AccountInputRate } from '../limits/byte-rate.js';
+import { ByteRate, StreamPacer, type AccountInputRate } from '../limits/byte-rate.js';
 
 /**
  * A gateway-wide budget of bytes held for gRPC input nobody has vouched for yet: client-call
@@ -166,28 +166,15 @@ export function unauthenticatedBytesInterceptor(
       const send = (code: grpc.status, err: GatewayError) => internals.sendStatus?.({ code, details: `${err.code}: ${err.message}` });
       const bytes = new CallBytes(budget);
       const early = mode === 'firstMessage' && checkClientKey ? new EarlyKeyCheck(checkClientKey, FREE_BYTES_PER_MESSAGE) : undefined;
-      let paused: NodeJS.Timeout | undefined;
       // Unauthenticated bytes are read at the gateway-wide rate: past it the stream waits, and HTTP/2
       // flow control makes its sender wait too.
-      const slowDown = (counted: number) => {
-        const waitMs = budget.throttle(counted);
-        if (waitMs > 0 && !paused) {
-          stream.pause();
-          paused = setTimeout(() => {
-            paused = undefined;
-            if (!stream.destroyed) stream.resume();
-          }, waitMs);
-        }
-      };
+      const pacer = new StreamPacer(stream, (counted) => budget.throttle(counted));
+      const slowDown = (counted: number) => pacer.took(counted);
       const stop = () => {
         stream.off('data', onData);
         bytes.release();
         untrusted.delete(call);
-        if (paused) {
-          clearTimeout(paused);
-          paused = undefined;
-          if (!stream.destroyed) stream.resume();
-        }
+        pacer.stop(true);
       };
       // Past the budget: the coded status, and a reset that drops what grpc-js buffered of the message.
       const refuse = (code: grpc.status, err: GatewayError) => {
@@ -219,8 +206,8 @@ export function unauthenticatedBytesInterceptor(
         // that has gone quiet gets the status after the bound, then a reset a moment later.
         const whenQuiet = () => {
           const quietMs = performance.now() - lastData;
-          if (paused || quietMs < KEY_REFUSAL_WAIT_MS) {
-            bound = setTimeout(whenQuiet, KEY_REFUSAL_WAIT_MS - (paused ? 0 : quietMs)).unref();
+          if (pacer.pausing || quietMs < KEY_REFUSAL_WAIT_MS) {
+            bound = setTimeout(whenQuiet, KEY_REFUSAL_WAIT_MS - (pacer.pausing ? 0 : quietMs)).unref();
             return;
           }
           answer();
@@ -234,24 +221,14 @@ export function unauthenticatedBytesInterceptor(
       // paused while the account is over it (issue 25: another account's large bodies).
       const paceAccount = (accountId: number, first: number) => {
         if (!accountInput) return;
-        let waiting: NodeJS.Timeout | undefined;
-        const pace = (bytes: number) => {
-          const waitMs = accountInput.charge(accountId, bytes);
-          if (waitMs > 0 && !waiting) {
-            stream.pause();
-            waiting = setTimeout(() => {
-              waiting = undefined;
-              if (!stream.destroyed) stream.resume();
-            }, waitMs);
-          }
-        };
-        const onPaced = (chunk: Buffer) => pace(chunk.length);
+        const account = new StreamPacer(stream, (bytes) => accountInput.charge(accountId, bytes));
+        const onPaced = (chunk: Buffer) => account.took(chunk.length);
         stream.on('data', onPaced);
         stream.once('close', () => {
-          clearTimeout(waiting);
+          account.stop();
           stream.off('data', onPaced);
         });
-        pace(first);
+        account.took(first);
       };
       const onData = (chunk: Buffer) => {
         // A large first message is refused from its head when its key is missing or wrong, and

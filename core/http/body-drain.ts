@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { StreamPacer } from '../limits/byte-rate.js';
 
 /** How long a connection whose refused body was not drained stays half-closed before it is destroyed. */
 const CLOSE_GRACE_MS = 2000;
@@ -35,10 +36,10 @@ export function drainRefusedBody(req: IncomingMessage, { res, maxBytes, pace }: 
   if (req.complete || req.destroyed) return;
   draining.add(req);
   let drained = 0;
-  let waiting: NodeJS.Timeout | undefined;
+  const pacer = pace && new StreamPacer(req, pace);
   const done = () => {
     draining.delete(req);
-    clearTimeout(waiting);
+    pacer?.stop();
     clearTimeout(bound);
     req.off('data', onData);
     req.off('end', done);
@@ -61,14 +62,7 @@ export function drainRefusedBody(req: IncomingMessage, { res, maxBytes, pace }: 
   const onData = (chunk: Buffer) => {
     drained += chunk.length;
     if (drained > maxBytes) return close();
-    const waitMs = pace?.(chunk.length) ?? 0;
-    if (waitMs > 0 && !waiting) {
-      req.pause();
-      waiting = setTimeout(() => {
-        waiting = undefined;
-        req.resume();
-      }, waitMs);
-    }
+    pacer?.took(chunk.length);
   };
   const bound = setTimeout(close, DRAIN_WAIT_MS).unref();
   // A reset from the client ends the drain; it must not be an uncaught error.

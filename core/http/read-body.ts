@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gatewayError, isGatewayError } from '../errors.js';
+import { StreamPacer } from '../limits/byte-rate.js';
 import { drainRefusedBody } from './body-drain.js';
 
 export interface BodyReadOptions {
@@ -37,9 +38,9 @@ export function readBodyInspected(
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
-    let waiting: NodeJS.Timeout | undefined;
+    const pacer = options.pace && new StreamPacer(req, options.pace);
     const cleanup = () => {
-      clearTimeout(waiting);
+      pacer?.stop();
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('aborted', onAborted);
@@ -67,14 +68,7 @@ export function readBodyInspected(
         return fail(err, true);
       }
       chunks.push(chunk);
-      const waitMs = options.pace?.(chunk.length) ?? 0;
-      if (waitMs > 0 && !waiting) {
-        req.pause();
-        waiting = setTimeout(() => {
-          waiting = undefined;
-          req.resume();
-        }, waitMs);
-      }
+      pacer?.took(chunk.length);
     };
     const onEnd = () => {
       cleanup();

@@ -47,3 +47,47 @@ export class AccountInputRate {
     return rate.charge(bytes);
   }
 }
+
+/** What a pacer pauses: a request, an HTTP/2 stream. */
+interface Pausable {
+  pause(): unknown;
+  resume(): unknown;
+  readonly destroyed: boolean;
+}
+
+/**
+ * Reads of one stream paced by a rate: `took(bytes)` charges what was just read (`charge` says how
+ * long to pause, ByteRate.charge or AccountInputRate.charge) and pauses the stream that long, once
+ * at a time.
+ */
+export class StreamPacer {
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly stream: Pausable,
+    private readonly charge: (bytes: number) => number,
+  ) {}
+
+  /** Whether the stream is paused by this pacer now. */
+  get pausing(): boolean {
+    return this.#timer !== undefined;
+  }
+
+  took(bytes: number): void {
+    const waitMs = this.charge(bytes);
+    if (waitMs <= 0 || this.#timer) return;
+    this.stream.pause();
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      if (!this.stream.destroyed) this.stream.resume();
+    }, waitMs);
+  }
+
+  /** Stops pacing; `resume`: and resumes the stream if this pacer had paused it. */
+  stop(resume = false): void {
+    if (!this.#timer) return;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (resume && !this.stream.destroyed) this.stream.resume();
+  }
+}
