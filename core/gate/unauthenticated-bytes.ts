@@ -221,7 +221,7 @@ export function unauthenticatedBytesInterceptor(
       // paused while the account is over it (issue 25: another account's large bodies).
       const paceAccount = (accountId: number, first: number) => {
         if (!accountInput) return;
-        const account = new StreamPacer(stream, (bytes) => accountInput.charge(accountId, bytes));
+        const account = new StreamPacer(stream, accountInput.chargeOf(accountId));
         const onPaced = (chunk: Buffer) => account.took(chunk.length);
         stream.on('data', onPaced);
         stream.once('close', () => {

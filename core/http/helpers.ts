@@ -79,7 +79,7 @@ export function createHttpHelpers(
     const caller = ctx.state.caller as Caller | undefined;
     const { accountInput, refusedBodyDrainBytes = 0 } = reading;
     return {
-      ...(caller && accountInput ? { pace: (bytes: number) => accountInput.charge(caller.account.id, bytes) } : {}),
+      ...(caller && accountInput ? { pace: accountInput.chargeOf(caller.account.id) } : {}),
       ...(refusedBodyDrainBytes > 0 ? { drain: { res: ctx.res, maxBytes: refusedBodyDrainBytes } } : {}),
     };
   };

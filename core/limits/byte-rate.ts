@@ -46,7 +46,24 @@ export class AccountInputRate {
     if (!rate) this.#rates.set(accountId, (rate = new ByteRate(this.perSecond)));
     return rate.charge(bytes);
   }
+
+  /**
+   * The charge of one body or call of `accountId`, whose first FREE_INPUT_BYTES are free: a small
+   * request costs nothing here (the account's request rate bounds those), so a tenant sending many
+   * small requests is never slowed by its bytes, only one sending large ones.
+   */
+  chargeOf(accountId: number): (bytes: number) => number {
+    let seen = 0;
+    return (bytes) => {
+      const counted = Math.max(0, seen + bytes - FREE_INPUT_BYTES) - Math.max(0, seen - FREE_INPUT_BYTES);
+      seen += bytes;
+      return counted > 0 ? this.charge(accountId, counted) : 0;
+    };
+  }
 }
+
+/** Bytes of each HTTP body or gRPC client call not charged to its account's input rate (as the unauthenticated rate frees each message's first 16 KiB). */
+export const FREE_INPUT_BYTES = 16 * 1024;
 
 /** What a pacer pauses: a request, an HTTP/2 stream. */
 interface Pausable {
