@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { buildConfig } from '../core/config/load.js';
 import { createGateway, type Gateway } from '../core/gateway.js';
-import { silentLogger } from '../core/logger.js';
+import { silentLogger } from '../core/observe/logger.js';
 import { TASKS as TASKS_COLLECTION } from '../core/tasks/doc-task-store.js';
 import { GateClient } from '../sdk/index.js';
 import { mongoPrerequisite, startMongo, type MongoTestServer } from '../test/support/mongo-server.js';

@@ -74,12 +74,17 @@ export const ERROR_CATALOG = {
   API_KEY_MISSING: { status: 401, type: 'authentication_error', message: (a) => `API key missing: send it in the ${str(a.header) || 'PLATFORM-API-KEY'} header`, permanent: true },
   API_KEY_INVALID: { status: 401, type: 'authentication_error', message: () => 'API key is not valid', permanent: true },
   INSTANCE_BY_TOKEN_NOT_FOUND: { status: 401, type: 'authentication_error', grpcCode: 'platform.gate.instance_by_token_not_found', message: () => 'No service accepts this connection token', permanent: true },
+  SIGN_IN_REQUIRED: { status: 401, type: 'authentication_error', message: () => 'Sign in (the gw_session cookie) or send Authorization: Bearer <API key with the MANAGE permission>', permanent: true },
+  SIGN_IN_FAILED: { status: 401, type: 'authentication_error', message: () => 'Email or password is not valid', permanent: true },
+  SETUP_TOKEN_INVALID: { status: 401, type: 'authentication_error', message: () => 'The setup token is not valid (it is printed once in the gateway log, and only while no operator exists)', permanent: true },
   // 402
   ACCOUNT_BLOCKED: { status: 402, type: 'permission_error', message: (a) => `Account '${str(a.account)}' is blocked by billing`, permanent: true },
   // 403
   TOKEN_PERMISSION_REQUIRED: { status: 403, type: 'permission_error', message: (a) => `The API key lacks the ${str(a.permission)} permission`, permanent: true },
   ACCESS_TO_ANOTHER_ACCOUNT_DENIED: { status: 403, type: 'permission_error', message: (a) => `Access to account '${str(a.account)}' is denied`, permanent: true },
   ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED: { status: 403, type: 'permission_error', message: (a) => `Service '${str(a.service)}' is not public`, permanent: true },
+  CSRF_TOKEN_INVALID: { status: 403, type: 'permission_error', message: () => 'A change made with a session needs its CSRF token in the x-csrf-token header (login and auth/me return it)', permanent: true },
+  ROLE_REQUIRED: { status: 403, type: 'permission_error', message: (a) => `This needs the ${str(a.role)} role${a.account !== undefined ? ` on account '${str(a.account)}'` : ''}`, permanent: true },
   // 404
   NOT_FOUND: { status: 404, type: 'not_found_error', message: (a) => `No route for ${str(a.method)} ${str(a.path)}${a.hint ? `: ${str(a.hint)}` : ''}`, permanent: true },
   ENTITY_NOT_FOUND_BY_ID: { status: 404, type: 'not_found_error', message: (a) => `No ${str(a.entity) || 'entity'} with id '${str(a.id)}'`, permanent: true },
@@ -94,6 +99,10 @@ export const ERROR_CATALOG = {
   CALLER_TOO_SLOW: { status: 408, type: 'invalid_request_error', message: (a) => `The caller did not read the answer it asked for: more than ${str(a.limit)} bytes were waiting for it` },
   START_SERVING_TIMEOUT: { status: 408, type: 'invalid_request_error', grpcCode: 'platform.gate.start_serving_timeout', message: (a) => `No startServing within ${str(a.timeoutMs)} ms of opening processAsync`, permanent: true },
   CONFLICT: { status: 409, type: 'invalid_request_error', message: (a) => str(a.reason) || 'Conflict', permanent: true },
+  CONFIG_ENTRY_READ_ONLY: { status: 409, type: 'invalid_request_error', message: (a) => `${str(a.entity)} '${str(a.name)}' is declared in the config file and is read-only here: change the file`, permanent: true },
+  SERVICE_NAME_TAKEN: { status: 409, type: 'invalid_request_error', message: (a) => `The account already has a service named '${str(a.name)}'`, permanent: true },
+  SERVICE_ALIAS_TAKEN: { status: 409, type: 'invalid_request_error', message: (a) => `The alias '${str(a.alias)}' already calls another service`, permanent: true },
+  SERVICE_READ_ONLY: { status: 409, type: 'invalid_request_error', message: (a) => `Service '${str(a.service)}' ${str(a.reason)}: it cannot be changed through the API`, permanent: true },
   REQUEST_TOO_LARGE: { status: 413, type: 'invalid_request_error', message: (a) => `Request body exceeds the limit of ${str(a.limit)} bytes`, permanent: true },
   MESSAGE_TOO_LARGE: { status: 413, type: 'invalid_request_error', message: (a) => `gRPC message of ${str(a.size)} bytes exceeds the limit of ${str(a.limit)} bytes for this call`, permanent: true },
   EXT_PARAMS_TOO_LARGE: { status: 413, type: 'invalid_request_error', message: (a) => `ext params exceed the limit of ${str(a.maxParams)} entries and ${str(a.maxParamBytes)} bytes: ${str(a.reason)}`, permanent: true },
@@ -106,6 +115,7 @@ export const ERROR_CATALOG = {
   TOO_MANY_IDLE_ASYNC_TASKS: { status: 429, type: 'rate_limit_error', message: (a) => `Account '${str(a.account)}' already has ${str(a.limit)} tasks waiting for processing`, retryAfterSec: 1 },
   TOO_MANY_WAITING_REQUESTS: { status: 429, type: 'rate_limit_error', message: (a) => `Account '${str(a.account)}' already has ${str(a.limit)} requests waiting for a service instance to connect; retry shortly`, retryAfterSec: 1 },
   TOO_MANY_CONCURRENT_STREAMS: { status: 429, type: 'rate_limit_error', message: (a) => `Account '${str(a.account)}' already holds ${str(a.limit)} streams open on this gateway; close one first` },
+  SIGN_IN_RATE_LIMITED: { status: 429, type: 'rate_limit_error', message: () => 'Too many failed sign-ins from this address or for this email; wait a minute', retryAfterSec: 60 },
   // 499, 5xx
   REQUEST_CANCELED: { status: 499, type: 'api_error', message: () => 'The request was canceled by the caller' },
   INTERNAL_ERROR: { status: 500, type: 'api_error', message: () => 'Internal gateway error', expose: false },

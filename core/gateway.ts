@@ -3,31 +3,32 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
 import type { GatewayConfig } from './config/types.js';
-import { Directory } from './directory.js';
+import { Directory } from './admission/directory.js';
 import { BootError, toGatewayError } from './errors.js';
 import { ClientCalls } from './gate/client-calls.js';
 import { Gate } from './gate/gate.js';
 import { workerCluster, type WorkerTopology } from './gate/cluster-update.js';
 import { startGrpcServer, type RunningGrpcServer, type SpeechHandlers } from './gate/grpc-server.js';
 import { createHttpApp } from './http/app.js';
-import { createAdmission } from './http/admission.js';
+import { createAdmission } from './admission/http-middleware.js';
 import { HttpDrain } from './http/drain.js';
 import { createHttpHelpers } from './http/helpers.js';
-import { AccountInputRate } from './limits/byte-rate.js';
+import { AccountInputRate } from './flow/byte-rate.js';
 import { GatewayEvents } from './observe/events.js';
 import { Readiness } from './observe/readiness.js';
 import { createTracing } from './observe/tracing.js';
 import { traceTrust } from './observe/trace-trust.js';
-import { createLogger, type Logger } from './logger.js';
-import { Pipeline } from './pipeline.js';
+import { createLogger, type Logger } from './observe/logger.js';
+import { Pipeline } from './admission/pipeline.js';
 import { loadPlugins, type LoadedPlugin } from './plugins/loader.js';
-import { SharedRateLimiter } from './limits/shared-rate-limiter.js';
-import { RateLimiter, type RequestLimiter } from './rate-limiter.js';
+import { SharedRateLimiter } from './admission/request-rate/shared-rate-limiter.js';
+import { RateLimiter, type RequestLimiter } from './admission/request-rate/local-rate-limiter.js';
 import { openStorage, type Storage } from './storage/storage.js';
 import type { TaskStore } from './tasks/task-store.js';
 import { createRegistry, type Registry } from './registry/registry.js';
 import { DataTypes } from './specs/data-types.js';
 import { createGrpcSpeechHandlers } from './speech/grpc-speech.js';
+import { UserSpace } from './userspace/user-space.js';
 import type { SpeechLimits } from './speech/limits.js';
 import { SpeechBridge } from './speech/speech-bridge.js';
 
@@ -42,6 +43,8 @@ export interface GatewayOptions {
    * port and its own, tells services every worker's port, and names itself in `X-Gateway-Worker`.
    */
   worker?: WorkerTopology;
+  /** The environment the user space's first-operator bootstrap reads (GATEWAY_ADMIN_*); default process.env. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface GatewayAddresses {
@@ -69,6 +72,8 @@ export interface Gateway {
   readonly plugins: readonly LoadedPlugin[];
   readonly events: GatewayEvents;
   readonly readiness: Readiness;
+  /** Run-time accounts, people, keys and services (started by the user-space plugin). */
+  readonly userSpace: UserSpace;
   /**
    * Starts the plugins' background work, then listens for gRPC and HTTP (port 0 picks free ports), so
    * no request arrives before the plugins are ready.
@@ -92,6 +97,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const store = storage.tasks;
   const rateLimiter = await createRateLimiter(config, storage, logger);
   const pipeline = new Pipeline(directory, rateLimiter, config.limits);
+  const userSpace = new UserSpace(config, storage, directory, logger.child({ part: 'userSpace' }), { env: options.env });
   const registry = createRegistry(config);
   pipeline.addValidator(registry);
   pipeline.addStorageMeter((accountId) => store.storedBytes(accountId));
@@ -118,13 +124,13 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   }
   const drain = new HttpDrain();
   app.use(drain.middleware);
-  // One input rate per account for HTTP bodies and gRPC client messages alike (core/limits/byte-rate.ts).
+  // One input rate per account for HTTP bodies and gRPC client messages alike (core/flow/byte-rate.ts).
   const accountInput = new AccountInputRate(config.limits.inputBytesPerSecondPerAccount);
   const http = createHttpHelpers(config.server.bodyLimitBytes, events, config.limits.jsonMaxDepth, jsonSize, {
     accountInput,
     refusedBodyDrainBytes: config.server.refusedBodyDrainBytes,
   });
-  const admission = createAdmission(pipeline, directory);
+  const admission = createAdmission(pipeline);
   let httpServer: Server | undefined;
   let grpcServer: RunningGrpcServer | undefined;
   let started = false;
@@ -156,6 +162,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     dataTypes,
     events,
     readiness,
+    userSpace,
   }));
 
   return {
@@ -172,6 +179,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
     plugins,
     events,
     readiness,
+    userSpace,
     async start() {
       if (started) throw new Error('gateway already started');
       started = true;
@@ -247,6 +255,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         }
       }
       await grpcServer?.close();
+      await userSpace.stop();
       rateLimiter.close?.();
       await storage.close();
       await tracing?.close().catch((err: unknown) => logger.warn({ err }, 'exporting the last traces failed'));

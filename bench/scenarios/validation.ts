@@ -7,9 +7,9 @@
  * reported apart as context), so no object is checked twice.
  */
 import { buildConfig } from '../../core/config/load.js';
-import { Directory } from '../../core/directory.js';
-import { Pipeline } from '../../core/pipeline.js';
-import { RateLimiter } from '../../core/rate-limiter.js';
+import { Directory } from '../../core/admission/directory.js';
+import { Pipeline } from '../../core/admission/pipeline.js';
+import { RateLimiter } from '../../core/admission/request-rate/local-rate-limiter.js';
 import { createRegistry } from '../../core/registry/registry.js';
 import { compileBodyCheck } from '../../plugins/_shared/openai/validate.js';
 import { CHAT_BODY, type OpenAiBody } from '../../plugins/chatapi/schemas.js';

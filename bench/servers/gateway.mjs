@@ -9,7 +9,7 @@
  */
 import { buildConfig } from '../../dist/core/config/load.js';
 import { createGateway } from '../../dist/core/gateway.js';
-import { createLogger } from '../../dist/core/logger.js';
+import { createLogger } from '../../dist/core/observe/logger.js';
 import { reportReady } from '../lib/ready.mjs';
 
 const config = buildConfig(JSON.parse(process.env.BENCH_GATEWAY_CONFIG ?? '{}'), { env: {} });

@@ -1,4 +1,4 @@
-import { hashSecret } from '../auth/secrets.js';
+import { hashSecret } from '../admission/secret-hashes.js';
 import type { GatewayConfig, LaunchConfig } from '../config/types.js';
 import type { Gate } from '../gate/gate.js';
 import type { LaunchedServices } from './launcher.js';
@@ -64,7 +64,7 @@ export interface BannerInput {
   storeKind: string;
   /** Each worker's own gRPC address, when several workers serve. */
   workers?: string[];
-  demo?: { apiKey: string; serviceToken: string; metricsToken?: string };
+  demo?: { apiKey: string; serviceToken: string; metricsToken?: string; signIn?: { email: string; password: string } };
   launch: LaunchReport;
 }
 
@@ -78,6 +78,9 @@ export function bannerLines(input: BannerInput): string[] {
       `  demo/external token: ${input.demo.serviceToken}   (set DEMO_SERVICE_TOKEN to change it)`,
     );
     if (input.demo.metricsToken) lines.push(`  Metrics token:       ${input.demo.metricsToken}   (GET /metrics with Authorization: Bearer; set DEMO_METRICS_TOKEN to change it)`);
+    if (input.demo.signIn) {
+      lines.push(`  Console:             ${input.httpUrl}/console   (sign in as ${input.demo.signIn.email} / ${input.demo.signIn.password}; set DEMO_PASSWORD before the first start to change it)`);
+    }
   }
   const { connected, connecting, notStarted } = input.launch;
   if (connected.length) lines.push(`  Services connected:  ${connected.join(', ')}`);

@@ -7,7 +7,7 @@ import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
-import { SOURCE_ROOT } from '../modules.js';
+import { SOURCE_ROOT } from '../modules/build-paths.js';
 
 /**
  * The demo config, in the repository (not its copy in dist/), whether the gateway runs compiled or

@@ -4,17 +4,17 @@ import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { LaunchConfig } from '../config/types.js';
-import type { Logger } from '../logger.js';
-import { MODULE_EXTENSION, runnableModule } from '../modules.js';
+import type { Logger } from '../observe/logger.js';
+import { MODULE_EXTENSION, runnableModule } from '../modules/build-paths.js';
 
 /**
  * Node arguments that run `module`: compiled JavaScript directly; TypeScript (the examples when the
  * gateway runs from its sources, examples/local-llm, a user's service) through tsx's loader, a
- * runtime dependency for user modules, with core/ts-register.ts's hooks (an ES module in any folder).
+ * runtime dependency for user modules, with core/modules/ts-register.ts's hooks (an ES module in any folder).
  */
 function nodeArgs(module: string): string[] {
   if (!module.endsWith('.ts')) return [module];
-  const hooks = new URL(`../ts-register${MODULE_EXTENSION}`, import.meta.url).href;
+  const hooks = new URL(`../modules/ts-register${MODULE_EXTENSION}`, import.meta.url).href;
   return ['--import', createRequire(import.meta.url).resolve('tsx'), '--import', hooks, module];
 }
 

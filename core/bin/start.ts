@@ -8,7 +8,7 @@ import { relative, resolve } from 'node:path';
 import { loadConfigFile } from '../config/load.js';
 import { BootError } from '../errors.js';
 import { createGateway } from '../gateway.js';
-import { createLogger, type Logger } from '../logger.js';
+import { createLogger, type Logger } from '../observe/logger.js';
 import type { GatewayConfig } from '../config/types.js';
 import { bannerLines, launchedWithoutWaiting, waitForLaunched, type LaunchReport } from './banner.js';
 import { expectLaunchedServices } from './expect-launched.js';
@@ -20,6 +20,9 @@ import { startWorkers } from './workers.js';
 export const DEFAULT_DEMO_API_KEY = 'demo-api-key-0123456789';
 export const DEFAULT_DEMO_SERVICE_TOKEN = 'demo-service-token-0123';
 export const DEFAULT_DEMO_METRICS_TOKEN = 'demo-metrics-token-0123456789';
+/** The demo's person (examples/demo/gateway.yaml `userSpace.users`), printed in the banner with its password. */
+export const DEMO_EMAIL = 'demo@example.com';
+export const DEFAULT_DEMO_PASSWORD = 'demo-password-123';
 /** How long the banner waits for launched services to connect (LAUNCH_WAIT_MS). */
 const LAUNCH_WAIT_MS = Number(process.env.LAUNCH_WAIT_MS ?? 120_000);
 
@@ -41,7 +44,7 @@ async function main(): Promise<void> {
     configPath: shownPath,
     storeKind: config.store.kind,
     ...(started.workers ? { workers: started.workers } : {}),
-    demo: demo ? { apiKey: process.env.DEMO_API_KEY ?? DEFAULT_DEMO_API_KEY, serviceToken: process.env.DEMO_SERVICE_TOKEN ?? DEFAULT_DEMO_SERVICE_TOKEN, metricsToken: process.env.DEMO_METRICS_TOKEN ?? DEFAULT_DEMO_METRICS_TOKEN } : undefined,
+    demo: demo ? { apiKey: process.env.DEMO_API_KEY ?? DEFAULT_DEMO_API_KEY, serviceToken: process.env.DEMO_SERVICE_TOKEN ?? DEFAULT_DEMO_SERVICE_TOKEN, metricsToken: process.env.DEMO_METRICS_TOKEN ?? DEFAULT_DEMO_METRICS_TOKEN, signIn: { email: DEMO_EMAIL, password: process.env.DEMO_PASSWORD ?? DEFAULT_DEMO_PASSWORD } } : undefined,
     launch,
   }).join('\n')}\n`);
 }

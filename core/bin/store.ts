@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DatabaseSync } from '@photostructure/sqlite';
 import { loadConfigFile } from '../config/load.js';
-import { silentLogger } from '../logger.js';
+import { silentLogger } from '../observe/logger.js';
 import type { DocStore } from '../storage/port.js';
 import { SCHEMA_VERSION } from '../storage/schema.js';
 import { EMBEDDED_DB_FILE, type SqliteDocStore } from '../storage/sqlite-docs.js';

@@ -6,7 +6,7 @@
 import type { GatewayConfig } from '../config/types.js';
 import type { WorkerTopology } from '../gate/cluster-update.js';
 import { createGateway, type GatewayAddresses } from '../gateway.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observe/logger.js';
 
 /** How the primary hands a worker its place (an environment variable survives a restart as is). */
 export const WORKER_ROLE_ENV = 'GATEWAY_WORKER_ROLE';

@@ -12,7 +12,7 @@ import type { GatewayConfig } from '../config/types.js';
 import { workerPortBase } from '../config/workers.js';
 import type { WorkerTopology } from '../gate/cluster-update.js';
 import type { GatewayAddresses } from '../gateway.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observe/logger.js';
 import { serveWorkersMetrics } from '../observe/cluster-metrics.js';
 import { isWorkerListening, WORKER_ROLE_ENV } from './worker.js';
 

@@ -1,14 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { hashSecret } from '../auth/secrets.js';
+import { hashSecret } from '../admission/secret-hashes.js';
 import { BootError } from '../errors.js';
-import { runnableModule } from '../modules.js';
+import { runnableModule } from '../modules/build-paths.js';
 import { compileSchema, formatAjvErrors } from '../validation/ajv.js';
 import configSchema from '../../schemas/config.schema.json' with { type: 'json' };
 import registryFileSchema from '../../schemas/registry/registry-file.schema.json' with { type: 'json' };
-import type { GatewayConfig, Permission, ServiceFamily, WakerConfig } from './types.js';
-import { builtinManifest, builtinPluginNames } from '../plugins/manifest.js';
+import type { GatewayConfig, Permission } from './types.js';
+import { fallbackProblems, normaliseService, upstreamProblem } from './service-config.js';
 import { resolveWorkers, workersFromEnv, workersProblems } from './workers.js';
 
 export interface LoadOptions {
@@ -138,52 +138,26 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
   }));
   reportDuplicates(apiKeys.map((k) => k.keyHash), 'API key (the same key is declared twice)', problems);
 
-  const services = (input.services as any[]).map((s, i) => ({
-    id: s.id as number,
-    name: s.name as string,
-    accountId: accountId(s.account, `services[${i}] (${s.name})`),
-    public: s.public as boolean,
-    required: s.required as boolean,
-    connectionTokenHashes: (s.connectionTokens as any[]).map((t) => (t.tokenHash as string | undefined) ?? hashSecret(t.token as string)),
-    timeoutSec: s.timeoutSec as number | undefined,
-    provider: s.provider as string | undefined,
-    defaultModel: s.defaultModel as string | undefined,
-    family: s.family as ServiceFamily,
-    ...(s.aliases?.length ? { aliases: s.aliases as string[] } : {}),
-    nativeResponses: s.nativeResponses as boolean,
-    batch: s.batch as boolean,
-    fittable: s.fittable as boolean,
-    configs: s.configs,
-    fitConfigs: s.fitConfigs,
-    ...(s.upstream ? { upstream: s.upstream } : {}),
-    ...(s.fallbacks?.length ? { fallbacks: s.fallbacks as string[] } : {}),
-    ...(s.affinity ? { affinity: s.affinity as { messages: number } } : {}),
-    waitForInstanceMs: s.waitForInstanceMs as number,
-    ...(s.waker ? { waker: s.waker as WakerConfig } : {}),
-  }));
+  const services = (input.services as any[]).map((s, i) => normaliseService(s, accountId(s.account, `services[${i}] (${s.name})`)));
   reportDuplicates(services.map((s) => s.id), 'service id', problems);
   reportDuplicates(services.map((s) => `${s.accountId}/${s.name}`), 'service name within an account', problems);
   reportDuplicates(services.flatMap((s) => s.aliases ?? []), 'service alias', problems);
   reportDuplicates(services.flatMap((s) => s.connectionTokenHashes), 'connection token (shared by two services)', problems);
   services.forEach((s, i) => reportDuplicates(s.configs.map((c: any) => c.id), `configs id of services[${i}]`, problems));
 
+  const fallbackTarget = (account: string, name: string) => {
+    const owner = accounts.find((a) => a.name === account || String(a.id) === account);
+    return owner && services.find((t) => t.accountId === owner.id && t.name === name);
+  };
   services.forEach((s, i) => {
-    for (const ref of s.fallbacks ?? []) {
-      const [account, name] = ref.split('/');
-      const owner = accounts.find((a) => a.name === account || String(a.id) === account);
-      const target = owner && services.find((t) => t.accountId === owner.id && t.name === name);
-      if (!target) {
-        problems.push(`services[${i}] (${s.name}): fallback '${ref}' names no service declared in services`);
-      } else if (!target.public && target.accountId !== s.accountId) {
-        // Every caller of this service would reach another account's private service (and see its name).
-        problems.push(`services[${i}] (${s.name}): fallback '${ref}' is a private service of another account`);
-      }
-    }
-    if (s.upstream && !(input.plugins.enabled as string[]).some((name) => builtinManifest(name)?.servesUpstreams)) {
-      const servers = builtinPluginNames().filter((name) => builtinManifest(name)?.servesUpstreams);
-      problems.push(`services[${i}] (${s.name}) has an upstream: enable the plugin that calls it (plugins.enabled: ${servers.map((n) => `'${n}'`).join(' or ')})`);
-    }
+    for (const problem of fallbackProblems(s, fallbackTarget)) problems.push(`services[${i}] (${s.name}): ${problem}`);
+    const unserved = s.upstream && upstreamProblem(input.plugins.enabled as string[]);
+    if (unserved) problems.push(`services[${i}] (${s.name}) ${unserved}`);
   });
+  (input.userSpace.users as any[]).forEach((u, i) => {
+    for (const ref of Object.keys(u.accounts)) accountId(ref, `userSpace.users[${i}] (${u.email}).accounts`);
+  });
+  reportDuplicates((input.userSpace.users as any[]).map((u) => String(u.email).toLowerCase()), 'userSpace.users email', problems);
   if (input.gate.servers.length > 1 && !input.gate.currentServer) {
     problems.push('gate.currentServer is required when gate.servers lists more than one gateway');
   }
@@ -209,7 +183,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
   const launch = (input.launch as any[]).map((l) => ({ name: l.name, module: resolve(baseDir, l.module), env: l.env, requires: l.requires, optional: l.optional }));
   // Paths are relative to the config file: a copied config names the module it could not find
   // instead of launching a process that crashes on it again and again. The compiled gateway runs a
-  // `.ts` module's compiled `.js` (core/modules.ts), so either counts.
+  // `.ts` module's compiled `.js` (core/modules/build-paths.ts), so either counts.
   const mustExist = (what: string, path: string) => {
     if (!existsSync(runnableModule(path))) problems.push(`${what}: ${path} does not exist (relative paths are relative to the config file, ${baseDir})`);
   };
@@ -231,6 +205,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     registry: { ...input.registry, files: registryFiles },
     plugins: { enabled: input.plugins.enabled, custom, options: input.plugins.options },
     launch,
+    userSpace: input.userSpace,
     baseDir,
   };
 }

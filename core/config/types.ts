@@ -1,7 +1,8 @@
 /** The validated, normalised and frozen gateway configuration (schemas/config.schema.json). */
 
-export type Permission = 'MODEL_REQUESTS' | 'READ_DATA' | 'MODIFY_DATA';
-export const PERMISSIONS: readonly Permission[] = ['MODEL_REQUESTS', 'READ_DATA', 'MODIFY_DATA'];
+/** `MANAGE`: the user-space API (docs/user-space.md) as an owner of the key's own account. */
+export type Permission = 'MODEL_REQUESTS' | 'READ_DATA' | 'MODIFY_DATA' | 'MANAGE';
+export const PERMISSIONS: readonly Permission[] = ['MODEL_REQUESTS', 'READ_DATA', 'MODIFY_DATA', 'MANAGE'];
 
 export interface AccountConfig {
   readonly id: number;
@@ -38,6 +39,8 @@ export interface UpstreamConfig {
   readonly baseUrl: string;
   /** Name of the environment variable with the engine's key. */
   readonly apiKeyEnv?: string;
+  /** The engine's key itself: a service stored through the user-space API only (never shown or logged). */
+  readonly apiKey?: string;
   readonly headers: Readonly<Record<string, string>>;
   /** Our model name → the engine's. */
   readonly models: Readonly<Record<string, string>>;
@@ -117,6 +120,17 @@ export interface LaunchConfig {
   readonly optional: boolean;
 }
 
+export type MemberRole = 'owner' | 'developer' | 'viewer';
+
+export interface UserSpaceConfig {
+  readonly syncIntervalMs: number;
+  readonly slowWriteGraceMs: number;
+  readonly sessionTtlHours: number;
+  readonly loginAttemptsPerMinute: number;
+  /** Seeded at start when absent (passwords as given after `${ENV}` substitution; hashed when stored). */
+  readonly users: readonly { readonly email: string; readonly password: string; readonly operator: boolean; readonly accounts: Readonly<Record<string, MemberRole>> }[];
+}
+
 export interface CustomPluginConfig {
   /** Absolute module path. */
   readonly path: string;
@@ -186,7 +200,7 @@ export interface GatewayConfig {
     readonly extMaxParamBytes: number;
     /** Bytes an account may keep stored (datasets, async task bodies and results). */
     readonly storageBytesPerAccount: number;
-    /** Input bytes (HTTP bodies, gRPC client messages) read per second for one account (core/limits/byte-rate.ts). */
+    /** Input bytes (HTTP bodies, gRPC client messages) read per second for one account (core/flow/byte-rate.ts). */
     readonly inputBytesPerSecondPerAccount: number;
     /** Streaming calls an account may hold open at once on one gateway. */
     readonly concurrentStreamsPerAccount: number;
@@ -212,6 +226,8 @@ export interface GatewayConfig {
     readonly options: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   };
   readonly launch: readonly LaunchConfig[];
+  /** Run-time accounts, people, keys and services (core/userspace/, docs/user-space.md). */
+  readonly userSpace: UserSpaceConfig;
   /** Directory relative paths in the config were resolved against. */
   readonly baseDir: string;
 }

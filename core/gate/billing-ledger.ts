@@ -1,6 +1,6 @@
-import type { Directory, ServiceEntry } from '../directory.js';
-import { boundForLog } from '../log-fields.js';
-import type { Logger } from '../logger.js';
+import type { Directory, ServiceEntry } from '../admission/directory.js';
+import { boundForLog } from '../observe/log-fields.js';
+import type { Logger } from '../observe/logger.js';
 import type { GatewayEvents } from '../observe/events.js';
 import type { DeferredBillingChargeProto, DeferredBillingParamsProto, ServiceToGateProto } from '../../proto/src/index.js';
 import { serviceLabel } from './service-label.js';
@@ -24,7 +24,7 @@ const KEEP = 10_000;
 
 /**
  * Deferred billing charges reported by services after the work, on any stream (requestId 0 allowed).
- * Each is logged (large fields cut, core/log-fields.ts) and kept in an in-memory list that tests and
+ * Each is logged (large fields cut, core/observe/log-fields.ts) and kept in an in-memory list that tests and
  * operators can read, bounded by count and by bytes (the records' JSON size): the oldest go first, and
  * a record larger than the whole bound is logged but not kept. Services decide the size of these
  * records, so without the byte bound 5 records of 20 MiB kept 100 MB.

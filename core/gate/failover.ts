@@ -2,7 +2,7 @@
  * Fallbacks: which failures of a request may go to the next service of its chain, and how the
  * request is re-addressed to it. Pure functions; the Gate applies them (docs/routing.md).
  */
-import type { ServiceEntry } from '../directory.js';
+import type { ServiceEntry } from '../admission/directory.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { PredictRequestProto } from '../../proto/src/index.js';
 

@@ -1,8 +1,8 @@
 import { EventEmitter, once } from 'node:events';
 import type { GatewayConfig } from '../config/types.js';
-import type { Directory, ServiceEntry } from '../directory.js';
+import type { Directory, ServiceChange, ServiceEntry } from '../admission/directory.js';
 import { gatewayError, type GatewayError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observe/logger.js';
 import type { GatewayEvents } from '../observe/events.js';
 import { recordOfServiceHeaders, type RequestRecord } from '../observe/request-record.js';
 import type { ServiceCallSpan } from '../observe/request-trace.js';
@@ -156,6 +156,7 @@ export class Gate {
       maxAnswerBytes: config.maxAnswerBytes,
     };
     for (const service of directory.services()) if (service.required) this.#expected.add(service.id);
+    directory.onServiceChange((change) => this.#onServiceChange(change));
     this.#wake = new WakeOnRequest({
       whenInstance: (serviceId, timeoutMs, signal) => this.whenInstance(serviceId, timeoutMs, signal),
       waitersPerAccount: limits.instanceWaitersPerAccount ?? 16,
@@ -189,6 +190,20 @@ export class Gate {
   expectInstances(serviceId: number, expected = true): void {
     if (expected) this.#expected.add(serviceId);
     else this.#expected.delete(serviceId);
+  }
+
+  /**
+   * A service changed at run time (the user-space API). A removed one loses its instances at once (its
+   * calls in flight fail with SERVICE_DISCONNECTED, a dialled-in stream is ended); `required` says
+   * whether the service is expected to have an instance.
+   */
+  #onServiceChange({ id, before, after }: ServiceChange): void {
+    if (after?.required) this.#expected.add(id);
+    else if (!after || before?.required) this.#expected.delete(id);
+    if (after) return;
+    for (const instance of [...this.#byInstance.values()]) {
+      if (instance.service.id === id) this.#onSessionEnded(instance, 'service removed');
+    }
   }
 
   /** The expected services that have no serving instance now. */

@@ -5,7 +5,7 @@ import type { ClientCalls } from './client-calls.js';
 import type { Gate } from './gate.js';
 import { gateServiceDefinition, type ClientRequestProto, type GateHandlers } from '../../proto/src/index.js';
 import { clientMessageDeserializer, type AdmittedKey, type ClientMessageLimits } from './client-message.js';
-import type { AccountInputRate } from '../limits/byte-rate.js';
+import type { AccountInputRate } from '../flow/byte-rate.js';
 import { receiveLimitInterceptor, receiveLimitOf } from './receive-limits.js';
 import { UnauthenticatedBytes, trust, unauthenticatedBytesInterceptor } from './unauthenticated-bytes.js';
 

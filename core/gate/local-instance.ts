@@ -1,5 +1,5 @@
-import type { ServiceEntry } from '../directory.js';
-import type { Logger } from '../logger.js';
+import type { ServiceEntry } from '../admission/directory.js';
+import type { Logger } from '../observe/logger.js';
 import { newInstanceId, type GateInstance, type InstanceLoad, type InstanceState } from './instance.js';
 import type { GateToServiceProto, ServiceToGateBodies, ServiceToGateProto } from '../../proto/src/index.js';
 import type { ServiceCall } from './service-call.js';

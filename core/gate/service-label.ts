@@ -1,4 +1,4 @@
-import type { ServiceEntry } from '../directory.js';
+import type { ServiceEntry } from '../admission/directory.js';
 
 /** `<account>/<service>`: how metrics, usage and logs name a service. */
 export function serviceLabel(service: ServiceEntry): string {

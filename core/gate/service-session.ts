@@ -1,8 +1,8 @@
 import type * as grpc from '@grpc/grpc-js';
-import type { ServiceEntry } from '../directory.js';
-import { drained } from '../flow.js';
-import type { Logger } from '../logger.js';
-import { every } from '../timers.js';
+import type { ServiceEntry } from '../admission/directory.js';
+import { drained } from '../flow/drain-and-cancel.js';
+import type { Logger } from '../observe/logger.js';
+import { every } from '../flow/timers.js';
 import type { GateToServiceProto, ServiceToGateProto, StartServingProto } from '../../proto/src/index.js';
 import { newInstanceId, type GateInstance, type InstanceLoad, type InstanceState } from './instance.js';
 import type { ServiceCall } from './service-call.js';

@@ -3,7 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { GatewayError, gatewayError } from '../errors.js';
 import { EarlyKeyCheck, type AdmittedKey } from './client-message.js';
 import { beforeStatus, callInternals } from './grpc-call-internals.js';
-import { ByteRate, StreamPacer, type AccountInputRate } from '../limits/byte-rate.js';
+import { ByteRate, StreamPacer, type AccountInputRate } from '../flow/byte-rate.js';
 
 /**
  * A gateway-wide budget of bytes held for gRPC input nobody has vouched for yet: client-call
@@ -37,7 +37,7 @@ export class UnauthenticatedBytes {
     this.#rate = new ByteRate(ratePerSecond);
   }
 
-  /** Charges `bytes` just read to the rate and says how long the reader should pause (core/limits/byte-rate.ts). */
+  /** Charges `bytes` just read to the rate and says how long the reader should pause (core/flow/byte-rate.ts). */
   throttle(bytes: number): number {
     return this.#rate.charge(bytes);
   }

@@ -7,9 +7,9 @@
  */
 import { spawn } from 'node:child_process';
 import type { WakerConfig } from '../config/types.js';
-import type { ServiceEntry } from '../directory.js';
+import type { ServiceEntry } from '../admission/directory.js';
 import { gatewayError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observe/logger.js';
 
 /** How long a waker's HTTP call may take; the wait for the instance goes on regardless. */
 const WAKER_HTTP_TIMEOUT_MS = 10_000;

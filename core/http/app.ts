@@ -2,26 +2,24 @@ import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import type { Context } from 'koa';
 import { GatewayError, errorHeaders, errorTypeForStatus, gatewayError, renderErrorBody, toGatewayError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observe/logger.js';
 import { GatewayEvents } from '../observe/events.js';
 import { RequestRecord } from '../observe/request-record.js';
 import { isLimitRejection } from '../observe/rejections.js';
 import { isExpectedCondition } from '../observe/expected-conditions.js';
 import { isDraining } from './body-drain.js';
+import type { ErrorRenderer } from './state.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Renders an error body in a route's own wire shape (e.g. Anthropic's on the Messages API routes). */
-export type ErrorRenderer = (err: GatewayError, requestId: string) => unknown;
-
-const RENDERER = Symbol('error renderer');
+export type { ErrorRenderer };
 
 /**
  * Makes the error middleware render this request's errors with `render` instead of the envelope of
  * docs/design.md (decisions): status and headers stay the middleware's; only the body's shape changes.
  */
 export function useErrorRenderer(ctx: Context, render: ErrorRenderer): void {
-  (ctx.state as Record<symbol, ErrorRenderer>)[RENDERER] = render;
+  ctx.state.errorRenderer = render;
 }
 
 /**
@@ -67,7 +65,7 @@ export function createHttpApp(log: Logger, events: GatewayEvents = new GatewayEv
       // Node would read it all to discard it). Closing the connection bounds both, unless the body
       // reader drains the rest of a refused body, which closes the connection itself past its bound.
       if (!ctx.req.complete && !isDraining(ctx.req)) ctx.set('Connection', 'close');
-      const render = (ctx.state as Record<symbol, ErrorRenderer | undefined>)[RENDERER];
+      const render = ctx.state.errorRenderer;
       ctx.body = render ? render(err, requestId) : renderErrorBody(err);
     } finally {
       if (accessLog || events.has('httpRequest')) {
@@ -89,7 +87,7 @@ function requestEvent(ctx: Koa.Context, record: RequestRecord, requestId: string
     requestId,
     method: ctx.method,
     route: matched ?? 'unmatched',
-    plugin: matched === undefined ? 'none' : (ctx.state.plugin as string | undefined) ?? 'none',
+    plugin: matched === undefined ? 'none' : ctx.state.plugin ?? 'none',
     status: ctx.status,
     durationMs,
     serviceWaitMs: record.serviceWaitMs,

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { StreamPacer } from '../limits/byte-rate.js';
+import { StreamPacer } from '../flow/byte-rate.js';
 
 /** How long a connection whose refused body was not drained stays half-closed before it is destroyed. */
 const CLOSE_GRACE_MS = 2000;
@@ -18,7 +18,7 @@ export interface DrainOptions {
   res: ServerResponse;
   /** Bytes of the rest of the body read and dropped at most (`server.refusedBodyDrainBytes`). */
   maxBytes: number;
-  /** Charges bytes read to the caller's input rate; ms to pause before reading more (core/limits/byte-rate.ts). */
+  /** Charges bytes read to the caller's input rate; ms to pause before reading more (core/flow/byte-rate.ts). */
   pace?: (bytes: number) => number;
 }
 

@@ -1,16 +1,16 @@
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'koa';
-import type { Caller } from '../directory.js';
+import type { Caller } from '../admission/directory.js';
 import { gatewayError } from '../errors.js';
 import { serviceLabel } from '../gate/service-label.js';
 import { GatewayEvents } from '../observe/events.js';
-import { linkHeadersToRecord, type RequestRecord } from '../observe/request-record.js';
+import { linkHeadersToRecord } from '../observe/request-record.js';
 import { passTraceContext } from '../observe/trace-context.js';
 import type { StringMap } from '../../proto/src/index.js';
 import type { ServiceCall } from '../gate/service-call.js';
 import { httpCallerHeaders, serviceHeaders } from '../gate/service-headers.js';
 import { DEFAULT_JSON_MAX_DEPTH, DEFAULT_JSON_SIZE_LIMITS, JsonShapeCheck, parseJson, type JsonSizeLimits } from '../validation/json.js';
-import type { AccountInputRate } from '../limits/byte-rate.js';
+import type { AccountInputRate } from '../flow/byte-rate.js';
 import { readBodyInspected, type BodyReadOptions } from './read-body.js';
 
 /** Request-body and header helpers every HTTP plugin uses, bound to the configured body limit. */
@@ -76,7 +76,7 @@ export function createHttpHelpers(
   // The body's bytes count against the input rate of the caller admission left on the context
   // (ctx.state.caller): a tenant's large bodies wait on its own budget (issue 25).
   const readOptions = (ctx: Context): BodyReadOptions => {
-    const caller = ctx.state.caller as Caller | undefined;
+    const caller = ctx.state.caller;
     const { accountInput, refusedBodyDrainBytes = 0 } = reading;
     return {
       ...(caller && accountInput ? { pace: accountInput.chargeOf(caller.account.id) } : {}),
@@ -85,7 +85,7 @@ export function createHttpHelpers(
   };
   const readRawBody = async (ctx: Context, limit = bodyLimitBytes): Promise<Buffer> => {
     const body = await readBodyInspected(ctx.req, limit, () => undefined, readOptions(ctx));
-    const record = ctx.state.record as RequestRecord | undefined;
+    const record = ctx.state.record;
     if (record) record.bytesIn = body.length;
     return body;
   };
@@ -95,7 +95,7 @@ export function createHttpHelpers(
     // kilobytes, never gathered whole (issue 25 N1).
     const shape = new JsonShapeCheck(jsonMaxDepth, size);
     const raw = await readBodyInspected(ctx.req, limit, (chunk) => shape.push(chunk), readOptions(ctx));
-    const record = ctx.state.record as RequestRecord | undefined;
+    const record = ctx.state.record;
     if (record) record.bytesIn = raw.length;
     if (raw.length === 0) throw gatewayError('MALFORMED_JSON', { args: { reason: 'the body is empty' } });
     const text = raw.toString('utf8');
@@ -114,7 +114,7 @@ export function createHttpHelpers(
         httpCallerHeaders(ctx.request.headers),
       );
       passTraceContext((name) => ctx.get(name), headers);
-      const record = ctx.state.record as RequestRecord | undefined;
+      const record = ctx.state.record;
       if (record) {
         record.caller = caller;
         linkHeadersToRecord(headers, record);
@@ -122,7 +122,7 @@ export function createHttpHelpers(
       return headers;
     },
     reportTokens(ctx, tokens, model) {
-      const record = ctx.state.record as RequestRecord | undefined;
+      const record = ctx.state.record;
       if (!record) return;
       if (model !== undefined) record.model = model;
       record.inputTokens = (record.inputTokens ?? 0) + tokens.inputTokens;

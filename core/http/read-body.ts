@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gatewayError, isGatewayError } from '../errors.js';
-import { StreamPacer } from '../limits/byte-rate.js';
+import { StreamPacer } from '../flow/byte-rate.js';
 import { drainRefusedBody } from './body-drain.js';
 
 export interface BodyReadOptions {

@@ -1,4 +1,4 @@
-import type { Caller, ServiceEntry } from '../directory.js';
+import type { Caller, ServiceEntry } from '../admission/directory.js';
 import type { RequestTrace } from './request-trace.js';
 
 /**

@@ -6,7 +6,7 @@
  * The key is looked up here, before the request's span starts (the span's sampling is fixed then),
  * from every header a route reads keys from; admission still checks it as always.
  */
-import type { Directory } from '../directory.js';
+import type { Directory } from '../admission/directory.js';
 
 /** True when the request (its headers, by lower-case name) may decide whether it is traced. */
 export type TraceTrust = (header: (name: string) => string) => boolean;

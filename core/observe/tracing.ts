@@ -18,7 +18,6 @@ import { BasicTracerProvider, BatchSpanProcessor, SamplingDecision, TraceIdRatio
 import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_SERVICE_NAME, ATTR_URL_PATH } from '@opentelemetry/semantic-conventions';
 import { GATE_SERVICE_NAME } from '../../proto/src/index.js';
 import type { GatewayConfig } from '../config/types.js';
-import type { RequestRecord } from './request-record.js';
 import type { CallTrace, CallTracer, RequestTrace, ServiceCallSpan, StageObserver, TraceStage } from './request-trace.js';
 import { parseTraceparent } from './trace-context.js';
 import type { TraceTrust } from './trace-trust.js';
@@ -97,7 +96,7 @@ export function createTracing(config: GatewayConfig['tracing'], trust: TraceTrus
     const asksSampled = ((parseTraceparent(traceparent)?.flags ?? 0) & TraceFlags.SAMPLED) === TraceFlags.SAMPLED;
     const decides = asksSampled && trust((name) => ctx.get(name));
     const requestTrace = new HttpRequestTrace(tracer, ctx.method, { [ATTR_HTTP_REQUEST_METHOD]: ctx.method, [ATTR_URL_PATH]: ctx.path }, traceparent, decides);
-    (ctx.state.record as RequestRecord).trace = requestTrace;
+    ctx.state.record.trace = requestTrace;
     let status: number | undefined;
     try {
       await current.run(requestTrace, next);
@@ -185,7 +184,7 @@ class SpanTrace implements RequestTrace {
 class HttpRequestTrace extends SpanTrace {
   finish(ctx: Context, status: number): void {
     this.endStage();
-    const record = ctx.state.record as RequestRecord;
+    const record = ctx.state.record;
     const route = (ctx as { _matchedRoute?: string })._matchedRoute;
     const span = this.span;
     if (route !== undefined) {

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { MODULE_EXTENSION } from '../modules.js';
+import { MODULE_EXTENSION } from '../modules/build-paths.js';
 
 /** The built-in plugins' folder (under dist/ when the gateway runs compiled). */
 export const BUILTIN_DIR = fileURLToPath(new URL('../../plugins/', import.meta.url));

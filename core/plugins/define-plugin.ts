@@ -1,17 +1,18 @@
 import type Router from '@koa/router';
 import type { GatewayConfig } from '../config/types.js';
-import type { Directory } from '../directory.js';
+import type { Directory } from '../admission/directory.js';
 import type { Gate } from '../gate/gate.js';
-import type { Admission } from '../http/admission.js';
+import type { Admission } from '../admission/http-middleware.js';
 import type { HttpHelpers } from '../http/helpers.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observe/logger.js';
 import type { GatewayEvents } from '../observe/events.js';
 import type { Readiness } from '../observe/readiness.js';
-import type { Pipeline } from '../pipeline.js';
+import type { Pipeline } from '../admission/pipeline.js';
 import type { Storage } from '../storage/storage.js';
 import type { TaskStore } from '../tasks/task-store.js';
 import type { Registry } from '../registry/registry.js';
 import type { DataTypes } from '../specs/data-types.js';
+import type { UserSpace } from '../userspace/user-space.js';
 
 /**
  * What a plugin receives: a narrow view of the gateway, not the app. `options` are the plugin's own
@@ -42,6 +43,8 @@ export interface PluginContext<Options = Record<string, unknown>> {
   readonly events: GatewayEvents;
   /** Whether the gateway is ready for traffic, and why not (for health endpoints). */
   readonly readiness: Readiness;
+  /** Run-time accounts, people, keys and services on the gateway's store; opened by `userSpace.start()`. */
+  readonly userSpace: UserSpace;
 }
 
 /**

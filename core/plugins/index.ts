@@ -10,7 +10,7 @@ export {
   gatewayErrorFromTask, taskErrorFrom,
   type StoredResult, type ClaimedTask, type TaskLease, type TaskRecord, type TaskRequestInfo, type TaskRequestInput, type TaskResult, type TaskStore,
 } from '../tasks/task-store.js';
-export type { Caller, ServiceEntry } from '../directory.js';
+export type { Caller, ServiceChange, ServiceEntry } from '../admission/directory.js';
 export type { Permission, UpstreamConfig } from '../config/types.js';
 export type { GateRequest, LocalInstanceHandle, OpenOptions } from '../gate/gate.js';
 export type { LocalInstanceOptions, LocalReply, LocalWorker } from '../gate/local-instance.js';
@@ -21,10 +21,20 @@ export { servedByHeader, type ServedBy, type ServiceAnswer, type ServiceCall } f
 export type { FallbackTarget } from '../gate/failover.js';
 export { serviceHeaders, isGatewayHeader, type ServiceIdentity } from '../gate/service-headers.js';
 export type * from '../../proto/src/index.js';
-export { drained } from '../flow.js';
+export { drained } from '../flow/drain-and-cancel.js';
 export { AnswerCollector, answerBody, collectAnswer, isAllowedServiceHeader, type ServiceResponse } from '../gate/answer.js';
 export { compileRequestSchema } from '../validation/request.js';
-export { callerOf, serviceOf, PLATFORM_KEY_HEADER, type Admission } from '../http/admission.js';
+export {
+  callerOf,
+  serviceOf,
+  PLATFORM_KEY_HEADER,
+  type Admission,
+  type AdmissionTarget,
+  type AdmittedRequest,
+  type KeySource,
+  type RequestSteps,
+} from '../admission/http-middleware.js';
+export type { ServiceRef } from '../admission/pipeline.js';
 export {
   binaryMediaType, readPredict2RequestData, readPredictQuery, readPredictRequestData, utf8Text,
   type Predict2RequestData, type PredictQuery, type PredictRequestData,
@@ -44,6 +54,16 @@ export { readWav, wavHeader, WavFormatError, type WavAudio } from '../speech/wav
 export type { SpeechLimits } from '../speech/limits.js';
 export type { AudioChunkOut, SynthesisRequest, SynthesisStream } from '../speech/synthesis.js';
 export type { RecognitionStream } from '../speech/recognition.js';
-export { every, type EveryOptions } from '../timers.js';
+export { every, type EveryOptions } from '../flow/timers.js';
 export { shareMetricsWithWorkers, workersMetrics, type WorkersMetrics } from '../observe/cluster-metrics.js';
 export { parseJson } from '../validation/json.js';
+export {
+  MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, normaliseEmail, sessionView, userView,
+  type AccountChanges, type AccountView, type Budget, type MemberDoc, type MemberRole, type SessionDoc, type SessionView, type Source,
+  type SyncedCollection, type SyncedKind, type UserDoc, type UserSpace, type UserView,
+} from '../userspace/index.js';
+export { hashesEqual } from '../admission/secret-hashes.js';
+export type { AccountConfig } from '../config/types.js';
+export { fallbackProblems, upstreamProblem } from '../config/service-config.js';
+export { maskedUrl, publicDefinition, readServiceBody, type ServiceDefinition } from '../userspace/service-input.js';
+export type { ServiceWrite, StoredServiceDoc } from '../userspace/services.js';

@@ -1,6 +1,6 @@
 import type { GatewayConfig, ServiceConfig } from '../config/types.js';
 import { BootError, gatewayError, isGatewayError } from '../errors.js';
-import type { ConfigValidator } from '../pipeline.js';
+import type { ConfigValidator } from '../admission/pipeline.js';
 import { readRegistryContent, type RegistryContent } from './build.js';
 import { compileVariables, type CompiledVariables } from './compile.js';
 import type { ConfigSchema, Model, Provider } from './types.js';

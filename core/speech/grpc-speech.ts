@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type * as grpc from '@grpc/grpc-js';
-import type { Caller } from '../directory.js';
+import type { Caller } from '../admission/directory.js';
 import { gatewayError, toGatewayError } from '../errors.js';
 import { toApiErrorProto } from '../gate/api-error.js';
 import { serviceHeaders } from '../gate/service-headers.js';
@@ -12,9 +12,9 @@ import type {
   ClientTtsResponseProto,
   StringMap,
 } from '../../proto/src/index.js';
-import { abortOnCancel, drained } from '../flow.js';
-import type { Logger } from '../logger.js';
-import type { Pipeline } from '../pipeline.js';
+import { abortOnCancel, drained } from '../flow/drain-and-cancel.js';
+import type { Logger } from '../observe/logger.js';
+import type { Pipeline } from '../admission/pipeline.js';
 import type { RecognitionStream } from './recognition.js';
 import type { SpeechBridge } from './speech-bridge.js';
 

@@ -1,4 +1,4 @@
-import type { ServiceEntry } from '../directory.js';
+import type { ServiceEntry } from '../admission/directory.js';
 import { gatewayError } from '../errors.js';
 import type { Gate, OpenOptions } from '../gate/gate.js';
 import type { AsrResponseProto, RecognitionConfig } from '../../proto/src/index.js';

@@ -1,4 +1,4 @@
-import type { ServiceEntry } from '../directory.js';
+import type { ServiceEntry } from '../admission/directory.js';
 import type { Gate, OpenOptions } from '../gate/gate.js';
 import type { RecognitionConfig, TtsRequestProto } from '../../proto/src/index.js';
 import { DEFAULT_SPEECH_LIMITS, type SpeechLimits } from './limits.js';

@@ -1,4 +1,4 @@
-import { every } from '../timers.js';
+import { every } from '../flow/timers.js';
 
 /**
  * Keeps the leases of one process alive: async tasks its workers run, fitting jobs it runs. One timer

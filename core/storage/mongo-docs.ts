@@ -6,7 +6,7 @@
  * Blobs are GridFS buckets. No transactions and no `serverApi` (see mongo-connection.ts).
  */
 import mongoose, { type Connection } from 'mongoose';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observe/logger.js';
 import { GridFsBlobStore } from '../tasks/gridfs-blob-store.js';
 import { connectionDb, isDuplicateKeyError } from '../tasks/mongo-connection.js';
 import {

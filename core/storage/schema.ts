@@ -7,7 +7,7 @@
  * version only moves forward (a compare-and-set).
  */
 import { BootError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observe/logger.js';
 import { isDuplicateKey, type Collection, type CollectionSpec, type DocStore } from './port.js';
 
 /** The schema this gateway reads and writes. */

@@ -9,7 +9,7 @@
 import type { Connection } from 'mongoose';
 import type { GatewayConfig } from '../config/types.js';
 import { BootError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observe/logger.js';
 import { DocTaskStore } from '../tasks/doc-task-store.js';
 import { openMongoConnection } from '../tasks/mongo-connection.js';
 import { DAY_MS, type TaskStore } from '../tasks/task-store.js';

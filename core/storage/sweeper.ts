@@ -5,8 +5,8 @@
  * the other (never two at once against the store), and a failing sweep is logged and tried again at
  * its next turn.
  */
-import type { Logger } from '../logger.js';
-import { every } from '../timers.js';
+import type { Logger } from '../observe/logger.js';
+import { every } from '../flow/timers.js';
 
 interface Sweep {
   name: string;

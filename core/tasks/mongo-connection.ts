@@ -8,7 +8,7 @@
  */
 import mongoose, { type Connection } from 'mongoose';
 import { BootError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../observe/logger.js';
 
 export interface MongoConnectionOptions {
   serverSelectionTimeoutMS?: number;

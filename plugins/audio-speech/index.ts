@@ -5,7 +5,6 @@
  * length up front, or raw PCM; 16-bit mono little-endian at `sampleRateHertz` (24 kHz, as OpenAI's).
  */
 import { PassThrough } from 'node:stream';
-import type { Context } from 'koa';
 import {
   GatewayError,
   SpeechBridge,
@@ -16,7 +15,7 @@ import {
   wavHeader,
   type AudioChunkOut,
 } from '../../core/plugins/index.js';
-import { admitCaller, openAiRoute, resolveModel } from '../_shared/speech/openai.js';
+import { audioRequest, openAiRoute } from '../_shared/speech/openai.js';
 
 export interface AudioSpeechOptions {
   /** Rate of the audio returned (OpenAI's `pcm` is 24 kHz). */
@@ -78,12 +77,9 @@ export default definePlugin<AudioSpeechOptions>({
       },
     });
 
-    router.post(openAiRoute('audio/speech'), async (koa: Context) => {
-      const caller = admitCaller(ctx, koa);
-      // A synthesis holds one of the account's stream slots until its response is closed.
-      koa.res.once('close', ctx.pipeline.openStream(caller));
-      const body = readBody(await ctx.http.readJson(koa));
-      const service = resolveModel(ctx, caller, body.model);
+    // A synthesis holds one of the account's stream slots until its response is closed.
+    const admission = audioRequest(ctx, (koa) => ctx.http.readJson(koa), readBody, (body) => body.model);
+    router.post(openAiRoute('audio/speech'), ctx.admission.request(admission, async (koa, { caller, body, target: { service } }) => {
       const format = body.response_format ?? 'wav';
       const voice = typeof body.voice === 'object' ? body.voice.id : body.voice;
       const request = bridge.checkSynthesis({
@@ -109,7 +105,7 @@ export default definePlugin<AudioSpeechOptions>({
         ctx.logger.warn({ requestId: koa.state.requestId, code: err.code, err: err.message }, 'speech stream failed after its start');
         koa.res.destroy(err);
       });
-    });
+    }));
   },
 });
 

@@ -6,7 +6,6 @@
  * final results joined. The bridge's own form field `provider_specific` is passed on as
  * RecognitionConfig.provider_specific (the pocketsphinx example reads a phrase list from it).
  */
-import type { Context } from 'koa';
 import {
   SpeechBridge,
   WavFormatError,
@@ -16,7 +15,7 @@ import {
   readWav,
   type RecognitionConfig,
 } from '../../core/plugins/index.js';
-import { admitCaller, openAiRoute, resolveModel } from '../_shared/speech/openai.js';
+import { audioRequest, openAiRoute } from '../_shared/speech/openai.js';
 import { readMultipart } from './multipart.js';
 
 export interface AudioTranscriptionsOptions {
@@ -65,17 +64,21 @@ export default definePlugin<AudioTranscriptionsOptions>({
       },
     });
 
-    router.post(openAiRoute('audio/transcriptions'), async (koa: Context) => {
-      const caller = admitCaller(ctx, koa);
-      // A recognition holds one of the account's stream slots until its response is closed.
-      koa.res.once('close', ctx.pipeline.openStream(caller));
-      const form = await readMultipart(koa, 'file', { fileBytes, fieldBytes: 64 * 1024, fields: 32 });
-      const fields = readFields(form.fields);
-      if (!form.file) throw gatewayError('VALIDATION_FAILED', { param: 'file', args: { reason: 'the multipart body has no file part' } });
-      const service = resolveModel(ctx, caller, fields.model);
+    // A recognition holds one of the account's stream slots until its response is closed.
+    const admission = audioRequest(
+      ctx,
+      (koa) => readMultipart(koa, 'file', { fileBytes, fieldBytes: 64 * 1024, fields: 32 }),
+      (form) => {
+        const fields = readFields(form.fields);
+        if (!form.file) throw gatewayError('VALIDATION_FAILED', { param: 'file', args: { reason: 'the multipart body has no file part' } });
+        return { file: form.file, fields };
+      },
+      (body) => body.fields.model,
+    );
+    router.post(openAiRoute('audio/transcriptions'), ctx.admission.request(admission, async (koa, { caller, body: { file, fields }, target: { service } }) => {
       let audio;
       try {
-        audio = readWav(form.file.data);
+        audio = readWav(file.data);
       } catch (err) {
         if (!(err instanceof WavFormatError)) throw err;
         throw gatewayError('AUDIO_FORMAT_UNSUPPORTED', { param: 'file', args: { reason: `${err.message}; send a WAV file of 16-bit PCM` } });
@@ -111,6 +114,6 @@ export default definePlugin<AudioTranscriptionsOptions>({
       } else {
         koa.body = { text };
       }
-    });
+    }));
   },
 });

@@ -13,12 +13,10 @@
  *   in messages.ts.
  * - `other`: data type `JsonObject`; streamed like `openai`.
  */
-import type { Context } from 'koa';
 import { definePlugin, type PluginContext, type ServiceEntry } from '../../core/plugins/index.js';
 import { mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../_shared/openai/answers.js';
-import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
+import { chatRequest } from '../_shared/openai/admission.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
-import { resolveChatTarget } from '../_shared/openai/model-id.js';
 import { markServedBy } from '../_shared/openai/served-by.js';
 import { affinityKey, sessionKey } from '../_shared/openai/affinity.js';
 import { collectAnswer, relaySse, type SseFormat } from '../_shared/openai/relay.js';
@@ -54,14 +52,8 @@ export default definePlugin<ChatApiDirectOptions>({
     const dataTypeOf = dataTypes(ctx);
     mountDirectMessages(router, ctx, BASE, dataTypeOf, (text) => ctx.http.parseJson(text));
 
-    router.post(`${BASE}{/v1}/chat/completions`, async (koa: Context) => {
-      const caller = ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, 'MODEL_REQUESTS');
-      ctx.pipeline.countRequest(caller);
-      koa.state.caller = caller; // its body is read at its account's input rate
-      // The raw text is what the service gets; the parsed body is read for routing and checks only.
-      const { text, value } = await ctx.http.readJsonText(koa);
-      const body = checkBody(value);
-      const { id, service } = resolveChatTarget(ctx, caller, body.model);
+    // The raw text is what the service gets; the parsed body is read for routing and checks only.
+    router.post(`${BASE}{/v1}/chat/completions`, ctx.admission.request(chatRequest(ctx, checkBody), async (koa, { caller, raw: { text }, body, target: { id, service } }) => {
       if (service.family === 'anthropic') checkAnthropicBody(body);
 
       const stream = body.stream === true;
@@ -93,7 +85,7 @@ export default definePlugin<ChatApiDirectOptions>({
       if (usage && ctx.options.logUsage) {
         ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model: body.model, usage }, 'usage');
       }
-    });
+    }));
   },
 });
 

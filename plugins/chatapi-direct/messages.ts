@@ -5,15 +5,14 @@
  * Keys in `x-api-key` or `Authorization`; errors in Anthropic's shape with a `request-id` header.
  */
 import type Router from '@koa/router';
-import type { Context } from 'koa';
 import { gatewayError, type PluginContext, type ServiceEntry } from '../../core/plugins/index.js';
 import { countTokens } from '../_shared/anthropic/count-tokens.js';
 import { relayNativeMessages } from '../_shared/anthropic/native-answer.js';
 import { nativeMessagesBody } from '../_shared/anthropic/native-body.js';
-import { prepareAnthropicRoute } from '../_shared/anthropic/route.js';
+import { anthropicRoute, passedHeaders } from '../_shared/anthropic/route.js';
 import { affinityKey, sessionKey } from '../_shared/openai/affinity.js';
-import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
-import { resolveChatTarget } from '../_shared/openai/model-id.js';
+import { chatRequest } from '../_shared/openai/admission.js';
+import type { ChatTarget } from '../_shared/openai/model-id.js';
 import { openChatCall } from '../_shared/openai/open-call.js';
 import type { ChatAdapterOptions } from '../_shared/openai/options.js';
 import { tokenCounts } from '../_shared/openai/usage.js';
@@ -29,23 +28,22 @@ export function mountDirectMessages(
   dataTypeOf: (service: ServiceEntry) => string,
   parseJson: (text: string) => unknown,
 ): void {
-  /** The caller, the raw body, and the Anthropic-family service it names, all checked. */
-  const admit = async (koa: Context) => {
-    const caller = ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, 'MODEL_REQUESTS');
-    ctx.pipeline.countRequest(caller);
-    koa.state.caller = caller; // its body is read at its account's input rate
+  /** The admission of both routes: the raw body, read as sent and parsed with the gateway's rules. */
+  const steps = chatRequest(ctx, checkBody, async (koa) => {
     const text = (await ctx.http.readRawBody(koa)).toString('utf8');
-    const body = checkBody(parseJson(text));
-    const { service } = resolveChatTarget(ctx, caller, body.model);
+    return { text, value: parseJson(text) };
+  });
+  /** Only an Anthropic-family service speaks the Messages API on this adapter. */
+  const messagesService = (body: DirectBody, { service }: ChatTarget): ServiceEntry => {
     if (service.family !== 'anthropic') {
       throw gatewayError('VALIDATION_FAILED', { param: 'model', args: { reason: `'${body.model}' does not speak the Messages API here (not an Anthropic-family service): use chat/completions, or the standard adapter's v1/messages` } });
     }
-    return { caller, text, body, service };
+    return service;
   };
 
-  router.post(`${base}/v1/messages`, async (koa) => {
-    const passed = prepareAnthropicRoute(koa);
-    const { caller, text, body, service } = await admit(koa);
+  router.post(`${base}/v1/messages`, anthropicRoute, ctx.admission.request(steps, async (koa, { caller, raw: { text }, body, target }) => {
+    const passed = passedHeaders(koa);
+    const service = messagesService(body, target);
     checkAnthropicBody(body);
     const stream = body.stream === true;
     const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: nativeMessagesBody(body, text), dataType: dataTypeOf(service) } } }, stream, passed, {
@@ -56,12 +54,12 @@ export function mountDirectMessages(
     if (usage && ctx.options.logUsage) {
       ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model: body.model, endpoint: 'messages', usage }, 'usage');
     }
-  });
+  }));
 
-  router.post(`${base}/v1/messages/count_tokens`, async (koa) => {
-    const passed = prepareAnthropicRoute(koa);
-    const { caller, text, body, service } = await admit(koa);
+  router.post(`${base}/v1/messages/count_tokens`, anthropicRoute, ctx.admission.request(steps, async (koa, { caller, raw: { text }, body, target }) => {
+    const passed = passedHeaders(koa);
+    const service = messagesService(body, target);
     checkAnthropicBody(body, { maxTokensRequired: false });
     koa.body = await countTokens(ctx, koa, caller, service, nativeMessagesBody(body, text), passed);
-  });
+  }));
 }

@@ -8,9 +8,9 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { definePlugin, gatewayError, type Caller, type FallbackTarget, type Permission, type PluginContext } from '../../core/plugins/index.js';
+import { callerOf, definePlugin, gatewayError, type Caller, type FallbackTarget, type PluginContext } from '../../core/plugins/index.js';
 import { completeAnswer, mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../_shared/openai/answers.js';
-import { CHAT_KEY_HEADER, chatApiKey } from '../_shared/openai/auth.js';
+import { CHAT_KEY, chatRequest } from '../_shared/openai/admission.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
 import { resolveChatTarget } from '../_shared/openai/model-id.js';
 import { markServedBy } from '../_shared/openai/served-by.js';
@@ -73,9 +73,6 @@ function mountChatApi(router: Router, ctx: PluginContext<ChatApiOptions>, respon
   // Stored responses count against the account's storage quota (limits.storageBytesPerAccount).
   if (ctx.options.responses.store) ctx.pipeline.addStorageMeter(async (accountId) => (await responseStore.get()).storedBytes(accountId));
 
-  // The caller is left on the context, as admission does, so its body is read at its account's input rate.
-  const authenticate = (koa: Context, permission: Permission = 'MODEL_REQUESTS'): Caller =>
-    (koa.state.caller = ctx.pipeline.authenticate(chatApiKey(koa), CHAT_KEY_HEADER, permission));
   /**
    * An answer's usage: its tokens and the model go to the request's record (access log, metrics,
    * usage plugin); the whole usage object to a line of its own when `logUsage` is on.
@@ -87,13 +84,8 @@ function mountChatApi(router: Router, ctx: PluginContext<ChatApiOptions>, respon
     }
   };
 
-  const predict = (endpoint: Endpoint) => async (koa: Context) => {
-    const caller = authenticate(koa);
-    ctx.pipeline.countRequest(caller);
+  const predict = (endpoint: Endpoint) => ctx.admission.request(chatRequest(ctx, ENDPOINTS[endpoint].check), async (koa, { caller, raw: { text }, body, target: { id, service } }) => {
     const spec = ENDPOINTS[endpoint];
-    const { text, value } = await ctx.http.readJsonText(koa);
-    const body = spec.check(value);
-    const { id, service } = resolveChatTarget(ctx, caller, body.model);
     const fallbacks = requestFallbacks(ctx, caller, body);
     const split = splitRequest(body, endpoint, id.model ?? service.defaultModel, text);
     ctx.pipeline.validateConfig(service, split.configObject, id.model);
@@ -123,22 +115,23 @@ function mountChatApi(router: Router, ctx: PluginContext<ChatApiOptions>, respon
       koa.body = markServedBy(koa, call, text);
     }
     logUsage(koa, caller, body.model, usage, endpoint);
-  };
+  });
 
   router.post(route('chat/completions'), predict('chat'));
   router.post(route('completions'), predict('completions'));
   router.post(route('embeddings'), predict('embeddings'));
 
-  mountResponses(router, { ctx, route, authenticate, store: () => responseStore.get(), options: ctx.options.responses, chatTypes: dataTypes.chat, logUsage, seal });
-  mountMessages(router, { ctx, route: routePaths(BASE, '/v1', aliasPrefix), authenticate, chatTypes: dataTypes.chat, logUsage, seal });
+  mountResponses(router, { ctx, route, store: () => responseStore.get(), options: ctx.options.responses, chatTypes: dataTypes.chat, logUsage, seal });
+  mountMessages(router, { ctx, route: routePaths(BASE, '/v1', aliasPrefix), chatTypes: dataTypes.chat, logUsage, seal });
 
-  router.get(route('models'), (koa) => {
-    koa.body = { object: 'list', data: catalog.list(authenticate(koa)) };
+  const modelReader = ctx.admission.callerWith(CHAT_KEY, 'MODEL_REQUESTS');
+  router.get(route('models'), modelReader, (koa) => {
+    koa.body = { object: 'list', data: catalog.list(callerOf(koa)) };
   });
   // Model ids contain slashes, sent raw by some clients and as %2F by others: the wildcard takes
   // the whole tail, and the router decodes it.
-  router.get(route('models/*id'), (koa) => {
-    const caller = authenticate(koa);
+  router.get(route('models/*id'), modelReader, (koa) => {
+    const caller = callerOf(koa);
     const id = String(koa.params.id);
     const model = catalog.find(caller, id);
     if (!model) throw gatewayError('MODEL_NOT_FOUND', { param: 'model', args: { model: id } });

@@ -1,5 +1,5 @@
 import type { Caller, PluginContext, ServiceEntry } from '../../core/plugins/index.js';
-import { canCall, parseModelId } from '../_shared/openai/model-id.js';
+import { parseModelId } from '../_shared/openai/model-id.js';
 
 /** An entry of `GET models` in OpenAI's shape. */
 export interface OpenAiModel {
@@ -21,12 +21,14 @@ interface RegistryModel {
  */
 export class ModelCatalog {
   readonly #directory: PluginContext['directory'];
+  readonly #pipeline: PluginContext['pipeline'];
   readonly #byProvider = new Map<string, RegistryModel[]>();
   readonly #byName = new Map<string, RegistryModel>();
   readonly #bootTime = Math.floor(Date.now() / 1000);
 
   constructor(ctx: PluginContext<any>) {
     this.#directory = ctx.directory;
+    this.#pipeline = ctx.pipeline;
     for (const model of ctx.config.registry.models) {
       const created = model.createdAt ? Math.floor(Date.parse(model.createdAt) / 1000) || this.#bootTime : this.#bootTime;
       const entry = { name: model.name, created };
@@ -52,7 +54,7 @@ export class ModelCatalog {
   list(caller: Caller): OpenAiModel[] {
     const out: OpenAiModel[] = [];
     for (const service of this.#directory.services()) {
-      if (!canCall(caller, service)) continue;
+      if (!this.#pipeline.mayCall(caller, service)) continue;
       const author = service.account.name;
       const base = `${author}/${service.name}`;
       out.push({ id: base, object: 'model', created: this.#bootTime, owned_by: author });
@@ -67,11 +69,11 @@ export class ModelCatalog {
   /** One model id the caller can use; undefined when it names nothing the caller may call. */
   find(caller: Caller, id: string): OpenAiModel | undefined {
     const aliased = id.includes('/') ? undefined : this.#directory.serviceByAlias(id);
-    if (aliased) return canCall(caller, aliased) ? { id, object: 'model', created: this.#bootTime, owned_by: aliased.account.name } : undefined;
+    if (aliased) return this.#pipeline.mayCall(caller, aliased) ? { id, object: 'model', created: this.#bootTime, owned_by: aliased.account.name } : undefined;
     const parsed = parseModelId(id);
     const account = parsed && this.#directory.findAccount(parsed.author);
     const service = account && this.#directory.findService(account, parsed.service);
-    if (!parsed || !service || !canCall(caller, service)) return undefined;
+    if (!parsed || !service || !this.#pipeline.mayCall(caller, service)) return undefined;
     const author = service.account.name;
     const base = `${author}/${service.name}`;
     if (parsed.model === undefined) return { id: base, object: 'model', created: this.#bootTime, owned_by: author };

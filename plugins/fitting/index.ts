@@ -20,7 +20,7 @@ export default definePlugin<FittingOptions>({
       routes(router) {
         // Datasets count against the account's storage quota (limits.storageBytesPerAccount).
         ctx.pipeline.addStorageMeter(async (accountId) => {
-          const { store } = await runtime.opened();
+          const { store } = runtime.opened;
           let bytes = 0;
           for (const d of await store.listDatasets(accountId)) bytes += d.size + (d.targetsSize ?? 0);
           return bytes;

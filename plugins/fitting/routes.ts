@@ -73,7 +73,7 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
     gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_DENIED', { message: `The ${entity} '${id}' belongs to another account`, args: { id }, ...(param ? { param } : {}) });
 
   const ownDataset = async (caller: Caller, ref: string, param?: string): Promise<DatasetRecord> => {
-    const { store } = await runtime.opened();
+    const { store } = runtime.opened;
     const dataset = NUMERIC_ID.test(ref) ? await store.getDataset(Number(ref)) : null;
     if (!dataset) throw notFound('dataset', ref, param);
     if (dataset.accountId !== caller.account.id) throw othersEntity('dataset', ref, param);
@@ -81,7 +81,7 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
   };
 
   const ownJob = async (caller: Caller, ref: string): Promise<JobRecord> => {
-    const { store } = await runtime.opened();
+    const { store } = runtime.opened;
     const job = NUMERIC_ID.test(ref) ? await store.getJob(Number(ref)) : null;
     if (!job) throw notFound('job', ref);
     if (job.accountId !== caller.account.id) throw othersEntity('job', ref);
@@ -90,7 +90,7 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
 
   /** The caller's derived service `ref` (ID or name); a configured service there is a 400. */
   const ownDerived = async (caller: Caller, ref: string): Promise<DerivedServiceRecord> => {
-    const { store } = await runtime.opened();
+    const { store } = runtime.opened;
     const record = NUMERIC_ID.test(ref)
       ? await store.getDerived(Number(ref))
       : (await store.listDerived(caller.account.id)).find((d) => d.name === ref) ?? null;
@@ -125,7 +125,7 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
       const raw = await http.readRawBody(koa);
       const body = readDerived(raw.length > 0 ? http.parseJson(raw.toString('utf8')) : { ...(typeof koa.query.name === 'string' ? { name: koa.query.name } : {}) });
       const clash = directory.findService(caller.account, body.name);
-      const { store } = await runtime.opened();
+      const { store } = runtime.opened;
       if (clash) throw gatewayError('CONFLICT', { param: 'name', args: { reason: `The account already has a service named '${body.name}'` } });
       let id: number;
       do id = options.derivedIdStart - 1 + (await store.nextId('derived'));
@@ -156,7 +156,7 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
       const chosen = chooseConfig(base, body);
       if (!gate.hasInstances(base.id)) throw gatewayError('NO_ACTIVE_INSTANCES', { args: { service: base.name } });
 
-      const { store, runner } = await runtime.opened();
+      const { store, runner } = runtime.opened;
       const jobId = await store.nextId('job');
       const job = await store.createJob({
         jobId,
@@ -179,7 +179,7 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
 
     router.get(`${account}/derived`, admission.caller('READ_DATA'), admission.ownAccount, async (koa) => {
       const caller = callerOf(koa);
-      const { store } = await runtime.opened();
+      const { store } = runtime.opened;
       koa.body = (await store.listDerived(caller.account.id)).map(baseView);
     });
 
@@ -191,7 +191,7 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
     router.delete(`${account}/derived/:model`, admission.caller('MODIFY_DATA'), admission.ownAccount, async (koa) => {
       const caller = callerOf(koa);
       const service = await ownDerived(caller, koa.params.model ?? '');
-      const { store } = await runtime.opened();
+      const { store } = runtime.opened;
       const outcome = await store.deleteDerived(service.id);
       if (outcome === 'busy') throw gatewayError('CONFLICT', { args: { reason: `Service '${service.name}' has a fitting job running; cancel it first` } });
       derived.unregister(service.id);
@@ -201,7 +201,7 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
 
     router.get(`${account}/dataset`, admission.caller('READ_DATA'), admission.ownAccount, async (koa) => {
       const caller = callerOf(koa);
-      const { store } = await runtime.opened();
+      const { store } = runtime.opened;
       koa.body = (await store.listDatasets(caller.account.id)).map((d) => datasetView(directory, d));
     });
 
@@ -239,7 +239,7 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
     router.get(`${account}/dataset/:datasetId/content`, admission.caller('READ_DATA'), admission.ownAccount, async (koa) => {
       const caller = callerOf(koa);
       const dataset = await ownDataset(caller, koa.params.datasetId ?? '');
-      const { store } = await runtime.opened();
+      const { store } = runtime.opened;
       const stored = await store.readDataset(dataset.id);
       if (!stored) throw notFound('dataset', dataset.id);
       const wantTargets = koa.query.part === 'targets';
@@ -254,14 +254,14 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
     router.delete(`${account}/dataset/:datasetId`, admission.caller('MODIFY_DATA'), admission.ownAccount, async (koa) => {
       const caller = callerOf(koa);
       const dataset = await ownDataset(caller, koa.params.datasetId ?? '');
-      const { store } = await runtime.opened();
+      const { store } = runtime.opened;
       await store.deleteDataset(dataset.id);
       koa.status = 204;
     });
 
     router.get(`${account}/job`, admission.caller('READ_DATA'), admission.ownAccount, async (koa) => {
       const caller = callerOf(koa);
-      const { store } = await runtime.opened();
+      const { store } = runtime.opened;
       koa.body = (await store.listJobs(caller.account.id, JOB_LIST_LIMIT)).map((j) => jobView(directory, j));
     });
 
@@ -273,7 +273,7 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
     router.post(`${account}/job/:jobId/cancel`, admission.caller('MODIFY_DATA'), admission.ownAccount, async (koa) => {
       const caller = callerOf(koa);
       const job = await ownJob(caller, koa.params.jobId ?? '');
-      const { store, runner } = await runtime.opened();
+      const { store, runner } = runtime.opened;
       const after = (await store.cancelJob(job.jobId)) ?? job;
       // The record first: the runner then sees a CANCELED job and writes nothing over it.
       if (after.status === 'CANCELED') runner.abort(job.jobId);
@@ -286,7 +286,7 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
     caller: Caller, name: string, description: string | undefined, dataType: string, content: Buffer, targets: Buffer | null, encoding: 'text' | 'binary',
   ): Promise<DatasetRecord> {
     await pipeline.checkStorage(caller, content.length + (targets?.length ?? 0));
-    const { store } = await runtime.opened();
+    const { store } = runtime.opened;
     const id = await store.nextId('dataset');
     const record = await store.createDataset({ id, accountId: caller.account.id, name, description: description ?? '', dataType, encoding, content, targets });
     ctx.logger.info({ datasetId: id, accountId: caller.account.id, size: content.length }, 'dataset created');

@@ -21,7 +21,7 @@ export class FittingRuntime {
   readonly derived: DerivedServices;
   /** Where fitted models are kept: `<modelRoot>/<derived service ID>/<job ID>`. */
   readonly modelRoot: string;
-  #opening: Promise<Opened> | undefined;
+  #opened: Opened | undefined;
   readonly #stops: (() => void)[] = [];
   readonly #background = new Set<Promise<void>>();
   #closed = false;
@@ -32,22 +32,25 @@ export class FittingRuntime {
     this.modelRoot = ctx.options.modelDir ?? join(ctx.config.store.dataDir, 'fitted');
   }
 
-  /** The store and runner, opened on first use (start, or a request that comes first). */
-  opened(): Promise<Opened> {
-    if (this.#closed) return Promise.reject(gatewayError('GATE_IS_SHUT_DOWN'));
-    this.#opening ??= this.#open();
-    return this.#opening;
+  /**
+   * The store and runner, opened by `start`: plugins start before the gateway listens, so every
+   * request finds them open. After `close`, 503 GATE_IS_SHUT_DOWN.
+   */
+  get opened(): Opened {
+    if (this.#closed) throw gatewayError('GATE_IS_SHUT_DOWN');
+    if (!this.#opened) throw new Error('fitting: the store is used before the plugin started');
+    return this.#opened;
   }
 
-  async #open(): Promise<Opened> {
-    const { storage } = this.ctx;
-    const store: FittingStore = await storage.open<FittingStore>({ docs: (docs) => DocFittingStore.open({ docs }) });
-    return { store, runner: new JobRunner(this.ctx, store, this.derived) };
-  }
-
-  /** Boot: serve the stored derived services, settle what a stopped gateway left, start the timers. */
+  /** Boot: open the store, serve the stored derived services, settle what a stopped gateway left, start the timers. */
   async start(): Promise<void> {
-    const { store } = await this.opened();
+    const store: FittingStore = await this.ctx.storage.open<FittingStore>({ docs: (docs) => DocFittingStore.open({ docs }) });
+    if (this.#closed) {
+      // Stopped while the store opened (a boot that failed elsewhere): nothing else will close it.
+      await store.close();
+      return;
+    }
+    this.#opened = { store, runner: new JobRunner(this.ctx, store, this.derived) };
     this.derived.reconcile(await store.listDerived());
     await this.sweep();
     const { leaseMs, syncIntervalMs } = this.ctx.options;
@@ -60,7 +63,7 @@ export class FittingRuntime {
 
   /** Fails jobs whose gateway stopped renewing them, and applies results a crash left unapplied. */
   async sweep(): Promise<void> {
-    const { store } = await this.opened();
+    const { store } = this.opened;
     const expired = await store.expireJobs(Date.now(), jobErrorOf(gatewayError('FITTING_INTERRUPTED')));
     for (const job of expired) this.ctx.logger.warn({ jobId: job.jobId, serviceId: job.serviceId }, 'fitting job failed: its gateway stopped renewing it');
     for (const service of await store.applyPendingResults()) this.derived.register(service);
@@ -71,8 +74,7 @@ export class FittingRuntime {
     this.#closed = true;
     for (const stop of this.#stops.splice(0)) stop();
     await Promise.all(this.#background);
-    if (!this.#opening) return;
-    const opened = await this.#opening.catch(() => undefined);
+    const opened = this.#opened;
     if (!opened) return;
     await opened.runner.close();
     await opened.store.close();

@@ -34,7 +34,7 @@ export default definePlugin({
         koa.body = missing.length ? { status, reasons: [`${missing.length} required service(s) have no connected instance`] } : { status };
         return;
       }
-      const visible = (service: ServiceEntry) => service.accountId === caller.account.id || service.public;
+      const visible = (service: ServiceEntry) => ctx.pipeline.mayCall(caller, service);
       const reasons = missing.filter(visible).map((s) => `service ${s.account.name}/${s.name} has no connected instance`);
       const hidden = missing.length - reasons.length;
       if (hidden) reasons.push(`${hidden} other required service(s) have no connected instance`);

@@ -105,6 +105,24 @@ describe('architecture', () => {
     expect(missing).toEqual([]);
   });
 
+  it('plugins admit through core: no plugin runs an admission stage (key, permission, rate, own account) itself', () => {
+    // core/admission/http-middleware.ts runs the Pipeline's stages in one order for every route (the
+    // adapters through admission.request); a route that called them by hand could skip or reorder one.
+    const stage = /\bpipeline\s*\.\s*(authenticate|countRequest|requirePermission|checkOwnAccount)\s*\(/g;
+    const files = [...sourceFiles(join(root, 'plugins')), ...sourceFiles(join(root, 'examples', 'custom-plugin'))];
+    const violations = files.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(stage)].map((m) => `${rel(file)} calls pipeline.${m[1]}`));
+    expect(violations).toEqual([]);
+  });
+
+  it("core makes admission's checks in one place: only core/admission/pipeline.ts throws their codes", () => {
+    const codes = ['API_KEY_MISSING', 'API_KEY_INVALID', 'ACCOUNT_BLOCKED', 'TOKEN_PERMISSION_REQUIRED', 'RATE_LIMIT_EXCEEDED',
+      'ACCESS_TO_ANOTHER_ACCOUNT_DENIED', 'ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED'];
+    const allowed = new Set([join(root, 'core', 'admission', 'pipeline.ts'), join(root, 'core', 'errors.ts')]);
+    const violations = sourceFiles(join(root, 'core')).filter((file) => !allowed.has(file)).flatMap((file) =>
+      stringLiterals(parse(file)).filter((literal) => codes.includes(literal.text)).map((literal) => `${rel(file)}:${line(literal)} throws ${literal.text}`));
+    expect(violations).toEqual([]);
+  });
+
   it('plugins keep no module-level state: no map keyed by a context, no module-level let or var', () => {
     // Per-gateway state lives in the plugin's instance (definePlugin({ create })): a module is shared
     // by every gateway in the process, so state there is shared by them too.

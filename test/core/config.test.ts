@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hashSecret } from '../../core/auth/secrets.js';
+import { hashSecret } from '../../core/admission/secret-hashes.js';
 import { buildConfig, loadConfigFile } from '../../core/config/load.js';
 import { BootError } from '../../core/errors.js';
 

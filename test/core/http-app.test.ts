@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createHttpApp } from '../../core/http/app.js';
 import { createHttpHelpers } from '../../core/http/helpers.js';
 import { gatewayError } from '../../core/errors.js';
-import { silentLogger } from '../../core/logger.js';
+import { silentLogger } from '../../core/observe/logger.js';
 
 function app() {
   const koa = createHttpApp(silentLogger());

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bannerLines } from '../../core/bin/banner.js';
 import { launchServices, type LaunchedServices } from '../../core/bin/launcher.js';
-import { createLogger } from '../../core/logger.js';
+import { createLogger } from '../../core/observe/logger.js';
 import { eventually } from '../support/gateway.js';
 
 function sink() {
@@ -99,6 +99,11 @@ describe('the start-up banner', () => {
     expect(text).toContain('Services connected:  demo/echo');
     expect(text).toContain("Try: curl -s http://127.0.0.1:8080/api/adapters/chatapi/v1/chat/completions -H 'Authorization: Bearer k-0123456789abcdef'");
     expect(text).not.toContain('Still connecting');
+  });
+
+  it('gives the console URL and the demo sign-in', () => {
+    const text = bannerLines({ ...input, demo: { apiKey: 'k', serviceToken: 't', signIn: { email: 'demo@example.com', password: 'demo-password-123' } }, launch: { connected: [], connecting: [], notStarted: [] } }).join('\n');
+    expect(text).toContain('Console:             http://127.0.0.1:8080/console   (sign in as demo@example.com / demo-password-123;');
   });
 
   it('says which services are still connecting or were not started', () => {

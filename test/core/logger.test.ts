@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { censorSecrets, createLogger } from '../../core/logger.js';
+import { censorSecrets, createLogger } from '../../core/observe/logger.js';
 
 function capture() {
   const lines: Record<string, any>[] = [];
@@ -36,7 +36,7 @@ describe('logger', () => {
 
   it('writes every line to stdout, the last ones too when the process exits', async () => {
     const { spawnSync } = await import('node:child_process');
-    const script = "import { createLogger } from './core/logger.ts'; const l = createLogger(); l.info('first'); setTimeout(() => { l.info('second'); setTimeout(() => {}, 300); }, 200);";
+    const script = "import { createLogger } from './core/observe/logger.ts'; const l = createLogger(); l.info('first'); setTimeout(() => { l.info('second'); setTimeout(() => {}, 300); }, 200);";
     const out = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 10_000 });
     expect(out.stdout.trim().split('\n').map((line) => JSON.parse(line).msg)).toEqual(['first', 'second']);
   });

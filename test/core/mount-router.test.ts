@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { createHttpApp } from '../../core/http/app.js';
-import { silentLogger } from '../../core/logger.js';
+import { silentLogger } from '../../core/observe/logger.js';
 import { mountPluginRouter } from '../../core/plugins/mount-router.js';
 
 /** Two plugin routers mounted the way the loader does. */

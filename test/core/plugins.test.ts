@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { buildConfig } from '../../core/config/load.js';
 import { BootError } from '../../core/errors.js';
 import { createGateway } from '../../core/gateway.js';
-import { silentLogger } from '../../core/logger.js';
+import { silentLogger } from '../../core/observe/logger.js';
 import { ECHO_TOKEN, TEST_KEY, startTestGateway, testConfigInput } from '../support/gateway.js';
 import { RawServiceStream, json, rawClient } from '../support/raw-gate-client.js';
 

@@ -1,6 +1,6 @@
-/** core/timers.ts `every`: the one run-every-interval loop. Fake timers: the test moves the clock. */
+/** core/flow/timers.ts `every`: the one run-every-interval loop. Fake timers: the test moves the clock. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { every } from '../../core/timers.js';
+import { every } from '../../core/flow/timers.js';
 
 describe('every', () => {
   beforeEach(() => void vi.useFakeTimers());

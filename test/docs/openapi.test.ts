@@ -8,7 +8,7 @@ import * as ajvFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../core/config/load.js';
 import { createGateway, type Gateway } from '../../core/gateway.js';
-import { silentLogger } from '../../core/logger.js';
+import { silentLogger } from '../../core/observe/logger.js';
 import { bundledDocument } from '../../plugins/openapi/document.js';
 import type { ModelService } from '../../sdk/index.js';
 import { startDemoServices } from '../support/demo-services.js';
@@ -94,12 +94,13 @@ describe('the OpenAPI document describes the demo', () => {
   const services: ModelService[] = [];
   const problems: string[] = [];
 
-  type CallInit = { body?: unknown; raw?: BodyInit; type?: string; key?: string | null; bearer?: boolean; keyHeader?: string };
+  type CallInit = { body?: unknown; raw?: BodyInit; type?: string; key?: string | null; bearer?: boolean; keyHeader?: string; headers?: Record<string, string> };
   const call = async (method: string, path: string, init: CallInit = {}) => {
     const headers: Record<string, string> = {};
     if (init.key !== null) headers[init.keyHeader ?? (init.bearer ? 'authorization' : 'PLATFORM-API-KEY')] = init.bearer ? `Bearer ${init.key ?? KEY}` : init.key ?? KEY;
     if (init.body !== undefined) headers['content-type'] = 'application/json';
     if (init.type) headers['content-type'] = init.type;
+    Object.assign(headers, init.headers);
     const response = await fetch(`${base}${path}`, { method, headers, body: init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body)) });
     const copy = response.clone();
     problems.push(...await conforms(method, `${base}${path}`, response));
@@ -221,6 +222,38 @@ describe('the OpenAPI document describes the demo', () => {
     await call('GET', `${G}/derived/sentiment`);
     await call('DELETE', `${G}/derived/sentiment`);
     await call('DELETE', `${G}/dataset/${datasetId}`);
+
+    // The user space, signed in as the demo's person (owner of demo and operator).
+    const U = '/api/platformcore';
+    await call('POST', `${U}/auth/login`, { key: null, body: { email: 'demo@example.com', password: 'wrong-password' } });
+    const login = await call('POST', `${U}/auth/login`, { key: null, body: { email: 'demo@example.com', password: 'demo-password-123' } });
+    const cookie = /gw_session=[^;]*/.exec(login.headers.get('set-cookie') ?? '')![0];
+    const session = { key: null, headers: { cookie, 'x-csrf-token': ((await login.json()) as any).csrfToken as string } };
+    await call('GET', `${U}/auth/me`, session);
+    await call('GET', `${U}/auth/me`, { key: null });
+    const sessions = ((await (await call('GET', `${U}/auth/sessions`, session)).json()) as any).sessions as { id: string; current: boolean }[];
+    await call('POST', `${U}/auth/setup`, { key: null, body: { token: 'not-the-token', email: 'x@example.com', password: 'password-123' } });
+    await call('GET', `${U}/accounts`, session);
+    await call('POST', `${U}/accounts`, { ...session, body: { name: `tour-${Date.now()}`, displayName: 'Tour' } });
+    await call('POST', `${U}/accounts`, { ...session, body: { name: 'demo' } });
+    await call('GET', `${U}/accounts/demo`, session);
+    await call('PATCH', `${U}/accounts/demo`, { ...session, body: { displayName: 'Demo' } });
+    await call('GET', `${U}/account/demo/members`, session);
+    const member = await call('POST', `${U}/account/demo/members`, { ...session, body: { email: 'tour@example.com', role: 'viewer', password: 'tour-password-1' } });
+    const userId = ((await member.json()) as any).userId as string;
+    await call('PATCH', `${U}/account/demo/members/${userId}`, { ...session, body: { role: 'developer' } });
+    await call('DELETE', `${U}/account/demo/members/${userId}`, session);
+    await call('GET', `${U}/account/demo/services`, session);
+    const serviceName = `tour-engine-${Date.now()}`;
+    await call('POST', `${U}/account/demo/services`, { ...session, body: { name: serviceName, upstream: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1' } } });
+    await call('POST', `${U}/account/demo/services`, { ...session, body: { name: 'echo' } });
+    await call('GET', `${U}/account/demo/services/${serviceName}`, session);
+    await call('PATCH', `${U}/account/demo/services/${serviceName}`, { ...session, body: { public: true, newConnectionToken: true } });
+    await call('PATCH', `${U}/account/demo/services/echo`, { ...session, body: { public: false } });
+    await call('DELETE', `${U}/account/demo/services/${serviceName}`, session);
+    await call('DELETE', `${U}/auth/sessions/no-such-session`, session);
+    await call('POST', `${U}/auth/logout`, session);
+    expect(sessions.some((s) => s.current)).toBe(true);
 
     expect(problems).toEqual([]);
     expect(operations.filter((o) => !exercised.has(o)).map((o) => `${o.method} ${o.path}`)).toEqual([]);

@@ -7,7 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../core/config/load.js';
 import { createGateway, type Gateway } from '../../core/gateway.js';
-import { silentLogger } from '../../core/logger.js';
+import { silentLogger } from '../../core/observe/logger.js';
 import type { ModelService } from '../../sdk/index.js';
 import { startDemoServices } from '../support/demo-services.js';
 import { requirePrerequisite } from '../support/prerequisites.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../core/config/load.js';
 import { createGateway, type Gateway } from '../../core/gateway.js';
-import { silentLogger } from '../../core/logger.js';
+import { silentLogger } from '../../core/observe/logger.js';
 import { ModelService } from '../../sdk/index.js';
 import { silentLogger as sdkSilentLogger } from '../../sdk/service/logger.js';
 import { upperHandlers } from '../../examples/upper-service/service.js';

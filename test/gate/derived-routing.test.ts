@@ -3,7 +3,7 @@
  * told the fitted model's directory in headers that only the Gate may set.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServiceEntry } from '../../core/directory.js';
+import type { ServiceEntry } from '../../core/admission/directory.js';
 import { DERIVED_ACCOUNT_ID_HEADER, DERIVED_SERVICE_ID_HEADER, FITTED_MODEL_DIR_HEADER } from '../../proto/src/index.js';
 import { GateClient, serveModel, type ModelService } from '../../sdk/index.js';
 import { ECHO_TOKEN, TEST_KEY, startTestGateway, type TestGateway } from '../support/gateway.js';

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { ServiceEntry } from '../../core/directory.js';
-import { silentLogger } from '../../core/logger.js';
+import type { ServiceEntry } from '../../core/admission/directory.js';
+import { silentLogger } from '../../core/observe/logger.js';
 import { ServiceSession, type ServiceStream } from '../../core/gate/service-session.js';
 
 /** A service stream whose transport takes one message and then waits until told to go on. */

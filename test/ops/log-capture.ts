@@ -1,4 +1,4 @@
-import { createLogger, type Logger } from '../../core/logger.js';
+import { createLogger, type Logger } from '../../core/observe/logger.js';
 
 /** A real pino logger at `info` whose JSON lines are kept in memory for assertions. */
 export function capturingLogger(): { logger: Logger; lines: Record<string, any>[]; text: () => string } {

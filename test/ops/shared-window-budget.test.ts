@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Connection } from 'mongoose';
-import { SharedWindowBudget, limitWindows, type WindowDoc } from '../../core/limits/shared-window-budget.js';
+import { SharedWindowBudget, limitWindows, type WindowDoc } from '../../core/admission/shared-window-budget.js';
 import { MongoDocStore } from '../../core/storage/mongo-docs.js';
 import { SqliteDocStore } from '../../core/storage/sqlite-docs.js';
 import { openMongoConnection } from '../../core/tasks/mongo-connection.js';

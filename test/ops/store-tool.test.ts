@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../core/logger.js';
+import { silentLogger } from '../../core/observe/logger.js';
 import { openStorage } from '../../core/storage/storage.js';
 import type { GatewayConfig } from '../../core/config/types.js';
 import { input } from '../tasks/task-store.conformance.js';

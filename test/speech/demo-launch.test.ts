@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { launchServices, type LaunchedServices } from '../../core/bin/launcher.js';
 import { loadConfigFile } from '../../core/config/load.js';
-import { silentLogger } from '../../core/logger.js';
+import { silentLogger } from '../../core/observe/logger.js';
 import { readWav } from '../../core/speech/wav.js';
 import { TEST_KEY, eventually, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { requirePrerequisite } from '../support/prerequisites.js';

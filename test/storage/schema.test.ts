@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BootError } from '../../core/errors.js';
-import { silentLogger } from '../../core/logger.js';
+import { silentLogger } from '../../core/observe/logger.js';
 import { SqliteDocStore } from '../../core/storage/sqlite-docs.js';
 import { META, SCHEMA_VERSION, migrate, type Migration } from '../../core/storage/schema.js';
 import { openStorage } from '../../core/storage/storage.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BootError } from '../../core/errors.js';
-import { silentLogger } from '../../core/logger.js';
+import { silentLogger } from '../../core/observe/logger.js';
 import { openStorage } from '../../core/storage/storage.js';
 import { MemoryDocStore } from '../../core/storage/memory-docs.js';
 import { MongoDocStore } from '../../core/storage/mongo-docs.js';

@@ -1,6 +1,6 @@
 import { buildConfig } from '../../core/config/load.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../core/gateway.js';
-import { createLogger, silentLogger } from '../../core/logger.js';
+import { createLogger, silentLogger } from '../../core/observe/logger.js';
 
 export const TEST_KEY = 'test-key-all-permissions-000001';
 export const READ_ONLY_KEY = 'test-key-read-data-only-0000001';

@@ -263,3 +263,30 @@ export async function startScriptedEngine(behave: (req: http.IncomingMessage, re
     }),
   };
 }
+
+const chatCompletion = (content: string) =>
+  JSON.stringify({
+    id: 'c1',
+    object: 'chat.completion',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+  });
+
+/** An OpenAI-compatible engine that answers every chat completion with `content`, holding each answer while `state.held` is true. */
+export async function engineSaying(content: string, state: { held: boolean } = { held: false }): Promise<ScriptedEngine & { release(): void }> {
+  const waiting: (() => void)[] = [];
+  const engine = await startScriptedEngine((_req, res) => {
+    const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end(chatCompletion(content));
+    if (state.held) waiting.push(answer);
+    else answer();
+  });
+  return {
+    ...engine,
+    release: () => {
+      state.held = false;
+      for (const answer of waiting.splice(0)) answer();
+    },
+  };
+}
+

@@ -4,7 +4,6 @@
  * it may not call). Computed only on the error path.
  */
 import type { Caller, PluginContext } from '../../../core/plugins/index.js';
-import { canCall } from './can-call.js';
 
 /** Names compared at most: a hint is a courtesy, not a search engine. */
 const MAX_CANDIDATES = 2000;
@@ -15,7 +14,7 @@ const SHOWN = 3;
 export function callableIds(ctx: PluginContext<any>, caller: Caller): string[] {
   const ids: string[] = [];
   for (const service of ctx.directory.services()) {
-    if (!canCall(caller, service)) continue;
+    if (!ctx.pipeline.mayCall(caller, service)) continue;
     ids.push(`${service.account.name}/${service.name}`, ...(service.aliases ?? []));
     if (ids.length >= MAX_CANDIDATES) break;
   }

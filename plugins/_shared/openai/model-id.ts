@@ -1,8 +1,5 @@
-import { gatewayError, type Caller, type PluginContext, type ServiceEntry } from '../../../core/plugins/index.js';
-import { canCall } from './can-call.js';
+import { gatewayError, type Caller, type GatewayError, type PluginContext, type ServiceEntry, type ServiceRef } from '../../../core/plugins/index.js';
 import { unknownModelHint } from './model-hint.js';
-
-export { canCall };
 
 /** A chat-adapter `model` value `<author>/<service>[/model]` split into its parts. */
 export interface ModelId {
@@ -31,21 +28,36 @@ export function parseModelId(id: string): ModelId | undefined {
 export interface ChatTarget {
   readonly id: ModelId;
   readonly service: ServiceEntry;
+  /** The service as the `model` value named it. */
+  readonly ref: ServiceRef;
 }
 
 /**
- * The service a `model` value names, for a caller who may call it. An unknown author or service is
- * 404 MODEL_NOT_FOUND (OpenAI's status for an unknown model, so SDKs raise NotFoundError), not the
- * 400 ACCOUNT_NOT_FOUND / SERVICE_NOT_FOUND of the platform API. A private service of another account
+ * The chat adapters' answer for a `model` that names no service the caller may call: 404
+ * MODEL_NOT_FOUND (OpenAI's status for an unknown model, so SDKs raise NotFoundError), not the 400
+ * ACCOUNT_NOT_FOUND / SERVICE_NOT_FOUND of the platform API. A private service of another account
  * answers the same 404, as OpenAI does for a model the key cannot use: a key learns nothing about
  * services it may not call, and `GET models` does not list them either.
  */
-export function resolveChatTarget(ctx: PluginContext<any>, caller: Caller, model: string): ChatTarget {
+export function modelNotFound(ctx: PluginContext<any>, caller: Caller, model: string): GatewayError {
+  return gatewayError('MODEL_NOT_FOUND', { param: 'model', args: { model, hint: unknownModelHint(ctx, caller, model) } });
+}
+
+/** The service a `model` value names (404 `modelNotFound` when none); whether the caller may call it is admission's check. */
+export function chatTargetOrNotFound(ctx: PluginContext<any>, caller: Caller, model: string): ChatTarget {
   const target = findChatTarget(ctx, model);
-  if (!target || !canCall(caller, target.service)) {
-    throw gatewayError('MODEL_NOT_FOUND', { param: 'model', args: { model, hint: unknownModelHint(ctx, caller, model) } });
-  }
-  ctx.pipeline.checkAccess(caller, target.service, { account: target.id.author, model: target.id.service });
+  if (!target) throw modelNotFound(ctx, caller, model);
+  return target;
+}
+
+/**
+ * The service a `model` value names, for a caller who may call it (404 `modelNotFound` otherwise),
+ * for a service named beside the one admission admitted (a request's `models` fallbacks). The access
+ * check is the pipeline's, with the chat adapters' refusal.
+ */
+export function resolveChatTarget(ctx: PluginContext<any>, caller: Caller, model: string): ChatTarget {
+  const target = chatTargetOrNotFound(ctx, caller, model);
+  ctx.pipeline.checkAccess(caller, target.service, target.ref, () => modelNotFound(ctx, caller, model));
   return target;
 }
 
@@ -56,10 +68,10 @@ export function resolveChatTarget(ctx: PluginContext<any>, caller: Caller, model
 export function findChatTarget(ctx: PluginContext<any>, model: string): ChatTarget | undefined {
   if (!model.includes('/')) {
     const service = ctx.directory.serviceByAlias(model);
-    return service && { id: { author: service.account.name, service: service.name, model: undefined }, service };
+    return service && { id: { author: service.account.name, service: service.name, model: undefined }, service, ref: { account: service.account.name, model: service.name } };
   }
   const id = parseModelId(model);
   const account = id && ctx.directory.findAccount(id.author);
   const service = account && ctx.directory.findService(account, id.service);
-  return id && service ? { id, service } : undefined;
+  return id && service ? { id, service, ref: { account: id.author, model: id.service } } : undefined;
 }

@@ -13,10 +13,10 @@ import { countTokens } from '../../_shared/anthropic/count-tokens.js';
 import { affinityKey, sessionKey } from '../../_shared/openai/affinity.js';
 import { relayNativeMessages } from '../../_shared/anthropic/native-answer.js';
 import { nativeMessagesBody } from '../../_shared/anthropic/native-body.js';
-import { prepareAnthropicRoute } from '../../_shared/anthropic/route.js';
+import { anthropicRoute, passedHeaders } from '../../_shared/anthropic/route.js';
 import { mergeChunks, type AnswerDefaults } from '../../_shared/openai/answers.js';
 import { parseJsonObject } from '../../_shared/openai/json-object.js';
-import { resolveChatTarget } from '../../_shared/openai/model-id.js';
+import { chatRequest } from '../../_shared/openai/admission.js';
 import { openChatCall } from '../../_shared/openai/open-call.js';
 import type { ChatAdapterOptions } from '../../_shared/openai/options.js';
 import { collectAnswer, relaySse } from '../../_shared/openai/relay.js';
@@ -35,7 +35,6 @@ export interface MessagesDeps {
   ctx: PluginContext<ChatAdapterOptions>;
   /** The route patterns of a path: under `<base>/v1/…` (where the Anthropic SDKs call) and the alias prefix. */
   route: (path: string) => string[];
-  authenticate: (koa: Context) => Caller;
   chatTypes: () => { data?: string; config?: string };
   logUsage: (koa: Context, caller: Caller, model: string, usage: Usage | undefined, endpoint: string) => void;
   /** Signs the engine's reasoning as thinking blocks, and verifies those that come back. */
@@ -48,13 +47,8 @@ const checkCount = compileBodyCheck<MessagesBody>(COUNT_TOKENS_BODY);
 export function mountMessages(router: Router, deps: MessagesDeps): void {
   const { ctx, route } = deps;
 
-  router.post(route('messages'), async (koa) => {
-    const passed = prepareAnthropicRoute(koa);
-    const caller = deps.authenticate(koa);
-    ctx.pipeline.countRequest(caller);
-    const { text, value } = await ctx.http.readJsonText(koa);
-    const body = checkCreate(value);
-    const { id, service } = resolveChatTarget(ctx, caller, body.model);
+  router.post(route('messages'), anthropicRoute, ctx.admission.request(chatRequest(ctx, checkCreate), async (koa, { caller, raw: { text }, body, target: { id, service } }) => {
+    const passed = passedHeaders(koa);
     const stream = body.stream === true;
     const routing = { affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)) };
     let usage: Usage | undefined;
@@ -87,15 +81,10 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
       usage = findUsage(json);
     }
     deps.logUsage(koa, caller, body.model, usage, 'messages');
-  });
+  }));
 
-  router.post(route('messages/count_tokens'), async (koa) => {
-    const passed = prepareAnthropicRoute(koa);
-    const caller = deps.authenticate(koa);
-    ctx.pipeline.countRequest(caller);
-    const { text, value } = await ctx.http.readJsonText(koa);
-    const body = checkCount(value);
-    const { id, service } = resolveChatTarget(ctx, caller, body.model);
+  router.post(route('messages/count_tokens'), anthropicRoute, ctx.admission.request(chatRequest(ctx, checkCount), async (koa, { caller, raw: { text }, body, target: { id, service } }) => {
+    const passed = passedHeaders(koa);
     let request: string;
     if (service.family === 'anthropic') {
       request = nativeMessagesBody(body, text);
@@ -105,7 +94,7 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
       request = JSON.stringify({ ...(model !== undefined ? { model } : {}), messages: chat.messages, ...(chat.tools ? { tools: chat.tools } : {}) });
     }
     koa.body = await countTokens(ctx, koa, caller, service, request, passed);
-  });
+  }));
 }
 
 /** A thinking block goes back to the engine when its signature is this gateway's. */

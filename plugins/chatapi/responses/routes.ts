@@ -7,11 +7,11 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { gatewayError, type Caller, type PluginContext } from '../../../core/plugins/index.js';
+import { callerOf, gatewayError, type Caller, type PluginContext } from '../../../core/plugins/index.js';
 import { affinityKey, sessionKey } from '../../_shared/openai/affinity.js';
 import { mergeChunks, type AnswerDefaults } from '../../_shared/openai/answers.js';
 import { parseJsonObject, type JsonObject as Json } from '../../_shared/openai/json-object.js';
-import { resolveChatTarget } from '../../_shared/openai/model-id.js';
+import { CHAT_KEY, chatRequest } from '../../_shared/openai/admission.js';
 import { openChatCall } from '../../_shared/openai/open-call.js';
 import type { ChatAdapterOptions } from '../../_shared/openai/options.js';
 import { collectAnswer, relaySse } from '../../_shared/openai/relay.js';
@@ -34,7 +34,6 @@ export interface ResponsesDeps {
   ctx: PluginContext<ChatAdapterOptions>;
   /** The route pattern for a path under the adapter base (`<base>{/v1}/<path>`). */
   route: (path: string) => string[];
-  authenticate: (koa: Context, permission: 'MODEL_REQUESTS' | 'READ_DATA' | 'MODIFY_DATA') => Caller;
   store: () => Promise<ResponseStore>;
   /** `plugins.options.chatapi.responses` */
   options: ResponsesOptions;
@@ -53,12 +52,7 @@ export const DROPPED_TOOLS_HEADER = 'x-gateway-dropped-tools';
 export function mountResponses(router: Router, deps: ResponsesDeps): void {
   const { ctx, route } = deps;
 
-  router.post(route('responses'), async (koa) => {
-    const caller = deps.authenticate(koa, 'MODEL_REQUESTS');
-    ctx.pipeline.countRequest(caller);
-    const { text, value } = await ctx.http.readJsonText(koa);
-    const body = checkBody(value);
-    const { id, service } = resolveChatTarget(ctx, caller, body.model);
+  router.post(route('responses'), ctx.admission.request(chatRequest(ctx, checkBody), async (koa, { caller, raw: { text }, body, target: { id, service } }) => {
     const stream = body.stream === true;
     if (service.nativeResponses) {
       const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: `${ctx.specsUrl}/gpt.json#/ResponsesRequest` } } }, stream, undefined, {
@@ -129,23 +123,24 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
         conversation: [...conversation, ...outputAsMessages(response.output as Json[], names)],
       });
     }
-  });
+  }));
 
-  router.get(route('responses/:id'), async (koa) => {
-    const caller = deps.authenticate(koa, 'READ_DATA');
+  const reader = ctx.admission.callerWith(CHAT_KEY, 'READ_DATA');
+  router.get(route('responses/:id'), reader, async (koa) => {
+    const caller = callerOf(koa);
     koa.body = (await ownStored(deps, caller, String(koa.params.id))).response;
   });
 
-  router.delete(route('responses/:id'), async (koa) => {
-    const caller = deps.authenticate(koa, 'MODIFY_DATA');
+  router.delete(route('responses/:id'), ctx.admission.callerWith(CHAT_KEY, 'MODIFY_DATA'), async (koa) => {
+    const caller = callerOf(koa);
     const id = String(koa.params.id);
     await ownStored(deps, caller, id);
     await (await deps.store()).delete(id);
     koa.body = { id, object: 'response', deleted: true };
   });
 
-  router.get(route('responses/:id/input_items'), async (koa) => {
-    const caller = deps.authenticate(koa, 'READ_DATA');
+  router.get(route('responses/:id/input_items'), reader, async (koa) => {
+    const caller = callerOf(koa);
     const stored = await ownStored(deps, caller, String(koa.params.id));
     koa.body = listPage(stored.inputItems, koa.query);
   });

@@ -5,7 +5,7 @@
  */
 import { buildConfig } from '../../../core/config/load.js';
 import { createGateway } from '../../../core/gateway.js';
-import { silentLogger } from '../../../core/logger.js';
+import { silentLogger } from '../../../core/observe/logger.js';
 
 const config = buildConfig(JSON.parse(process.env.GATEWAY_TEST_CONFIG ?? '{}'), { env: {} });
 const gateway = await createGateway(config, { logger: silentLogger() });

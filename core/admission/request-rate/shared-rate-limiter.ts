@@ -1,7 +1,7 @@
-import type { Logger } from '../logger.js';
-import type { RequestLimiter } from '../rate-limiter.js';
-import type { DocStore } from '../storage/port.js';
-import { SharedWindowBudget, limitWindows, type WindowDoc } from './shared-window-budget.js';
+import type { Logger } from '../../observe/logger.js';
+import type { RequestLimiter } from './local-rate-limiter.js';
+import type { DocStore } from '../../storage/port.js';
+import { SharedWindowBudget, limitWindows, type WindowDoc } from '../shared-window-budget.js';
 
 /** The collection of shared limit windows (one small document per account and window). */
 export const LIMITS_COLLECTION = 'gateway_limit_windows';

@@ -6,7 +6,7 @@
  * their command line instead (core/bin/launcher.ts).
  */
 import { pathToFileURL } from 'node:url';
-import { RUNNING_COMPILED } from './modules.js';
+import { RUNNING_COMPILED } from './build-paths.js';
 
 let registered: Promise<void> | undefined;
 

@@ -1,5 +1,5 @@
 /**
- * Module resolution hooks (node:module `register`, by core/ts-register.ts) for a user's TypeScript
+ * Module resolution hooks (node:module `register`, by core/modules/ts-register.ts) for a user's TypeScript
  * loaded through tsx: plugins in the gateway's process, launched services in theirs. They run
  * before tsx's and look at what it resolved:
  * - running compiled, one of the gateway's own sources (a plugin's `import { definePlugin,
@@ -12,7 +12,7 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { compiledTwin, RUNNING_COMPILED } from './modules.js';
+import { compiledTwin, RUNNING_COMPILED } from './build-paths.js';
 
 interface Resolved {
   url: string;

@@ -1,10 +1,10 @@
-import type { StageObserver } from './observe/request-trace.js';
-import type { Permission } from './config/types.js';
+import type { StageObserver } from '../observe/request-trace.js';
+import type { Permission } from '../config/types.js';
 import type { Caller, Directory, ServiceEntry } from './directory.js';
-import { gatewayError } from './errors.js';
+import { gatewayError, type GatewayError } from '../errors.js';
 import { StorageQuota, type StorageMeter } from './quotas/storage-quota.js';
 import { StreamQuota } from './quotas/stream-quota.js';
-import type { RequestLimiter } from './rate-limiter.js';
+import type { RequestLimiter } from './request-rate/local-rate-limiter.js';
 
 export interface AdmitRequest {
   /** The credential as received; undefined or empty when the caller sent none. */
@@ -23,6 +23,12 @@ export interface Admitted {
   service: ServiceEntry;
 }
 
+/** A service as the caller addressed it (account and service by ID or name): named in a refusal instead of the service's own names. */
+export interface ServiceRef {
+  account: string | number;
+  model: string | number;
+}
+
 /**
  * Checks a predict config before dispatch (registry validation). `modelName` is the registry model the
  * request names; when absent the service's default model applies. Throws a 400 GatewayError.
@@ -32,9 +38,16 @@ export interface ConfigValidator {
 }
 
 /**
- * The admission stages shared by every HTTP plugin and the gRPC client calls, in this order:
+ * The one place where a call's checks are made, for every interface: the platform API and the chat,
+ * Responses, Messages, direct and audio adapters (through core/admission/http-middleware.ts) and the
+ * gRPC client calls and speech streams (`admit`). In this order:
  * authenticate (401) → blocked account (402) → key permission (403) → rate limit (429)
- * → resolve account and service (400) → access to the service (403) → validate the config (400).
+ * → resolve account and service (400; an adapter resolves its `model` itself) → access to the
+ * service (403, or the interface's own refusal; the platform API's account routes: own account, 403)
+ * → validate the config (400).
+ * Checks on the caller (key, account, permission, rate: and any budget of a key or an account) belong
+ * in `authenticate` and `countRequest`; checks on the call's service (access: and any budget of a
+ * service) in `checkAccess` (and `checkOwnAccount`). Nothing outside this class decides whether a caller may call.
  */
 export class Pipeline {
   readonly #directory: Directory;
@@ -95,8 +108,13 @@ export class Pipeline {
     const caller = this.#directory.callerForKey(apiKey);
     if (!caller) throw gatewayError('API_KEY_INVALID');
     if (caller.account.blocked) throw gatewayError('ACCOUNT_BLOCKED', { args: { account: caller.account.name } });
-    if (!caller.permissions.has(permission)) throw gatewayError('TOKEN_PERMISSION_REQUIRED', { args: { permission } });
+    this.requirePermission(caller, permission);
     return caller;
+  }
+
+  /** 403 TOKEN_PERMISSION_REQUIRED unless the caller's key has `permission`. */
+  requirePermission(caller: Caller, permission: Permission): void {
+    if (!caller.permissions.has(permission)) throw gatewayError('TOKEN_PERMISSION_REQUIRED', { args: { permission } });
   }
 
   /** Counts one request against the caller's requests-per-second setting. */
@@ -107,14 +125,27 @@ export class Pipeline {
     }
   }
 
+  /** The access rule: the owner may call its services; other accounts only public ones (lists of services show only these). */
+  mayCall(caller: Caller, service: ServiceEntry): boolean {
+    return service.public || service.accountId === caller.account.id;
+  }
+
   /**
-   * The owner may call its services; other accounts only public ones. The refusal keeps the spec's
-   * 403 but names the service only as the caller addressed it (`ref`): a caller sweeping IDs learns
-   * no names of private or derived services it may not see.
+   * Throws unless `mayCall`. The refusal keeps the spec's 403 but names the service only as the
+   * caller addressed it (`ref`): a caller sweeping IDs learns no names of private or derived services
+   * it may not see. An interface with its own answer for a service the caller may not see passes
+   * `denied` (the chat adapters' 404 MODEL_NOT_FOUND, as for an unknown model).
    */
-  checkAccess(caller: Caller, service: ServiceEntry, ref: { account: string | number; model: string | number } = { account: service.accountId, model: service.id }): void {
-    if (service.accountId !== caller.account.id && !service.public) {
-      throw gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED', { args: { account: ref.account, service: ref.model } });
+  checkAccess(caller: Caller, service: ServiceEntry, ref: ServiceRef = { account: service.accountId, model: service.id }, denied?: () => GatewayError): void {
+    if (!this.mayCall(caller, service)) {
+      throw denied?.() ?? gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED', { args: { account: ref.account, service: ref.model } });
+    }
+  }
+
+  /** 403 ACCESS_TO_ANOTHER_ACCOUNT_DENIED unless the account the caller named (by ID or name) is its own: the platform API's account-scoped routes. */
+  checkOwnAccount(caller: Caller, account: string): void {
+    if (this.#directory.findAccount(account)?.id !== caller.account.id) {
+      throw gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_DENIED', { args: { account } });
     }
   }
 

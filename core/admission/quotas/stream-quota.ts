@@ -1,5 +1,5 @@
 import type { Caller } from '../directory.js';
-import { gatewayError } from '../errors.js';
+import { gatewayError } from '../../errors.js';
 
 /**
  * Per-account cap on streaming calls held open at once on this gateway (recognition, synthesis,

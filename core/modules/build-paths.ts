@@ -9,7 +9,7 @@ export const RUNNING_COMPILED = import.meta.url.endsWith('.js');
 export const MODULE_EXTENSION = RUNNING_COMPILED ? '.js' : '.ts';
 
 /** The repository root (where the TypeScript sources are), whichever way this process runs. */
-export const SOURCE_ROOT = fileURLToPath(new URL(RUNNING_COMPILED ? '../..' : '..', import.meta.url)).replace(/[/\\]$/, '');
+export const SOURCE_ROOT = fileURLToPath(new URL(RUNNING_COMPILED ? '../../..' : '../..', import.meta.url)).replace(/[/\\]$/, '');
 
 /** Where `npm run build` puts the compiled gateway and examples. */
 export const BUILD_ROOT = join(SOURCE_ROOT, 'dist');
@@ -30,7 +30,7 @@ export function compiledTwin(path: string): string | undefined {
  * A module path as this process should load it. Running compiled, a `.ts` path becomes compiled
  * JavaScript when there is some: the `.js` next to it (a config copied into dist/ names the TypeScript
  * entry points), or its twin in dist/ (a config in the repository names the sources). Anything else
- * is left as given: a user's TypeScript, loaded through tsx (core/ts-modules.ts), and examples the
+ * is left as given: a user's TypeScript, loaded through tsx (core/modules/ts-modules.ts), and examples the
  * build leaves out (examples/local-llm, whose engine is installed apart).
  */
 export function runnableModule(path: string): string {

@@ -1,5 +1,5 @@
 import type { Caller } from '../directory.js';
-import { gatewayError } from '../errors.js';
+import { gatewayError } from '../../errors.js';
 
 /** Bytes an account keeps stored in one kind of storage (async tasks, datasets, …). */
 export type StorageMeter = (accountId: number) => Promise<number>;

@@ -1,5 +1,5 @@
 import { isDuplicateKey, type Collection, type CollectionSpec } from '../storage/port.js';
-import { every } from '../timers.js';
+import { every } from '../flow/timers.js';
 
 /** One window's budget document: how much of `limit` the gateways have leased so far. */
 export interface WindowDoc {

@@ -1,0 +1,139 @@
+/**
+ * Sign-in, sign-out, who am I, sessions, and the first operator's setup. The session cookie is HttpOnly,
+ * SameSite=Strict, Path=/, Secure when the request came over TLS; login and `auth/me` return the CSRF
+ * token every change made with the session must send in `x-csrf-token`.
+ */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import {
+  compileRequestSchema,
+  gatewayError,
+  MAX_PASSWORD_LENGTH,
+  MIN_PASSWORD_LENGTH,
+  normaliseEmail,
+  sessionView,
+  userView,
+  type PluginContext,
+  type SessionDoc,
+  type UserDoc,
+} from '../../core/plugins/index.js';
+import { type Access, grantOf, readBody, SESSION_COOKIE } from './access.js';
+import { LoginThrottle } from './login-throttle.js';
+
+export const AUTH = '/api/platformcore/auth';
+
+const email = { type: 'string', minLength: 3, maxLength: 254, pattern: '^[^@\\s]+@[^@\\s]+$' };
+const password = { type: 'string', minLength: 1, maxLength: MAX_PASSWORD_LENGTH };
+export const newPassword = { type: 'string', minLength: MIN_PASSWORD_LENGTH, maxLength: MAX_PASSWORD_LENGTH };
+
+const readLogin = compileRequestSchema<{ email: string; password: string }>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['email', 'password'],
+  properties: { email, password },
+});
+const readSetup = compileRequestSchema<{ token: string; email: string; password: string }>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['token', 'email', 'password'],
+  properties: { token: { type: 'string', minLength: 1, maxLength: 256 }, email, password: newPassword },
+});
+
+export function authRoutes(router: Router, ctx: PluginContext<any>, access: Access): void {
+  const { userSpace, directory } = ctx;
+  const throttle = new LoginThrottle(ctx.config.userSpace.loginAttemptsPerMinute);
+
+  // Secure when the request came over TLS, or when the gateway is published over https (`server.publicUrl`)
+  // behind a proxy that ends TLS: the browser then never sends the cookie in clear.
+  const publishedOverTls = ctx.config.server.publicUrl?.startsWith('https:') === true;
+  const writeCookie = (koa: Context, value: string, expires: Date) => {
+    const secure = koa.secure || publishedOverTls;
+    if (secure) koa.cookies.secure = true;
+    koa.cookies.set(SESSION_COOKIE, value, { httpOnly: true, sameSite: 'strict', path: '/', secure, expires, overwrite: true });
+  };
+  const setCookie = (koa: Context, value: string, expiresAt: number) => writeCookie(koa, value, new Date(expiresAt));
+  const clearCookie = (koa: Context) => writeCookie(koa, '', new Date(0));
+
+  const signedInBody = (user: UserDoc, session: SessionDoc) => ({
+    user: userView(user),
+    csrfToken: session.csrf,
+    expiresAt: new Date(session.expiresAt).toISOString(),
+  });
+
+  router.post(`${AUTH}/login`, async (koa) => {
+    const body = readLogin(await readBody(ctx, koa));
+    const subjects = [`ip:${koa.ip}`, `email:${normaliseEmail(body.email)}`];
+    if (throttle.blocked(subjects)) throw gatewayError('SIGN_IN_RATE_LIMITED');
+    const user = await userSpace.users.verify(body.email, body.password);
+    if (!user) {
+      throttle.fail(subjects);
+      throw gatewayError('SIGN_IN_FAILED');
+    }
+    throttle.succeed(subjects[1]!);
+    const { cookie, session } = await userSpace.sessions.open(user._id, koa.get('user-agent'));
+    setCookie(koa, cookie, session.expiresAt);
+    koa.set('Cache-Control', 'no-store');
+    koa.body = signedInBody(user, session);
+  });
+
+  router.post(`${AUTH}/logout`, access.signedIn({ session: true }), async (koa) => {
+    const { principal } = grantOf(koa);
+    if (principal.kind === 'session') await userSpace.sessions.end(principal.user._id, principal.session._id);
+    clearCookie(koa);
+    koa.status = 204;
+  });
+
+  router.get(`${AUTH}/me`, access.signedIn(), async (koa) => {
+    const { principal } = grantOf(koa);
+    koa.set('Cache-Control', 'no-store');
+    if (principal.kind === 'key') {
+      const { account, keyName } = principal.caller;
+      koa.body = {
+        kind: 'key',
+        key: { name: keyName },
+        operator: false,
+        accounts: [{ id: account.id, name: account.name, role: 'owner' }],
+      };
+      return;
+    }
+    const memberships = await userSpace.members.ofUser(principal.user._id);
+    const accounts = memberships.flatMap((m) => {
+      const account = directory.findAccount(m.accountId);
+      return account ? [{ id: account.id, name: account.name, role: m.role }] : [];
+    });
+    koa.body = { kind: 'session', ...signedInBody(principal.user, principal.session), operator: principal.operator, accounts };
+  });
+
+  router.get(`${AUTH}/sessions`, access.signedIn({ session: true }), async (koa) => {
+    const { principal } = grantOf(koa);
+    if (principal.kind !== 'session') return;
+    const sessions = await userSpace.sessions.ofUser(principal.user._id);
+    koa.set('Cache-Control', 'no-store');
+    koa.body = { sessions: sessions.map((s) => sessionView(s, principal.session._id)) };
+  });
+
+  router.delete(`${AUTH}/sessions/:sessionId`, access.signedIn({ session: true }), async (koa) => {
+    const { principal } = grantOf(koa);
+    if (principal.kind !== 'session') return;
+    const id = koa.params.sessionId!;
+    // Only one's own: another user's session is as unknown as a made-up ID.
+    if (!(await userSpace.sessions.end(principal.user._id, id)))
+      throw gatewayError('ENTITY_NOT_FOUND_BY_ID', { args: { entity: 'session', id } });
+    if (id === principal.session._id) clearCookie(koa);
+    koa.status = 204;
+  });
+
+  router.post(`${AUTH}/setup`, async (koa) => {
+    const body = readSetup(await readBody(ctx, koa));
+    const subjects = [`ip:${koa.ip}`];
+    if (throttle.blocked(subjects)) throw gatewayError('SIGN_IN_RATE_LIMITED');
+    try {
+      const user = await userSpace.setup(body.token, body.email, body.password);
+      koa.status = 201;
+      koa.body = { user: userView(user) };
+    } catch (err) {
+      throttle.fail(subjects);
+      throw err;
+    }
+  });
+}
