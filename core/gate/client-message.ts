@@ -1,5 +1,6 @@
 import { gatewayError, type GatewayError } from '../errors.js';
 import type { ClientRequestProto } from '../../proto/src/index.js';
+import { EXT_FIELD, RAW_EXT_MIN_BYTES, RawExt, fieldHeader, isPlainExt } from './raw-ext.js';
 
 /** Bounds of one client-call message (process, processResponseStream, processStream). */
 export interface ClientMessageLimits {
@@ -40,12 +41,14 @@ export class ClientMessage {
   readonly refused: GatewayError | undefined;
   readonly #bytes: Buffer;
   readonly #decode: (bytes: Buffer) => ClientRequestProto;
+  readonly #ext: ExtRange | undefined;
 
-  constructor(fields: { account?: string; model?: string; authToken?: string; refused?: GatewayError }, bytes: Buffer, decode: (bytes: Buffer) => ClientRequestProto) {
+  constructor(fields: Preflight, bytes: Buffer, decode: (bytes: Buffer) => ClientRequestProto) {
     this.account = fields.account ?? '';
     this.model = fields.model ?? '';
     this.authToken = fields.authToken;
     this.refused = fields.refused;
+    this.#ext = fields.ext;
     this.#bytes = bytes;
     this.#decode = decode;
   }
@@ -54,11 +57,42 @@ export class ClientMessage {
   decode(): ClientRequestProto {
     if (this.refused) throw this.refused;
     try {
-      return this.#decode(this.#bytes);
+      return this.#withRawExt() ?? this.#decode(this.#bytes);
     } catch (err) {
       throw gatewayError('VALIDATION_FAILED', { args: { reason: `the message is not a ClientRequestProto: ${(err as Error).message}` } });
     }
   }
+
+  /**
+   * A large, plain ext call decoded without its params: the rest of the message is decoded, the ext
+   * travels to the service as the caller's bytes (raw-ext.ts). Undefined when the message does not
+   * qualify (small, several ext fields, another body member, anything unusual in the ext).
+   */
+  #withRawExt(): ClientRequestProto | undefined {
+    const ext = this.#ext;
+    if (!ext || ext.end - ext.start < RAW_EXT_MIN_BYTES || !isPlainExt(this.#bytes, ext.start, ext.end)) return undefined;
+    const request = this.#decode(Buffer.concat([this.#bytes.subarray(0, ext.fieldStart), this.#bytes.subarray(ext.end)]));
+    if (request.body !== undefined) return undefined;
+    const decodeExt = (raw: Buffer) => this.#decode(Buffer.concat([fieldHeader(EXT_FIELD, raw.length), raw])).ext ?? {};
+    return { ...request, body: 'ext', ext: new RawExt(this.#bytes.subarray(ext.start, ext.end), decodeExt) };
+  }
+}
+
+/** Where the one `ext` field of a message lies: its tag, and its value's bytes. */
+interface ExtRange {
+  fieldStart: number;
+  start: number;
+  end: number;
+}
+
+/** What the preflight reads of a message. */
+interface Preflight {
+  account?: string;
+  model?: string;
+  authToken?: string;
+  refused?: GatewayError;
+  /** The ext field, when the message has exactly one. */
+  ext?: ExtRange;
 }
 
 /**
@@ -70,11 +104,12 @@ export function clientMessageDeserializer(limits: ClientMessageLimits, decode: (
 }
 
 /** Reads account, model and authToken and measures `headers`, without decoding the message. */
-export function preflight(bytes: Buffer, limits: ClientMessageLimits): { account?: string; model?: string; authToken?: string; refused?: GatewayError } {
+export function preflight(bytes: Buffer, limits: ClientMessageLimits): Preflight {
   if (bytes.length > limits.maxMessageBytes) {
     return { refused: gatewayError('MESSAGE_TOO_LARGE', { args: { size: bytes.length, limit: limits.maxMessageBytes } }) };
   }
-  const out: { account?: string; model?: string; authToken?: string; refused?: GatewayError } = {};
+  const out: Preflight = {};
+  let extFields = 0;
   const malformed = (reason: string) => ({ refused: gatewayError('VALIDATION_FAILED', { args: { reason: `the message is not a ClientRequestProto: ${reason}` } }) });
   const maxFields = limits.maxHeaders + OTHER_FIELDS;
   let headerCount = 0;
@@ -113,6 +148,7 @@ export function preflight(bytes: Buffer, limits: ClientMessageLimits): { account
         } else if (field === FIELD.ext) {
           const refused = checkExtParams(bytes, start, pos, limits);
           if (refused) return { refused };
+          out.ext = ++extFields === 1 ? { fieldStart, start, end: pos } : undefined;
         } else if (field === FIELD.account || field === FIELD.model || field === FIELD.authToken) {
           // An over-long value is kept as a marker that cannot match (admission refuses it) without decoding it.
           const text = length.value > MAX_ADDRESS_BYTES ? '\u0000too-long' : bytes.toString('utf8', start, pos);

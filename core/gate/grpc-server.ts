@@ -7,6 +7,7 @@ import { gateServiceDefinition, type ClientRequestProto, type GateHandlers } fro
 import { clientMessageDeserializer, type AdmittedKey, type ClientMessageLimits } from './client-message.js';
 import type { AccountInputRate } from '../flow/byte-rate.js';
 import { receiveLimitInterceptor, receiveLimitOf } from './receive-limits.js';
+import { withRawExt } from './raw-ext.js';
 import { UnauthenticatedBytes, trust, unauthenticatedBytesInterceptor } from './unauthenticated-bytes.js';
 
 /** The client calls take ClientMessages: their deserializer reads only what admission needs. */
@@ -70,11 +71,14 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   const limitOf = (path: string) =>
     clientPaths.has(path) ? options.client.maxMessageBytes : path === processAsyncPath ? options.registrationMaxMessageBytes : undefined;
   // Client calls get a deserializer that reads only what admission needs (client-message.ts).
+  // Service streams get a serializer that writes a large ext call's params as the caller sent them (raw-ext.ts).
   const served: grpc.ServiceDefinition = Object.fromEntries(Object.entries(definition).map(([name, method]) => [
     name,
     clientPaths.has(method.path)
       ? { ...method, requestDeserialize: clientMessageDeserializer(options.client, method.requestDeserialize as (bytes: Buffer) => ClientRequestProto) }
-      : method,
+      : method.path === processAsyncPath
+        ? { ...method, responseSerialize: withRawExt(method.responseSerialize as (message: { ext?: unknown }) => Buffer) }
+        : method,
   ]));
   const unauthenticated = new UnauthenticatedBytes(options.unauthenticatedBytesInFlight, options.unauthenticatedBytesPerSecond);
   const watched = (path: string) => (clientPaths.has(path) ? 'firstMessage' : path === processAsyncPath ? 'untilTrusted' : undefined);
