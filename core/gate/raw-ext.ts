@@ -4,8 +4,9 @@ import type { ExtendedRequestProto } from '../../proto/src/index.js';
 /**
  * A large ext call's `ExtendedRequestProto`, kept as the caller's bytes and written into the service's
  * message as they are, instead of being decoded into objects and encoded again: for the largest map
- * the limits allow (1024 params, 4 MiB) that was 6 ms of CPU to decode and about as much to encode,
- * in one piece on the event loop, for every such call (issue 25, the hostile bench's `grpc-ext-max`).
+ * the limits allow (1024 params, 4 MiB) that took 8.4 ms of CPU in one piece on the event loop for
+ * every such call, 3.3 ms now, most of it the checks and copies (issue 25, the hostile bench's
+ * `grpc-ext-max`).
  * Read in the gateway (an in-process instance does), it is decoded once, on first use.
  */
 export class RawExt implements ExtendedRequestProto {
