@@ -75,11 +75,15 @@ export function createHttpHelpers(
 ): HttpHelpers {
   // The body's bytes count against the input rate of the caller admission left on the context
   // (ctx.state.caller): a tenant's large bodies wait on its own budget (issue 25).
+  // A refused body's rest is drained for an admitted caller only, at its rate: every byte it sends
+  // then counts, so an attacker's refused 30 MB bodies hold it to its rate instead of sending it
+  // straight on to the next (a body read before admission, 64 KiB at most, is closed on as before).
   const readOptions = (ctx: Context): BodyReadOptions => {
     const caller = ctx.state.caller;
     const { accountInput, refusedBodyDrainBytes = 0 } = reading;
+    if (!caller || !accountInput) return {};
     return {
-      ...(caller && accountInput ? { pace: accountInput.chargeOf(caller.account.id) } : {}),
+      pace: accountInput.chargeOf(caller.account.id),
       ...(refusedBodyDrainBytes > 0 ? { drain: { res: ctx.res, maxBytes: refusedBodyDrainBytes } } : {}),
     };
   };

@@ -8,7 +8,7 @@ import { pythonPrerequisite, runInterpreter } from '../support/python.js';
 import { RawServiceStream, json, rawClient, type RawClient } from '../support/raw-gate-client.js';
 
 const MiB = 1024 * 1024;
-/** server.refusedBodyDrainBytes of this gateway (the default is 4 MiB). */
+/** server.refusedBodyDrainBytes of this gateway (the default is 32 MiB, the body limit). */
 const DRAIN = 8 * MiB;
 const PREDICT = '/api/platformgate/account/demo/model/echo/predict';
 const EXT = '/api/platformgate/account/demo/model/echo/ext';
