@@ -42,6 +42,12 @@ export default tseslint.config(
           zones: [
             { target: './core', from: './plugins', message: 'core never imports a plugin' },
             {
+              target: './core/gate',
+              from: './core/grpc',
+              except: ['./api-error.ts'],
+              message: 'the Gate never imports its gRPC transport (core/grpc/); only the ApiErrorProto mapping both speak',
+            },
+            {
               target: './plugins',
               from: './core',
               except: ['./plugins/index.ts'],

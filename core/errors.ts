@@ -10,6 +10,7 @@ export type ErrorType =
   | 'permission_error'
   | 'not_found_error'
   | 'rate_limit_error'
+  | 'insufficient_quota'
   | 'api_error';
 
 type Args = Record<string, string | number | boolean | null | undefined>;
@@ -79,9 +80,11 @@ export const ERROR_CATALOG = {
   SETUP_TOKEN_INVALID: { status: 401, type: 'authentication_error', message: () => 'The setup token is not valid (it is printed once in the gateway log, and only while no operator exists)', permanent: true },
   // 402
   ACCOUNT_BLOCKED: { status: 402, type: 'permission_error', message: (a) => `Account '${str(a.account)}' is blocked by billing`, permanent: true },
+  BUDGET_EXCEEDED: { status: 402, type: 'permission_error', message: (a) => `The budget of ${str(a.budget)} is spent: ${str(a.limit)} ${a.unit === 'money' ? 'in money' : 'tokens'} ${a.period === 'total' ? 'in total' : `per ${str(a.period)}`}`, permanent: true },
   // 403
   TOKEN_PERMISSION_REQUIRED: { status: 403, type: 'permission_error', message: (a) => `The API key lacks the ${str(a.permission)} permission`, permanent: true },
   ACCESS_TO_ANOTHER_ACCOUNT_DENIED: { status: 403, type: 'permission_error', message: (a) => `Access to account '${str(a.account)}' is denied`, permanent: true },
+  API_KEY_SERVICE_NOT_ALLOWED: { status: 403, type: 'permission_error', message: (a) => `API key '${str(a.key)}' may not call service '${str(a.service)}' (its services list)`, permanent: true },
   ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED: { status: 403, type: 'permission_error', message: (a) => `Service '${str(a.service)}' is not public`, permanent: true },
   CSRF_TOKEN_INVALID: { status: 403, type: 'permission_error', message: () => 'A change made with a session needs its CSRF token in the x-csrf-token header (login and auth/me return it)', permanent: true },
   ROLE_REQUIRED: { status: 403, type: 'permission_error', message: (a) => `This needs the ${str(a.role)} role${a.account !== undefined ? ` on account '${str(a.account)}'` : ''}`, permanent: true },
@@ -112,6 +115,7 @@ export const ERROR_CATALOG = {
   HEADERS_TOO_LARGE: { status: 431, type: 'invalid_request_error', message: (a) => `headers exceed the limit of ${str(a.maxHeaders)} entries and ${str(a.maxHeaderBytes)} bytes`, permanent: true },
   // 429
   RATE_LIMIT_EXCEEDED: { status: 429, type: 'rate_limit_error', grpcCode: 'platform.gate.pps_limit_exceeded', message: (a) => `Account '${str(a.account)}' exceeded its limit of ${str(a.limit)} requests per second`, retryAfterSec: 1 },
+  KEY_RATE_LIMIT_EXCEEDED: { status: 429, type: 'rate_limit_error', grpcCode: 'platform.gate.pps_limit_exceeded', message: (a) => `API key '${str(a.key)}' exceeded its limit of ${str(a.limit)} requests per second`, retryAfterSec: 1 },
   TOO_MANY_IDLE_ASYNC_TASKS: { status: 429, type: 'rate_limit_error', message: (a) => `Account '${str(a.account)}' already has ${str(a.limit)} tasks waiting for processing`, retryAfterSec: 1 },
   TOO_MANY_WAITING_REQUESTS: { status: 429, type: 'rate_limit_error', message: (a) => `Account '${str(a.account)}' already has ${str(a.limit)} requests waiting for a service instance to connect; retry shortly`, retryAfterSec: 1 },
   TOO_MANY_CONCURRENT_STREAMS: { status: 429, type: 'rate_limit_error', message: (a) => `Account '${str(a.account)}' already holds ${str(a.limit)} streams open on this gateway; close one first` },
@@ -148,7 +152,7 @@ export interface GatewayErrorOptions {
 
 /**
  * An error an HTTP upstream answered, relayed by a proxying service (the `upstream.*` args of its
- * service error, see core/gate/api-error.ts): the adapters render its `type`, `code` and `param`
+ * service error, see core/grpc/api-error.ts): the adapters render its `type`, `code` and `param`
  * exactly as the upstream sent them.
  */
 export interface UpstreamErrorFields {
@@ -226,6 +230,16 @@ export function gatewayError(code: ErrorCode, options: GatewayErrorOptions = {})
     cause: options.cause,
     retryAfterSec: entry.retryAfterSec,
   });
+}
+
+/**
+ * A spent budget as the chat adapters answer it: 429 with OpenAI's `insufficient_quota` type and
+ * `x-should-retry: false`, what OpenAI clients expect when quota is gone (the platform API and gRPC
+ * keep the catalog's 402). Other errors are returned as they are.
+ */
+export function asChatAdapterError(err: GatewayError): GatewayError {
+  if (err.code !== 'BUDGET_EXCEEDED') return err;
+  return new GatewayError({ code: err.code, status: 429, type: 'insufficient_quota', message: err.message, args: err.args, permanent: true, grpcCode: err.grpcCode });
 }
 
 export function isGatewayError(err: unknown): err is GatewayError {

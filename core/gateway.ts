@@ -5,10 +5,10 @@ import type Koa from 'koa';
 import type { GatewayConfig } from './config/types.js';
 import { Directory } from './admission/directory.js';
 import { BootError, toGatewayError } from './errors.js';
-import { ClientCalls } from './gate/client-calls.js';
+import { ClientCalls } from './grpc/client-calls.js';
 import { Gate } from './gate/gate.js';
 import { workerCluster, type WorkerTopology } from './gate/cluster-update.js';
-import { startGrpcServer, type RunningGrpcServer, type SpeechHandlers } from './gate/grpc-server.js';
+import { startGrpcServer, type RunningGrpcServer, type SpeechHandlers } from './grpc/grpc-server.js';
 import { createHttpApp } from './http/app.js';
 import { createAdmission } from './admission/http-middleware.js';
 import { HttpDrain } from './http/drain.js';
@@ -20,6 +20,7 @@ import { createTracing } from './observe/tracing.js';
 import { traceTrust } from './observe/trace-trust.js';
 import { createLogger, type Logger } from './observe/logger.js';
 import { Pipeline } from './admission/pipeline.js';
+import { BudgetGate, debitBudgets } from './userspace/budgets.js';
 import { loadPlugins, type LoadedPlugin } from './plugins/loader.js';
 import { SharedRateLimiter } from './admission/request-rate/shared-rate-limiter.js';
 import { RateLimiter, type RequestLimiter } from './admission/request-rate/local-rate-limiter.js';
@@ -97,6 +98,9 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const store = storage.tasks;
   const rateLimiter = await createRateLimiter(config, storage, logger);
   const pipeline = new Pipeline(directory, rateLimiter, config.limits);
+  const budgets = await BudgetGate.open(storage.docs, logger);
+  pipeline.useBudgets(budgets);
+  const stopDebiting = debitBudgets(budgets, directory, events);
   const userSpace = new UserSpace(config, storage, directory, logger.child({ part: 'userSpace' }), { env: options.env });
   const registry = createRegistry(config);
   pipeline.addValidator(registry);
@@ -126,7 +130,7 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   app.use(drain.middleware);
   // One input rate per account for HTTP bodies and gRPC client messages alike (core/flow/byte-rate.ts).
   const accountInput = new AccountInputRate(config.limits.inputBytesPerSecondPerAccount);
-  const http = createHttpHelpers(config.server.bodyLimitBytes, events, config.limits.jsonMaxDepth, jsonSize, {
+  const http = createHttpHelpers(config.server.bodyLimitBytes, events, config.limits.jsonMaxDepth, jsonSize, registry.prices, {
     accountInput,
     refusedBodyDrainBytes: config.server.refusedBodyDrainBytes,
   });
@@ -257,6 +261,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       await grpcServer?.close();
       await userSpace.stop();
       rateLimiter.close?.();
+      stopDebiting();
+      budgets.close();
       await storage.close();
       await tracing?.close().catch((err: unknown) => logger.warn({ err }, 'exporting the last traces failed'));
       if (httpServer) {

@@ -12,6 +12,13 @@ export const BENCH_KEY = 'bench-api-key-0123456789';
 export const ATTACKER_KEY = 'bench-attacker-key-0123456';
 /** The bearer token a bench gateway with the `metrics` plugin wants on a scrape (/metrics is never open). */
 export const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
+/**
+ * Row 3c's key: one of the 100,000 stored user-space keys its gateway is seeded with (bench/servers/gateway.mjs),
+ * with budgets of its own; its account has budgets too.
+ */
+export const BENCH_USERSPACE_KEY = 'bench-userspace-key-0123456789';
+/** How many stored keys row 3c's gateway holds. */
+export const BENCH_USERSPACE_KEYS = 100_000;
 export const TOKENS = {
   echo: 'bench-echo-token-000001',
   slow: 'bench-slow-token-000001',

@@ -4,7 +4,10 @@
  * (bench/servers/gateway.mjs, dist/ built first when stale) with the bench config and some extras,
  * and the demo echo service dialling it.
  */
-import { BENCH_METRICS_TOKEN, TOKENS, benchConfigInput, gatewayHeaders } from './config.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BENCH_METRICS_TOKEN, BENCH_USERSPACE_KEY, TOKENS, benchConfigInput, gatewayHeaders } from './config.js';
 import { ensureBuilt, startChild, waitFor, type Child } from './procs.js';
 
 /** What a bench gateway adds to the bench config: plugins (`metrics`), and tracing to an OTLP/HTTP URL. */
@@ -13,6 +16,28 @@ export interface GatewayExtras {
   upstreamUrl?: string;
   plugins?: string[];
   tracing?: { otlpEndpoint: string; sampleRatio: number };
+  /**
+   * User-space keys and budgets on (row 3c): the `user-space` plugin, this many stored keys seeded at
+   * start (bench/servers/gateway.mjs), budgets on the account and the measured key, prices on the echo service.
+   */
+  userSpaceKeys?: number;
+}
+
+/** Budgets far above what a run spends: checked and debited on every request, never refusing. */
+const UNSPENT = [
+  { unit: 'tokens', limit: 1e12, period: 'day' },
+  { unit: 'money', limit: 1e9, period: 'month' },
+];
+
+/** The bench config with user-space keys and budgets on (row 3c). */
+function withUserSpace(input: Record<string, any>): void {
+  input.plugins.enabled.push('user-space');
+  // Its own embedded store, the default home (the memory store's inserts slow down with size: 100,000
+  // would take minutes), apart from the other gateways'.
+  input.store = { kind: 'embedded', dataDir: mkdtempSync(join(tmpdir(), 'bench-userspace-')) };
+  input.accounts[0].budgets = UNSPENT;
+  const echo = input.services.find((s: { name: string }) => s.name === 'echo');
+  echo.prices = { input: 0.15, output: 0.6, currency: 'USD' };
 }
 
 export interface StartOptions {
@@ -28,9 +53,13 @@ export function startOurGateway(name: string, extras: GatewayExtras = {}, option
   input.plugins.enabled.push(...(extras.plugins ?? []));
   if (extras.plugins?.includes('metrics')) input.plugins.options = { ...input.plugins.options, metrics: { bearerToken: BENCH_METRICS_TOKEN } };
   if (extras.tracing) input.tracing = extras.tracing;
+  if (extras.userSpaceKeys) withUserSpace(input);
   return startChild(name, {
     script: 'bench/servers/gateway.mjs',
-    env: { BENCH_GATEWAY_CONFIG: JSON.stringify(input) },
+    env: {
+      BENCH_GATEWAY_CONFIG: JSON.stringify(input),
+      ...(extras.userSpaceKeys ? { BENCH_USERSPACE_KEYS: String(extras.userSpaceKeys), BENCH_USERSPACE_KEY, BENCH_USERSPACE_BUDGETS: JSON.stringify(UNSPENT) } : {}),
+    },
     nodeFlags: options.nodeFlags,
     waitReady: true,
     readyTimeoutMs: options.timeoutMs,

@@ -133,6 +133,8 @@ export function markdown(r: BenchResults): string {
       const kib = (h.traceExports.bytes / 1024).toFixed(0);
       lines.push('', `Metrics and tracing on (3b against 3, same round): ${s(observed.summary.rpsVsOurs, 2)}× the throughput of the default plugins; its gateway sent ${h.traceExports.exports} OTLP exports (${kib} KiB of spans) to the sink.`);
     }
+    const userSpace = h.targets['ours-userspace'];
+    if (userSpace) lines.push('', `User-space keys and budgets on (3c against 3, same round): ${s(userSpace.summary.rpsVsOurs, 2)}× the throughput of the default plugins (target: at least 0.95).`);
   }
   if (r.streaming) {
     const st = r.streaming.settings;

@@ -4,7 +4,7 @@
  * ceiling and the slow streaming service. Every one is a child process on loopback.
  */
 import { mkdirSync } from 'node:fs';
-import { TOKENS, fixedAnswer } from './config.js';
+import { BENCH_USERSPACE_KEYS, TOKENS, fixedAnswer } from './config.js';
 import { startOtlpSink, type OtlpSink } from './otlp-sink.js';
 import { startEchoFor, startOurGateway, waitForService } from './our-gateway.js';
 import { ROOT, freePort, startChild, waitFor, type Child } from './procs.js';
@@ -15,6 +15,8 @@ export interface SystemsOptions {
   profileDir?: string;
   /** Further node flags for our gateway and services (`--perf-basic-prof` for bench/oncpu.ts). */
   nodeFlags?: string[];
+  /** Stored keys of row 3c's gateway (default BENCH_USERSPACE_KEYS; the smoke test seeds fewer). */
+  userSpaceKeys?: number;
   log: (line: string) => void;
 }
 
@@ -130,6 +132,19 @@ export class Systems {
     return this.#once('echo-observed', async () => startEchoFor('echo-observed', await this.observedGateway(), { nodeFlags: this.#ourNodeFlags('echo-observed') }));
   }
 
+  /**
+   * A third gateway of ours, the same config plus user-space keys and budgets (row 3c): 100,000 stored
+   * keys, the measured one and its account with budgets, prices on the echo service. With its own echo service.
+   */
+  userSpaceGateway(): Promise<Child> {
+    return this.#once('gateway-userspace', () => startOurGateway('gateway-userspace', { userSpaceKeys: this.#options.userSpaceKeys ?? BENCH_USERSPACE_KEYS }, { nodeFlags: this.#ourNodeFlags('gateway-userspace'), timeoutMs: 180_000 }));
+  }
+
+  /** The demo echo service dialling the user-space gateway. */
+  userSpaceEcho(): Promise<Child> {
+    return this.#once('echo-userspace', async () => startEchoFor('echo-userspace', await this.userSpaceGateway(), { nodeFlags: this.#ourNodeFlags('echo-userspace') }));
+  }
+
   /** The demo echo service (examples/echo-service/main.ts), unchanged, in its own process. */
   echo(): Promise<Child> {
     return this.#once('echo-service', async () => startEchoFor('echo-service', await this.gateway(), { nodeFlags: this.#ourNodeFlags('echo-service') }));
@@ -163,7 +178,7 @@ export class Systems {
 
   /** Stops every started process, services before the gateway. */
   async stop(name?: string): Promise<void> {
-    const order = name ? [name] : ['slow-service', 'relay', 'relay-mock', 'ticker-service', 'echo-service', 'echo-observed', 'gateway', 'gateway-observed', 'portkey', 'litellm', 'litellm-ticker', 'fixed-server', 'grpc-ceiling'];
+    const order = name ? [name] : ['slow-service', 'relay', 'relay-mock', 'ticker-service', 'echo-service', 'echo-observed', 'echo-userspace', 'gateway', 'gateway-observed', 'gateway-userspace', 'portkey', 'litellm', 'litellm-ticker', 'fixed-server', 'grpc-ceiling'];
     for (const key of order) {
       const child = this.#started.get(key);
       if (!child) continue;

@@ -9,6 +9,9 @@
  * 3b. ours-observed - the same on a second gateway with the operations features on (the metrics
  *                 plugin, every request traced and exported over OTLP to a sink on loopback), with
  *                 its own echo service: what they cost, beside the default;
+ * 3c. ours-userspace - the same on a third gateway with user-space keys and budgets on: the measured key
+ *                 is one of 100,000 stored keys, it and its account have budgets (checked before, debited
+ *                 after every request), the echo service has prices; with its own echo service;
  * 5. ours-direct - our standard chat adapter to the built-in upstream connector, which calls the same
  *                 fixed server itself: one gateway process, as the peer has. (Scenario 4, the same
  *                 adapter to a separate OpenAI proxy service process, went with the proxy examples:
@@ -19,14 +22,14 @@
  * Each round: warm-up, then saturation throughput. Then the fixed-rate rounds, at one offered rate
  * at which the peer is not saturated (a fraction of its median saturation throughput, or --rate).
  */
-import { chatRequest, requestHeaders } from '../lib/config.js';
+import { BENCH_USERSPACE_KEY, chatRequest, requestHeaders } from '../lib/config.js';
 import { fixedRate, saturate, type LoadResult, type LoadTarget } from '../lib/load.js';
 import { spread, type Spread } from '../lib/stats.js';
 import type { Child } from '../lib/procs.js';
 import type { Systems } from '../lib/systems.js';
 import { litellmHeaders, type LiteLlmSettings } from '../peers/litellm.js';
 
-export const HTTP_TARGETS = ['ceiling', 'peer', 'litellm', 'ours', 'ours-observed', 'ours-direct', 'relay'] as const;
+export const HTTP_TARGETS = ['ceiling', 'peer', 'litellm', 'ours', 'ours-observed', 'ours-userspace', 'ours-direct', 'relay'] as const;
 export type HttpTargetName = (typeof HTTP_TARGETS)[number];
 
 export const HTTP_TARGET_LABELS: Record<HttpTargetName, string> = {
@@ -35,6 +38,7 @@ export const HTTP_TARGET_LABELS: Record<HttpTargetName, string> = {
   litellm: '2b. peer: LiteLLM proxy → mock upstream',
   ours: '3. ours: chat adapter → echo service (gRPC)',
   'ours-observed': '3b. ours with metrics and tracing (every request, OTLP): chat adapter → echo service',
+  'ours-userspace': '3c. ours with user-space keys and budgets (100,000 stored keys): chat adapter → echo service',
   'ours-direct': '5. ours: chat adapter → upstream connector → mock upstream (one process)',
   relay: '6. bare Node relay → mock upstream (one hop, no logic)',
 };
@@ -101,6 +105,7 @@ async function targetsOf(systems: Systems, withLiteLlm: boolean): Promise<Partia
   const [echo, mockChild, portkeyChild, gatewayChild] = await Promise.all([systems.echo(), systems.mock(), systems.portkey(), systems.gateway()]);
   const relayChild = await systems.relay(Number(new URL(mock).port), 'relay-mock');
   const [observedGateway, observedEcho] = await Promise.all([systems.observedGateway(), systems.observedEcho()]);
+  const [userSpaceGateway, userSpaceEcho] = await Promise.all([systems.userSpaceGateway(), systems.userSpaceEcho()]);
   const headers = requestHeaders(Number(new URL(mock).port));
   const request = (model: string) => [{ method: 'POST', headers, body: JSON.stringify(chatRequest(model)) }];
   const adapter = `${gateway.httpUrl}/api/adapters/chatapi/v1/chat/completions`;
@@ -113,6 +118,12 @@ async function targetsOf(systems: Systems, withLiteLlm: boolean): Promise<Partia
       url: `${observedGateway.ready.httpUrl as string}/api/adapters/chatapi/v1/chat/completions`,
       requests: request('bench/echo'),
       processes: [observedGateway, observedEcho],
+    },
+    'ours-userspace': {
+      label: HTTP_TARGET_LABELS['ours-userspace'],
+      url: `${userSpaceGateway.ready.httpUrl as string}/api/adapters/chatapi/v1/chat/completions`,
+      requests: [{ method: 'POST', headers: { ...headers, authorization: `Bearer ${BENCH_USERSPACE_KEY}` }, body: JSON.stringify(chatRequest('bench/echo')) }],
+      processes: [userSpaceGateway, userSpaceEcho],
     },
     'ours-direct': { label: HTTP_TARGET_LABELS['ours-direct'], url: adapter, requests: request('bench/direct'), processes: [gatewayChild, mockChild] },
     relay: { label: HTTP_TARGET_LABELS.relay, url: `http://127.0.0.1:${relayChild.ready.port as number}/v1/chat/completions`, requests: request('bench/echo'), processes: [relayChild, mockChild] },

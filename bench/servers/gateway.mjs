@@ -11,9 +11,19 @@ import { buildConfig } from '../../dist/core/config/load.js';
 import { createGateway } from '../../dist/core/gateway.js';
 import { createLogger } from '../../dist/core/observe/logger.js';
 import { reportReady } from '../lib/ready.mjs';
+import { seedUserSpaceKeys } from './userspace-keys.mjs';
 
 const config = buildConfig(JSON.parse(process.env.BENCH_GATEWAY_CONFIG ?? '{}'), { env: {} });
 const gateway = await createGateway(config, { logger: createLogger() });
 const { httpUrl, grpcAddress, httpPort, grpcPort } = await gateway.start();
+// Row 3c: stored user-space keys, applied through the change feed like any stored key.
+if (process.env.BENCH_USERSPACE_KEYS) {
+  await seedUserSpaceKeys(
+    gateway,
+    Number(process.env.BENCH_USERSPACE_KEYS),
+    process.env.BENCH_USERSPACE_KEY ?? '',
+    JSON.parse(process.env.BENCH_USERSPACE_BUDGETS ?? '[]'),
+  );
+}
 process.once('SIGTERM', () => void gateway.close().then(() => process.exit(0)));
 reportReady({ httpUrl, grpcAddress, httpPort, grpcPort });

@@ -1,6 +1,7 @@
 import { SecretIndex } from './secret-hashes.js';
 import type { AccountConfig, GatewayConfig, Permission, ServiceConfig } from '../config/types.js';
 import { gatewayError } from '../errors.js';
+import type { Budget } from '../userspace/budgets.js';
 
 export interface Caller {
   readonly account: AccountConfig;
@@ -8,6 +9,16 @@ export interface Caller {
   readonly permissions: ReadonlySet<Permission>;
   /** The key's `followTraceSampling`: its requests' W3C sampled flag decides whether they are traced. */
   readonly followTraceSampling?: boolean;
+  /** A stored key's ID (`key_…`); config-file keys have none. */
+  readonly keyId?: string;
+  /** Epoch ms from which this secret is refused: the key's expiry, or the end of a rotation's grace. */
+  readonly validUntil?: number;
+  /** The services (IDs) the key may call; undefined: every service its account may call. */
+  readonly services?: ReadonlySet<number>;
+  /** The key's own requests-per-second limit, under its account's. */
+  readonly requestsPerSecond?: number;
+  /** The key's own spending limits, besides its account's. */
+  readonly budgets?: readonly Budget[];
 }
 
 /** A service as the pipeline and the Gate see it: from config, or derived at run time (fitting). */
@@ -35,7 +46,8 @@ export interface KeyEntry {
   readonly id: string;
   readonly accountId: number;
   readonly hashes: readonly string[];
-  caller(account: AccountConfig): Caller;
+  /** The caller behind one of its hashes (a rotated key's previous secret has its own end of validity). */
+  caller(account: AccountConfig, hash: string): Caller;
 }
 
 const isId = (ref: string | number): boolean => typeof ref === 'number' || /^\d+$/.test(ref);
@@ -110,8 +122,14 @@ export class Directory {
     ofAccount.add(entry.id);
     const account = this.#accountsById.get(entry.accountId);
     if (!account) return;
-    const caller = entry.caller(account);
-    for (const hash of entry.hashes) this.#keys.add(hash, caller);
+    for (const hash of entry.hashes) this.#keys.add(hash, entry.caller(account, hash));
+  }
+
+  /** A key's caller for its current secret, by key ID (budgets debited after an answer); undefined when unknown. */
+  keyCaller(id: string): Caller | undefined {
+    const entry = this.#keyEntries.get(id);
+    const account = entry && this.#accountsById.get(entry.accountId);
+    return entry && account && entry.caller(account, entry.hashes[0]!);
   }
 
   removeKey(id: string): void {

@@ -89,6 +89,8 @@ export interface RequestSteps<Raw, Body, Target extends AdmissionTarget> {
   target(ctx: Context, caller: Caller, body: Body): Target;
   /** The refusal for a service the caller may not call, when the route's differs from the platform's 403. */
   denied?(ctx: Context, caller: Caller, body: Body): GatewayError;
+  /** The refusal for a spent budget, when the route's differs from the platform's 402 (the chat adapters' 429 insufficient_quota). */
+  overBudget?(err: GatewayError): GatewayError;
 }
 
 export interface AdmittedRequest<Raw, Body, Target extends AdmissionTarget> {
@@ -162,7 +164,7 @@ export function createAdmission(pipeline: Pipeline): Admission {
         const raw = await steps.read(ctx);
         const body = steps.check(raw);
         const target = steps.target(ctx, caller, body);
-        pipeline.checkAccess(caller, target.service, target.ref, denied && (() => denied(ctx, caller, body)));
+        pipeline.checkAccess(caller, target.service, target.ref, denied && (() => denied(ctx, caller, body)), steps.overBudget);
         ctx.state.service = target.service;
         await handler(ctx, { caller, raw, body, target });
       };

@@ -5,6 +5,7 @@ import { gatewayError, type GatewayError } from '../errors.js';
 import { StorageQuota, type StorageMeter } from './quotas/storage-quota.js';
 import { StreamQuota } from './quotas/stream-quota.js';
 import type { RequestLimiter } from './request-rate/local-rate-limiter.js';
+import type { BudgetGate } from '../userspace/budgets.js';
 
 export interface AdmitRequest {
   /** The credential as received; undefined or empty when the caller sent none. */
@@ -41,13 +42,15 @@ export interface ConfigValidator {
  * The one place where a call's checks are made, for every interface: the platform API and the chat,
  * Responses, Messages, direct and audio adapters (through core/admission/http-middleware.ts) and the
  * gRPC client calls and speech streams (`admit`). In this order:
- * authenticate (401) → blocked account (402) → key permission (403) → rate limit (429)
- * → resolve account and service (400; an adapter resolves its `model` itself) → access to the
- * service (403, or the interface's own refusal; the platform API's account routes: own account, 403)
- * → validate the config (400).
- * Checks on the caller (key, account, permission, rate: and any budget of a key or an account) belong
- * in `authenticate` and `countRequest`; checks on the call's service (access: and any budget of a
- * service) in `checkAccess` (and `checkOwnAccount`). Nothing outside this class decides whether a caller may call.
+ * authenticate (401; an expired key, or a rotated one past its grace, too) → blocked account (402) → key
+ * permission (403) → rate limit of the account, then of the key (429) → resolve account and service
+ * (400; an adapter resolves its `model` itself) → access to the service (403, or the interface's own
+ * refusal; the platform API's account routes: own account, 403), the key's services list (403) → budgets
+ * of the account and the key (402, or the interface's own refusal) → validate the config (400).
+ * Checks on the caller belong in `authenticate` and `countRequest`; checks that need the call's service
+ * (access, the key's services list, budgets: checked once the call is known, so a request refused
+ * earlier costs no budget check) in `checkAccess` (and `checkOwnAccount`). Everything here is in memory:
+ * no store call per request. Nothing outside this class decides whether a caller may call.
  */
 export class Pipeline {
   readonly #directory: Directory;
@@ -57,6 +60,8 @@ export class Pipeline {
   readonly #storage: StorageQuota;
   /** Tracing's view of the stages; undefined (one check per stage) when tracing is off. */
   #stages: StageObserver | undefined = undefined;
+  /** Budgets of accounts and keys (core/userspace/budgets.ts); undefined: none are checked. */
+  #budgets: BudgetGate | undefined = undefined;
 
   constructor(directory: Directory, rateLimiter: RequestLimiter, quotas: { concurrentStreamsPerAccount?: number; storageBytesPerAccount?: number } = {}) {
     this.#directory = directory;
@@ -97,6 +102,11 @@ export class Pipeline {
     this.#stages = observer;
   }
 
+  /** Checks budgets before dispatch (the gate is debited after answers by its owner). */
+  useBudgets(budgets: BudgetGate): void {
+    this.#budgets = budgets;
+  }
+
   addValidator(validator: ConfigValidator): void {
     this.#validators.push(validator);
   }
@@ -106,7 +116,8 @@ export class Pipeline {
     this.#stages?.enter('admission');
     if (!apiKey) throw gatewayError('API_KEY_MISSING', { args: { header: keyHeader } });
     const caller = this.#directory.callerForKey(apiKey);
-    if (!caller) throw gatewayError('API_KEY_INVALID');
+    // An expired key, or a rotated one past its grace, is unknown to the caller: it says no more why.
+    if (!caller || (caller.validUntil !== undefined && Date.now() >= caller.validUntil)) throw gatewayError('API_KEY_INVALID');
     if (caller.account.blocked) throw gatewayError('ACCOUNT_BLOCKED', { args: { account: caller.account.name } });
     this.requirePermission(caller, permission);
     return caller;
@@ -123,6 +134,10 @@ export class Pipeline {
     if (!this.#rateLimiter.tryTake(caller.account.id, limit)) {
       throw gatewayError('RATE_LIMIT_EXCEEDED', { args: { account: caller.account.name, limit } });
     }
+    const own = caller.requestsPerSecond;
+    if (own !== undefined && caller.keyId !== undefined && !this.#rateLimiter.tryTake(caller.keyId, own)) {
+      throw gatewayError('KEY_RATE_LIMIT_EXCEEDED', { args: { key: caller.keyName, limit: own } });
+    }
   }
 
   /** The access rule: the owner may call its services; other accounts only public ones (lists of services show only these). */
@@ -134,11 +149,28 @@ export class Pipeline {
    * Throws unless `mayCall`. The refusal keeps the spec's 403 but names the service only as the
    * caller addressed it (`ref`): a caller sweeping IDs learns no names of private or derived services
    * it may not see. An interface with its own answer for a service the caller may not see passes
-   * `denied` (the chat adapters' 404 MODEL_NOT_FOUND, as for an unknown model).
+   * `denied` (the chat adapters' 404 MODEL_NOT_FOUND, as for an unknown model), and for a spent budget
+   * `overBudget` (the chat adapters' 429 insufficient_quota). Then the key's services list and the
+   * budgets of the account and the key.
    */
-  checkAccess(caller: Caller, service: ServiceEntry, ref: ServiceRef = { account: service.accountId, model: service.id }, denied?: () => GatewayError): void {
+  checkAccess(
+    caller: Caller,
+    service: ServiceEntry,
+    ref: ServiceRef = { account: service.accountId, model: service.id },
+    denied?: () => GatewayError,
+    overBudget?: (err: GatewayError) => GatewayError,
+  ): void {
     if (!this.mayCall(caller, service)) {
       throw denied?.() ?? gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED', { args: { account: ref.account, service: ref.model } });
+    }
+    if (caller.services && !caller.services.has(service.id)) {
+      throw gatewayError('API_KEY_SERVICE_NOT_ALLOWED', { args: { key: caller.keyName, service: ref.model } });
+    }
+    // Checked before the call, with the service known (a budget refusal names the budget, never the key).
+    const spent = this.#budgets?.spent(caller);
+    if (spent) {
+      const err = gatewayError('BUDGET_EXCEEDED', { args: { ...spent } });
+      throw overBudget?.(err) ?? err;
     }
   }
 

@@ -19,6 +19,17 @@ export interface SharedWindowBudgetOptions {
   windowMs: number;
   /** Part of a window's limit leased at a time (default 10%, at least 1). */
   leaseFraction?: number;
+  /**
+   * Windows that are not `windowMs` long (calendar months, or one window forever): the index of an
+   * instant's window, and the start of a window. `windowMs` then only sizes the sweep of old windows
+   * (Infinity: none). Called on every take: allocate nothing.
+   */
+  windows?: { indexOf(now: number): number; startOf(index: number): number };
+  /**
+   * Spend ahead of the first lease of a window this gateway knows nothing of (default true: fine for a
+   * per-second rate; a budget says false, and only the one request that starts the lease goes ahead blind).
+   */
+  borrowAtStart?: boolean;
   /** Warnings (the store unreachable); decisions go on from what is leased already. */
   warn?: (message: string, err: unknown) => void;
   now?: () => number;
@@ -38,10 +49,23 @@ interface Holding {
   exhausted: boolean;
   /** When this gateway last used the key (for returning idle leftovers). */
   lastUsed: number;
+  /** When the store last said the budget was gone (a lease is tried again a second later: others may give back). */
+  exhaustedAt: number;
+  /**
+   * One check may pass while nothing is held and a lease is under way (`hasLeft`): at a window's start,
+   * and again after each lease that left some budget; so a check never waits, and each gateway goes at
+   * most one request past what it leased.
+   */
+  mayGoBlind: boolean;
+  /** The mean amount one `spend` counts (sizes leases to the work's size; 0 for one-unit takes). */
+  meanSpend: number;
   /** Units used in this window, and in the one before (sizes the leases to this gateway's traffic). */
   used: number;
   usedBefore: number;
 }
+
+/** How long a gateway told that a window's budget is gone waits before asking again. */
+const EXHAUSTED_RETRY_MS = 1000;
 
 /** How often leftovers of keys this gateway stopped using go back to the shared budget. */
 const RETURN_IDLE_MS = 250;
@@ -64,6 +88,8 @@ export class SharedWindowBudget {
   readonly #leaseFraction: number;
   readonly #warn: (message: string, err: unknown) => void;
   readonly #now: () => number;
+  readonly #windows: { indexOf(now: number): number; startOf(index: number): number };
+  readonly #borrowAtStart: boolean;
   readonly #holdings = new Map<string, Holding>();
   readonly #stopReturning: () => void;
   #lastWarning = 0;
@@ -80,28 +106,80 @@ export class SharedWindowBudget {
       warn(message, err);
     };
     this.#now = options.now ?? Date.now;
+    const windowMs = this.#windowMs;
+    this.#windows = options.windows ?? { indexOf: (now) => Math.floor(now / windowMs), startOf: (index) => index * windowMs };
+    this.#borrowAtStart = options.borrowAtStart ?? true;
     this.#stopReturning = every(RETURN_IDLE_MS, () => this.#returnIdle());
   }
 
   /** Takes one unit of `key`'s budget of `limit` per window; false when the window's budget is spent. */
   tryTake(key: string, limit: number): boolean {
-    const now = this.#now();
-    const window = Math.floor(now / this.#windowMs);
-    let holding = this.#holdings.get(key);
-    if (!holding || holding.window !== window || holding.limit !== limit) {
-      const usedBefore = holding && holding.window === window - 1 ? holding.used : 0;
-      // Nothing is known of the new window yet: at its start every gateway's first share fits.
-      holding = { window, limit, tokens: 0, mayBorrow: this.#minShare(limit), leasing: false, exhausted: false, lastUsed: now, used: 0, usedBefore };
-      this.#holdings.set(key, holding);
-    }
-    holding.lastUsed = now;
-    // Lease the next share while a whole one is left, so steady traffic does not wait for it.
-    if (!holding.exhausted && holding.tokens - 1 <= this.#share(holding)) this.#lease(key, holding);
+    const holding = this.#holding(key, limit);
     const canSpend = holding.tokens >= 1 || (holding.leasing && holding.tokens - 1 >= -holding.mayBorrow);
     if (!canSpend) return false;
     holding.tokens -= 1;
     holding.used += 1;
     return true;
+  }
+
+  /**
+   * Whether `key` has some of its budget of `limit` left this window (a budget checked before the work,
+   * whose actual amount is known only after it: `spend`). Leases the next share when this gateway's runs low.
+   */
+  hasLeft(key: string, limit: number): boolean {
+    const holding = this.#holding(key, limit);
+    if (holding.tokens > 0) return true;
+    if (holding.leasing && holding.tokens > -holding.mayBorrow) return true;
+    if (holding.leasing && holding.mayGoBlind) {
+      holding.mayGoBlind = false;
+      return true;
+    }
+    return false;
+  }
+
+  /** Counts `amount` units as spent (after the work; it may go past what is leased, which the next lease covers). */
+  spend(key: string, limit: number, amount: number): void {
+    if (!(amount > 0)) return;
+    const holding = this.#holding(key, limit);
+    holding.meanSpend = holding.meanSpend === 0 ? amount : 0.8 * holding.meanSpend + 0.2 * amount;
+    holding.tokens -= amount;
+    holding.used += amount;
+    if (!holding.exhausted && holding.tokens <= this.#share(holding)) this.#lease(key, holding);
+  }
+
+  /** This window's holding of `key`, leasing the next share when little is left. */
+  #holding(key: string, limit: number): Holding {
+    const now = this.#now();
+    const window = this.#windows.indexOf(now);
+    let holding = this.#holdings.get(key);
+    if (!holding || holding.window !== window || holding.limit !== limit) {
+      const before = holding && holding.window === window - 1 ? holding : undefined;
+      const usedBefore = before ? before.used : 0;
+      // Nothing is known of the new window yet: at its start every gateway's first share fits (a budget
+      // borrows only when this gateway held the window before, whose budget was then fresh too).
+      const mayBorrow = this.#borrowAtStart || before ? this.#minShare(limit) : 0;
+      holding = {
+        window,
+        limit,
+        tokens: 0,
+        mayBorrow,
+        leasing: false,
+        exhausted: false,
+        exhaustedAt: 0,
+        mayGoBlind: true,
+        meanSpend: before?.meanSpend ?? 0,
+        lastUsed: now,
+        used: 0,
+        usedBefore,
+      };
+      this.#holdings.set(key, holding);
+    }
+    holding.lastUsed = now;
+    // Others may have given back what they held: try again a second after the store said none was left.
+    if (holding.exhausted && now - holding.exhaustedAt >= EXHAUSTED_RETRY_MS) holding.exhausted = false;
+    // Lease the next share while a whole one is left, so steady traffic does not wait for it.
+    if (!holding.exhausted && holding.tokens - 1 <= this.#share(holding)) this.#lease(key, holding);
+    return holding;
   }
 
   close(): void {
@@ -113,10 +191,14 @@ export class SharedWindowBudget {
     return Math.max(1, Math.floor(limit * this.#leaseFraction));
   }
 
-  /** A lease sized to this gateway's traffic: a quarter of what it used last window, within [min, limit/4]. */
+  /**
+   * A lease sized to this gateway's traffic: a quarter of what it used last window, and at least two
+   * spends of the mean size (`spend`), within [min, limit/4].
+   */
   #share(holding: Holding): number {
     const min = this.#minShare(holding.limit);
-    return Math.max(min, Math.min(Math.ceil(holding.usedBefore / 4), Math.floor(holding.limit / 4)));
+    const wanted = Math.max(Math.ceil(holding.usedBefore / 4), Math.ceil(2 * holding.meanSpend));
+    return Math.max(min, Math.min(wanted, Math.floor(holding.limit / 4)));
   }
 
   #docId(key: string, window: number): string {
@@ -132,11 +214,15 @@ export class SharedWindowBudget {
     const done = (granted: number, remaining: number) => {
       holding.leasing = false;
       holding.tokens += granted;
-      if (granted < amount) holding.exhausted = true;
+      if (remaining > 0) holding.mayGoBlind = true;
+      if (granted < amount) {
+        holding.exhausted = true;
+        holding.exhaustedAt = this.#now();
+      }
       // Spend ahead of the next lease only while the budget is far from spent.
       holding.mayBorrow = remaining >= 3 * share ? share : 0;
     };
-    this.#take(this.#docId(key, holding.window), holding.window, holding.limit, amount).then(
+    this.#take(this.#docId(key, holding.window), this.#windows.startOf(holding.window), holding.limit, amount).then(
       ({ granted, remaining }) => done(granted, remaining),
       (err: unknown) => {
         // The store is unreachable: this gateway alone allows up to the whole limit this window (what
@@ -152,8 +238,7 @@ export class SharedWindowBudget {
    * Atomically adds up to `amount` to the window's `taken`, never past `limit`; resolves with what
    * was added and what is left of the window's budget after it.
    */
-  async #take(id: string, window: number, limit: number, amount: number): Promise<{ granted: number; remaining: number }> {
-    const windowStart = window * this.#windowMs;
+  async #take(id: string, windowStart: number, limit: number, amount: number): Promise<{ granted: number; remaining: number }> {
     let remaining = limit;
     for (let attempt = 0; attempt < 3 && amount > 0; attempt++) {
       try {
@@ -177,7 +262,7 @@ export class SharedWindowBudget {
   /** Gives back what this gateway holds for keys it has not used lately, and sweeps old windows. */
   async #returnIdle(): Promise<void> {
     const now = this.#now();
-    const window = Math.floor(now / this.#windowMs);
+    const window = this.#windows.indexOf(now);
     for (const [key, holding] of this.#holdings) {
       // The last window's holding is kept: it sizes this window's leases.
       if (holding.window < window - 1) this.#holdings.delete(key);
@@ -192,7 +277,7 @@ export class SharedWindowBudget {
         this.#warn('shared limit: unused share not returned', err);
       }
     }
-    if (window % 20 === 0) {
+    if (window % 20 === 0 && Number.isFinite(this.#windowMs)) {
       await this.#collection.deleteMany({ windowStart: { $lt: now - 10 * this.#windowMs } }).catch(() => undefined);
     }
   }

@@ -8,6 +8,7 @@ import { compileSchema, formatAjvErrors } from '../validation/ajv.js';
 import configSchema from '../../schemas/config.schema.json' with { type: 'json' };
 import registryFileSchema from '../../schemas/registry/registry-file.schema.json' with { type: 'json' };
 import type { GatewayConfig, Permission } from './types.js';
+import type { Budget } from '../userspace/budgets.js';
 import { fallbackProblems, normaliseService, upstreamProblem } from './service-config.js';
 import { resolveWorkers, workersFromEnv, workersProblems } from './workers.js';
 
@@ -117,6 +118,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     name: a.name as string,
     requestsPerSecond: (a.requestsPerSecond as number | undefined) ?? (input.limits.defaultRequestsPerSecond as number),
     blocked: a.blocked as boolean,
+    ...(a.budgets?.length ? { budgets: a.budgets as Budget[] } : {}),
   }));
   reportDuplicates(accounts.map((a) => a.id), 'account id', problems);
   reportDuplicates(accounts.map((a) => a.name), 'account name', problems);

@@ -7,6 +7,7 @@ import { hashSecret } from '../admission/secret-hashes.js';
 import { builtinManifest, builtinPluginNames } from '../plugins/manifest.js';
 import configSchema from '../../schemas/config.schema.json' with { type: 'json' };
 import type { ServiceConfig, ServiceFamily, WakerConfig } from './types.js';
+import type { Prices } from '../userspace/prices.js';
 
 /** The JSON Schema of one `services[]` item of schemas/config.schema.json. */
 export const SERVICE_DEFINITION_SCHEMA: Readonly<Record<string, unknown>> = configSchema.properties.services.items;
@@ -35,6 +36,7 @@ export function normaliseService(s: Record<string, any>, accountId: number): Ser
     ...(s.affinity ? { affinity: s.affinity as { messages: number } } : {}),
     waitForInstanceMs: s.waitForInstanceMs as number,
     ...(s.waker ? { waker: s.waker as WakerConfig } : {}),
+    ...(s.prices ? { prices: s.prices as Prices } : {}),
   };
 }
 

@@ -1,5 +1,8 @@
 /** The validated, normalised and frozen gateway configuration (schemas/config.schema.json). */
 
+import type { Budget } from '../userspace/budgets.js';
+import type { Prices } from '../userspace/prices.js';
+
 /** `MANAGE`: the user-space API (docs/user-space.md) as an owner of the key's own account. */
 export type Permission = 'MODEL_REQUESTS' | 'READ_DATA' | 'MODIFY_DATA' | 'MANAGE';
 export const PERMISSIONS: readonly Permission[] = ['MODEL_REQUESTS', 'READ_DATA', 'MODIFY_DATA', 'MANAGE'];
@@ -9,6 +12,8 @@ export interface AccountConfig {
   readonly name: string;
   readonly requestsPerSecond: number;
   readonly blocked: boolean;
+  /** Spending limits of the whole account (core/userspace/budgets.ts). */
+  readonly budgets?: readonly Budget[];
 }
 
 export interface ApiKeyConfig {
@@ -86,6 +91,8 @@ export interface ServiceConfig {
   readonly waitForInstanceMs?: number;
   /** Started once when a request finds no instance (core/gate/wake-on-request.ts). */
   readonly waker?: WakerConfig;
+  /** What its tokens cost, per million (core/userspace/prices.ts): spend and money budgets. */
+  readonly prices?: Prices;
 }
 
 export interface WakerConfig {
@@ -108,6 +115,8 @@ export interface RegistryModelConfig {
   readonly parameters?: Readonly<Record<string, unknown>>;
   readonly createdAt?: string;
   readonly updatedAt?: string;
+  /** Per million input and output tokens, where a service's own prices name no price for this model. */
+  readonly prices?: { readonly input: number; readonly output: number; readonly currency: string };
 }
 
 export interface LaunchConfig {
@@ -157,7 +166,7 @@ export interface GatewayConfig {
     readonly grpcClientMaxHeaders: number;
     readonly grpcClientMaxHeaderBytes: number;
     readonly grpcRegistrationMaxMessageBytes: number;
-    /** Bytes of unauthenticated gRPC input held at once, gateway-wide (core/gate/unauthenticated-bytes.ts). */
+    /** Bytes of unauthenticated gRPC input held at once, gateway-wide (core/grpc/unauthenticated-bytes.ts). */
     readonly unauthenticatedBytesInFlight: number;
     /** Unauthenticated gRPC bytes read per second, gateway-wide; past it their streams wait. */
     readonly unauthenticatedBytesPerSecond: number;

@@ -1,6 +1,47 @@
-import { gatewayError, toGatewayError } from '../errors.js';
-import type { PayloadProto, StringMap } from '../../proto/src/index.js';
-import type { ServiceAnswer, ServiceCall } from './service-call.js';
+import { gatewayError, toGatewayError, type GatewayError } from '../errors.js';
+import type { PayloadProto, ServiceToGateProto, StringMap } from '../../proto/src/index.js';
+
+/** An answer frame of one request: a ServiceToGateProto whose body is not `error`. */
+export type ServiceAnswer = ServiceToGateProto;
+
+/** Whether an answer ends its request: predict, ext, batch, fit, or partialPredict with finish. */
+export function isTerminal(answer: ServiceToGateProto): boolean {
+  switch (answer.body) {
+    case 'predict':
+    case 'ext':
+    case 'batch':
+    case 'fit':
+    case 'status':
+    case 'error':
+      return true;
+    case 'partialPredict':
+      return answer.partialPredict?.finish === true;
+    default:
+      return false;
+  }
+}
+
+/** The payload bytes an answer frame carries: what a reader that does not read makes the gateway hold. */
+export function answerBytes(answer: ServiceToGateProto): number {
+  const member = answer.predict ?? answer.partialPredict ?? answer.ext;
+  let bytes = payloadBytes(member?.data);
+  for (const item of answer.batch?.data ?? []) bytes += payloadBytes(item.predict?.data);
+  return bytes;
+}
+
+function payloadBytes(data: { json?: string; protobuf?: Uint8Array } | undefined): number {
+  return (data?.json?.length ?? 0) + (data?.protobuf?.length ?? 0);
+}
+
+/**
+ * What the answer reader needs of a call (a ServiceCall is one): its frames, its answer bound, and a
+ * way to stop it. Named here, not imported, so that the call (which reads its own final answer
+ * through this file) and this file do not import each other.
+ */
+export interface AnswerSource extends AsyncIterable<ServiceAnswer> {
+  readonly maxAnswerBytes: number;
+  cancel(error: GatewayError): void;
+}
 
 /**
  * A service's answer gathered from its frames into one response: the one reading of answer frames,
@@ -96,7 +137,7 @@ export class AnswerCollector {
 }
 
 /** Reads a call to its end into one ServiceResponse; a refused answer cancels the call at the service. */
-export async function collectAnswer(call: ServiceCall, serviceName: string, maxBytes = call.maxAnswerBytes): Promise<ServiceResponse> {
+export async function collectAnswer(call: AnswerSource, serviceName: string, maxBytes = call.maxAnswerBytes): Promise<ServiceResponse> {
   const collector = new AnswerCollector(serviceName, maxBytes);
   await readThrough(call, collector);
   return collector.result();
@@ -108,7 +149,7 @@ export async function collectAnswer(call: ServiceCall, serviceName: string, maxB
  * and the size bound are decided by one rule; the frame's `headers` become the allowed headers of
  * the whole answer. A streamed answer yields its last frame. A refused answer cancels the call.
  */
-export async function finalAnswer(call: ServiceCall, serviceName: string, maxBytes = call.maxAnswerBytes): Promise<ServiceAnswer> {
+export async function finalAnswer(call: AnswerSource, serviceName: string, maxBytes = call.maxAnswerBytes): Promise<ServiceAnswer> {
   const collector = new AnswerCollector(serviceName, maxBytes);
   const last = await readThrough(call, collector);
   if (!last) throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: serviceName, reason: 'the call ended without an answer' } });
@@ -116,7 +157,7 @@ export async function finalAnswer(call: ServiceCall, serviceName: string, maxByt
 }
 
 /** Feeds every frame of a call to `collector` and returns the last one; a refusal cancels the call. */
-async function readThrough(call: ServiceCall, collector: AnswerCollector): Promise<ServiceAnswer | undefined> {
+async function readThrough(call: AnswerSource, collector: AnswerCollector): Promise<ServiceAnswer | undefined> {
   let last: ServiceAnswer | undefined;
   for await (const frame of call) {
     try {

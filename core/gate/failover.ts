@@ -5,6 +5,7 @@
 import type { ServiceEntry } from '../admission/directory.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { PredictRequestProto } from '../../proto/src/index.js';
+import { parsedValueOf, withParsedValue } from './parsed-payload.js';
 
 /** One service of a fallback chain, and the model to ask it for (its default when absent). */
 export interface FallbackTarget {
@@ -34,22 +35,26 @@ export function isRetryable(error: GatewayError): boolean {
 /**
  * The predict of the original request, for a fallback: a JSON-object data gets the target's model
  * as its `model` member, or loses that member when the target names none (so the target uses its
- * default). Other data is sent unchanged.
+ * default). Other data is sent unchanged. A payload that carries its parsed value (parsed-payload.ts)
+ * is not parsed again, and the new payload carries the new value.
  */
 export function retargetPredict(predict: PredictRequestProto, model: string | undefined): PredictRequestProto {
   const json = predict.data?.json;
   if (!json || (model === undefined && !json.includes('"model"'))) return predict;
-  let data: unknown;
-  try {
-    data = JSON.parse(json);
-  } catch {
-    return predict;
+  let data = parsedValueOf(predict.data);
+  if (data === undefined) {
+    try {
+      data = JSON.parse(json);
+    } catch {
+      return predict;
+    }
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data)) return predict;
   const copy = { ...(data as Record<string, unknown>) };
   if (model === undefined) delete copy.model;
   else copy.model = model;
-  return { ...predict, data: { ...predict.data, json: JSON.stringify(copy) } };
+  // The copy's own parsed value: the original's (spread with the payload) would no longer match its text.
+  return { ...predict, data: withParsedValue({ ...predict.data, json: JSON.stringify(copy) }, copy) };
 }
 
 /** `<author>/<service>[/model]` of a target, as answers name who served them. */

@@ -1,8 +1,7 @@
 import type { ServiceEntry } from '../admission/directory.js';
 import type { Logger } from '../observe/logger.js';
-import { newInstanceId, type GateInstance, type InstanceLoad, type InstanceState } from './instance.js';
+import { Instance, type GateInstance } from './instance.js';
 import type { GateToServiceProto, ServiceToGateBodies, ServiceToGateProto } from '../../proto/src/index.js';
-import type { ServiceCall } from './service-call.js';
 
 /** Where a local worker sends its answers (any ServiceToGateProto a model service could send). */
 export type LocalReply = (answer: ServiceToGateProto) => void;
@@ -31,27 +30,30 @@ const BODIES: readonly (keyof ServiceToGateBodies)[] = [
   'predict', 'partialPredict', 'error', 'ext', 'batch', 'fit', 'fitStatus', 'heartBeat', 'status',
 ];
 
+/** What the owner of an in-process instance controls: whether it takes requests, and its removal. */
+export interface LocalInstanceHandle {
+  readonly instance: GateInstance;
+  /** false takes the instance out of routing (a failed health check), true puts it back. */
+  setServing(serving: boolean): void;
+  /** Removes the instance; calls still in flight fail with SERVICE_DISCONNECTED. */
+  detach(reason: string): void;
+}
+
 /**
  * An instance the gateway runs itself (docs/design.md section 2). To the Gate it is one more instance of
  * its service: requests go in through `send`, answers come back through the same path a stream's
  * messages take.
  */
-export class LocalInstance implements GateInstance {
-  readonly id = newInstanceId();
+export class LocalInstance extends Instance {
   readonly kind = 'local' as const;
-  readonly service: ServiceEntry;
   readonly bootUuid: string;
   readonly hostname: string | undefined;
-  readonly connectedAt = Date.now();
-  readonly calls = new Map<number, ServiceCall>();
-  state: InstanceState = 'serving';
-  load: InstanceLoad | undefined;
   readonly #worker: LocalWorker;
   readonly #log: Logger;
   readonly #reply: LocalReply;
 
   constructor(service: ServiceEntry, options: LocalInstanceOptions, onAnswer: (instance: LocalInstance, answer: ServiceToGateProto) => void, log: Logger) {
-    this.service = service;
+    super(service);
     this.bootUuid = options.name;
     this.hostname = options.hostname;
     this.#worker = options.worker;
@@ -63,10 +65,6 @@ export class LocalInstance implements GateInstance {
 
   get log(): Logger {
     return this.#log;
-  }
-
-  get inFlight(): number {
-    return this.calls.size;
   }
 
   /** An in-process worker has no method descriptor: requests go as the caller sent them. */
@@ -90,9 +88,7 @@ export class LocalInstance implements GateInstance {
     return Promise.resolve();
   }
 
-  close(): void {
-    if (this.state === 'closed') return;
-    this.state = 'closed';
+  protected closeTransport(): void {
     try {
       this.#worker.close?.();
     } catch (err) {

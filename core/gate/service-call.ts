@@ -1,26 +1,8 @@
 import { gatewayError, type GatewayError } from '../errors.js';
-import { finalAnswer } from './answer.js';
-import type { PartialPredictRequestProto, ServiceToGateProto } from '../../proto/src/index.js';
+import { answerBytes, finalAnswer, isTerminal, type ServiceAnswer } from './answer.js';
+import type { PartialPredictRequestProto } from '../../proto/src/index.js';
 
-/** An answer frame of one request: a ServiceToGateProto whose body is not `error`. */
-export type ServiceAnswer = ServiceToGateProto;
-
-/** Whether an answer ends its request: predict, ext, batch, fit, or partialPredict with finish. */
-export function isTerminal(answer: ServiceToGateProto): boolean {
-  switch (answer.body) {
-    case 'predict':
-    case 'ext':
-    case 'batch':
-    case 'fit':
-    case 'status':
-    case 'error':
-      return true;
-    case 'partialPredict':
-      return answer.partialPredict?.finish === true;
-    default:
-      return false;
-  }
-}
+export { isTerminal, type ServiceAnswer };
 
 /**
  * Deadlines of a streamed answer, in milliseconds; 0 turns one off. The call owns them (armed by the
@@ -68,16 +50,13 @@ export interface ServiceCallHooks {
   readonly maxAnswerBytes: number;
 }
 
-/** The payload bytes an answer frame carries: what a reader that does not read makes the gateway hold. */
-export function answerBytes(answer: ServiceToGateProto): number {
-  const member = answer.predict ?? answer.partialPredict ?? answer.ext;
-  let bytes = payloadBytes(member?.data);
-  for (const item of answer.batch?.data ?? []) bytes += payloadBytes(item.predict?.data);
-  return bytes;
-}
-
-function payloadBytes(data: { json?: string; protobuf?: Uint8Array } | undefined): number {
-  return (data?.json?.length ?? 0) + (data?.protobuf?.length ?? 0);
+/**
+ * Who watches a call's timing (the Gate sets one only when someone listens, or a request's record or
+ * trace waits for it): each answer frame, and the end.
+ */
+export interface CallObserver {
+  frame(): void;
+  settled(call: ServiceCall): void;
 }
 
 /**
@@ -92,6 +71,8 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<
   serviceId: number;
   /** Who answers: `<author>/<service>[/model]`, the instance, and whether it is a fallback. */
   servedBy: ServedBy | undefined;
+  /** The call's observer, when its timing is watched (call-observer.ts). */
+  observer: CallObserver | undefined = undefined;
   readonly #hooks: ServiceCallHooks;
   #answered = false;
   readonly #queue: ServiceAnswer[] = [];
@@ -104,6 +85,8 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<
   #settled = false;
   /** The stream deadlines, when the call has them, and the timer of the one now running. */
   #stream: { readonly deadlines: StreamDeadlines; readonly service: string; timer: NodeJS.Timeout | undefined } | undefined;
+  /** The caller's signal, while the call listens to it. */
+  #signal: AbortSignal | undefined = undefined;
   /** The reader waiting for the next answer, if any. */
   #waiting: { resolve: (result: IteratorResult<ServiceAnswer>) => void; reject: (error: GatewayError) => void } | undefined;
 
@@ -154,9 +137,21 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<
     else this.#armStreamTimer('STREAM_IDLE_TIMEOUT', deadlines.idleMs);
   }
 
+  /**
+   * The caller's signal aborting (caller gone, caller cancelled) fails the call and sends `cancel`:
+   * the call is the signal's listener until it settles. An aborted signal fails it at once.
+   */
+  cancelOn(signal: AbortSignal): void {
+    if (this.#settled) return;
+    if (signal.aborted) return this.fail(gatewayError('REQUEST_CANCELED'));
+    this.#signal = signal;
+    signal.addEventListener('abort', this, { once: true });
+  }
+
   /** Delivers a non-error answer frame from the service. */
   deliver(answer: ServiceAnswer): void {
     if (this.#settled) return;
+    this.observer?.frame();
     if (this.#stream) this.#streamFrameArrived();
     this.#answered = true;
     const bytes = answerBytes(answer);
@@ -232,6 +227,8 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<
     this.#settled = true;
     this.#ended = true;
     this.#hooks.release(this);
+    this.#signal?.removeEventListener('abort', this);
+    this.observer?.settled(this);
   }
 
   /** The next answer, the end, or the failure: what the iterator's next() settles with. */

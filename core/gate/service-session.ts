@@ -4,8 +4,7 @@ import { drained } from '../flow/drain-and-cancel.js';
 import type { Logger } from '../observe/logger.js';
 import { every } from '../flow/timers.js';
 import type { GateToServiceProto, ServiceToGateProto, StartServingProto } from '../../proto/src/index.js';
-import { newInstanceId, type GateInstance, type InstanceLoad, type InstanceState } from './instance.js';
-import type { ServiceCall } from './service-call.js';
+import { Instance, type InstanceState } from './instance.js';
 
 export type ServiceStream = grpc.ServerDuplexStream<ServiceToGateProto, GateToServiceProto>;
 
@@ -15,17 +14,10 @@ export type SessionState = InstanceState;
  * One `processAsync` stream of one model-service instance, after a valid `startServing`. It owns the
  * heartbeat timers and the calls routed to it; the pool decides which session gets a request.
  */
-export class ServiceSession implements GateInstance {
-  readonly id = newInstanceId();
+export class ServiceSession extends Instance {
   readonly kind = 'stream' as const;
-  readonly service: ServiceEntry;
   readonly bootUuid: string;
   readonly start: StartServingProto;
-  readonly connectedAt = Date.now();
-  /** Calls whose answers this session must deliver; moved to the replacing session on reconnect. */
-  readonly calls = new Map<number, ServiceCall>();
-  state: SessionState = 'serving';
-  load: InstanceLoad | undefined;
   #lastSeen = Date.now();
   #stopHeartbeats: (() => void) | undefined;
   readonly #stream: ServiceStream;
@@ -42,8 +34,8 @@ export class ServiceSession implements GateInstance {
   }
 
   constructor(stream: ServiceStream, service: ServiceEntry, start: StartServingProto, log: Logger) {
+    super(service);
     this.#stream = stream;
-    this.service = service;
     this.start = start;
     // Without a boot UUID every stream is its own instance; a reconnect then cannot replace it.
     this.bootUuid = start.instanceBootUuid || `stream-${this.id}`;
@@ -56,10 +48,6 @@ export class ServiceSession implements GateInstance {
 
   get hostname(): string | undefined {
     return this.start.hostname || undefined;
-  }
-
-  get inFlight(): number {
-    return this.calls.size;
   }
 
   /** Marks the stream alive; any message from the service counts. */
@@ -107,12 +95,10 @@ export class ServiceSession implements GateInstance {
     });
   }
 
-  /** Ends the gateway's side of the stream and stops the timers. Idempotent. */
-  close(): void {
+  /** Ends the gateway's side of the stream and stops the timers (once: close() calls it). */
+  protected closeTransport(): void {
     this.#stopHeartbeats?.();
     this.#stopHeartbeats = undefined;
-    if (this.state === 'closed') return;
-    this.state = 'closed';
     try {
       this.#stream.end();
     } catch {

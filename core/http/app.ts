@@ -95,6 +95,7 @@ function requestEvent(ctx: Koa.Context, record: RequestRecord, requestId: string
     model: record.model,
     account: record.caller?.account.name,
     keyName: record.caller?.keyName,
+    keyId: record.caller?.keyId,
     bytesIn: record.bytesIn || Number(ctx.get('content-length')) || 0,
     bytesOut: typeof length === 'number' ? length : written,
     inputTokens: record.inputTokens,

@@ -1,14 +1,15 @@
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'koa';
-import type { Caller } from '../admission/directory.js';
+import type { Caller, ServiceEntry } from '../admission/directory.js';
 import { gatewayError } from '../errors.js';
 import { serviceLabel } from '../gate/service-label.js';
 import { GatewayEvents } from '../observe/events.js';
-import { linkHeadersToRecord } from '../observe/request-record.js';
 import { passTraceContext } from '../observe/trace-context.js';
 import type { StringMap } from '../../proto/src/index.js';
+import { callContext, type CallContext } from '../gate/call-context.js';
 import type { ServiceCall } from '../gate/service-call.js';
 import { httpCallerHeaders, serviceHeaders } from '../gate/service-headers.js';
+import { costOf, modelOfRequest, type RegistryPrices } from '../userspace/prices.js';
 import { DEFAULT_JSON_MAX_DEPTH, DEFAULT_JSON_SIZE_LIMITS, JsonShapeCheck, parseJson, type JsonSizeLimits } from '../validation/json.js';
 import type { AccountInputRate } from '../flow/byte-rate.js';
 import { readBodyInspected, type BodyReadOptions } from './read-body.js';
@@ -29,8 +30,14 @@ export interface HttpHelpers {
    * is named in the 400; leave it out for a whole body read as JSON.
    */
   parseJson(text: string, part?: string): unknown;
-  /** Headers to pass to a service for this request (request ID, caller, billing). */
+  /** Headers to pass to a service for this request (request ID, caller, billing, the caller's trace context). */
   serviceHeaders(ctx: Context, caller: Caller): StringMap;
+  /**
+   * The call context of this request, to pass to `gate.open` as `context`: its service headers (a
+   * fresh object, the plugin's to extend or copy), the caller, and the request's record and trace,
+   * which the Gate fills in (the service's wait, the call's span) whatever headers the plugin sends.
+   */
+  callContext(ctx: Context, caller: Caller, service?: ServiceEntry): CallContext;
   /**
    * A signal that aborts when the caller goes away before the response is finished; pass it to
    * `gate.open` so the service gets `cancel` and the call's slot is freed.
@@ -66,11 +73,19 @@ export interface BodyReading {
   refusedBodyDrainBytes?: number;
 }
 
+/** The headers a service gets for this request: request ID, caller, billing, the caller's W3C trace context. */
+function serviceHeadersOf(ctx: Context, caller: Caller): StringMap {
+  const headers = serviceHeaders({ requestId: String(ctx.state.requestId), callerAccountId: caller.account.id, keyName: caller.keyName }, httpCallerHeaders(ctx.request.headers));
+  passTraceContext((name) => ctx.get(name), headers);
+  return headers;
+}
+
 export function createHttpHelpers(
   bodyLimitBytes: number,
   events: GatewayEvents = new GatewayEvents(),
   jsonMaxDepth = DEFAULT_JSON_MAX_DEPTH,
   jsonSize: JsonSizeLimits = DEFAULT_JSON_SIZE_LIMITS,
+  registryPrices?: RegistryPrices,
   reading: BodyReading = {},
 ): HttpHelpers {
   // The body's bytes count against the input rate of the caller admission left on the context
@@ -94,7 +109,8 @@ export function createHttpHelpers(
     return body;
   };
   const readJsonText = async (ctx: Context, limit = bodyLimitBytes, maxMembers = jsonSize.maxMembers): Promise<{ text: string; value: unknown }> => {
-    const size = { ...jsonSize, maxMembers: Math.min(maxMembers, jsonSize.maxMembers) };
+    // The configured bounds as they are unless the caller narrows them: no object per request.
+    const size = maxMembers >= jsonSize.maxMembers ? jsonSize : { ...jsonSize, maxMembers };
     // The size bounds are checked as the bytes arrive: a body over one is refused from its first
     // kilobytes, never gathered whole (issue 25 N1).
     const shape = new JsonShapeCheck(jsonMaxDepth, size);
@@ -113,17 +129,12 @@ export function createHttpHelpers(
       return (await readJsonText(ctx, limit, maxMembers)).value;
     },
     serviceHeaders(ctx, caller) {
-      const headers = serviceHeaders(
-        { requestId: String(ctx.state.requestId), callerAccountId: caller.account.id, keyName: caller.keyName },
-        httpCallerHeaders(ctx.request.headers),
-      );
-      passTraceContext((name) => ctx.get(name), headers);
       const record = ctx.state.record;
-      if (record) {
-        record.caller = caller;
-        linkHeadersToRecord(headers, record);
-      }
-      return headers;
+      if (record) record.caller = caller;
+      return serviceHeadersOf(ctx, caller);
+    },
+    callContext(ctx, caller, service) {
+      return callContext(caller, serviceHeadersOf(ctx, caller), ctx.state.record, service);
     },
     reportTokens(ctx, tokens, model) {
       const record = ctx.state.record;
@@ -133,9 +144,11 @@ export function createHttpHelpers(
       record.outputTokens = (record.outputTokens ?? 0) + tokens.outputTokens;
       const { caller, service } = record;
       if (caller && service && events.has('usage')) {
+        const cost = costOf(service, modelOfRequest(model ?? record.model), tokens, registryPrices);
         events.emit('usage', {
           at: Date.now(), accountId: caller.account.id, account: caller.account.name,
           serviceId: service.id, service: serviceLabel(service), inputTokens: tokens.inputTokens, outputTokens: tokens.outputTokens,
+          keyId: caller.keyId, keyName: caller.keyName, model: model ?? record.model, cost: cost?.amount, currency: cost?.currency,
         });
       }
     },

@@ -20,6 +20,10 @@ export interface HttpRequestEvent {
   service?: string;
   account?: string;
   keyName?: string;
+  /** A stored key's ID (`key_…`). */
+  keyId?: string;
+  /** The model an adapter reported the answer's tokens for. */
+  model?: string;
   bytesIn: number;
   bytesOut: number;
   inputTokens?: number;
@@ -33,6 +37,9 @@ export interface GrpcCallEvent {
   method: string;
   service?: string;
   account?: string;
+  keyName?: string;
+  /** A stored key's ID (`key_…`). */
+  keyId?: string;
   /** `OK` or the error code the caller received. */
   code: string;
   durationMs: number;
@@ -72,6 +79,14 @@ export interface UsageEvent {
   service: string;
   inputTokens: number;
   outputTokens: number;
+  /** The stored API key's ID (`key_…`), or the config-file key's name in `keyName`. */
+  keyId?: string;
+  keyName?: string;
+  /** The model the request named (chat adapters), when it named one. */
+  model?: string;
+  /** What the tokens cost by the service's prices (core/userspace/prices.ts); absent without prices. */
+  cost?: number;
+  currency?: string;
 }
 
 /** One billing charge a service reported (`deferredBillingCharge(s)`). */

@@ -4,7 +4,8 @@ import type { RequestTrace } from './request-trace.js';
 /**
  * What the gateway learns about one HTTP request while it is served: who called, which service,
  * how long the services took, how many tokens the answer used. The HTTP app creates it, the helpers
- * and the Gate fill it in, and the access log and the `httpRequest` event read it at the end.
+ * and the Gate fill it in (the Gate finds it in the call's CallContext, core/gate/call-context.ts), and
+ * the access log and the `httpRequest` event read it at the end.
  */
 export class RequestRecord {
   caller: Caller | undefined = undefined;
@@ -18,19 +19,4 @@ export class RequestRecord {
   outputTokens: number | undefined = undefined;
   /** The request's trace; undefined when tracing is off. */
   trace: RequestTrace | undefined = undefined;
-}
-
-/**
- * The record of the request whose service headers these are: the Gate receives the headers object
- * that `http.serviceHeaders()` built, not the Koa context, so the two are linked by the object's
- * identity (a WeakMap: nothing is kept once the request is gone).
- */
-const recordOfHeaders = new WeakMap<object, RequestRecord>();
-
-export function linkHeadersToRecord(headers: object, record: RequestRecord): void {
-  recordOfHeaders.set(headers, record);
-}
-
-export function recordOfServiceHeaders(headers: object | undefined): RequestRecord | undefined {
-  return headers === undefined ? undefined : recordOfHeaders.get(headers);
 }

@@ -1,6 +1,6 @@
 /** The public surface for plugins: everything a plugin may import from core. */
 export { definePlugin, type PluginContext, type PluginDefinition, type PluginInstance } from './define-plugin.js';
-export { errorHeaders, gatewayError, GatewayError, renderErrorBody, toGatewayError, type ErrorBody, type ErrorCode, type UpstreamErrorFields } from '../errors.js';
+export { asChatAdapterError, errorHeaders, gatewayError, GatewayError, renderErrorBody, toGatewayError, type ErrorBody, type ErrorCode, type UpstreamErrorFields } from '../errors.js';
 export { useErrorRenderer, type ErrorRenderer } from '../http/app.js';
 export type { Storage, StorageKind, StoreChoices } from '../storage/storage.js';
 export { DuplicateKeyError, isDuplicateKey } from '../storage/port.js';
@@ -13,10 +13,12 @@ export {
 export type { Caller, ServiceChange, ServiceEntry } from '../admission/directory.js';
 export type { Permission, UpstreamConfig } from '../config/types.js';
 export type { GateRequest, LocalInstanceHandle, OpenOptions } from '../gate/gate.js';
+export type { CallContext } from '../gate/call-context.js';
+export { parsedPayload, parsedValueOf } from '../gate/parsed-payload.js';
 export type { LocalInstanceOptions, LocalReply, LocalWorker } from '../gate/local-instance.js';
 export type { InstanceLoad } from '../gate/instance.js';
-export { fromServiceError, isRelayedUpstreamHeader } from '../gate/api-error.js';
-export { extParamsTooLarge } from '../gate/client-message.js';
+export { fromServiceError, isRelayedUpstreamHeader } from '../grpc/api-error.js';
+export { extParamsTooLarge } from '../grpc/client-message.js';
 export { servedByHeader, type ServedBy, type ServiceAnswer, type ServiceCall } from '../gate/service-call.js';
 export type { FallbackTarget } from '../gate/failover.js';
 export { serviceHeaders, isGatewayHeader, type ServiceIdentity } from '../gate/service-headers.js';
@@ -57,6 +59,8 @@ export type { RecognitionStream } from '../speech/recognition.js';
 export { every, type EveryOptions } from '../flow/timers.js';
 export { shareMetricsWithWorkers, workersMetrics, type WorkersMetrics } from '../observe/cluster-metrics.js';
 export { parseJson } from '../validation/json.js';
+export { SpendStore, groupSpend, SPEND_DIMENSIONS, type SpendRow, type SpendGroup, type SpendDimension } from '../userspace/spend.js';
+export { BUDGETS_SCHEMA, MAX_KEYS_PER_ACCOUNT, type KeyDoc, type KeySettings } from '../userspace/index.js';
 export {
   MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, normaliseEmail, sessionView, userView,
   type AccountChanges, type AccountView, type Budget, type MemberDoc, type MemberRole, type SessionDoc, type SessionView, type Source,

@@ -15,6 +15,8 @@ export interface ModelEntry {
   readonly parameters: ModelParameters;
   readonly createdAt: string;
   readonly updatedAt: string;
+  /** Per million input and output tokens (core/userspace/prices.ts): spend and money budgets. */
+  readonly prices?: { readonly input: number; readonly output: number; readonly currency: string };
   /** Where it was declared, for boot errors. */
   readonly source: string;
 }
@@ -70,6 +72,7 @@ export function readRegistryContent(config: GatewayConfig['registry'], bootTime 
       parameters,
       createdAt,
       updatedAt,
+      ...(entry.prices ? { prices: entry.prices } : {}),
       source,
     });
   }

@@ -33,6 +33,8 @@ export class Registry implements ConfigValidator {
   readonly #lists = new Map<string, readonly Model[]>();
   /** Model name → its compiled variables, or null when two different entries share the name. */
   readonly #byName = new Map<string, CompiledVariables | null>();
+  /** Model name → its price (`registry.models[].prices`), for the cost of answers. */
+  readonly prices = new Map<string, { readonly input: number; readonly output: number; readonly currency: string }>();
 
   constructor(content: RegistryContent) {
     this.#providers = content.providers;
@@ -51,6 +53,7 @@ export class Registry implements ConfigValidator {
         };
         this.#byProvider.get(providerName)!.set(entry.name, { model, compiled });
       }
+      if (entry.prices) this.prices.set(entry.name, entry.prices);
       const known = this.#byName.get(entry.name);
       this.#byName.set(entry.name, known === undefined || known === compiled ? compiled : null);
     }

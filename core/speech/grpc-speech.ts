@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type * as grpc from '@grpc/grpc-js';
 import type { Caller } from '../admission/directory.js';
 import { gatewayError, toGatewayError } from '../errors.js';
-import { toApiErrorProto } from '../gate/api-error.js';
+import { toApiErrorProto } from '../grpc/api-error.js';
 import { serviceHeaders } from '../gate/service-headers.js';
-import type { SpeechHandlers } from '../gate/grpc-server.js';
+import type { SpeechHandlers } from '../grpc/grpc-server.js';
 import type {
   ClientAsrRequestProto,
   ClientAsrResponseProto,

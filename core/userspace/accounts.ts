@@ -38,7 +38,14 @@ export function accountKind(directory: Directory, configIds: ReadonlySet<number>
     apply(doc) {
       if (configIds.has(doc._id)) return;
       if (doc.deleted) directory.removeAccount(doc._id);
-      else directory.putAccount({ id: doc._id, name: doc.name, requestsPerSecond: doc.requestsPerSecond, blocked: doc.blocked });
+      else
+        directory.putAccount({
+          id: doc._id,
+          name: doc.name,
+          requestsPerSecond: doc.requestsPerSecond,
+          blocked: doc.blocked,
+          budgets: doc.budgets,
+        });
     },
   };
 }

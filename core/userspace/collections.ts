@@ -6,15 +6,10 @@
  */
 import type { CollectionSpec } from '../storage/port.js';
 import type { MemberRole } from '../config/types.js';
+import type { Budget } from './budgets.js';
 
 export type { MemberRole } from '../config/types.js';
-
-/** A spending limit on an account or a key: UTC day, UTC month, or in total. */
-export interface Budget {
-  unit: 'tokens' | 'money';
-  limit: number;
-  period: 'day' | 'month' | 'total';
-}
+export type { Budget } from './budgets.js';
 
 /** What every synced document carries: its change-feed number, and a soft delete (swept later). */
 export interface SyncedDoc {

@@ -6,3 +6,5 @@ export type { AccountDoc, Budget, MemberDoc, MemberRole, SessionDoc, SyncedDoc, 
 export { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.js';
 export { sessionView, type SessionView } from './sessions.js';
 export { normaliseEmail, userView, type UserView } from './users.js';
+export { BUDGETS_SCHEMA } from './budgets.js';
+export { MAX_KEYS_PER_ACCOUNT, type KeyDoc, type KeySettings } from './keys.js';

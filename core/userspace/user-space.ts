@@ -15,6 +15,7 @@ import type { Storage } from '../storage/storage.js';
 import { Accounts, accountKind } from './accounts.js';
 import { ChangeFeed, type SyncedCollection, type SyncedKind } from './change-feed.js';
 import { MEMBERS, META, SERVICE_ALIASES, SESSIONS, USERS, type MetaDoc, type SyncedDoc, type UserDoc } from './collections.js';
+import { KeyStore, keyKind } from './keys.js';
 import { Members } from './members.js';
 import { ServiceSync, serviceKind } from './service-sync.js';
 import { StoredServices } from './services.js';
@@ -33,6 +34,7 @@ interface Opened {
   feed: ChangeFeed;
   meta: Collection<MetaDoc>;
   accounts: Accounts;
+  keys: KeyStore;
   users: Users;
   members: Members;
   sessions: Sessions;
@@ -79,6 +81,9 @@ export class UserSpace {
   get accounts(): Accounts {
     return this.#parts.accounts;
   }
+  get keys(): KeyStore {
+    return this.#parts.keys;
+  }
   get users(): Users {
     return this.#parts.users;
   }
@@ -114,6 +119,7 @@ export class UserSpace {
       feed,
       meta,
       accounts: new Accounts(storedAccounts, meta, this.config, this.#directory),
+      keys: new KeyStore(await this.#follow(docs, feed, keyKind(this.#directory))),
       users: new Users(await docs.collection<UserDoc>(USERS)),
       members: new Members(await docs.collection(MEMBERS)),
       sessions: new Sessions(await docs.collection(SESSIONS), settings.sessionTtlHours),

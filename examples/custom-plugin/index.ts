@@ -32,7 +32,8 @@ export default definePlugin<ShoutOptions>({
       if (typeof body.text !== 'string') throw gatewayError('VALIDATION_FAILED', { param: 'text', args: { reason: 'text must be a string' } });
 
       const call = ctx.gate.open(service, { predict: { data: { json: JSON.stringify({ text: body.text.toUpperCase() }) } } }, {
-        headers: ctx.http.serviceHeaders(koa, caller),
+        // Who calls, the request's headers for the service, and its record and trace (access log, timings, spans).
+        context: ctx.http.callContext(koa, caller, service),
       });
       const answer = await call.final();
       const json = answer.predict?.data?.json ?? answer.partialPredict?.data?.json ?? 'null';

@@ -88,7 +88,7 @@ export default definePlugin<AudioSpeechOptions>({
         output_audio_spec: { audio_encoding: 'LINEAR16_PCM', sample_rate_hertz: sampleRateHertz, chunk_size_kb: chunkSizeKb },
       }, 'input');
       const signal = ctx.http.closeSignal(koa);
-      const stream = bridge.synthesize(service, request, { headers: ctx.http.serviceHeaders(koa, caller), signal });
+      const stream = bridge.synthesize(service, request, { context: ctx.http.callContext(koa, caller, service), signal });
       const chunks = stream[Symbol.asyncIterator]();
 
       // Nothing is sent before the first audio: a service that refuses the request (an unknown

@@ -90,7 +90,7 @@ export default definePlugin<AudioTranscriptionsOptions>({
         ...(fields.provider_specific ? { provider_specific: fields.provider_specific } : {}),
       }, 'file');
 
-      const recognition = bridge.recognize(service, config, { headers: ctx.http.serviceHeaders(koa, caller), signal: ctx.http.closeSignal(koa) });
+      const recognition = bridge.recognize(service, config, { context: ctx.http.callContext(koa, caller, service), signal: ctx.http.closeSignal(koa) });
       const texts: string[] = [];
       const collect = (async () => {
         for await (const result of recognition) {

@@ -20,6 +20,8 @@ export const DATA_FIELDS: Readonly<Record<Endpoint, ReadonlySet<string>>> = {
 export interface SplitRequest {
   /** Predict data as JSON text. */
   data: string;
+  /** The data object, handed beside its text to an in-process engine (core's parsedPayload). */
+  dataObject: Record<string, unknown>;
   /** Predict config as JSON text (`{}` when the body has no other field). */
   config: string;
   /** The config object, for the registry validation. */
@@ -45,6 +47,7 @@ export function splitRequest(body: Record<string, unknown>, endpoint: Endpoint, 
 function splitText(body: Record<string, unknown>, dataFields: ReadonlySet<string>, forwardedModel: string | undefined, members: ReadonlyMap<string, string>): SplitRequest | undefined {
   const data: string[] = [];
   const config: string[] = [];
+  const dataObject: Record<string, unknown> = {};
   const configObject: Record<string, unknown> = {};
   for (const key in body) {
     if (key === 'model') continue;
@@ -53,13 +56,17 @@ function splitText(body: Record<string, unknown>, dataFields: ReadonlySet<string
     const pair = `${JSON.stringify(key)}:${member}`;
     if (dataFields.has(key)) {
       data.push(pair);
+      dataObject[key] = body[key];
     } else {
       config.push(pair);
       configObject[key] = body[key];
     }
   }
-  if (forwardedModel !== undefined) data.push(`"model":${JSON.stringify(forwardedModel)}`);
-  return { data: `{${data.join(',')}}`, config: `{${config.join(',')}}`, configObject };
+  if (forwardedModel !== undefined) {
+    data.push(`"model":${JSON.stringify(forwardedModel)}`);
+    dataObject.model = forwardedModel;
+  }
+  return { data: `{${data.join(',')}}`, dataObject, config: `{${config.join(',')}}`, configObject };
 }
 
 function splitBySerialising(body: Record<string, unknown>, dataFields: ReadonlySet<string>, forwardedModel: string | undefined): SplitRequest {
@@ -71,7 +78,7 @@ function splitBySerialising(body: Record<string, unknown>, dataFields: ReadonlyS
     else config[key] = body[key];
   }
   if (forwardedModel !== undefined) data.model = forwardedModel;
-  return { data: JSON.stringify(data), config: JSON.stringify(config), configObject: config };
+  return { data: JSON.stringify(data), dataObject: data, config: JSON.stringify(config), configObject: config };
 }
 
 /**

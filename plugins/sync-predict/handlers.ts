@@ -37,7 +37,7 @@ export function createHandlers(plugin: PluginContext): Record<'predict' | 'predi
   const dispatch = async (ctx: Context, caller: Caller, service: ServiceEntry, request: GateRequest) => {
     // The caller leaving ends a wait for an instance (and frees its place among the account's waiters).
     await gate.ready(service, caller.account, () => http.closeSignal(ctx));
-    const call = gate.open(service, request, { headers: http.serviceHeaders(ctx, caller) });
+    const call = gate.open(service, request, { context: http.callContext(ctx, caller, service) });
     http.cancelOnClose(ctx, call);
     writeAnswer(ctx, await collectAnswer(call, service.name, maxAnswerBytes));
     if (call.servedBy) ctx.set('x-served-by', servedByHeader(call.servedBy));

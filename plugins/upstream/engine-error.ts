@@ -1,6 +1,6 @@
 /**
  * An engine's error as the service error the gateway relays exactly (the protocol's
- * `UpstreamErrorArgs`, core/gate/api-error.ts): the engine's status and message, its `type`, `code`
+ * `UpstreamErrorArgs`, core/grpc/api-error.ts): the engine's status and message, its `type`, `code`
  * and `param`, its retry and rate-limit headers and its request id. Callers then see what the engine
  * sent, as if they had called it themselves. The engine refusing the gateway's own key is no fault
  * of the caller's: 502, marked permanent, as is an exhausted quota.

@@ -2,7 +2,7 @@
  * From a predict request (what any model service receives) to the JSON body an HTTP engine takes:
  * the data and config merged, and the model named as the engine knows it. Pure; no HTTP.
  */
-import { gatewayError, parseJson, type PredictRequestProto, type ServiceEntry, type UpstreamConfig } from '../../core/plugins/index.js';
+import { gatewayError, parseJson, parsedValueOf, type PayloadProto, type PredictRequestProto, type ServiceEntry, type UpstreamConfig } from '../../core/plugins/index.js';
 
 export type Json = Record<string, unknown>;
 
@@ -85,13 +85,14 @@ const MESSAGES_ROUTES = 'POST /api/adapters/chatapi/v1/messages (any client of t
  * chat, completions, embeddings or a Responses request translated to chat), naming the routes to use.
  */
 export function engineBody(predict: PredictRequestProto, upstream: UpstreamConfig, service: ServiceEntry): Json {
-  const data = parseObject(predict.data?.json, 'data');
+  const data = objectOf(predict.data, 'data');
   const direct = isDirectDataType(predict.data?.dataType);
   if (upstream.api === 'anthropic' && (isChatRequestType(predict.data?.dataType) || !Array.isArray(data.messages))) {
     throw gatewayError('UPSTREAM_FORMAT_MISMATCH', { args: { service: service.name, use: MESSAGES_ROUTES } });
   }
-  const config = direct || !predict.config?.json ? undefined : parseObject(predict.config.json, 'config');
-  const body: Json = config ? { ...config, ...data } : data;
+  const config = direct || !predict.config?.json ? undefined : objectOf(predict.config, 'config');
+  // A copy: the data may be the adapter's own object (parsedPayload), which `model` must not change.
+  const body: Json = config ? { ...config, ...data } : { ...data };
   const model = engineModel(ourModel(body.model, direct), upstream, service);
   if (model === undefined) {
     throw gatewayError('VALIDATION_FAILED', { param: 'model', args: { reason: `no model: name one as <author>/${service.name}/<model>, or set the service's upstream.defaultModel` } });
@@ -100,9 +101,15 @@ export function engineBody(predict: PredictRequestProto, upstream: UpstreamConfi
   return body;
 }
 
-function parseObject(json: string | undefined, what: string): Json {
+/**
+ * A payload's JSON object: the value an in-process adapter already parsed (parsedPayload), else its
+ * text parsed by the gateway's rules.
+ */
+function objectOf(payload: PayloadProto | undefined, what: string): Json {
+  const json = payload?.json;
   if (!json) throw gatewayError('VALIDATION_FAILED', { param: what, args: { reason: `the predict ${what} must be a JSON object for an HTTP engine` } });
-  const value = parseJson(json, what);
+  const parsed = parsedValueOf(payload);
+  const value = parsed !== undefined ? parsed : parseJson(json, what);
   if (!isObject(value)) throw gatewayError('VALIDATION_FAILED', { param: what, args: { reason: `the predict ${what} must be a JSON object for an HTTP engine` } });
   return value;
 }

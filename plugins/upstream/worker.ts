@@ -48,6 +48,9 @@ export class UpstreamWorker implements LocalWorker {
   readonly #pool: Pool;
   readonly #basePath: string;
   readonly #headers: Record<string, string>;
+  /** The request headers of a whole answer and of a stream, made once: most requests add none of the caller's. */
+  readonly #wholeHeaders: Record<string, string>;
+  readonly #streamHeaders: Record<string, string>;
   readonly #maxAnswerBytes: number;
   /** The engine requests in flight (or waiting for a connection), by requestId, to abort on `cancel`. */
   readonly #inFlight = new Map<number, { abort(): void }>();
@@ -77,6 +80,8 @@ export class UpstreamWorker implements LocalWorker {
       ...(options.apiKey ? this.#dialect.auth(options.apiKey) : {}),
       'content-type': 'application/json',
     };
+    this.#wholeHeaders = { ...this.#headers, accept: 'application/json' };
+    this.#streamHeaders = { ...this.#headers, accept: 'text/event-stream' };
   }
 
   /** Requests in flight to the engine, and connections the pool holds (for tests and the health view). */
@@ -135,12 +140,13 @@ export class UpstreamWorker implements LocalWorker {
 
   /** The request headers for the engine: ours, the caller's that the dialect passes on, the accepted type. */
   #requestHeaders(callerHeaders: StringMap | undefined, stream: boolean): Record<string, string> {
-    const headers: Record<string, string> = { ...this.#headers, accept: stream ? 'text/event-stream' : 'application/json' };
+    const base = stream ? this.#streamHeaders : this.#wholeHeaders;
+    let headers: Record<string, string> | undefined;
     for (const name of this.#dialect.passedHeaders) {
       const value = headerOf(callerHeaders, name);
-      if (value) headers[name] = value;
+      if (value) (headers ??= { ...base })[name] = value;
     }
-    return headers;
+    return headers ?? base;
   }
 
   async #predict(requestId: number, predict: PredictRequestProto, callerHeaders: StringMap | undefined, reply: LocalReply): Promise<void> {
@@ -155,16 +161,17 @@ export class UpstreamWorker implements LocalWorker {
     if (!this.#share.tryTake(account) && !(await this.#waitTurn(requestId, account))) return;
     // A Responses body (only an `api: openai` engine gets one: engineBody refuses it for Anthropic's).
     const dialect = isResponsesRequestType(predict.data?.dataType) ? openAiResponsesDialect : this.#dialect;
-    const request = { path: this.#basePath + dialect.path(body), method: 'POST' as const, body: JSON.stringify(body) };
-    if (body.stream === true) {
+    const stream = body.stream === true;
+    const request = { path: this.#basePath + dialect.path(body), method: 'POST' as const, headers: this.#requestHeaders(callerHeaders, stream), body: JSON.stringify(body) };
+    if (stream) {
       try {
-        await this.#predictStreamed(requestId, { ...request, headers: this.#requestHeaders(callerHeaders, true) }, dialect, reply);
+        await this.#predictStreamed(requestId, request, dialect, reply);
       } finally {
         this.#share.release(account);
       }
       return;
     }
-    const call = requestWholeAnswer(this.#pool, { ...request, headers: this.#requestHeaders(callerHeaders, false) }, this.#maxAnswerBytes);
+    const call = requestWholeAnswer(this.#pool, request, this.#maxAnswerBytes);
     this.#inFlight.set(requestId, call);
     this.#lastProgress = performance.now();
     try {

@@ -1,4 +1,4 @@
-import { callerOf, definePlugin, gatewayError } from '../../core/plugins/index.js';
+import { callerOf, definePlugin, gatewayError, SpendStore } from '../../core/plugins/index.js';
 import { Accountant } from './accountant.js';
 import { DocUsageStore } from './doc-usage-store.js';
 import { configSchema, type UsageOptions } from './options.js';
@@ -49,8 +49,13 @@ export default definePlugin<UsageOptions>({
       },
       async start() {
         const store = await ctx.storage.open<UsageStore>({ docs: (docs) => DocUsageStore.open(docs) });
-        const accountant = new Accountant(ctx, store);
-        const stopPurging = ctx.storage.sweep('usage days', 3_600_000, () => store.purge(dayOf(Date.now() - ctx.options.retentionDays * DAY_MS)));
+        const spend = await SpendStore.open(ctx.storage.docs);
+        const accountant = new Accountant(ctx, store, spend);
+        const stopPurging = ctx.storage.sweep('usage days', 3_600_000, async () => {
+          const before = dayOf(Date.now() - ctx.options.retentionDays * DAY_MS);
+          await store.purge(before);
+          await spend.purge(before);
+        });
         running = { store, accountant, stopPurging };
       },
       async stop() {

@@ -1,9 +1,11 @@
 import { definePlugin } from '../../core/plugins/index.js';
 import { createAccess } from './access.js';
 import { accountRoutes } from './accounts.js';
+import { apiKeyRoutes } from './api-keys.js';
 import { authRoutes } from './auth.js';
 import { memberRoutes } from './members.js';
 import { serviceRoutes } from './services.js';
+import { usageRoutes } from './usage.js';
 
 /**
  * The user-space API under `/api/platformcore`: sign-in and sessions, accounts, members (and API keys,
@@ -24,6 +26,8 @@ export default definePlugin({
         accountRoutes(router, ctx, access);
         memberRoutes(router, ctx, access);
         serviceRoutes(router, ctx, access);
+        apiKeyRoutes(router, ctx, access);
+        usageRoutes(router, ctx, access);
       },
       start: () => ctx.userSpace.start(),
       stop: () => ctx.userSpace.stop(),

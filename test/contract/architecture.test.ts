@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
  * The layering rules of docs/design.md: core never imports a plugin; a plugin imports core only through
  * its public surface (core/plugins/index.ts) and never imports another plugin (shared helpers live in
  * plugins/_shared/). The protocol (proto/) is a leaf that imports nothing of the project, and the SDK
- * imports only itself and the protocol. Checked on the import statements of every source file.
+ * imports only itself and the protocol. The Gate (core/gate/) never imports its gRPC transport (core/grpc/).
+ * Checked on the import statements of every source file.
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PUBLIC_SURFACE = join(root, 'core', 'plugins', 'index.ts');
@@ -43,6 +44,21 @@ describe('architecture', () => {
     const violations = sourceFiles(join(root, 'core')).flatMap((file) =>
       imports(file).filter((target) => inside(target, join(root, 'plugins'))).map((target) => `${rel(file)} → ${rel(target)}`));
     expect(violations).toEqual([]);
+  });
+
+  it('the Gate never imports its gRPC transport (core/grpc/), except the ApiErrorProto mapping both speak', () => {
+    const grpcDir = join(root, 'core', 'grpc');
+    const allowed = join(grpcDir, 'api-error.ts');
+    const violations = sourceFiles(join(root, 'core', 'gate')).flatMap((file) =>
+      imports(file).filter((target) => inside(target, grpcDir) && target !== allowed).map((target) => `${rel(file)} → ${rel(target)}`));
+    expect(violations).toEqual([]);
+  });
+
+  it('the Gate stays split along its owners: no file in core/gate/ over 300 lines', () => {
+    const long = sourceFiles(join(root, 'core', 'gate'))
+      .map((file) => ({ file: rel(file), lines: readFileSync(file, 'utf8').split('\n').length - 1 }))
+      .filter(({ lines }) => lines > 300);
+    expect(long).toEqual([]);
   });
 
   it('plugins import core only through core/plugins/index.ts and never each other', () => {

@@ -251,6 +251,14 @@ describe('the OpenAPI document describes the demo', () => {
     await call('PATCH', `${U}/account/demo/services/${serviceName}`, { ...session, body: { public: true, newConnectionToken: true } });
     await call('PATCH', `${U}/account/demo/services/echo`, { ...session, body: { public: false } });
     await call('DELETE', `${U}/account/demo/services/${serviceName}`, session);
+    await call('GET', `${U}/account/demo/api-keys`, session);
+    const key = ((await (await call('POST', `${U}/account/demo/api-keys`, { ...session, body: { name: 'tour', permissions: ['READ_DATA'], budgets: [{ unit: 'tokens', limit: 1000, period: 'day' }] } })).json()) as any).id as string;
+    await call('POST', `${U}/account/demo/api-keys`, { ...session, body: { name: 'tour', permissions: ['NOPE'] } });
+    await call('GET', `${U}/account/demo/api-keys/${key}`, session);
+    await call('PATCH', `${U}/account/demo/api-keys/${key}`, { ...session, body: { name: 'tour-renamed', expiresAt: null } });
+    await call('POST', `${U}/account/demo/api-keys/${key}/rotate`, { ...session, body: { gracePeriodSeconds: 60 } });
+    await call('DELETE', `${U}/account/demo/api-keys/${key}`, session);
+    await call('GET', `${U}/account/demo/usage?groupBy=day,model,key,service`, session);
     await call('DELETE', `${U}/auth/sessions/no-such-session`, session);
     await call('POST', `${U}/auth/logout`, session);
     expect(sessions.some((s) => s.current)).toBe(true);

@@ -1,7 +1,7 @@
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CATALOG, GatewayError, gatewayError, type ErrorCode } from '../../core/errors.js';
-import { toApiErrorProto } from '../../core/gate/api-error.js';
+import { toApiErrorProto } from '../../core/grpc/api-error.js';
 import { GATE_PROTO_PATH } from '../../proto/src/index.js';
 
 /** The enum as protoc sees it, read from gate.proto rather than from the gateway's own table. */

@@ -2,7 +2,7 @@ import type { ClientHttp2Session } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClientResponseProto } from '../../proto/src/index.js';
 import { gateServiceDefinition } from '../../proto/src/index.js';
-import { narrowed } from '../../core/gate/receive-limits.js';
+import { narrowed } from '../../core/grpc/receive-limits.js';
 import { ECHO_TOKEN, TEST_KEY, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
 import { wireCall, wireSession } from '../support/grpc-wire.js';
 import { peakGrowth } from '../support/memory-watch.js';

@@ -7,8 +7,8 @@
 import type { ClientHttp2Session, ClientHttp2Stream } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gateServiceDefinition } from '../../proto/src/index.js';
-import { authTokenOfHead } from '../../core/gate/client-message.js';
-import { CallBytes, FREE_BYTES_PER_MESSAGE, UnauthenticatedBytes } from '../../core/gate/unauthenticated-bytes.js';
+import { authTokenOfHead } from '../../core/grpc/client-message.js';
+import { CallBytes, FREE_BYTES_PER_MESSAGE, UnauthenticatedBytes } from '../../core/grpc/unauthenticated-bytes.js';
 import { ECHO_TOKEN, TEST_KEY, eventually, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
 import { wireCall, wireSession, type WireOutcome } from '../support/grpc-wire.js';
 import { peakGrowth } from '../support/memory-watch.js';

@@ -1,6 +1,6 @@
-/** Decides whether an account may make one more request now; never waits. */
+/** Decides whether an account (its ID) or an API key (its `key_…` ID) may make one more request now; never waits. */
 export interface RequestLimiter {
-  tryTake(accountId: number, ratePerSecond: number): boolean;
+  tryTake(id: number | string, ratePerSecond: number): boolean;
   close?(): void;
 }
 
@@ -9,7 +9,7 @@ export interface RequestLimiter {
  * `rate`. A bucket costs one small object per account; nothing is allocated per request.
  */
 export class RateLimiter implements RequestLimiter {
-  readonly #buckets = new Map<number, { tokens: number; updated: number }>();
+  readonly #buckets = new Map<number | string, { tokens: number; updated: number }>();
   readonly #now: () => number;
 
   constructor(now: () => number = () => performance.now()) {
@@ -17,12 +17,12 @@ export class RateLimiter implements RequestLimiter {
   }
 
   /** Takes one token from the account's bucket; false when the account is over its rate. */
-  tryTake(accountId: number, ratePerSecond: number): boolean {
+  tryTake(id: number | string, ratePerSecond: number): boolean {
     const now = this.#now();
-    let bucket = this.#buckets.get(accountId);
+    let bucket = this.#buckets.get(id);
     if (!bucket) {
       bucket = { tokens: ratePerSecond, updated: now };
-      this.#buckets.set(accountId, bucket);
+      this.#buckets.set(id, bucket);
     }
     bucket.tokens = Math.min(ratePerSecond, bucket.tokens + ((now - bucket.updated) / 1000) * ratePerSecond);
     bucket.updated = now;

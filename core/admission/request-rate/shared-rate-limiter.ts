@@ -23,8 +23,8 @@ export class SharedRateLimiter implements RequestLimiter {
     return new SharedRateLimiter(new SharedWindowBudget({ collection, windowMs: 1000, warn: (message, err) => log.warn({ err }, message) }));
   }
 
-  tryTake(accountId: number, ratePerSecond: number): boolean {
-    return this.#budget.tryTake(`rps:${accountId}`, ratePerSecond);
+  tryTake(id: number | string, ratePerSecond: number): boolean {
+    return this.#budget.tryTake(`rps:${id}`, ratePerSecond);
   }
 
   close(): void {

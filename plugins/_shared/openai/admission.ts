@@ -6,7 +6,7 @@
  * (admission's access check, with this refusal).
  */
 import type { Context } from 'koa';
-import type { PluginContext, RequestSteps } from '../../../core/plugins/index.js';
+import { asChatAdapterError, type PluginContext, type RequestSteps } from '../../../core/plugins/index.js';
 import { CHAT_KEY_HEADER, chatApiKey } from './auth.js';
 import { chatTargetOrNotFound, modelNotFound, type ChatTarget } from './model-id.js';
 
@@ -37,6 +37,8 @@ export function modelRequest<Raw, Body>(
     check,
     target: (_koa, caller, body) => chatTargetOrNotFound(ctx, caller, modelOf(body)),
     denied: (_koa, caller, body) => modelNotFound(ctx, caller, modelOf(body)),
+    // A spent budget as OpenAI clients expect it: 429 insufficient_quota, no retry (the platform API keeps 402).
+    overBudget: asChatAdapterError,
   };
 }
 

@@ -1,4 +1,12 @@
-import { gatewayError, type Caller, type GatewayError, type PluginContext, type ServiceEntry, type ServiceRef } from '../../../core/plugins/index.js';
+import {
+  asChatAdapterError,
+  gatewayError,
+  type Caller,
+  type GatewayError,
+  type PluginContext,
+  type ServiceEntry,
+  type ServiceRef,
+} from '../../../core/plugins/index.js';
 import { unknownModelHint } from './model-hint.js';
 
 /** A chat-adapter `model` value `<author>/<service>[/model]` split into its parts. */
@@ -57,7 +65,7 @@ export function chatTargetOrNotFound(ctx: PluginContext<any>, caller: Caller, mo
  */
 export function resolveChatTarget(ctx: PluginContext<any>, caller: Caller, model: string): ChatTarget {
   const target = chatTargetOrNotFound(ctx, caller, model);
-  ctx.pipeline.checkAccess(caller, target.service, target.ref, () => modelNotFound(ctx, caller, model));
+  ctx.pipeline.checkAccess(caller, target.service, target.ref, () => modelNotFound(ctx, caller, model), asChatAdapterError);
   return target;
 }
 
@@ -68,7 +76,13 @@ export function resolveChatTarget(ctx: PluginContext<any>, caller: Caller, model
 export function findChatTarget(ctx: PluginContext<any>, model: string): ChatTarget | undefined {
   if (!model.includes('/')) {
     const service = ctx.directory.serviceByAlias(model);
-    return service && { id: { author: service.account.name, service: service.name, model: undefined }, service, ref: { account: service.account.name, model: service.name } };
+    return (
+      service && {
+        id: { author: service.account.name, service: service.name, model: undefined },
+        service,
+        ref: { account: service.account.name, model: service.name },
+      }
+    );
   }
   const id = parseModelId(model);
   const account = id && ctx.directory.findAccount(id.author);

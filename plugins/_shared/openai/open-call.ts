@@ -32,13 +32,13 @@ export async function openChatCall(
 ): Promise<ServiceCall> {
   let call: ServiceCall;
   if (stream) koa.res.once('close', ctx.pipeline.openStream(caller));
-  const headers = ctx.http.serviceHeaders(koa, caller);
-  if (extraHeaders) for (const [name, value] of Object.entries(extraHeaders)) headers[name] ??= value;
+  const context = ctx.http.callContext(koa, caller, service);
+  if (extraHeaders) for (const [name, value] of Object.entries(extraHeaders)) context.headers[name] ??= value;
   // The caller leaving ends a wait for an instance (and frees its place among the account's waiters).
   if (!routing.fallbacks?.length) await ctx.gate.ready(service, caller.account, () => ctx.http.closeSignal(koa));
   try {
     const deadlines = stream ? streamDeadlines(ctx.options as ChatAdapterOptions, service, ctx.gate.defaultTimeoutSec) : {};
-    call = ctx.gate.open(service, request, { headers, timeoutMs: stream ? 0 : undefined, ...deadlines, ...routing });
+    call = ctx.gate.open(service, request, { context, timeoutMs: stream ? 0 : undefined, ...deadlines, ...routing });
   } catch (err) {
     throw err instanceof GatewayError ? asOutage(err, service.name) : err;
   }

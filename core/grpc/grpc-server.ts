@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { gatewayError, type GatewayError } from '../errors.js';
 import { toApiErrorProto } from './api-error.js';
 import type { ClientCalls } from './client-calls.js';
-import type { Gate } from './gate.js';
+import type { Gate } from '../gate/gate.js';
 import { gateServiceDefinition, type ClientRequestProto, type GateHandlers } from '../../proto/src/index.js';
 import { clientMessageDeserializer, type AdmittedKey, type ClientMessageLimits } from './client-message.js';
 import type { AccountInputRate } from '../flow/byte-rate.js';

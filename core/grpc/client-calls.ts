@@ -7,21 +7,22 @@ import type { Logger } from '../observe/logger.js';
 import { GatewayEvents } from '../observe/events.js';
 import { isLimitRejection } from '../observe/rejections.js';
 import { isExpectedCondition } from '../observe/expected-conditions.js';
-import { linkHeadersToRecord, RequestRecord } from '../observe/request-record.js';
+import { RequestRecord } from '../observe/request-record.js';
 import type { CallTrace, CallTracer } from '../observe/request-trace.js';
 import type { Pipeline } from '../admission/pipeline.js';
 import { DEFAULT_JSON_MAX_DEPTH, DEFAULT_JSON_SIZE_LIMITS, parseJson, type JsonSizeLimits } from '../validation/json.js';
 import { toApiErrorProto } from './api-error.js';
 import type { ClientMessage } from './client-message.js';
-import { serviceHeaders } from './service-headers.js';
-import type { Gate, GateRequest } from './gate.js';
+import { callContext } from '../gate/call-context.js';
+import { serviceHeaders } from '../gate/service-headers.js';
+import type { Gate, GateRequest } from '../gate/gate.js';
 import type {
   ClientRequestProto,
   ClientResponseProto,
   PartialPredictRequestProto,
   PayloadProto,
 } from '../../proto/src/index.js';
-import type { ServiceAnswer, ServiceCall } from './service-call.js';
+import type { ServiceAnswer, ServiceCall } from '../gate/service-call.js';
 
 // Requests arrive as ClientMessages (see client-message.ts): admission runs before the full decode.
 type Unary = grpc.handleUnaryCall<ClientMessage, ClientResponseProto>;
@@ -166,7 +167,7 @@ export class ClientCalls {
           call.pause();
           void this.#gate.ready(service, caller.account, abort.signal).then(() => {
             if (failed) return;
-            serviceCall = this.#gate.open(service, { partialPredict: part }, this.#openOptions(request, caller, abort.signal, record));
+            serviceCall = this.#gate.open(service, { partialPredict: part }, this.#openOptions(request, caller, service, abort.signal, record));
             void pump(serviceCall);
             call.resume();
           }).catch(fail);
@@ -215,7 +216,7 @@ export class ClientCalls {
   #start(request: ClientRequestProto, caller: Caller, service: ServiceEntry, signal: AbortSignal, record: RequestRecord): ServiceCall {
     const body = clientRequestBody(request);
     if ('predict' in body) this.#validate(service, body.predict.config, record);
-    return this.#gate.open(service, body, this.#openOptions(request, caller, signal, record));
+    return this.#gate.open(service, body, this.#openOptions(request, caller, service, signal, record));
   }
 
   /** A call's record, with its trace when tracing is on (parented on the caller's `traceparent` metadata). */
@@ -242,6 +243,8 @@ export class ClientCalls {
       method,
       service: service && `${service.account.name}/${service.name}`,
       account: caller?.account.name,
+      keyName: caller?.keyName,
+      keyId: caller?.keyId,
       code: failure?.code ?? 'OK',
       durationMs: performance.now() - started,
       serviceWaitMs: record.serviceWaitMs,
@@ -267,12 +270,11 @@ export class ClientCalls {
     this.#pipeline.validateConfig(service, parseJson(config.json, 'config', this.#jsonMaxDepth, this.#jsonSize));
   }
 
-  #openOptions(request: ClientRequestProto, caller: Caller, signal: AbortSignal, record: RequestRecord) {
+  /** How a client call opens its service call: its context (made here, where it was admitted) and deadline. */
+  #openOptions(request: ClientRequestProto, caller: Caller, service: ServiceEntry, signal: AbortSignal, record: RequestRecord) {
     const headers = serviceHeaders({ requestId: randomUUID(), callerAccountId: caller.account.id, keyName: caller.keyName }, request.headers);
-    record.caller = caller;
-    linkHeadersToRecord(headers, record);
     const timeoutSec = request.timeoutSec ?? 0;
-    return { headers, signal, timeoutMs: timeoutSec > 0 ? timeoutSec * 1000 : undefined };
+    return { context: callContext(caller, headers, record, service, signal), timeoutMs: timeoutSec > 0 ? timeoutSec * 1000 : undefined };
   }
 
   #errorResponse(err: unknown): ClientResponseProto {
