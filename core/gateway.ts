@@ -13,6 +13,7 @@ import { createHttpApp } from './http/app.js';
 import { createAdmission } from './admission/http-middleware.js';
 import { HttpDrain } from './http/drain.js';
 import { createHttpHelpers } from './http/helpers.js';
+import { AccountInputRate } from './flow/byte-rate.js';
 import { GatewayEvents } from './observe/events.js';
 import { Readiness } from './observe/readiness.js';
 import { createTracing } from './observe/tracing.js';
@@ -127,7 +128,12 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   }
   const drain = new HttpDrain();
   app.use(drain.middleware);
-  const http = createHttpHelpers(config.server.bodyLimitBytes, events, config.limits.jsonMaxDepth, jsonSize, registry.prices);
+  // One input rate per account for HTTP bodies and gRPC client messages alike (core/flow/byte-rate.ts).
+  const accountInput = new AccountInputRate(config.limits.inputBytesPerSecondPerAccount);
+  const http = createHttpHelpers(config.server.bodyLimitBytes, events, config.limits.jsonMaxDepth, jsonSize, registry.prices, {
+    accountInput,
+    refusedBodyDrainBytes: config.server.refusedBodyDrainBytes,
+  });
   const admission = createAdmission(pipeline);
   let httpServer: Server | undefined;
   let grpcServer: RunningGrpcServer | undefined;
@@ -209,12 +215,12 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         unauthenticatedBytesPerSecond: config.server.unauthenticatedBytesPerSecond,
         checkClientKey: (token) => {
           try {
-            pipeline.authenticate(token, 'authToken', 'MODEL_REQUESTS');
-            return undefined;
+            return { accountId: pipeline.authenticate(token, 'authToken', 'MODEL_REQUESTS').account.id };
           } catch (err) {
             return toGatewayError(err);
           }
         },
+        accountInput,
         heartbeatIntervalMs: config.gate.heartbeatIntervalMs,
         gate,
         clientCalls,

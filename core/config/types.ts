@@ -157,6 +157,8 @@ export interface GatewayConfig {
     readonly workerGrpcPort?: number;
     readonly publicUrl?: string;
     readonly bodyLimitBytes: number;
+    /** Bytes of a refused HTTP body's rest read and dropped so the client reads the answer (core/http/body-drain.ts). */
+    readonly refusedBodyDrainBytes: number;
     /** One info line per HTTP request. */
     readonly accessLog: boolean;
     readonly grpcMaxMessageBytes: number;
@@ -207,6 +209,8 @@ export interface GatewayConfig {
     readonly extMaxParamBytes: number;
     /** Bytes an account may keep stored (datasets, async task bodies and results). */
     readonly storageBytesPerAccount: number;
+    /** Input bytes (HTTP bodies, gRPC client messages) read per second for one account (core/flow/byte-rate.ts). */
+    readonly inputBytesPerSecondPerAccount: number;
     /** Streaming calls an account may hold open at once on one gateway. */
     readonly concurrentStreamsPerAccount: number;
     /** Bytes of billing records the in-memory ledger keeps. */

@@ -1,5 +1,6 @@
 import { gatewayError, type GatewayError } from '../errors.js';
 import type { ClientRequestProto } from '../../proto/src/index.js';
+import { EXT_FIELD, RAW_EXT_MIN_BYTES, RawExt, fieldHeader, isPlainExt } from './raw-ext.js';
 
 /** Bounds of one client-call message (process, processResponseStream, processStream). */
 export interface ClientMessageLimits {
@@ -40,12 +41,14 @@ export class ClientMessage {
   readonly refused: GatewayError | undefined;
   readonly #bytes: Buffer;
   readonly #decode: (bytes: Buffer) => ClientRequestProto;
+  readonly #ext: ExtRange | undefined;
 
-  constructor(fields: { account?: string; model?: string; authToken?: string; refused?: GatewayError }, bytes: Buffer, decode: (bytes: Buffer) => ClientRequestProto) {
+  constructor(fields: Preflight, bytes: Buffer, decode: (bytes: Buffer) => ClientRequestProto) {
     this.account = fields.account ?? '';
     this.model = fields.model ?? '';
     this.authToken = fields.authToken;
     this.refused = fields.refused;
+    this.#ext = fields.ext;
     this.#bytes = bytes;
     this.#decode = decode;
   }
@@ -54,11 +57,42 @@ export class ClientMessage {
   decode(): ClientRequestProto {
     if (this.refused) throw this.refused;
     try {
-      return this.#decode(this.#bytes);
+      return this.#withRawExt() ?? this.#decode(this.#bytes);
     } catch (err) {
       throw gatewayError('VALIDATION_FAILED', { args: { reason: `the message is not a ClientRequestProto: ${(err as Error).message}` } });
     }
   }
+
+  /**
+   * A large, plain ext call decoded without its params: the rest of the message is decoded, the ext
+   * travels to the service as the caller's bytes (raw-ext.ts). Undefined when the message does not
+   * qualify (small, several ext fields, another body member, anything unusual in the ext).
+   */
+  #withRawExt(): ClientRequestProto | undefined {
+    const ext = this.#ext;
+    if (!ext || ext.end - ext.start < RAW_EXT_MIN_BYTES || !isPlainExt(this.#bytes, ext.start, ext.end)) return undefined;
+    const request = this.#decode(Buffer.concat([this.#bytes.subarray(0, ext.fieldStart), this.#bytes.subarray(ext.end)]));
+    if (request.body !== undefined) return undefined;
+    const decodeExt = (raw: Buffer) => this.#decode(Buffer.concat([fieldHeader(EXT_FIELD, raw.length), raw])).ext ?? {};
+    return { ...request, body: 'ext', ext: new RawExt(this.#bytes.subarray(ext.start, ext.end), decodeExt) };
+  }
+}
+
+/** Where the one `ext` field of a message lies: its tag, and its value's bytes. */
+interface ExtRange {
+  fieldStart: number;
+  start: number;
+  end: number;
+}
+
+/** What the preflight reads of a message. */
+interface Preflight {
+  account?: string;
+  model?: string;
+  authToken?: string;
+  refused?: GatewayError;
+  /** The ext field, when the message has exactly one. */
+  ext?: ExtRange;
 }
 
 /**
@@ -70,11 +104,12 @@ export function clientMessageDeserializer(limits: ClientMessageLimits, decode: (
 }
 
 /** Reads account, model and authToken and measures `headers`, without decoding the message. */
-export function preflight(bytes: Buffer, limits: ClientMessageLimits): { account?: string; model?: string; authToken?: string; refused?: GatewayError } {
+export function preflight(bytes: Buffer, limits: ClientMessageLimits): Preflight {
   if (bytes.length > limits.maxMessageBytes) {
     return { refused: gatewayError('MESSAGE_TOO_LARGE', { args: { size: bytes.length, limit: limits.maxMessageBytes } }) };
   }
-  const out: { account?: string; model?: string; authToken?: string; refused?: GatewayError } = {};
+  const out: Preflight = {};
+  let extFields = 0;
   const malformed = (reason: string) => ({ refused: gatewayError('VALIDATION_FAILED', { args: { reason: `the message is not a ClientRequestProto: ${reason}` } }) });
   const maxFields = limits.maxHeaders + OTHER_FIELDS;
   let headerCount = 0;
@@ -113,6 +148,7 @@ export function preflight(bytes: Buffer, limits: ClientMessageLimits): { account
         } else if (field === FIELD.ext) {
           const refused = checkExtParams(bytes, start, pos, limits);
           if (refused) return { refused };
+          out.ext = ++extFields === 1 ? { fieldStart, start, end: pos } : undefined;
         } else if (field === FIELD.account || field === FIELD.model || field === FIELD.authToken) {
           // An over-long value is kept as a marker that cannot match (admission refuses it) without decoding it.
           const text = length.value > MAX_ADDRESS_BYTES ? '\u0000too-long' : bytes.toString('utf8', start, pos);
@@ -215,33 +251,39 @@ export function authTokenOfHead(head: Buffer): { decided: boolean; token?: strin
   return { decided: false };
 }
 
+/** A key the early check found good: whose bytes the rest of the message is. */
+export interface AdmittedKey {
+  readonly accountId: number;
+}
+
 /**
  * The key check of a large first client message from its first bytes: answers the key's refusal,
- * `null` for a good key (or a message small enough for the normal path: received whole, then
- * admission, then an in-band answer), or undefined while the head is still arriving. `push` takes the
- * call's stream chunks from the first (the 5-byte gRPC prefix included).
+ * the key's account when it is good (the rest of the message is read at that account's input rate),
+ * `null` for a message small enough for the normal path (received whole, then admission, then an
+ * in-band answer), or undefined while the head is still arriving. `push` takes the call's stream
+ * chunks from the first (the 5-byte gRPC prefix included).
  */
 export class EarlyKeyCheck {
   #head: Buffer = Buffer.alloc(0);
   #done = false;
 
   constructor(
-    private readonly check: (token: string | undefined) => GatewayError | undefined,
+    private readonly check: (token: string | undefined) => GatewayError | AdmittedKey,
     /** Messages up to this size take the normal path; larger ones are decided within this many bytes. */
     private readonly headBytes: number,
   ) {}
 
-  push(chunk: Buffer): GatewayError | null | undefined {
+  push(chunk: Buffer): GatewayError | AdmittedKey | null | undefined {
     if (this.#done) return undefined;
     this.#head = Buffer.concat([this.#head, chunk.subarray(0, 5 + this.headBytes - this.#head.length)]);
     if (this.#head.length < 5) return undefined;
     if (this.#head.readUInt32BE(1) <= this.headBytes) return this.#finish(null);
     const { decided, token } = authTokenOfHead(this.#head.subarray(5));
     if (!decided && this.#head.length < 5 + this.headBytes) return undefined;
-    return this.#finish(this.check(decided ? token : undefined) ?? null);
+    return this.#finish(this.check(decided ? token : undefined));
   }
 
-  #finish(result: GatewayError | null): GatewayError | null {
+  #finish<T extends GatewayError | AdmittedKey | null>(result: T): T {
     this.#done = true;
     this.#head = Buffer.alloc(0);
     return result;

@@ -4,8 +4,10 @@ import { toApiErrorProto } from './api-error.js';
 import type { ClientCalls } from './client-calls.js';
 import type { Gate } from '../gate/gate.js';
 import { gateServiceDefinition, type ClientRequestProto, type GateHandlers } from '../../proto/src/index.js';
-import { clientMessageDeserializer, type ClientMessageLimits } from './client-message.js';
+import { clientMessageDeserializer, type AdmittedKey, type ClientMessageLimits } from './client-message.js';
+import type { AccountInputRate } from '../flow/byte-rate.js';
 import { receiveLimitInterceptor, receiveLimitOf } from './receive-limits.js';
+import { withRawExt } from './raw-ext.js';
 import { UnauthenticatedBytes, trust, unauthenticatedBytesInterceptor } from './unauthenticated-bytes.js';
 
 /** The client calls take ClientMessages: their deserializer reads only what admission needs. */
@@ -31,8 +33,10 @@ export interface GrpcServerOptions {
   unauthenticatedBytesInFlight: number;
   /** Unauthenticated bytes read per second over all peers (unauthenticated-bytes.ts). */
   unauthenticatedBytesPerSecond?: number;
-  /** The key check of client calls (undefined: the key is good), run on the head of a large first message. */
-  checkClientKey?: (token: string | undefined) => GatewayError | undefined;
+  /** The key check of client calls (the key's account when it is good), run on the head of a large first message. */
+  checkClientKey?: (token: string | undefined) => GatewayError | AdmittedKey;
+  /** Input bytes read per second for each account (`limits.inputBytesPerSecondPerAccount`): large client messages wait on it. */
+  accountInput?: AccountInputRate;
   heartbeatIntervalMs: number;
   gate: Gate;
   clientCalls: ClientCalls;
@@ -67,16 +71,19 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   const limitOf = (path: string) =>
     clientPaths.has(path) ? options.client.maxMessageBytes : path === processAsyncPath ? options.registrationMaxMessageBytes : undefined;
   // Client calls get a deserializer that reads only what admission needs (client-message.ts).
+  // Service streams get a serializer that writes a large ext call's params as the caller sent them (raw-ext.ts).
   const served: grpc.ServiceDefinition = Object.fromEntries(Object.entries(definition).map(([name, method]) => [
     name,
     clientPaths.has(method.path)
       ? { ...method, requestDeserialize: clientMessageDeserializer(options.client, method.requestDeserialize as (bytes: Buffer) => ClientRequestProto) }
-      : method,
+      : method.path === processAsyncPath
+        ? { ...method, responseSerialize: withRawExt(method.responseSerialize as (message: { ext?: unknown }) => Buffer) }
+        : method,
   ]));
   const unauthenticated = new UnauthenticatedBytes(options.unauthenticatedBytesInFlight, options.unauthenticatedBytesPerSecond);
   const watched = (path: string) => (clientPaths.has(path) ? 'firstMessage' : path === processAsyncPath ? 'untilTrusted' : undefined);
   const server = new grpc.Server({
-    interceptors: [receiveLimitInterceptor(limitOf), unauthenticatedBytesInterceptor(unauthenticated, watched, options.checkClientKey)],
+    interceptors: [receiveLimitInterceptor(limitOf), unauthenticatedBytesInterceptor(unauthenticated, watched, options.checkClientKey, options.accountInput)],
     'grpc.max_receive_message_length': options.maxMessageBytes,
     'grpc.max_send_message_length': options.maxMessageBytes,
     // SDK clients ping every 120 s, also without active calls; the grpc-js default (5 min minimum

@@ -1,8 +1,9 @@
 import http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
-import { gatewayError, type GatewayError } from '../errors.js';
-import { EarlyKeyCheck } from './client-message.js';
+import { GatewayError, gatewayError } from '../errors.js';
+import { EarlyKeyCheck, type AdmittedKey } from './client-message.js';
 import { beforeStatus, callInternals } from './grpc-call-internals.js';
+import { ByteRate, StreamPacer, type AccountInputRate } from '../flow/byte-rate.js';
 
 /**
  * A gateway-wide budget of bytes held for gRPC input nobody has vouched for yet: client-call
@@ -28,27 +29,17 @@ export class UnauthenticatedBytes {
   readonly limit: number;
   /** Unauthenticated bytes read per second, over all peers; the rest waits in HTTP/2 flow control. */
   readonly ratePerSecond: number;
-  #tokens: number;
-  #refilledAt = performance.now();
+  readonly #rate: ByteRate;
 
   constructor(limit: number, ratePerSecond = Infinity) {
     this.limit = limit;
     this.ratePerSecond = ratePerSecond;
-    this.#tokens = ratePerSecond;
+    this.#rate = new ByteRate(ratePerSecond);
   }
 
-  /**
-   * Charges `bytes` just read to the rate (a token bucket holding one second's worth) and says how
-   * long the reader should pause before reading more: 0 while the rate holds. The bytes were still
-   * read: the pause is what slows the peer, since a paused stream stops returning flow-control credit.
-   */
+  /** Charges `bytes` just read to the rate and says how long the reader should pause (core/flow/byte-rate.ts). */
   throttle(bytes: number): number {
-    if (bytes === 0 || this.ratePerSecond === Infinity) return 0;
-    const now = performance.now();
-    this.#tokens = Math.min(this.ratePerSecond, this.#tokens + ((now - this.#refilledAt) / 1000) * this.ratePerSecond);
-    this.#refilledAt = now;
-    this.#tokens -= bytes;
-    return this.#tokens >= 0 ? 0 : Math.ceil((-this.#tokens / this.ratePerSecond) * 1000);
+    return this.#rate.charge(bytes);
   }
 
   /** Bytes of unauthenticated messages being received now, over all calls. */
@@ -158,12 +149,14 @@ const untrusted = new WeakMap<object, () => void>();
  * first message is complete (its admission comes next, and refuses or vouches for all that follows);
  * a `processAsync` stream until `trust(stream)` (its `startServing` accepted). A chunk over the
  * budget answers RESOURCE_EXHAUSTED with the coded error and resets the stream, dropping what
- * grpc-js had buffered of it.
+ * grpc-js had buffered of it. A large client message with a good key is read on at its account's input
+ * rate (`accountInput`) for the rest of the call: the key's account waits, not every other account.
  */
 export function unauthenticatedBytesInterceptor(
   budget: UnauthenticatedBytes,
   watched: (path: string) => 'firstMessage' | 'untilTrusted' | undefined,
-  checkClientKey?: (token: string | undefined) => GatewayError | undefined,
+  checkClientKey?: (token: string | undefined) => GatewayError | AdmittedKey,
+  accountInput?: AccountInputRate,
 ): grpc.ServerInterceptor {
   return (method, call) => {
     const mode = watched(method.path);
@@ -173,28 +166,15 @@ export function unauthenticatedBytesInterceptor(
       const send = (code: grpc.status, err: GatewayError) => internals.sendStatus?.({ code, details: `${err.code}: ${err.message}` });
       const bytes = new CallBytes(budget);
       const early = mode === 'firstMessage' && checkClientKey ? new EarlyKeyCheck(checkClientKey, FREE_BYTES_PER_MESSAGE) : undefined;
-      let paused: NodeJS.Timeout | undefined;
       // Unauthenticated bytes are read at the gateway-wide rate: past it the stream waits, and HTTP/2
       // flow control makes its sender wait too.
-      const slowDown = (counted: number) => {
-        const waitMs = budget.throttle(counted);
-        if (waitMs > 0 && !paused) {
-          stream.pause();
-          paused = setTimeout(() => {
-            paused = undefined;
-            if (!stream.destroyed) stream.resume();
-          }, waitMs);
-        }
-      };
+      const pacer = new StreamPacer(stream, (counted) => budget.throttle(counted));
+      const slowDown = (counted: number) => pacer.took(counted);
       const stop = () => {
         stream.off('data', onData);
         bytes.release();
         untrusted.delete(call);
-        if (paused) {
-          clearTimeout(paused);
-          paused = undefined;
-          if (!stream.destroyed) stream.resume();
-        }
+        pacer.stop(true);
       };
       // Past the budget: the coded status, and a reset that drops what grpc-js buffered of the message.
       const refuse = (code: grpc.status, err: GatewayError) => {
@@ -226,8 +206,8 @@ export function unauthenticatedBytesInterceptor(
         // that has gone quiet gets the status after the bound, then a reset a moment later.
         const whenQuiet = () => {
           const quietMs = performance.now() - lastData;
-          if (paused || quietMs < KEY_REFUSAL_WAIT_MS) {
-            bound = setTimeout(whenQuiet, KEY_REFUSAL_WAIT_MS - (paused ? 0 : quietMs)).unref();
+          if (pacer.pausing || quietMs < KEY_REFUSAL_WAIT_MS) {
+            bound = setTimeout(whenQuiet, KEY_REFUSAL_WAIT_MS - (pacer.pausing ? 0 : quietMs)).unref();
             return;
           }
           answer();
@@ -237,12 +217,29 @@ export function unauthenticatedBytesInterceptor(
         stream.once('close', () => clearTimeout(bound));
         stream.prependOnceListener('end', answer);
       };
+      // An admitted caller's large message: its bytes are read at its account's rate, the stream
+      // paused while the account is over it (issue 25: another account's large bodies).
+      const paceAccount = (accountId: number, first: number) => {
+        if (!accountInput) return;
+        const account = new StreamPacer(stream, accountInput.chargeOf(accountId));
+        const onPaced = (chunk: Buffer) => account.took(chunk.length);
+        stream.on('data', onPaced);
+        stream.once('close', () => {
+          account.stop();
+          stream.off('data', onPaced);
+        });
+        account.took(first);
+      };
       const onData = (chunk: Buffer) => {
         // A large first message is refused from its head when its key is missing or wrong, and
         // trusted when it is good: the rest is then never buffered (or throttled) for nothing.
         const keyCheck = early?.push(chunk);
-        if (keyCheck) return refuseKey(keyCheck);
-        if (keyCheck === null) return stop(); // a good key, or a message small enough to take whole
+        if (keyCheck instanceof GatewayError) return refuseKey(keyCheck);
+        if (keyCheck === null) return stop(); // a message small enough to take whole
+        if (keyCheck) {
+          stop();
+          return paceAccount(keyCheck.accountId, chunk.length);
+        }
         if (!bytes.receive(chunk)) {
           return refuse(grpc.status.RESOURCE_EXHAUSTED, gatewayError('UNAUTHENTICATED_BYTES_EXHAUSTED', { args: { limit: budget.limit } }));
         }

@@ -7,6 +7,7 @@ import { GatewayEvents } from '../observe/events.js';
 import { RequestRecord } from '../observe/request-record.js';
 import { isLimitRejection } from '../observe/rejections.js';
 import { isExpectedCondition } from '../observe/expected-conditions.js';
+import { isDraining } from './body-drain.js';
 import type { ErrorRenderer } from './state.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -61,8 +62,9 @@ export function createHttpApp(log: Logger, events: GatewayEvents = new GatewayEv
       ctx.set(errorHeaders(err));
       // An error answered before the request body was read to its end (413 mid-body, 401 before the
       // body): the rest of the body would stay in the socket and poison the next request on it (or
-      // Node would read it all to discard it). Closing the connection bounds both.
-      if (!ctx.req.complete) ctx.set('Connection', 'close');
+      // Node would read it all to discard it). Closing the connection bounds both, unless the body
+      // reader drains the rest of a refused body, which closes the connection itself past its bound.
+      if (!ctx.req.complete && !isDraining(ctx.req)) ctx.set('Connection', 'close');
       const render = ctx.state.errorRenderer;
       ctx.body = render ? render(err, requestId) : renderErrorBody(err);
     } finally {

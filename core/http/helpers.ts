@@ -1,6 +1,5 @@
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'koa';
-import getRawBody from 'raw-body';
 import type { Caller, ServiceEntry } from '../admission/directory.js';
 import { gatewayError } from '../errors.js';
 import { serviceLabel } from '../gate/service-label.js';
@@ -12,7 +11,8 @@ import type { ServiceCall } from '../gate/service-call.js';
 import { httpCallerHeaders, serviceHeaders } from '../gate/service-headers.js';
 import { costOf, modelOfRequest, type RegistryPrices } from '../userspace/prices.js';
 import { DEFAULT_JSON_MAX_DEPTH, DEFAULT_JSON_SIZE_LIMITS, JsonShapeCheck, parseJson, type JsonSizeLimits } from '../validation/json.js';
-import { readBodyInspected } from './read-body.js';
+import type { AccountInputRate } from '../flow/byte-rate.js';
+import { readBodyInspected, type BodyReadOptions } from './read-body.js';
 
 /** Request-body and header helpers every HTTP plugin uses, bound to the configured body limit. */
 export interface HttpHelpers {
@@ -65,6 +65,14 @@ function onResponseClose(this: ResponseWithCall): void {
   if (!this.writableFinished) this[CALL]?.cancel(gatewayError('REQUEST_CANCELED'));
 }
 
+/** How bodies are read besides their size: each account's input rate, and the drain of a refused body's rest. */
+export interface BodyReading {
+  /** `limits.inputBytesPerSecondPerAccount`, shared with the gRPC client calls; undefined: not paced. */
+  accountInput?: AccountInputRate;
+  /** `server.refusedBodyDrainBytes`: 0 leaves a refused body's rest unread (the connection is closed). */
+  refusedBodyDrainBytes?: number;
+}
+
 /** The headers a service gets for this request: request ID, caller, billing, the caller's W3C trace context. */
 function serviceHeadersOf(ctx: Context, caller: Caller): StringMap {
   const headers = serviceHeaders({ requestId: String(ctx.state.requestId), callerAccountId: caller.account.id, keyName: caller.keyName }, httpCallerHeaders(ctx.request.headers));
@@ -78,18 +86,27 @@ export function createHttpHelpers(
   jsonMaxDepth = DEFAULT_JSON_MAX_DEPTH,
   jsonSize: JsonSizeLimits = DEFAULT_JSON_SIZE_LIMITS,
   registryPrices?: RegistryPrices,
+  reading: BodyReading = {},
 ): HttpHelpers {
+  // The body's bytes count against the input rate of the caller admission left on the context
+  // (ctx.state.caller): a tenant's large bodies wait on its own budget (issue 25).
+  // A refused body's rest is drained for an admitted caller only, at its rate: every byte it sends
+  // then counts, so an attacker's refused 30 MB bodies hold it to its rate instead of sending it
+  // straight on to the next (a body read before admission, 64 KiB at most, is closed on as before).
+  const readOptions = (ctx: Context): BodyReadOptions => {
+    const caller = ctx.state.caller;
+    const { accountInput, refusedBodyDrainBytes = 0 } = reading;
+    if (!caller || !accountInput) return {};
+    return {
+      pace: accountInput.chargeOf(caller.account.id),
+      ...(refusedBodyDrainBytes > 0 ? { drain: { res: ctx.res, maxBytes: refusedBodyDrainBytes } } : {}),
+    };
+  };
   const readRawBody = async (ctx: Context, limit = bodyLimitBytes): Promise<Buffer> => {
-    try {
-      const body = await getRawBody(ctx.req, { limit, length: ctx.request.headers['content-length'] });
-      const record = ctx.state.record;
-      if (record) record.bytesIn = body.length;
-      return body;
-    } catch (err) {
-      const e = err as { type?: string; limit?: number; message?: string };
-      if (e.type === 'entity.too.large') throw gatewayError('REQUEST_TOO_LARGE', { args: { limit } });
-      throw gatewayError('VALIDATION_FAILED', { args: { reason: `request body could not be read: ${e.message ?? 'aborted'}` } });
-    }
+    const body = await readBodyInspected(ctx.req, limit, () => undefined, readOptions(ctx));
+    const record = ctx.state.record;
+    if (record) record.bytesIn = body.length;
+    return body;
   };
   const readJsonText = async (ctx: Context, limit = bodyLimitBytes, maxMembers = jsonSize.maxMembers): Promise<{ text: string; value: unknown }> => {
     // The configured bounds as they are unless the caller narrows them: no object per request.
@@ -97,7 +114,7 @@ export function createHttpHelpers(
     // The size bounds are checked as the bytes arrive: a body over one is refused from its first
     // kilobytes, never gathered whole (issue 25 N1).
     const shape = new JsonShapeCheck(jsonMaxDepth, size);
-    const raw = await readBodyInspected(ctx.req, limit, (chunk) => shape.push(chunk));
+    const raw = await readBodyInspected(ctx.req, limit, (chunk) => shape.push(chunk), readOptions(ctx));
     const record = ctx.state.record;
     if (record) record.bytesIn = raw.length;
     if (raw.length === 0) throw gatewayError('MALFORMED_JSON', { args: { reason: 'the body is empty' } });

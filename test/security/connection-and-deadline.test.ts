@@ -27,7 +27,7 @@ describe('hostile HTTP bodies and gRPC deadlines', () => {
   const limit = 64 * 1024;
 
   beforeAll(async () => {
-    gw = await startTestGateway(testConfigInput({ server: { httpPort: 0, grpcPort: 0, bodyLimitBytes: limit }, plugins: { enabled: ['sync-predict'] } }));
+    gw = await startTestGateway(testConfigInput({ server: { httpPort: 0, grpcPort: 0, bodyLimitBytes: limit, refusedBodyDrainBytes: limit / 2 }, plugins: { enabled: ['sync-predict'] } }));
     client = rawClient(gw.grpcAddress);
     service = new RawServiceStream(client);
     service.startServing(ECHO_TOKEN, 'echo');
@@ -44,20 +44,20 @@ describe('hostile HTTP bodies and gRPC deadlines', () => {
     await gw?.close();
   });
 
-  it('closes the connection after a 413 on a chunked body, so the next request is not poisoned', async () => {
+  it('closes the connection after a 413 on a chunked body longer than the drain bound, so the next request is not poisoned', async () => {
     const { port } = new URL(gw.httpUrl);
     const socket = connect(Number(port), '127.0.0.1');
     await new Promise((r) => socket.once('connect', r));
     socket.write(`POST /api/platformgate/account/demo/model/echo/predict HTTP/1.1\r\nHost: x\r\nPLATFORM-API-KEY: ${TEST_KEY}\r\n`
       + 'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n');
     const chunk = Buffer.alloc(16 * 1024, 'a');
-    // Four times the limit, in chunks, without ending the body: the attack of issue #15 item 9.
+    // Four times the limit, in chunks, without ending the body: the attack of issue #15 item 9. What
+    // follows the refusal is more than server.refusedBodyDrainBytes (half the limit here).
     for (let i = 0; i < 8; i++) socket.write(`${chunk.length.toString(16)}\r\n${chunk.toString()}\r\n`);
     const started = Date.now();
     const answer = await readUntil(socket, (text) => /\r\n\r\n[\s\S]*"code":"REQUEST_TOO_LARGE"[\s\S]*\}\}$/.test(text));
     expect(answer.text).toMatch(/^HTTP\/1\.1 413/);
-    expect(answer.text.toLowerCase()).toContain('connection: close');
-    // The gateway ends the connection instead of leaving the rest of the body in it.
+    // The gateway ends the connection past the drain bound instead of leaving the rest of the body in it.
     const closed = answer.closed || await new Promise<boolean>((resolve) => {
       socket.once('close', () => resolve(true));
       setTimeout(() => resolve(false), 3000);
