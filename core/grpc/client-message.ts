@@ -1,5 +1,6 @@
 import { gatewayError, type GatewayError } from '../errors.js';
 import type { ClientRequestProto } from '../../proto/src/index.js';
+import { readVarint } from './varint.js';
 import { EXT_FIELD, RAW_EXT_MIN_BYTES, RawExt, fieldHeader, isPlainExt } from './raw-ext.js';
 
 /** Bounds of one client-call message (process, processResponseStream, processStream). */
@@ -203,20 +204,6 @@ function tooManyHeaders(limits: ClientMessageLimits, count: number, bytes?: numb
       args: { maxHeaders: limits.maxHeaders, maxHeaderBytes: limits.maxHeaderBytes, count, ...(bytes === undefined ? {} : { bytes }) },
     }),
   };
-}
-
-/** A base-128 varint at `pos` (up to 2^53), or undefined when the buffer ends inside it. */
-function readVarint(bytes: Buffer, pos: number): { value: number; next: number } | undefined {
-  let value = 0;
-  let scale = 1;
-  for (let i = 0; i < 10; i++) {
-    if (pos >= bytes.length) return undefined;
-    const byte = bytes[pos++]!;
-    value += (byte & 0x7f) * scale;
-    if (byte < 0x80) return { value, next: pos };
-    scale *= 128;
-  }
-  return undefined;
 }
 
 /**

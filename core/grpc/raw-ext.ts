@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { ExtendedRequestProto } from '../../proto/src/index.js';
+import { readVarint } from './varint.js';
 
 /**
  * A large ext call's `ExtendedRequestProto`, kept as the caller's bytes and written into the service's
@@ -84,26 +85,14 @@ function isPlainEntry(bytes: Buffer, start: number, end: number): boolean {
 function walk(bytes: Buffer, start: number, end: number, field: (number: number, from: number, to: number) => boolean): boolean {
   let pos = start;
   while (pos < end) {
-    const tag = varint(bytes, pos, end);
+    const tag = readVarint(bytes, pos, end);
     if (!tag || tag.value % 8 !== 2) return false;
-    const length = varint(bytes, tag.next, end);
+    const length = readVarint(bytes, tag.next, end);
     if (!length || length.next + length.value > end) return false;
     if (!field(Math.floor(tag.value / 8), length.next, length.next + length.value)) return false;
     pos = length.next + length.value;
   }
   return pos === end;
-}
-
-function varint(bytes: Buffer, pos: number, end: number): { value: number; next: number } | undefined {
-  let value = 0;
-  let scale = 1;
-  for (let i = 0; i < 8 && pos < end; i++) {
-    const byte = bytes[pos++]!;
-    value += (byte & 0x7f) * scale;
-    if (byte < 0x80) return { value, next: pos };
-    scale *= 128;
-  }
-  return undefined;
 }
 
 /**
