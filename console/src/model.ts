@@ -61,6 +61,8 @@ export interface Service {
   source?: 'config' | 'stored' | 'derived';
   /** Serving instances connected to this gateway. */
   instances?: number;
+  /** Every instance live on this gateway: version, load, state; an upstream engine with its health. */
+  connectedInstances?: ServiceInstance[];
   connectionTokens?: { id: string; prefix?: string; createdAt?: string }[];
   upstream?: {
     api?: string;
@@ -75,6 +77,20 @@ export interface Service {
   /** Only in the answer that made a new connection token: its secret, shown once. */
   connectionToken?: { id: string; token: string };
   [field: string]: unknown;
+}
+
+/** One instance of a service as the services API shows it. */
+export interface ServiceInstance {
+  name: string;
+  kind: 'stream' | 'local';
+  state: 'serving' | 'draining' | 'closed';
+  hostname: string | null;
+  version: number | null;
+  image: string | null;
+  inFlight: number;
+  load: { inFlight?: number; queueDepth?: number; kvCacheUsage?: number; models?: string[]; at: string } | null;
+  connectedAt: string;
+  engineHealth?: { status: 'healthy' | 'unhealthy' | 'pending' | 'unchecked'; consecutiveFailures: number; checkedAt: string | null };
 }
 
 export interface UsageRow {

@@ -171,6 +171,7 @@ export class Gate {
           instance.log.warn('local instance taken out of routing');
         }
       },
+      reportHealth: (health) => instance.reportHealth(health),
       detach: (reason) => this.#pool.end(instance, reason),
     };
   }

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Directory } from '../admission/directory.js';
 import type { GatewayEvents } from '../observe/events.js';
-import type { GateInstance, Instance, InstanceKind, InstanceLoad } from './instance.js';
+import type { EngineHealth, GateInstance, Instance, InstanceKind, InstanceLoad } from './instance.js';
 import { pickInstance, withModel } from './routing.js';
 import type { ServiceCall } from './service-call.js';
 import { serviceLabel } from './service-label.js';
@@ -16,6 +16,11 @@ export interface InstanceInfo {
   connectedAt: number;
   /** The instance's last load report, if it sends any. */
   load?: InstanceLoad;
+  /** The version and image it announced, if any. */
+  version?: number;
+  image?: string;
+  /** An in-process instance's engine health, as its owner last reported it. */
+  engineHealth?: EngineHealth;
 }
 
 /** Where the calls of an instance that ended go: the Gate fails them, or sends them to a fallback. */
@@ -185,6 +190,9 @@ export class InstancePool {
         hostname: s.hostname,
         connectedAt: s.connectedAt,
         load: s.load,
+        version: s.version,
+        image: s.image,
+        engineHealth: s.engineHealth,
       }));
   }
 

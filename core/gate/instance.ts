@@ -29,6 +29,11 @@ export interface GateInstance {
   readonly log: Logger;
   /** The latest load the instance reported (heartBeat headers); undefined when it reports none. */
   readonly load: InstanceLoad | undefined;
+  /** The version (StartServing `version`, an integer) and image the instance announced; undefined when none. */
+  readonly version: number | undefined;
+  readonly image: string | undefined;
+  /** The health of the engine behind an in-process instance, as its owner last reported it. */
+  readonly engineHealth: EngineHealth | undefined;
   /**
    * Whether the instance's method descriptor declares a `config` input for `method` (docs/design.md,
    * decisions: such a method gets `{}` when the request has no config).
@@ -44,6 +49,18 @@ export interface GateInstance {
 export interface InstanceLoad extends LoadReport {
   /** When the report arrived (ms since the epoch). */
   readonly at: number;
+}
+
+/**
+ * The health of the engine behind an in-process instance (the upstream connector's probes), as its
+ * owner last reported it: `unchecked` without a health check, `pending` before the first probe, then
+ * what the last probe found and how many failed in a row.
+ */
+export interface EngineHealth {
+  readonly status: 'healthy' | 'unhealthy' | 'pending' | 'unchecked';
+  readonly consecutiveFailures: number;
+  /** When the last probe ended (ms since the epoch); absent before the first. */
+  readonly checkedAt?: number;
 }
 
 let nextInstanceId = 1;
@@ -91,6 +108,20 @@ export abstract class Instance implements GateInstance {
 
   get load(): InstanceLoad | undefined {
     return this.#load;
+  }
+
+  /** A dialled-in instance overrides these with what it announced. */
+  get version(): number | undefined {
+    return undefined;
+  }
+
+  get image(): string | undefined {
+    return undefined;
+  }
+
+  /** Only an in-process instance has an engine behind it. */
+  get engineHealth(): EngineHealth | undefined {
+    return undefined;
   }
 
   reportLoad(load: LoadReport): void {

@@ -1,6 +1,6 @@
 import type { ServiceEntry } from '../admission/directory.js';
 import type { Logger } from '../observe/logger.js';
-import { Instance, type GateInstance } from './instance.js';
+import { Instance, type EngineHealth, type GateInstance } from './instance.js';
 import type { GateToServiceProto, ServiceToGateBodies, ServiceToGateProto } from '../../proto/src/index.js';
 
 /** Where a local worker sends its answers (any ServiceToGateProto a model service could send). */
@@ -35,6 +35,8 @@ export interface LocalInstanceHandle {
   readonly instance: GateInstance;
   /** false takes the instance out of routing (a failed health check), true puts it back. */
   setServing(serving: boolean): void;
+  /** What the owner's probes found about the engine (shown in instance views, never used to route). */
+  reportHealth(health: EngineHealth): void;
   /** Removes the instance; calls still in flight fail with SERVICE_DISCONNECTED. */
   detach(reason: string): void;
 }
@@ -48,6 +50,7 @@ export class LocalInstance extends Instance {
   readonly kind = 'local' as const;
   readonly bootUuid: string;
   readonly hostname: string | undefined;
+  #engineHealth: EngineHealth | undefined;
   readonly #worker: LocalWorker;
   readonly #log: Logger;
   readonly #reply: LocalReply;
@@ -65,6 +68,14 @@ export class LocalInstance extends Instance {
 
   get log(): Logger {
     return this.#log;
+  }
+
+  override get engineHealth(): EngineHealth | undefined {
+    return this.#engineHealth;
+  }
+
+  reportHealth(health: EngineHealth): void {
+    this.#engineHealth = health;
   }
 
   /** An in-process worker has no method descriptor: requests go as the caller sent them. */

@@ -50,6 +50,14 @@ export class ServiceSession extends Instance {
     return this.start.hostname || undefined;
   }
 
+  override get version(): number | undefined {
+    return this.start.version ?? undefined;
+  }
+
+  override get image(): string | undefined {
+    return this.start.image || undefined;
+  }
+
   /** Marks the stream alive; any message from the service counts. */
   touch(): void {
     this.#lastSeen = Date.now();

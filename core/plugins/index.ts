@@ -16,7 +16,7 @@ export type { GateRequest, LocalInstanceHandle, OpenOptions } from '../gate/gate
 export type { CallContext } from '../gate/call-context.js';
 export { parsedPayload, parsedValueOf } from '../gate/parsed-payload.js';
 export type { LocalInstanceOptions, LocalReply, LocalWorker } from '../gate/local-instance.js';
-export type { InstanceLoad } from '../gate/instance.js';
+export type { EngineHealth, InstanceLoad } from '../gate/instance.js';
 export { fromServiceError, isRelayedUpstreamHeader } from '../grpc/api-error.js';
 export { extParamsTooLarge } from '../grpc/client-message.js';
 export { servedByHeader, type ServedBy, type ServiceAnswer, type ServiceCall } from '../gate/service-call.js';

@@ -119,8 +119,11 @@ function connect(ctx: PluginContext, service: ServiceEntry, upstream: UpstreamCo
   const firstProbe = new Promise<void>((resolve) => (probed = resolve));
   const connector: Connector = { worker, handle, timer: undefined, closed: false, firstProbe };
   const check = upstream.healthCheck;
-  if (!check) probed();
-  else {
+  if (!check) {
+    handle.reportHealth({ status: 'unchecked', consecutiveFailures: 0 });
+    probed();
+  } else {
+    handle.reportHealth({ status: 'pending', consecutiveFailures: 0 });
     // Until the engine first answers its health check it has no instance here. Afterwards it leaves
     // routing only after `failuresBeforeDown` failures in a row: an engine busy generating (llama.cpp's
     // server on few cores) can answer one probe late without being down.
@@ -135,6 +138,7 @@ function connect(ctx: PluginContext, service: ServiceEntry, upstream: UpstreamCo
       probed();
       if (connector.closed) return;
       failures = healthy ? 0 : failures + 1;
+      handle.reportHealth({ status: healthy ? 'healthy' : 'unhealthy', consecutiveFailures: healthy ? 0 : failures, checkedAt: Date.now() });
       if (healthy || failures >= check.failuresBeforeDown) handle.setServing(healthy);
       connector.timer = setTimeout(probe, check.intervalMs).unref();
     };

@@ -49,6 +49,34 @@ export function serviceRoutes(router: Router, ctx: PluginContext<any>, access: A
     return gate.instances(id).filter((i) => i.state === 'serving').length;
   }
 
+  /**
+   * Every instance of the service live on this gateway, serving or not: its version, load and state,
+   * and for an upstream engine its health as the connector's probes last saw it. The hostname of an
+   * engine is its URL's host only (URL.host never carries a user or password).
+   */
+  function connectedOf(id: number) {
+    return gate.instances(id).map((i) => ({
+      name: i.bootUuid,
+      kind: i.kind,
+      state: i.state,
+      hostname: i.hostname ?? null,
+      version: i.version ?? null,
+      image: i.image ?? null,
+      inFlight: i.inFlight,
+      load: i.load ? { ...i.load, at: new Date(i.load.at).toISOString() } : null,
+      connectedAt: new Date(i.connectedAt).toISOString(),
+      ...(i.engineHealth
+        ? {
+            engineHealth: {
+              status: i.engineHealth.status,
+              consecutiveFailures: i.engineHealth.consecutiveFailures,
+              checkedAt: i.engineHealth.checkedAt === undefined ? null : new Date(i.engineHealth.checkedAt).toISOString(),
+            },
+          }
+        : {}),
+    }));
+  }
+
   function storedView(doc: StoredServiceDoc, account: AccountConfig) {
     return {
       id: doc._id,
@@ -62,6 +90,7 @@ export function serviceRoutes(router: Router, ctx: PluginContext<any>, access: A
       })),
       registryModel: registryModelOf(doc.definition.provider as string | undefined, doc.definition.defaultModel as string | undefined),
       instances: instancesOf(doc._id),
+      connectedInstances: connectedOf(doc._id),
       createdAt: new Date(doc.createdAt).toISOString(),
       updatedAt: new Date(doc.updatedAt).toISOString(),
     };
@@ -90,6 +119,7 @@ export function serviceRoutes(router: Router, ctx: PluginContext<any>, access: A
       ...(base ? { base: { id: base.serviceId, name: baseService?.name ?? null, fitted: base.ready } } : {}),
       registryModel: registryModelOf(entry.provider, entry.defaultModel),
       instances: instancesOf(id),
+      connectedInstances: connectedOf(id),
     };
   }
 

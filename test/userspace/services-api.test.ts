@@ -11,11 +11,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_KEY, eventually, type TestGateway } from '../support/gateway.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ECHO_TOKEN, TEST_KEY, eventually, type TestGateway } from '../support/gateway.js';
 import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/mongo-server.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
-import { engineSaying } from '../support/upstream.js';
+import { engineSaying, startScriptedEngine } from '../support/upstream.js';
+import { RawServiceStream, rawClient } from '../support/raw-gate-client.js';
+import { encodeLoadReport } from '../../proto/src/index.js';
 import { capturingLogger } from '../ops/log-capture.js';
 import {
   DEVELOPER,
@@ -142,6 +144,96 @@ function apiSuite(home: string, store: () => Record<string, unknown>) {
       expect(refused.status).toBe(409);
       expect((await json(refused)).error.code).toBe('CONFIG_ENTRY_READ_ONLY');
       expect((await dev.call('DELETE', `${SERVICES}/10`)).status).toBe(409);
+    });
+
+    it('shows each connected instance with its version, load and state, and an upstream engine with its health', async () => {
+      // A dialled-in instance of the config service `echo`, announcing a version and reporting load.
+      const client = rawClient(gw.grpcAddress);
+      const stream = new RawServiceStream(client);
+      const sick = await startScriptedEngine((_req, res) => res.writeHead(503).end());
+      try {
+        stream.send({
+          startServing: {
+            connectionToken: ECHO_TOKEN,
+            serviceDescriptor: { name: 'raw' },
+            instanceBootUuid: 'echo-boot-1',
+            hostname: 'model-host',
+            version: 142,
+            image: 'registry.example/echo:1.4.2',
+          },
+        });
+        await stream.next((m) => m.body === 'serviceInfo');
+        stream.send({ heartBeat: {}, headers: encodeLoadReport({ inFlight: 2, queueDepth: 3, kvCacheUsage: 0.5 }) });
+        await vi.waitFor(
+          async () => {
+            const echo = await json(await dev.call('GET', `${SERVICES}/echo`));
+            expect(echo.instances).toBe(1);
+            expect(echo.connectedInstances).toEqual([
+              {
+                name: 'echo-boot-1',
+                kind: 'stream',
+                state: 'serving',
+                hostname: 'model-host',
+                version: 142,
+                image: 'registry.example/echo:1.4.2',
+                inFlight: 0,
+                load: { inFlight: 2, queueDepth: 3, kvCacheUsage: 0.5, at: expect.any(String) },
+                connectedAt: expect.any(String),
+              },
+            ]);
+          },
+          { timeout: 5000, interval: 50 },
+        );
+
+        // The upstream service without a health check: its engine is `unchecked`, its host shown without credentials.
+        const runtime = await json(await dev.call('GET', `${SERVICES}/runtime-llm`));
+        expect(runtime.connectedInstances).toEqual([
+          expect.objectContaining({
+            kind: 'local',
+            state: 'serving',
+            hostname: new URL(engineA.url).host,
+            engineHealth: { status: 'unchecked', consecutiveFailures: 0, checkedAt: null },
+          }),
+        ]);
+
+        // Engines with a health check: one answers it, one answers 503 and is out of routing.
+        const healthCheck = { path: '/health', intervalMs: 100, timeoutMs: 500, failuresBeforeDown: 1 };
+        const withCredentials = sick.url.replace('http://', 'http://engine-user:engine-pass@');
+        for (const [name, engine] of [
+          ['checked-llm', engineA.url],
+          ['sick-llm', withCredentials],
+        ] as const) {
+          const response = await dev.call('POST', SERVICES, { name, upstream: { ...upstream(engineA), baseUrl: engine, healthCheck } });
+          expect(response.status, await response.clone().text()).toBe(201);
+        }
+        await vi.waitFor(
+          async () => {
+            const { services } = await json(await dev.call('GET', SERVICES));
+            const byName = Object.fromEntries(services.map((s: any) => [s.name, s]));
+            expect(byName['checked-llm'].connectedInstances).toEqual([
+              expect.objectContaining({
+                state: 'serving',
+                engineHealth: { status: 'healthy', consecutiveFailures: 0, checkedAt: expect.any(String) },
+              }),
+            ]);
+            expect(byName['sick-llm'].instances).toBe(0);
+            expect(byName['sick-llm'].connectedInstances).toEqual([
+              expect.objectContaining({
+                state: 'draining',
+                engineHealth: expect.objectContaining({ status: 'unhealthy', checkedAt: expect.any(String) }),
+              }),
+            ]);
+            expect(byName['sick-llm'].connectedInstances[0].engineHealth.consecutiveFailures).toBeGreaterThan(0);
+            expect(JSON.stringify(byName['sick-llm'])).not.toContain('engine-pass');
+          },
+          { timeout: 5000, interval: 50 },
+        );
+        for (const name of ['checked-llm', 'sick-llm']) expect((await dev.call('DELETE', `${SERVICES}/${name}`)).status).toBe(204);
+      } finally {
+        stream.call.end();
+        client.close();
+        await sick.close();
+      }
     });
 
     it('changes the upstream block: new calls go to the new engine, the one in flight finishes on the old', async () => {

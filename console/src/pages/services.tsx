@@ -6,15 +6,44 @@ import { useState } from 'preact/hooks';
 import { accountPath, call, enc, items } from '../api.js';
 import { canAct, useApp } from '../app-state.js';
 import { formatDate } from '../format.js';
-import type { Service } from '../model.js';
+import type { Service, ServiceInstance } from '../model.js';
 import { Badge, Button, Card, Dialog, Empty, ErrorNote, Field, Loading, Page, SecretOnce, useAction, useLoad } from '../ui.js';
 
 function status(s: Service): { label: string; tone: 'ok' | 'warn' | 'bad' | 'info' } {
   // A fitted service answers through its base service's instances.
   if (s.base) return s.base.fitted ? { label: 'fitted', tone: 'ok' } : { label: 'not fitted', tone: 'warn' };
+  const health = s.connectedInstances?.find((i) => i.engineHealth)?.engineHealth;
+  if (health) return { label: `engine ${health.status}`, tone: ENGINE_TONE[health.status] };
   if (s.upstream) return { label: 'engine', tone: 'info' };
   const n = s.instances ?? 0;
   return n > 0 ? { label: `${n} instance${n === 1 ? '' : 's'} serving`, tone: 'ok' } : { label: 'no instance', tone: 'bad' };
+}
+
+const ENGINE_TONE = { healthy: 'ok', unhealthy: 'bad', pending: 'warn', unchecked: 'info' } as const;
+
+/** One connected instance: name, version or engine health, state and load. */
+function InstanceRow(props: { instance: ServiceInstance }) {
+  const i = props.instance;
+  const load = i.load;
+  const facts = [
+    i.hostname,
+    i.version !== null ? `version ${i.version}` : null,
+    i.image,
+    i.engineHealth
+      ? `engine ${i.engineHealth.status}${i.engineHealth.consecutiveFailures ? ` (${i.engineHealth.consecutiveFailures} failed checks)` : ''}`
+      : null,
+    `${i.inFlight} in flight`,
+    load?.queueDepth !== undefined ? `queue ${load.queueDepth}` : null,
+    load?.kvCacheUsage !== undefined ? `KV cache ${Math.round(load.kvCacheUsage * 100)}%` : null,
+  ].filter(Boolean);
+  return (
+    <li class="token-row">
+      <span>
+        <code>{i.name}</code> <span class="muted">{facts.join(' · ')}</span>
+      </span>
+      <Badge tone={i.state === 'serving' ? 'ok' : 'warn'}>{i.state}</Badge>
+    </li>
+  );
 }
 
 const SOURCE_LABEL = { stored: 'made here', config: 'config file', derived: 'fitted' } as const;
@@ -141,6 +170,16 @@ export function ServicesPage() {
                     </>
                   )}
                 </dl>
+                {s.connectedInstances && s.connectedInstances.length > 0 && (
+                  <>
+                    <h3 class="sub">Connected instances</h3>
+                    <ul class="plain small" aria-label={`Instances of ${s.name}`}>
+                      {s.connectedInstances.map((i) => (
+                        <InstanceRow key={i.name} instance={i} />
+                      ))}
+                    </ul>
+                  </>
+                )}
                 {s.connectionTokens && s.connectionTokens.length > 0 && (
                   <>
                     <h3 class="sub">Connection tokens</h3>
@@ -216,6 +255,7 @@ const ANSWER_FIELDS = new Set([
   'connectionToken',
   'registryModel',
   'instances',
+  'connectedInstances',
   'base',
   'createdAt',
   'updatedAt',
