@@ -140,9 +140,13 @@ export class Pipeline {
     }
   }
 
-  /** The access rule: the owner may call its services; other accounts only public ones (lists of services show only these). */
+  /**
+   * Whether the caller may call the service: the access rule (the owner may call its services, other
+   * accounts only public ones) and the key's services allow-list. Lists of services (the chat
+   * adapters' models, health, hints) show only these, so a key never sees what it would be refused.
+   */
   mayCall(caller: Caller, service: ServiceEntry): boolean {
-    return service.public || service.accountId === caller.account.id;
+    return opensTo(caller, service) && keyAllows(caller, service);
   }
 
   /**
@@ -160,10 +164,10 @@ export class Pipeline {
     denied?: () => GatewayError,
     overBudget?: (err: GatewayError) => GatewayError,
   ): void {
-    if (!this.mayCall(caller, service)) {
+    if (!opensTo(caller, service)) {
       throw denied?.() ?? gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED', { args: { account: ref.account, service: ref.model } });
     }
-    if (caller.services && !caller.services.has(service.id)) {
+    if (!keyAllows(caller, service)) {
       throw gatewayError('API_KEY_SERVICE_NOT_ALLOWED', { args: { key: caller.keyName, service: ref.model } });
     }
     // Checked before the call, with the service known (a budget refusal names the budget, never the key).
@@ -227,4 +231,14 @@ function namedConfigJson(config: Readonly<Record<string, unknown>>): string {
   let json = serialised.get(config);
   if (json === undefined) serialised.set(config, (json = JSON.stringify(config)));
   return json;
+}
+
+/** The access rule: the owner may call its services; other accounts only public ones. */
+function opensTo(caller: Caller, service: ServiceEntry): boolean {
+  return service.public || service.accountId === caller.account.id;
+}
+
+/** The key's services allow-list (none: every service the access rule opens). */
+function keyAllows(caller: Caller, service: ServiceEntry): boolean {
+  return !caller.services || caller.services.has(service.id);
 }

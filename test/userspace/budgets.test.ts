@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoService } from '../../examples/echo-service/service.js';
 import type { ClientRequestProto } from '../../proto/src/index.js';
 import { silentLogger, type ModelService } from '../../sdk/index.js';
-import { ECHO_TOKEN, eventually, testConfigInput, type TestGateway } from '../support/gateway.js';
+import { ECHO_TOKEN, TEST_KEY, eventually, testConfigInput, type TestGateway } from '../support/gateway.js';
 import { json, processUnary, rawClient } from '../support/raw-gate-client.js';
 import { OWNER, signedIn, startTestGateway, type Client } from './support.js';
 
@@ -186,6 +186,20 @@ describe('budgets and spend', () => {
       .chat.completions.create({ model: 'demo/second', messages: [{ role: 'user', content: 'x' }] })
       .catch((err: unknown) => err);
     expect(chatElsewhere).toMatchObject({ status: 403 });
+    // The chat adapter's model list shows only what the key may call (the allow-list is part of the access rule).
+    const listed = (await openai(key).models.list()).data.map((m) => m.id);
+    expect(listed).toContain('demo/echo');
+    expect(listed.filter((id) => id.startsWith('demo/second'))).toEqual([]);
+    const unversioned = (await (
+      await fetch(`${gw.httpUrl}/api/adapters/chatapi/models`, { headers: { authorization: `Bearer ${key}` } })
+    ).json()) as {
+      data: { id: string }[];
+    };
+    expect(unversioned.data.map((m) => m.id)).toEqual(listed);
+    await expect(openai(key).models.retrieve('demo/second')).rejects.toMatchObject({ status: 404 });
+    // A key without a list still sees both.
+    const everything = (await openai(TEST_KEY).models.list()).data.map((m) => m.id);
+    expect(everything).toEqual(expect.arrayContaining(['demo/echo', 'demo/second']));
 
     // One request a second: of three at once, at least two are refused by the key's own limit (the account allows 1000).
     const slow = await newKey({ name: 'slow-app', permissions: ['MODEL_REQUESTS'], requestsPerSecond: 1 });
