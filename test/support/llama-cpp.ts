@@ -4,7 +4,9 @@
  * engine of the upstream connector's tests.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findModelFile, HOW_TO_GET_MODEL } from '../../examples/local-llm/model-file.js';
 import { eventually } from './gateway.js';
@@ -30,31 +32,113 @@ export function llamaCppPrerequisite(): Prerequisite {
   };
 }
 
+/** SmolLM2's training context: a window above it needs RoPE scaling. */
+const TRAINED_CONTEXT = 8192;
+
+/**
+ * SmolLM2's own chat template (ChatML, from its GGUF) with one change: a message's `content` may be
+ * an array of text parts, as the OpenAI API allows and coding agents send (Claude Code's first user
+ * turn is several text blocks). llama-cpp-python renders the GGUF's template as it is, and SmolLM2's
+ * concatenates `content` as a string, so an array fails inside the engine.
+ */
+const CHAT_TEMPLATE = [
+  "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}",
+  "{{ '<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n' }}{% endif %}",
+  "{{ '<|im_start|>' + message['role'] + '\n' }}",
+  "{% if message['content'] is string %}{{ message['content'] }}",
+  "{% elif message['content'] %}{% for part in message['content'] %}{% if part['type'] == 'text' %}{{ part['text'] }}{% endif %}{% endfor %}{% endif %}",
+  "{{ '<|im_end|>\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}",
+].join('');
+
+export interface LlamaCppOptions {
+  /**
+   * Tokens of context (default 2048). Above SmolLM2's trained 8192 the server stretches RoPE with
+   * YaRN (`--rope_scaling_type 2 --rope_freq_scale <8192/n> --yarn_orig_ctx 8192`), as llama.cpp
+   * allows for any model: coding agents' first requests are 3-10k tokens of system prompt.
+   */
+  contextSize?: number;
+  /** Render chat turns with {@link CHAT_TEMPLATE}, which takes content as an array of text parts. */
+  contentParts?: boolean;
+}
+
+/** The engine arguments {@link startLlamaCppServer} adds for `options` (docs/agents.md quotes them). */
+export function llamaCppArgs(options: LlamaCppOptions, templateFile?: string): string[] {
+  const contextSize = options.contextSize ?? 2048;
+  const args = ['--n_ctx', String(contextSize)];
+  if (contextSize > TRAINED_CONTEXT) {
+    args.push(
+      '--rope_scaling_type',
+      '2',
+      '--rope_freq_scale',
+      String(TRAINED_CONTEXT / contextSize),
+      '--yarn_orig_ctx',
+      String(TRAINED_CONTEXT),
+    );
+  }
+  // Long prompts: flash attention processed Codex's 4.6k-token prompt in about 70 s on two busy
+  // cores, against more than 4 minutes without it.
+  if (contextSize > 2048) args.push('--flash_attn', 'true');
+  if (templateFile) args.push('--chat_format', 'hf-tokenizer-config', '--hf_tokenizer_config_path', templateFile);
+  return args;
+}
+
 /** Starts the server and waits until it answers; `close` stops it. */
-export async function startLlamaCppServer(): Promise<LlamaCppServer> {
+export async function startLlamaCppServer(options: LlamaCppOptions = {}): Promise<LlamaCppServer> {
   const port = await freePort();
   const model = 'smollm2';
+  let templateDir: string | undefined;
+  let templateFile: string | undefined;
+  if (options.contentParts) {
+    templateDir = mkdtempSync(join(tmpdir(), 'llama-cpp-template-'));
+    templateFile = join(templateDir, 'tokenizer_config.json');
+    writeFileSync(templateFile, JSON.stringify({ chat_template: CHAT_TEMPLATE, bos_token: '<|im_start|>', eos_token: '<|im_end|>' }));
+  }
   // --interrupt_requests false: by default the server ends a stream early (with [DONE]) whenever
   // another request arrives, the gateway's health-check probes included.
-  const child = spawn(PYTHON, [
-    '-m', 'llama_cpp.server', '--model', findModelFile()!, '--model_alias', model, '--host', '127.0.0.1', '--port', String(port),
-    '--n_ctx', '2048', '--n_threads', '2', '--interrupt_requests', 'false',
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    PYTHON,
+    [
+      '-m',
+      'llama_cpp.server',
+      '--model',
+      findModelFile()!,
+      '--model_alias',
+      model,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--n_threads',
+      '2',
+      '--interrupt_requests',
+      'false',
+      ...llamaCppArgs(options, templateFile),
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let output = '';
   child.stdout!.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-4000)));
   child.stderr!.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-4000)));
   const url = `http://127.0.0.1:${port}`;
   const close = async () => {
+    if (templateDir) rmSync(templateDir, { recursive: true, force: true });
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGTERM');
     await exited;
   };
   try {
-    await eventually(async () => {
-      if (child.exitCode !== null) throw new Error(`llama.cpp server exited with ${child.exitCode}:\n${output}`);
-      return fetch(`${url}/v1/models`).then((r) => r.ok, () => false);
-    }, 90_000, 'the llama.cpp server to listen');
+    await eventually(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`llama.cpp server exited with ${child.exitCode}:\n${output}`);
+        return fetch(`${url}/v1/models`).then(
+          (r) => r.ok,
+          () => false,
+        );
+      },
+      90_000,
+      'the llama.cpp server to listen',
+    );
   } catch (err) {
     await close();
     throw err;
