@@ -8,9 +8,9 @@
  *
  * The agents' first requests are 2-9k tokens of system prompt (counted with SmolLM2's tokenizer:
  * Claude Code about 9.0k, Codex 4.6k, OpenCode 2.2k), so the engine runs with a 16k window, above
- * SmolLM2's trained 8k, with YaRN RoPE scaling, and a chat template that takes content as an array of
- * text parts (docs/agents.md, "A self-hosted engine behind the gateway"). The agents run one after
- * the other: the engine is one process on two threads.
+ * SmolLM2's trained 8k, with YaRN RoPE scaling (docs/agents.md, "Engine settings for agent-sized
+ * prompts"), and its own chat template. The agents run one after the other: the engine is one process
+ * on two threads.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,7 +38,7 @@ describe.skipIf(!engineReady)('coding agents through the gateway to a real engin
   beforeAll(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'gateway-agents-llama-'));
     mkdirSync(join(scratch, 'project'));
-    engine = await startLlamaCppServer({ contextSize: 16_384, contentParts: true });
+    engine = await startLlamaCppServer({ contextSize: 16_384 });
     tap = await startEngineTap(engine.url);
     gw = await startTestGateway(
       testConfigInput({
@@ -50,7 +50,9 @@ describe.skipIf(!engineReady)('coding agents through the gateway to a real engin
             public: true,
             family: 'openai',
             aliases: ['smollm', 'claude-sonnet-4-5', 'gpt-5-codex'],
-            // No first byte until the whole prompt is processed: minutes on two busy cores.
+            // No first byte until the whole prompt is read: minutes on two busy cores. `timeoutSec`
+            // bounds the first chunk of a stream, `firstByteTimeoutMs` the engine's answer.
+            timeoutSec: AGENT_TIMEOUT_MS / 1000,
             upstream: { api: 'openai', baseUrl: `${tap.url}/v1`, defaultModel: engine.model, firstByteTimeoutMs: AGENT_TIMEOUT_MS },
           },
         ],
@@ -63,7 +65,7 @@ describe.skipIf(!engineReady)('coding agents through the gateway to a real engin
     await tap?.close();
     await engine?.close();
     if (scratch) rmSync(scratch, { recursive: true, force: true });
-  });
+  }, 30_000);
 
   /** The agent's own turn (the request with its tools; OpenCode also asks for a title) and the engine's answer to it. */
   const plainAnswer = async (agent: AgentName, model: string) => {

@@ -4,9 +4,7 @@
  * engine of the upstream connector's tests.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { findModelFile, HOW_TO_GET_MODEL } from '../../examples/local-llm/model-file.js';
 import { eventually } from './gateway.js';
@@ -35,21 +33,6 @@ export function llamaCppPrerequisite(): Prerequisite {
 /** SmolLM2's training context: a window above it needs RoPE scaling. */
 const TRAINED_CONTEXT = 8192;
 
-/**
- * SmolLM2's own chat template (ChatML, from its GGUF) with one change: a message's `content` may be
- * an array of text parts, as the OpenAI API allows and coding agents send (Claude Code's first user
- * turn is several text blocks). llama-cpp-python renders the GGUF's template as it is, and SmolLM2's
- * concatenates `content` as a string, so an array fails inside the engine.
- */
-const CHAT_TEMPLATE = [
-  "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}",
-  "{{ '<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n' }}{% endif %}",
-  "{{ '<|im_start|>' + message['role'] + '\n' }}",
-  "{% if message['content'] is string %}{{ message['content'] }}",
-  "{% elif message['content'] %}{% for part in message['content'] %}{% if part['type'] == 'text' %}{{ part['text'] }}{% endif %}{% endfor %}{% endif %}",
-  "{{ '<|im_end|>\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}",
-].join('');
-
 export interface LlamaCppOptions {
   /**
    * Tokens of context (default 2048). Above SmolLM2's trained 8192 the server stretches RoPE with
@@ -57,12 +40,10 @@ export interface LlamaCppOptions {
    * allows for any model: coding agents' first requests are 3-10k tokens of system prompt.
    */
   contextSize?: number;
-  /** Render chat turns with {@link CHAT_TEMPLATE}, which takes content as an array of text parts. */
-  contentParts?: boolean;
 }
 
 /** The engine arguments {@link startLlamaCppServer} adds for `options` (docs/agents.md quotes them). */
-export function llamaCppArgs(options: LlamaCppOptions, templateFile?: string): string[] {
+function llamaCppArgs(options: LlamaCppOptions): string[] {
   const contextSize = options.contextSize ?? 2048;
   const args = ['--n_ctx', String(contextSize)];
   if (contextSize > TRAINED_CONTEXT) {
@@ -78,7 +59,6 @@ export function llamaCppArgs(options: LlamaCppOptions, templateFile?: string): s
   // Long prompts: flash attention processed Codex's 4.6k-token prompt in about 70 s on two busy
   // cores, against more than 4 minutes without it.
   if (contextSize > 2048) args.push('--flash_attn', 'true');
-  if (templateFile) args.push('--chat_format', 'hf-tokenizer-config', '--hf_tokenizer_config_path', templateFile);
   return args;
 }
 
@@ -86,13 +66,6 @@ export function llamaCppArgs(options: LlamaCppOptions, templateFile?: string): s
 export async function startLlamaCppServer(options: LlamaCppOptions = {}): Promise<LlamaCppServer> {
   const port = await freePort();
   const model = 'smollm2';
-  let templateDir: string | undefined;
-  let templateFile: string | undefined;
-  if (options.contentParts) {
-    templateDir = mkdtempSync(join(tmpdir(), 'llama-cpp-template-'));
-    templateFile = join(templateDir, 'tokenizer_config.json');
-    writeFileSync(templateFile, JSON.stringify({ chat_template: CHAT_TEMPLATE, bos_token: '<|im_start|>', eos_token: '<|im_end|>' }));
-  }
   // --interrupt_requests false: by default the server ends a stream early (with [DONE]) whenever
   // another request arrives, the gateway's health-check probes included.
   const child = spawn(
@@ -112,7 +85,7 @@ export async function startLlamaCppServer(options: LlamaCppOptions = {}): Promis
       '2',
       '--interrupt_requests',
       'false',
-      ...llamaCppArgs(options, templateFile),
+      ...llamaCppArgs(options),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -121,11 +94,13 @@ export async function startLlamaCppServer(options: LlamaCppOptions = {}): Promis
   child.stderr!.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-4000)));
   const url = `http://127.0.0.1:${port}`;
   const close = async () => {
-    if (templateDir) rmSync(templateDir, { recursive: true, force: true });
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGTERM');
+    // It finishes the request in flight first: a long prompt it is still reading takes minutes.
+    const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
     await exited;
+    clearTimeout(kill);
   };
   try {
     await eventually(
