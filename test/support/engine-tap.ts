@@ -19,6 +19,8 @@ export interface EngineTap {
   /** Where to point the client instead of the engine (same paths). */
   url: string;
   exchanges: TappedExchange[];
+  /** Sends later requests to another engine (one started fresh), at the same tap URL. */
+  forwardTo(engineUrl: string): void;
   close(): Promise<void>;
 }
 
@@ -30,14 +32,16 @@ const parseJson = (text: string): any => {
   }
 };
 
-export async function startEngineTap(engineUrl: string): Promise<EngineTap> {
-  const target = new URL(engineUrl);
+/** Starts the tap; until {@link EngineTap.forwardTo} names an engine (or `engineUrl` does), requests fail. */
+export async function startEngineTap(engineUrl?: string): Promise<EngineTap> {
+  let target = engineUrl ? new URL(engineUrl) : undefined;
   const exchanges: TappedExchange[] = [];
   const server = http.createServer((req, res) => {
     const body: Buffer[] = [];
     req.on('data', (c: Buffer) => body.push(c));
     req.on('end', () => {
       const sent = Buffer.concat(body);
+      if (!target) return res.destroy();
       const upstream = http.request(
         { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: { ...req.headers, host: target.host } },
         (answer) => {
@@ -71,6 +75,7 @@ export async function startEngineTap(engineUrl: string): Promise<EngineTap> {
   return {
     url: `http://127.0.0.1:${port}`,
     exchanges,
+    forwardTo: (url) => (target = new URL(url)),
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

@@ -59,6 +59,12 @@ function llamaCppArgs(options: LlamaCppOptions): string[] {
   // Long prompts: flash attention processed Codex's 4.6k-token prompt in about 70 s on two busy
   // cores, against more than 4 minutes without it.
   if (contextSize > 2048) args.push('--flash_attn', 'true');
+  // One thread for agent-sized work: each step of the model is a barrier where threads wait for each
+  // other, and on shared cores a thread that is not running stalls its partner at each. Measured on
+  // two cores shared with other work: 40 tokens generated in 75 s with two threads, 9-10 s with one;
+  // a 618-token prompt read in 40 s with two, 28-32 s with one.
+  const threads = contextSize > 2048 ? '1' : '2';
+  args.push('--n_threads', threads, '--n_threads_batch', threads);
   return args;
 }
 
@@ -81,8 +87,6 @@ export async function startLlamaCppServer(options: LlamaCppOptions = {}): Promis
       '127.0.0.1',
       '--port',
       String(port),
-      '--n_threads',
-      '2',
       '--interrupt_requests',
       'false',
       ...llamaCppArgs(options),
