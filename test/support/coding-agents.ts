@@ -38,8 +38,6 @@ export interface AgentTarget {
   anthropicBase?: string;
   /** OpenCode only: speak the Messages API (its bundled @ai-sdk/anthropic) to this base, e.g. the direct adapter's `/v1`. */
   opencodeAnthropicBase?: string;
-  /** More of the agent's own settings, e.g. the output limit of a small engine. */
-  env?: NodeJS.ProcessEnv;
 }
 
 /** The environment every agent runs with: no user config, no proxy, no terminal. */
@@ -93,7 +91,6 @@ export function runAgent(agent: AgentName, target: AgentTarget, prompt: string, 
     };
     args = ['run', prompt];
   }
-  env = { ...env, ...target.env };
   return new Promise((resolve) => {
     const child = spawn(join(BIN, agent), args, { cwd: target.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
