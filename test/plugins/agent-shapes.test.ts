@@ -66,7 +66,8 @@ describe('agent request shapes', () => {
       const sent = fx.openAiUpstream.requests.at(-1)!.body;
       expect(sent.messages).toEqual([
         { role: 'system', content: 'You are Claude Code.\nBe brief.' },
-        { role: 'user', content: [{ type: 'text', text: 'read notes.txt' }] },
+        // Text blocks alone go as a string: llama-cpp-python's chat templates fail on a list.
+        { role: 'user', content: 'read notes.txt' },
         {
           role: 'assistant',
           content: null,
@@ -194,7 +195,8 @@ describe('agent request shapes', () => {
       });
       const sent = fx.openAiUpstream.requests.at(-1)!.body;
       expect(sent.tools.map((t: any) => t.function.name)).toEqual(['exec_command', 'get_weather']);
-      expect(sent.messages[0]).toEqual({ role: 'developer', content: 'You are Codex.' });
+      // `system`, the role every chat engine takes (llama-cpp-python's server refuses `developer`).
+      expect(sent.messages[0]).toEqual({ role: 'system', content: 'You are Codex.' });
       for (const field of ['include', 'prompt_cache_key', 'client_metadata', 'reasoning', 'store']) expect(sent).not.toHaveProperty(field);
     });
 

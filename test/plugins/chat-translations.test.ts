@@ -128,6 +128,16 @@ describe('Messages → Chat', () => {
     ]);
   });
 
+  it('sends a turn of text blocks alone as one string, the blocks joined by newlines', () => {
+    // Claude Code's first turn is nine text blocks; llama-cpp-python's chat templates fail on a list.
+    const chat = messagesToChat({
+      model: 'm',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: [{ type: 'text', text: '<system-reminder>x</system-reminder>' }, { type: 'text', text: 'Say hi.' }] }],
+    });
+    expect(chat.messages).toEqual([{ role: 'user', content: '<system-reminder>x</system-reminder>\nSay hi.' }]);
+  });
+
   it('maps finish reasons to stop reasons and keeps cached tokens out of input_tokens', () => {
     const message = (finish: string) => messageFromChat({ choices: [{ message: { content: 'x' }, finish_reason: finish }] }, 'msg_1', 'm');
     expect(['stop', 'length', 'tool_calls', 'content_filter'].map((f) => message(f).stop_reason)).toEqual(['end_turn', 'max_tokens', 'tool_use', 'refusal']);

@@ -108,8 +108,18 @@ function toChatMessages(message: MessagesBody['messages'][number], index: number
         throw invalid(`${param}.type`, `'${String(block.type)}' is not supported by chat services (text, image, document, tool_use, tool_result)`);
     }
   });
-  if (parts.length) out.push({ role, content: parts });
+  if (parts.length) out.push({ role, content: textOnly(parts) ?? parts });
   return out;
+}
+
+/**
+ * Text blocks alone go as one string (joined like system blocks), the form every chat engine takes,
+ * as the Responses translation sends them: llama.cpp's llama-cpp-python server renders a model's
+ * template as it is, and templates that concatenate `content` fail on a list (Claude Code's first turn
+ * is nine text blocks). Parts stay a list when they carry images or files.
+ */
+function textOnly(parts: readonly Json[]): string | undefined {
+  return parts.every((part) => part.type === 'text') ? parts.map((part) => String(part.text)).join('\n') : undefined;
 }
 
 /** Whether a thinking block is the gateway's own (its signature verifies); throws when it claims to be and is not. */

@@ -158,9 +158,12 @@ function reasoningInput(item: Json, seal: ReasoningSeal | undefined): string {
 }
 
 function messageOf(item: Json): ChatMessage {
-  const role = item.role === 'developer' ? 'developer' : item.role;
+  // A developer message is a chat system message: every chat engine takes `system` (OpenAI reads it as
+  // developer for its reasoning models), while some refuse `developer` (llama-cpp-python's server
+  // answers 500 to Codex's first request); the Messages translation does the same.
+  const role = item.role === 'developer' ? 'system' : item.role;
   const parts = item.content as unknown[];
-  if (role === 'assistant' || role === 'system' || role === 'developer') {
+  if (role === 'assistant' || role === 'system') {
     // Chat takes these as text: the output_text (or input_text) parts joined, refusals included.
     return { role, content: parts.map((p) => (isObject(p) ? String(p.text ?? p.refusal ?? '') : '')).join('') };
   }

@@ -1,0 +1,118 @@
+/**
+ * The coding agents against a real self-hosted engine: Claude Code, Codex CLI and OpenCode, each with
+ * its default configuration (its tools on), run non-interactively through a gateway on loopback whose
+ * service is llama.cpp's server (llama-cpp-python) with SmolLM2-135M-Instruct behind the upstream
+ * connector. Each asks for a plain answer; the test asserts the agent exits 0 and prints what the
+ * engine answered (read from a recording pass-through between the gateway and the engine: a real
+ * model's words are not known in advance).
+ *
+ * The agents' first requests are 2-9k tokens of system prompt (counted with SmolLM2's tokenizer:
+ * Claude Code about 9.0k, Codex 4.6k, OpenCode 2.2k), so the engine runs with a 16k window, above
+ * SmolLM2's trained 8k, with YaRN RoPE scaling (docs/agents.md, "Engine settings for agent-sized
+ * prompts"), and its own chat template. The agents run one after the other, each with an engine of
+ * its own (loading the model takes seconds): an engine reads a prompt to the end even when its caller
+ * has gone, so an agent that timed out would otherwise hold up the next.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentPrerequisite, runAgent, type AgentName } from '../support/coding-agents.js';
+import { chatAnswerText, startEngineTap, type EngineTap } from '../support/engine-tap.js';
+import { startTestGateway, testConfigInput, TEST_KEY, type TestGateway } from '../support/gateway.js';
+import { llamaCppPrerequisite, startLlamaCppServer, type LlamaCppServer } from '../support/llama-cpp.js';
+import { requirePrerequisite } from '../support/prerequisites.js';
+
+/** Generous: prompt processing of 9k tokens on two busy cores took minutes while measuring. */
+const AGENT_TIMEOUT_MS = 600_000;
+const engineReady = requirePrerequisite('coding agents against llama.cpp (SmolLM2)', llamaCppPrerequisite());
+const ready = (agent: AgentName) => engineReady && requirePrerequisite(`coding agent ${agent}`, agentPrerequisite(agent));
+
+const ENGINE = { contextSize: 16_384 };
+const normalized = (text: string) => text.replace(/\s+/g, ' ').trim();
+
+describe.skipIf(!engineReady)('coding agents through the gateway to a real engine (llama.cpp, SmolLM2)', () => {
+  let engine: LlamaCppServer | undefined;
+  let tap: EngineTap;
+  let gw: TestGateway;
+  let scratch: string;
+
+  beforeAll(async () => {
+    scratch = mkdtempSync(join(tmpdir(), 'gateway-agents-llama-'));
+    mkdirSync(join(scratch, 'project'));
+    tap = await startEngineTap();
+    gw = await startTestGateway(
+      testConfigInput({
+        services: [
+          {
+            id: 40,
+            name: 'smollm',
+            account: 'demo',
+            public: true,
+            family: 'openai',
+            aliases: ['smollm', 'claude-sonnet-4-5', 'gpt-5-codex'],
+            // No first byte until the whole prompt is read: minutes on two busy cores. `timeoutSec`
+            // bounds the first chunk of a stream, `firstByteTimeoutMs` the engine's answer.
+            timeoutSec: AGENT_TIMEOUT_MS / 1000,
+            upstream: { api: 'openai', baseUrl: `${tap.url}/v1`, defaultModel: 'smollm2', firstByteTimeoutMs: AGENT_TIMEOUT_MS },
+          },
+        ],
+        plugins: { enabled: ['chatapi', 'upstream'], options: { chatapi: { aliasPrefix: '/v1' } } },
+      }),
+    );
+  }, 150_000);
+  afterAll(async () => {
+    await gw?.close();
+    await tap?.close();
+    await engine?.close();
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  }, 30_000);
+
+  /** The agent's own turn (the request with its tools; OpenCode also asks for a title) and the engine's answer to it. */
+  const plainAnswer = async (agent: AgentName, model: string) => {
+    await engine?.close();
+    engine = await startLlamaCppServer(ENGINE);
+    tap.forwardTo(engine.url);
+    const before = tap.exchanges.length;
+    const run = await runAgent(
+      agent,
+      { gateway: gw.httpUrl, key: TEST_KEY, model, cwd: join(scratch, 'project'), home: join(scratch, agent) },
+      'Say hi.',
+      AGENT_TIMEOUT_MS,
+    );
+    const exchanges = tap.exchanges.slice(before);
+    const diagnostics = `exit ${run.code}\nengine: ${exchanges.map((e) => `${e.path} ${e.status} ${(e.status === 200 ? chatAnswerText(e.answer) : e.answer).slice(0, 300)}`).join('\n')}\nstdout:\n${run.stdout.slice(-3000)}\nstderr:\n${run.stderr.slice(-3000)}`;
+    const turns = exchanges.filter((e) => e.path === '/v1/chat/completions' && (e.request?.tools?.length ?? 0) > 0);
+    expect(turns.length, diagnostics).toBeGreaterThan(0);
+    const last = turns.at(-1)!;
+    expect(last.status, diagnostics).toBe(200);
+    const text = normalized(chatAnswerText(last.answer));
+    expect(text.length, diagnostics).toBeGreaterThan(0);
+    expect(normalized(run.stdout), diagnostics).toContain(text);
+    expect(run.code, diagnostics).toBe(0);
+  };
+
+  it.skipIf(!ready('claude'))(
+    "Claude Code (claude -p) prints the engine's answer",
+    async () => {
+      await plainAnswer('claude', 'claude-sonnet-4-5');
+    },
+    AGENT_TIMEOUT_MS + 100_000,
+  );
+
+  it.skipIf(!ready('codex'))(
+    "Codex CLI (codex exec) prints the engine's answer",
+    async () => {
+      await plainAnswer('codex', 'gpt-5-codex');
+    },
+    AGENT_TIMEOUT_MS + 100_000,
+  );
+
+  it.skipIf(!ready('opencode'))(
+    "OpenCode (opencode run) prints the engine's answer",
+    async () => {
+      await plainAnswer('opencode', 'smollm');
+    },
+    AGENT_TIMEOUT_MS + 100_000,
+  );
+});
