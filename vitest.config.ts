@@ -13,7 +13,10 @@ export default defineConfig({
     },
   },
   test: {
-    include: ['test/**/*.test.ts'],
+    // `*.slow.test.ts` take minutes of CPU each (coding agents' 2-9k-token prompts read by a real
+    // engine on the test machine's cores) and run with `npm run test:slow`, not in `npm test`'s budget.
+    include: process.env.SLOW_TESTS ? ['test/**/*.slow.test.ts'] : ['test/**/*.test.ts'],
+    exclude: process.env.SLOW_TESTS ? [] : ['test/**/*.slow.test.ts', '**/node_modules/**'],
     // Servers on real sockets and child processes: separate processes keep them apart.
     pool: 'forks',
     // At least two files at once: most wait on sockets and child processes rather than the CPU.
