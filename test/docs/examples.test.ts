@@ -104,6 +104,11 @@ const NOT_RUN: { file: string; starts: string; why: string }[] = [
     starts,
     why: 'runs a coding agent from npm; test/agents/coding-agents.test.ts runs these recipes (test/support/coding-agents.ts) against a scripted engine',
   })),
+  {
+    file: 'docs/agents.md',
+    starts: '# llama-cpp-python (what the test runs)',
+    why: 'starts a real engine on a downloaded model for minutes; test/agents/coding-agents-llama-cpp.slow.test.ts (npm run test:slow) runs the llama-cpp-python line with these flags',
+  },
 ];
 
 /**
