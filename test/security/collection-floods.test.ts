@@ -63,7 +63,12 @@ describe('caller-controlled collections are bounded before they are built (#25 N
       const sameBytes = shape.body(`["${'x'.repeat(BODY_BYTES)}"]`).replace('demo/echo', 'demo/no-such-service');
       bodies.set(name, { attack, sameBytes });
     }
-    gw = await startTestGateway(chatConfigInput());
+    // Each attack here is a 30 MB body from one account; the per-account input rate (8 MiB/s, tested
+    // in account-input-rate.test.ts) would make every test wait out the previous one's bytes first.
+    // What this file checks is the bound on collections, so the rate is lifted.
+    const input = chatConfigInput();
+    input.limits = { ...input.limits, inputBytesPerSecondPerAccount: 1024 * 1024 * 1024 };
+    gw = await startTestGateway(input);
     echo = startEchoService({ gateways: gw.grpcAddress, connectionToken: CHAT_TOKENS.echo, logger: silentLogger });
     await echo.ready();
     await eventually(async () => (await chat(OTHER_ACCOUNT_KEY)).status === 200, 5000, 'demo/echo answering');
