@@ -72,6 +72,16 @@ export class Systems {
     return this.#litellm('litellm-ticker', async () => ({ 'bench/ticker': `http://127.0.0.1:${directPort}` }));
   }
 
+  /**
+   * Smoke mode: one LiteLLM serving both `bench/echo` and `bench/ticker`, as both `litellm` and
+   * `litellm-ticker` (stopping either stops it).
+   */
+  litellmForBoth(directPort: number): Promise<Child> {
+    const child = this.#litellm('litellm', async () => ({ 'bench/echo': await this.mockUrl(), 'bench/ticker': `http://127.0.0.1:${directPort}` }));
+    this.#started.set('litellm-ticker', child);
+    return child;
+  }
+
   #litellm(name: string, models: () => Promise<Record<string, string>>): Promise<Child> {
     return this.#once(name, async () => {
       const { child, port, settings } = await startLiteLlm(await models());

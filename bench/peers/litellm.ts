@@ -89,7 +89,9 @@ export async function startLiteLlm(models: Record<string, string>): Promise<{ ch
   const config = configYaml(models);
   writeFileSync(configFile, config);
   const port = await freePort();
-  const env = { LITELLM_MASTER_KEY: LITELLM_KEY, LITELLM_LOG: 'ERROR' };
+  // The model cost map bundled with the release: without this, every start fetches the newest one
+  // from GitHub (and nothing under test downloads).
+  const env = { LITELLM_MASTER_KEY: LITELLM_KEY, LITELLM_LOG: 'ERROR', LITELLM_LOCAL_MODEL_COST_MAP: 'True' };
   const child = await startChild('litellm', {
     script: BIN,
     executable: BIN,
@@ -97,5 +99,5 @@ export async function startLiteLlm(models: Record<string, string>): Promise<{ ch
     env,
   });
   await waitFor('litellm', async () => (await fetch(`http://127.0.0.1:${port}/health/liveliness`)).ok, 180_000);
-  return { child, port, settings: { version, workers, config, env: { LITELLM_LOG: 'ERROR', LITELLM_MASTER_KEY: '(set)' } } };
+  return { child, port, settings: { version, workers, config, env: { LITELLM_LOG: 'ERROR', LITELLM_MASTER_KEY: '(set)', LITELLM_LOCAL_MODEL_COST_MAP: 'True' } } };
 }
