@@ -5,9 +5,10 @@
 import { useState } from 'preact/hooks';
 import { ApiError, call, enc, GATEWAY } from '../api.js';
 import { canAct, useApp } from '../app-state.js';
+import { type Column, DataTable } from '../data-table.js';
 import { formatDate } from '../format.js';
 import type { TaskStatus } from '../model.js';
-import { Badge, Button, Card, Empty, ErrorNote, Field, Page, useAction, useLoad } from '../ui.js';
+import { Badge, Button, Card, ErrorNote, Field, Page, useAction, useLoad } from '../ui.js';
 import { NeedsKey } from '../working-key.js';
 
 const TONE: Record<string, 'ok' | 'warn' | 'bad' | 'info'> = { QUEUED: 'info', PROCESSING: 'info', COMPLETED: 'ok', CANCELED: 'warn' };
@@ -47,59 +48,47 @@ function Tasks() {
     [ids.join(','), key],
     1000,
   );
+  const mayChange = canAct(app, 'developer');
+  const cancel = (t: TaskStatus) =>
+    void call(`${base}/async/task/${enc(t.taskId)}/cancel`, { method: 'POST', apiKey: key }).then(statuses.reload);
+  const columns: Column<TaskStatus>[] = [
+    { header: 'Task', cell: (t) => <code>{t.taskId}</code> },
+    { header: 'Status', cell: (t) => <Badge tone={TONE[t.status] ?? 'bad'}>{t.status}</Badge> },
+    { header: 'Created', cell: (t) => (t.createdAt ? formatDate(t.createdAt) : '—') },
+    { header: 'Completed', cell: (t) => (t.completedAt ? formatDate(t.completedAt) : '—') },
+    {
+      header: 'Actions',
+      hideHeader: true,
+      class: 'actions',
+      cell: (t) => (
+        <>
+          <Button onClick={() => setOpen(t.taskId)} aria-label={`Result of ${t.taskId}`}>
+            Result
+          </Button>
+          {mayChange && (t.status === 'QUEUED' || t.status === 'PROCESSING') && (
+            <Button variant="danger" onClick={() => cancel(t)}>
+              Cancel
+            </Button>
+          )}
+        </>
+      ),
+    },
+  ];
   return (
     <>
       <div class="grid two">
-        {canAct(app, 'developer') && <SubmitForm base={base} apiKey={key} onTask={add} />}
+        {mayChange && <SubmitForm base={base} apiKey={key} onTask={add} />}
         <LookupForm onTask={add} />
       </div>
       <Card title="Tasks in this tab">
-        {!ids.length ? (
-          <Empty>Submit a task or look one up by its ID.</Empty>
-        ) : (
-          <table class="table">
-            <thead>
-              <tr>
-                <th scope="col">Task</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-                <th scope="col">Completed</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {(statuses.data ?? []).map((t) => (
-                <tr key={t.taskId}>
-                  <td>
-                    <code>{t.taskId}</code>
-                  </td>
-                  <td>
-                    <Badge tone={TONE[t.status] ?? 'bad'}>{t.status}</Badge>
-                  </td>
-                  <td>{t.createdAt ? formatDate(t.createdAt) : '—'}</td>
-                  <td>{t.completedAt ? formatDate(t.completedAt) : '—'}</td>
-                  <td class="actions">
-                    <Button onClick={() => setOpen(t.taskId)} aria-label={`Result of ${t.taskId}`}>
-                      Result
-                    </Button>
-                    {canAct(app, 'developer') && (t.status === 'QUEUED' || t.status === 'PROCESSING') && (
-                      <Button
-                        variant="danger"
-                        onClick={() =>
-                          void call(`${base}/async/task/${enc(t.taskId)}/cancel`, { method: 'POST', apiKey: key }).then(statuses.reload)
-                        }
-                      >
-                        Cancel
-                      </Button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        <DataTable
+          caption="Tasks followed in this tab"
+          columns={columns}
+          rows={ids.length ? statuses.data : []}
+          rowKey={(t) => t.taskId}
+          loading
+          empty="Submit a task or look one up by its ID."
+        />
       </Card>
       {open && <TaskResult base={base} apiKey={key} taskId={open} />}
     </>

@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { accountPath, call, items } from '../api.js';
 import { useApp } from '../app-state.js';
 import { BarList, ColumnChart, type Bar } from '../charts.js';
+import { type Column, DataTable } from '../data-table.js';
 import { formatMoney, formatNumber, utcDay } from '../format.js';
 import type { ApiKey, UsageRow } from '../model.js';
 import { Button, Card, Empty, ErrorNote, Field, Loading, Page, useLoad } from '../ui.js';
@@ -55,6 +56,13 @@ export function UsagePage() {
   };
   const rows = byDayModel.data ?? [];
   const currency = rows.find((r) => r.currency)?.currency ?? 'USD';
+  const keyColumns: Column<UsageRow>[] = [
+    { header: 'Key', cell: (r) => keyName(r.key) },
+    { header: 'Requests', class: 'num', cell: (r) => formatNumber(r.requests) },
+    { header: 'Input tokens', class: 'num', cell: (r) => formatNumber(r.inputTokens) },
+    { header: 'Output tokens', class: 'num', cell: (r) => formatNumber(r.outputTokens) },
+    { header: 'Spend', class: 'num', cell: (r) => formatMoney(r.cost, r.currency ?? currency) },
+  ];
   const format = (n: number) => (metric === 'cost' ? formatMoney(n, currency) : formatNumber(n));
   const dayBars = (() => {
     const sums = new Map(sumBy(rows, (r) => r.day ?? '', metric).map((b) => [b.label, b.value]));
@@ -147,40 +155,13 @@ export function UsagePage() {
         </div>
       )}
       <Card title="By key">
-        {!byKey.data?.length ? (
-          <Empty>No requests in this period.</Empty>
-        ) : (
-          <table class="table">
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col" class="num">
-                  Requests
-                </th>
-                <th scope="col" class="num">
-                  Input tokens
-                </th>
-                <th scope="col" class="num">
-                  Output tokens
-                </th>
-                <th scope="col" class="num">
-                  Spend
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {byKey.data.map((r) => (
-                <tr key={r.key ?? r.keyName}>
-                  <td>{keyName(r.key)}</td>
-                  <td class="num">{formatNumber(r.requests)}</td>
-                  <td class="num">{formatNumber(r.inputTokens)}</td>
-                  <td class="num">{formatNumber(r.outputTokens)}</td>
-                  <td class="num">{formatMoney(r.cost, r.currency ?? currency)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        <DataTable
+          caption="Usage by key"
+          columns={keyColumns}
+          rows={byKey.data}
+          rowKey={(r) => r.key ?? r.keyName ?? ''}
+          empty="No requests in this period."
+        />
       </Card>
     </Page>
   );
