@@ -66,7 +66,7 @@ function Tasks() {
             Result
           </Button>
           {mayChange && (t.status === 'QUEUED' || t.status === 'PROCESSING') && (
-            <Button variant="danger" onClick={() => cancel(t)}>
+            <Button variant="danger" onClick={() => cancel(t)} aria-label={`Cancel ${t.taskId}`}>
               Cancel
             </Button>
           )}
@@ -86,6 +86,7 @@ function Tasks() {
           columns={columns}
           rows={ids.length ? statuses.data : []}
           rowKey={(t) => t.taskId}
+          rowAttrs={(t) => ({ 'data-task': t.taskId })}
           loading
           empty="Submit a task or look one up by its ID."
         />

@@ -16,7 +16,8 @@ import { loadConfigFile } from '../../../core/config/load.js';
 import { createGateway, type Gateway } from '../../../core/gateway.js';
 import { silentLogger } from '../../../core/observe/logger.js';
 import { buildConsole } from '../../../scripts/build-console.mjs';
-import type { ModelService } from '../../../sdk/index.js';
+import { ModelService } from '../../../sdk/index.js';
+import { silentLogger as silentSdkLogger } from '../../../sdk/service/logger.js';
 import { startDemoServices } from '../../support/demo-services.js';
 import { engineSaying } from '../../support/upstream.js';
 import { eventually } from '../../support/gateway.js';
@@ -30,6 +31,45 @@ const PASSWORD = 'demo-password-123';
 const NEW_USER = 'dev@example.com';
 const NEW_PASSWORD = 'a-long-password-42';
 
+/** The demo's empty `external` slot (examples/demo/gateway.yaml) and its default connection token. */
+const HELD = { name: 'external', token: 'demo-service-token-0123', hostname: 'held-host', version: 7 };
+
+/**
+ * An instance in the `external` slot whose predict holds until the gateway cancels it (a minute at
+ * most): the async task the console cancels. It reports a load with every heartbeat, which the
+ * services page lists with its version and state. `cancelled` counts the predicts it saw cancelled.
+ */
+function startHeldService(grpcAddress: string) {
+  const seen = { cancelled: 0 };
+  const service = new ModelService(
+    {
+      predict: (_request, ctx) =>
+        new Promise((resolve, reject) => {
+          const timer = setTimeout(() => resolve({ held: 'for a minute' }), 60_000);
+          ctx.signal.addEventListener(
+            'abort',
+            () => {
+              clearTimeout(timer);
+              seen.cancelled += 1;
+              reject(new Error('cancelled'));
+            },
+            { once: true },
+          );
+        }),
+      load: () => ({ queueDepth: 3, kvCacheUsage: 0.42 }),
+    },
+    {
+      gateways: [grpcAddress],
+      connectionToken: HELD.token,
+      descriptor: { name: HELD.name },
+      hostname: HELD.hostname,
+      version: HELD.version,
+      logger: silentSdkLogger,
+    },
+  ).start();
+  return { service, seen };
+}
+
 const ok = requirePrerequisite('console browser test', chromiumPrerequisite());
 
 describe.skipIf(!ok).sequential('the console in chromium', () => {
@@ -42,6 +82,7 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
   let page: Page;
   let problems: PageProblems;
   let engine: Awaited<ReturnType<typeof engineSaying>>;
+  let held: ReturnType<typeof startHeldService>;
   /** The key the test creates in the console: its secret, read once from the page. */
   let secret = '';
   const sdk = () => new OpenAI({ baseURL: `${base}/api/adapters/chatapi/v1`, apiKey: secret, maxRetries: 0 });
@@ -56,6 +97,8 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
       {
         ...config,
         store: { ...config.store, dataDir },
+        // Heartbeats every 200 ms instead of 5 s: the held instance's load report is listed sooner.
+        gate: { ...config.gate, heartbeatIntervalMs: 200 },
         plugins: {
           ...config.plugins,
           // Spend written every 200 ms instead of 5 s: the usage page sees the calls sooner.
@@ -67,6 +110,9 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     const { httpUrl, grpcAddress } = await gateway.start();
     base = httpUrl;
     services.push(...(await startDemoServices(grpcAddress)));
+    held = startHeldService(grpcAddress);
+    services.push(held.service);
+    await held.service.ready();
     engine = await engineSaying('from the engine');
     browser = await launchChromium();
     ({ page, problems } = await watchedPage(browser));
@@ -234,6 +280,27 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     await checkPage('05-async-tasks');
   });
 
+  it('async tasks: a task still running is cancelled from the console, and the service sees the cancel', async () => {
+    await page.locator('::-p-aria(Service)').fill(HELD.name);
+    await page.locator('#main textarea').fill('{"text": "hold on"}');
+    await page.locator('button::-p-text(Submit)').click();
+    // The held instance keeps it running: the row stays PROCESSING until it is cancelled.
+    const cancel = await page.waitForSelector('button[aria-label^="Cancel "]', { timeout: 15_000 });
+    const taskId = (await cancel!.evaluate((b) => b.getAttribute('aria-label') ?? '')).slice('Cancel '.length);
+    await page.waitForFunction((id) => document.querySelector(`tr[data-task="${id}"]`)?.textContent?.includes('PROCESSING'), {}, taskId);
+    expect(held.seen.cancelled).toBe(0);
+    await cancel!.click();
+    await page.waitForFunction(
+      (id) => document.querySelector(`tr[data-task="${id}"]`)?.textContent?.includes('CANCELED'),
+      { timeout: 10_000 },
+      taskId,
+    );
+    // No cancel button for a finished task; the running call was stopped at the service.
+    expect(await page.$(`button[aria-label="Cancel ${taskId}"]`)).toBeNull();
+    await eventually(() => held.seen.cancelled === 1, 5000, 'the service to see the cancel');
+    await checkPage('05c-async-task-cancelled');
+  });
+
   it('playground: streams a chat answer and shows the request as curl and OpenAI SDK code without the key', async () => {
     await open('Playground', 'Playground');
     await page.waitForFunction(() => (document.querySelector('#main select') as HTMLSelectElement | null)?.options.length);
@@ -252,9 +319,26 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     await checkPage('06-playground');
   });
 
-  it('services: creates an engine-backed service (its connection token shown once), calls it, changes it, removes it', async () => {
+  it('services: lists connected instances (host, version, state, load); creates an engine-backed service (its connection token shown once), calls it, changes it, removes it', async () => {
     await open('Services', 'Services');
     await waitForText('text-classifier');
+    // Connected instances, as the services API's connectedInstances lists them: the held instance with
+    // its host, version, state and last load report; the demo's echo service serving too.
+    const instances = (service: string) =>
+      page.$$eval(`ul[aria-label="Instances of ${service}"] li`, (items) => items.map((li) => (li as HTMLElement).innerText));
+    await page.waitForFunction(
+      (name) => document.querySelector(`ul[aria-label="Instances of ${name}"]`)?.textContent?.includes('KV cache'),
+      { timeout: 10_000 },
+      HELD.name,
+    );
+    const listed = await instances(HELD.name);
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toContain(HELD.hostname);
+    expect(listed[0]).toContain(`version ${HELD.version}`);
+    expect(listed[0]).toContain('queue 3');
+    expect(listed[0]).toContain('KV cache 42%');
+    expect(listed[0]).toContain('serving');
+    expect(await instances('echo')).toEqual([expect.stringContaining('serving')]);
     await page.locator('button::-p-text(Create a service)').click();
     await page.locator('dialog[open] ::-p-aria(Name)').fill('runtime-llm');
     await page.locator('dialog[open] ::-p-text(Served by an HTTP engine)').click();
@@ -272,7 +356,9 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     await page.locator('dialog[open] ::-p-text(Public: other accounts may call it)').click();
     await page.locator('dialog[open] button[type=submit]').click();
     await page.waitForFunction(() => !document.querySelector('dialog[open]'));
-    const read = await page.evaluate(async () => (await (await fetch('/api/platformcore/account/demo/services/runtime-llm')).json()) as { public: boolean });
+    const read = await page.evaluate(
+      async () => (await (await fetch('/api/platformcore/account/demo/services/runtime-llm')).json()) as { public: boolean },
+    );
     expect(read.public).toBe(true);
     page.once('dialog', (dialog) => void dialog.accept());
     await page.locator('button[aria-label="Remove runtime-llm"]').click();
