@@ -87,6 +87,7 @@ export const ERROR_CATALOG = {
   API_KEY_SERVICE_NOT_ALLOWED: { status: 403, type: 'permission_error', message: (a) => `API key '${str(a.key)}' may not call service '${str(a.service)}' (its services list)`, permanent: true },
   ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED: { status: 403, type: 'permission_error', message: (a) => `Service '${str(a.service)}' is not public`, permanent: true },
   CSRF_TOKEN_INVALID: { status: 403, type: 'permission_error', message: () => 'A change made with a session needs its CSRF token in the x-csrf-token header (login and auth/me return it)', permanent: true },
+  SESSION_ACCOUNT_REQUIRED: { status: 403, type: 'permission_error', message: () => 'The session acts for no account it may call for: choose one with PUT /api/platformcore/auth/session {"account": "<id or name>"}', permanent: true },
   ROLE_REQUIRED: { status: 403, type: 'permission_error', message: (a) => `This needs the ${str(a.role)} role${a.account !== undefined ? ` on account '${str(a.account)}'` : ''}`, permanent: true },
   // 404
   NOT_FOUND: { status: 404, type: 'not_found_error', message: (a) => `No route for ${str(a.method)} ${str(a.path)}${a.hint ? `: ${str(a.hint)}` : ''}`, permanent: true },
