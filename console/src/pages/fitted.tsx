@@ -6,7 +6,6 @@ import { type Column, DataTable } from '../data-table.js';
 import { formatBytes, formatDate } from '../format.js';
 import type { Dataset, DerivedService, FitConfig, FitJob, Service } from '../model.js';
 import { Badge, Button, Card, ErrorNote, Field, Page, useAction, useLoad } from '../ui.js';
-import { NeedsKey } from '../working-key.js';
 
 const JOB_TONE = { PENDING: 'info', RUNNING: 'info', SUCCESS: 'ok', FAILED: 'bad', CANCELED: 'warn' } as const;
 
@@ -61,23 +60,20 @@ export function FittedPage() {
       title="Fitted services"
       description="Derive a service from a fittable one, upload a dataset, fit it and watch the job; a fitted service answers like any other."
     >
-      <NeedsKey why="Fitting and datasets are part of the platform API, which takes an API key with Read data and Modify data.">
-        <Fitted />
-      </NeedsKey>
+      <Fitted />
     </Page>
   );
 }
 
 function Fitted() {
   const app = useApp();
-  const key = app.workingKey;
   const base = `${GATE}/account/${enc(app.account.name)}`;
   // Polled as often as the jobs: a job that succeeds makes its service fitted.
-  const derived = useLoad(() => call(`${base}/derived`, { apiKey: key }).then((a) => items<DerivedService>(a)), [base, key], 1000);
-  const jobs = useLoad(() => call(`${base}/job`, { apiKey: key }).then((a) => items<FitJob>(a)), [base, key], 1000);
-  const datasets = useLoad(() => call(`${base}/dataset`, { apiKey: key }).then((a) => items<Dataset>(a)), [base, key]);
+  const derived = useLoad(() => call(`${base}/derived`).then((a) => items<DerivedService>(a)), [base], 1000);
+  const jobs = useLoad(() => call(`${base}/job`).then((a) => items<FitJob>(a)), [base], 1000);
+  const datasets = useLoad(() => call(`${base}/dataset`).then((a) => items<Dataset>(a)), [base]);
   const mayChange = canAct(app, 'developer');
-  const cancel = (j: FitJob) => void call(`${base}/job/${enc(String(j.jobId))}/cancel`, { method: 'POST', apiKey: key }).then(jobs.reload);
+  const cancel = (j: FitJob) => void call(`${base}/job/${enc(String(j.jobId))}/cancel`, { method: 'POST' }).then(jobs.reload);
   const jobColumns: Column<FitJob>[] = [
     ...JOB_COLUMNS,
     {
@@ -100,7 +96,7 @@ function Fitted() {
             loading={derived.loading}
             empty="No derived service yet."
           />
-          {mayChange && <DeriveForm base={base} apiKey={key} onDone={derived.reload} />}
+          {mayChange && <DeriveForm base={base} onDone={derived.reload} />}
         </Card>
         <Card title="Datasets">
           <DataTable
@@ -111,10 +107,10 @@ function Fitted() {
             loading={datasets.loading}
             empty="No dataset yet."
           />
-          {mayChange && <UploadForm base={base} apiKey={key} onDone={datasets.reload} />}
+          {mayChange && <UploadForm base={base} onDone={datasets.reload} />}
         </Card>
       </div>
-      {mayChange && <FitForm base={base} apiKey={key} derived={derived.data ?? []} datasets={datasets.data ?? []} onDone={jobs.reload} />}
+      {mayChange && <FitForm base={base} derived={derived.data ?? []} datasets={datasets.data ?? []} onDone={jobs.reload} />}
       <Card title="Fitting jobs">
         <DataTable
           caption="Fitting jobs"
@@ -130,7 +126,7 @@ function Fitted() {
   );
 }
 
-function DeriveForm(props: { base: string; apiKey: string; onDone: () => void }) {
+function DeriveForm(props: { base: string; onDone: () => void }) {
   const app = useApp();
   const services = useLoad(
     () =>
@@ -153,7 +149,6 @@ function DeriveForm(props: { base: string; apiKey: string; onDone: () => void })
           const [account, model] = source.split('/');
           await call(`${GATE}/account/${enc(account!)}/model/${enc(model!)}/derived`, {
             body: { name: name.trim() },
-            apiKey: props.apiKey,
           });
           setName('');
           props.onDone();
@@ -187,7 +182,7 @@ function DeriveForm(props: { base: string; apiKey: string; onDone: () => void })
   );
 }
 
-function UploadForm(props: { base: string; apiKey: string; onDone: () => void }) {
+function UploadForm(props: { base: string; onDone: () => void }) {
   const [name, setName] = useState('');
   const [file, setFile] = useState<File | undefined>();
   const action = useAction();
@@ -200,7 +195,7 @@ function UploadForm(props: { base: string; apiKey: string; onDone: () => void })
         void action.run(async () => {
           const query = new URLSearchParams({ name: name.trim() || file.name });
           const type = file.type || (file.name.endsWith('.json') || file.name.endsWith('.jsonl') ? 'application/json' : 'text/plain');
-          await call(`${props.base}/dataset/raw?${query}`, { raw: new Blob([file], { type }), apiKey: props.apiKey });
+          await call(`${props.base}/dataset/raw?${query}`, { raw: new Blob([file], { type }) });
           setName('');
           props.onDone();
         });
@@ -221,17 +216,14 @@ function UploadForm(props: { base: string; apiKey: string; onDone: () => void })
   );
 }
 
-function FitForm(props: { base: string; apiKey: string; derived: DerivedService[]; datasets: Dataset[]; onDone: () => void }) {
+function FitForm(props: { base: string; derived: DerivedService[]; datasets: Dataset[]; onDone: () => void }) {
   const [service, setService] = useState('');
   const [dataset, setDataset] = useState('');
   const [config, setConfig] = useState('');
   const chosen = service || props.derived[0]?.name || '';
   const configs = useLoad(
-    () =>
-      chosen
-        ? call(`${props.base}/model/${enc(chosen)}/fit-config`, { apiKey: props.apiKey }).then((a) => items<FitConfig>(a))
-        : Promise.resolve([]),
-    [chosen, props.apiKey],
+    () => (chosen ? call(`${props.base}/model/${enc(chosen)}/fit-config`).then((a) => items<FitConfig>(a)) : Promise.resolve([])),
+    [chosen],
   );
   const action = useAction();
   if (!props.derived.length || !props.datasets.length) return null;
@@ -245,7 +237,7 @@ function FitForm(props: { base: string; apiKey: string; derived: DerivedService[
           void action.run(async () => {
             const body: Record<string, unknown> = { datasetId: Number(datasetId) };
             if (config) body.configId = Number(config);
-            await call(`${props.base}/model/${enc(chosen)}/fit`, { body, apiKey: props.apiKey });
+            await call(`${props.base}/model/${enc(chosen)}/fit`, { body });
             props.onDone();
           });
         }}

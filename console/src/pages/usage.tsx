@@ -48,11 +48,14 @@ export function UsagePage() {
   const byDayModel = useLoad(() => call(query('day,model,service')).then((a) => items<UsageRow>(a)), [base, from, to], 10_000);
   const byKey = useLoad(() => call(query('key')).then((a) => items<UsageRow>(a)), [base, from, to], 10_000);
   const keys = useLoad(() => call(`${accountPath(app.account.name)}/api-keys`).then((a) => items<ApiKey>(a)), [app.account.name]);
-  /** Usage names a key by its ID (`key_…`, or `config:<name>` for a config-file key). */
+  /** Usage names a key by its ID (`key_…`, `config:<name>` for a config-file key, `console:<email>` for a person's console session). */
   const keyName = (id: string | undefined) => {
     if (!id) return 'no key (billing charges)';
     const key = keys.data?.find((k) => k.id === id);
-    return key ? key.name : id.startsWith('config:') ? `${id.slice(7)} (config)` : `${id} (removed)`;
+    if (key) return key.name;
+    if (id.startsWith('config:')) return `${id.slice('config:'.length)} (config)`;
+    if (id.startsWith('console:')) return `${id.slice('console:'.length)} (console)`;
+    return `${id} (removed)`;
   };
   const rows = byDayModel.data ?? [];
   const currency = rows.find((r) => r.currency)?.currency ?? 'USD';

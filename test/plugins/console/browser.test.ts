@@ -85,6 +85,8 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
   let held: ReturnType<typeof startHeldService>;
   /** The key the test creates in the console: its secret, read once from the page. */
   let secret = '';
+  /** Requests of the page that carried an API key: the console sends none (its session is its credential). */
+  const keyed: string[] = [];
   const sdk = () => new OpenAI({ baseURL: `${base}/api/adapters/chatapi/v1`, apiKey: secret, maxRetries: 0 });
   const chat = () => sdk().chat.completions.create({ model: 'demo/echo', messages: [{ role: 'user', content: 'hi from the SDK' }] });
 
@@ -116,6 +118,10 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     engine = await engineSaying('from the engine');
     browser = await launchChromium();
     ({ page, problems } = await watchedPage(browser));
+    page.on('request', (request) => {
+      const headers = request.headers();
+      if (headers.authorization || headers['x-api-key'] || headers['platform-api-key']) keyed.push(`${request.method()} ${request.url()}`);
+    });
   }, 90_000);
 
   afterAll(async () => {
@@ -237,8 +243,7 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
 
   it('fitted services: derive from the fittable classifier, upload a dataset, fit it and watch the job', async () => {
     await open('Fitted services', 'Fitted services');
-    await page.locator('::-p-aria(API key)').fill(secret);
-    await page.locator('button::-p-text(Use this key)').click();
+    // No key asked for: the platform API takes the console's session for its current account.
     await waitForText('Derive a service');
     await page
       .locator('::-p-aria(From the fittable service)')
@@ -272,6 +277,18 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
 
   it('async tasks: submits one and opens its result', async () => {
     await open('Async tasks', 'Async tasks');
+    // The platform API takes the session's changes only with its CSRF token, which the console sends.
+    const forged = await page.evaluate(
+      async () =>
+        (
+          await fetch('/api/platformgateway/account/demo/model/upper/async/predict-with-config', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ data: { text: 'forged' } }),
+          })
+        ).status,
+    );
+    expect(forged).toBe(403);
     await page.locator('button::-p-text(Submit)').click();
     await page.waitForFunction(() => document.querySelector('[data-testid=task-result]')?.textContent?.includes('HELLO'), {
       timeout: 15_000,
@@ -298,10 +315,11 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     // No cancel button for a finished task; the running call was stopped at the service.
     expect(await page.$(`button[aria-label="Cancel ${taskId}"]`)).toBeNull();
     await eventually(() => held.seen.cancelled === 1, 5000, 'the service to see the cancel');
+    await waitForText('Cancelled: this task has no result.');
     await checkPage('05c-async-task-cancelled');
   });
 
-  it('playground: streams a chat answer and shows the request as curl and OpenAI SDK code without the key', async () => {
+  it('playground: streams a chat answer with the session, and shows the request as curl and OpenAI SDK code reading $GATEWAY_API_KEY', async () => {
     await open('Playground', 'Playground');
     await page.waitForFunction(() => (document.querySelector('#main select') as HTMLSelectElement | null)?.options.length);
     await page.select('#main select', 'demo/echo');
@@ -317,6 +335,8 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     await page.locator('[role=tab]::-p-text(Python)').click();
     expect(await page.$eval('[data-testid=code]', (c) => c.textContent ?? '')).toContain('from openai import OpenAI');
     await checkPage('06-playground');
+    // Fitting, datasets, tasks, models and the chat: all called with no API key from the page.
+    expect(keyed).toEqual([]);
   });
 
   it('services: lists connected instances (host, version, state, load); creates an engine-backed service (its connection token shown once), calls it, changes it, removes it', async () => {
@@ -395,6 +415,8 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
       timeout: 15_000,
     });
     await waitForText('support-bot');
+    // The console's own calls (the playground's chat, the async tasks) are the member's, by the session.
+    await waitForText(`${NEW_USER} (console)`);
     // CSV export: the browser saves it where the test tells it to.
     const downloads = mkdtempSync(join(tmpdir(), 'console-csv-'));
     const cdp = await page.createCDPSession();
@@ -478,6 +500,13 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     // The operator switches to the account it is no member of, and makes it a key.
     await page.waitForSelector('select[aria-label=Account] option[value=acme]');
     await page.select('select[aria-label=Account]', 'acme');
+    // The switcher changes the session's current account on the server: what its platform calls act for.
+    const currentAccount = () =>
+      page.evaluate(
+        async () => ((await (await fetch('/api/platformcore/auth/me')).json()) as { account: { name: string } | null }).account?.name,
+      );
+    await eventually(async () => (await currentAccount()) === 'acme', 5000, 'the session to act for acme');
+    await page.waitForFunction(() => document.querySelector('#main h1') !== null);
     expect(await page.$eval('select[aria-label=Account]', (s) => (s as HTMLSelectElement).value)).toBe('acme');
     await open('API tokens', 'API tokens');
     await page.locator('button::-p-text(Create a key)').click();
@@ -528,5 +557,7 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     await page.waitForNetworkIdle();
     await page.deleteCookie({ name: 'gw_session' });
     await open('Members', 'Sign in to the console');
+    // From the first page to the last, the console never sent an API key.
+    expect(keyed).toEqual([]);
   });
 });
