@@ -44,6 +44,8 @@ function App() {
   const [error, setError] = useState<unknown>();
   const [page, setPage] = useState(pageFromPath());
   const [switchError, setSwitchError] = useState<unknown>();
+  // One switch at a time: the answers of two could arrive out of order.
+  const [switching, setSwitching] = useState(false);
 
   // An operator may switch to every account, not only those it is a member of.
   const [operatorAccounts, setOperatorAccounts] = useState<Account[]>([]);
@@ -79,10 +81,13 @@ function App() {
   const account = reachable.find((a) => a.name === me.current);
   const setAccount = async (name: string) => {
     setSwitchError(undefined);
+    setSwitching(true);
     try {
       setMe(await switchAccount(name));
     } catch (err) {
       setSwitchError(err);
+    } finally {
+      setSwitching(false);
     }
   };
   const state: AppState | undefined = account && {
@@ -122,7 +127,12 @@ function App() {
         <div class="topbar-right">
           <label class="switcher">
             <span>Account</span>
-            <select value={account.name} onChange={(e) => void state.setAccount(e.currentTarget.value)} aria-label="Account">
+            <select
+              value={account.name}
+              disabled={switching}
+              onChange={(e) => void state.setAccount(e.currentTarget.value)}
+              aria-label="Account"
+            >
               {reachable.map((a) => (
                 <option value={a.name} key={a.name}>
                   {a.displayName || a.name} ({a.role})
