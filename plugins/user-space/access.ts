@@ -6,7 +6,8 @@
  * owner of the key's own account, never as an operator; no CSRF: a browser never sends it by itself).
  * Roles rank operator > owner > developer > viewer; the operator stands above every account.
  * Another account's resources answer 403 ACCESS_TO_ANOTHER_ACCOUNT_DENIED, whether the account exists or
- * not, so a member learns nothing of accounts that are not theirs.
+ * not, so a member learns nothing of accounts that are not theirs. The same session, with the same CSRF
+ * rule, is a credential of the platform's routes too (session-credential.ts).
  */
 import type { Context, Middleware } from 'koa';
 import {
