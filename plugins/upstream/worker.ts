@@ -45,7 +45,9 @@ export class UpstreamWorker implements LocalWorker {
   readonly #service: ServiceEntry;
   readonly #upstream: UpstreamConfig;
   readonly #dialect: Dialect;
-  readonly #pool: Pool;
+  readonly #origin: string;
+  /** The engine's keep-alive connections; replaced after a broken stream (#retirePool). */
+  #pool: Pool;
   readonly #basePath: string;
   readonly #headers: Record<string, string>;
   /** The request headers of a whole answer and of a stream, made once: most requests add none of the caller's. */
@@ -67,13 +69,9 @@ export class UpstreamWorker implements LocalWorker {
     this.#maxAnswerBytes = options.maxAnswerBytes;
     const url = new URL(upstream.baseUrl);
     this.#basePath = url.pathname.replace(/\/+$/, '');
+    this.#origin = url.origin;
     this.#share = new FairShare(upstream.maxConcurrency, upstream.maxConcurrencyPerAccount ?? Math.max(1, upstream.maxConcurrency - 1));
-    this.#pool = new Pool(url.origin, {
-      connections: upstream.maxConcurrency,
-      connect: { timeout: upstream.connectTimeoutMs },
-      headersTimeout: upstream.firstByteTimeoutMs,
-      bodyTimeout: upstream.idleTimeoutMs,
-    });
+    this.#pool = this.#newPool();
     this.#headers = {
       ...upstream.headers,
       ...this.#dialect.headers,
@@ -82,6 +80,30 @@ export class UpstreamWorker implements LocalWorker {
     };
     this.#wholeHeaders = { ...this.#headers, accept: 'application/json' };
     this.#streamHeaders = { ...this.#headers, accept: 'text/event-stream' };
+  }
+
+  #newPool(): Pool {
+    return new Pool(this.#origin, {
+      connections: this.#upstream.maxConcurrency,
+      connect: { timeout: this.#upstream.connectTimeoutMs },
+      headersTimeout: this.#upstream.firstByteTimeoutMs,
+      bodyTimeout: this.#upstream.idleTimeoutMs,
+    });
+  }
+
+  /**
+   * After a stream that broke (ended without its end marker, or its connection failed): later
+   * requests go to a fresh pool, and the old one closes once its requests in flight end. An engine
+   * that fails a stream after its 200 headers (llama.cpp's Python server over its context window)
+   * may end the chunked body cleanly and then close or wedge the connection: undici has already put
+   * it back as idle by then, and the next request sent on it got ECONNRESET, or no answer at all
+   * until its deadline. undici says nothing of which connection a request used, so all are renewed;
+   * a broken stream is rare, and a reconnect is cheap beside it.
+   */
+  #retirePool(): void {
+    const old = this.#pool;
+    this.#pool = this.#newPool();
+    void old.close().catch(() => undefined);
   }
 
   /** Requests in flight to the engine, and connections the pool holds (for tests and the health view). */
@@ -253,7 +275,9 @@ export class UpstreamWorker implements LocalWorker {
       // for a complete answer.
       throw gatewayError('STREAM_CUT_OFF', { args: { service: this.#service.name, expected: dialect.streamEnd } });
     } catch (err) {
-      if (!answered && !controller.signal.aborted) reply({ requestId, error: asProto(this.#failure(err)) });
+      if (controller.signal.aborted) return;
+      this.#retirePool();
+      if (!answered) reply({ requestId, error: asProto(this.#failure(err)) });
     } finally {
       this.#inFlight.delete(requestId);
     }
