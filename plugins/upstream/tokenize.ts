@@ -9,7 +9,7 @@
  */
 import { isObject, type Json } from './engine-request.js';
 
-export const TOKENIZE_PATH = '/tokenize';
+const TOKENIZE_PATH = '/tokenize';
 const PYTHON_TOKENIZE_PATH = '/extras/tokenize';
 
 /** The paths a count is asked at, for messages. */
