@@ -15,12 +15,13 @@
  *
  * The service caps what the engine is asked for (upstream.maxOutputTokens) and declares its window
  * (upstream.contextTokens), so each agent's run is bounded by reading its own prompt. That is still
- * too long for `npm test` (its budget is 8 minutes on two cores, nearly all spent): on two cores
- * loaded by other work (load 7-15), one engine thread read SmolLM2's prompt at about 70 tokens/s,
- * and the runs took Claude Code 378 s (one engine request, 87 KB), Codex 157 s (one, 38 KB),
- * OpenCode 150 s (two: its title, 2.4 KB, and its turn, 31 KB); 54 s and 87 s for OpenCode and Codex
- * on a quieter machine. The prompts are the agents' own (default configuration), and reading them is
- * the floor. Hence `npm run test:slow`.
+ * too long for `npm test` (its budget is 8 minutes on two cores, nearly all spent). On two cores
+ * shared with other work (load 4-7) the three took 429 s: Claude Code 278 s (its turn, 87 KB, read
+ * for 258 s and cut at the cap, then the continuation it asks for, 17 s: the engine reuses the
+ * prompt it has just read), Codex 75 s (one request, 38 KB), OpenCode 67 s (its title, 2.4 KB, 15 s,
+ * and its turn, 31 KB, 56 s); at load 7-15, 378 s, 157 s and 150 s. One engine thread read SmolLM2's
+ * prompts at 35-70 tokens/s (two threads were slower on the shared cores). The prompts are the
+ * agents' own (default configuration), and reading them is the floor. Hence `npm run test:slow`.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
