@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BENCH_METRICS_TOKEN, BENCH_USERSPACE_KEY, TOKENS, benchConfigInput, gatewayHeaders } from './config.js';
-import { ensureBuilt, startChild, waitFor, type Child } from './procs.js';
+import { ROOT, ensureBuilt, startChild, waitFor, type Child } from './procs.js';
 
 /** What a bench gateway adds to the bench config: plugins (`metrics`), and tracing to an OTLP/HTTP URL. */
 export interface GatewayExtras {
@@ -78,7 +78,9 @@ export function waitForService(gateway: Child, service: string, timeoutMs?: numb
 
 /** The demo echo service (examples/echo-service/main.ts, unchanged) dialling the gRPC address `grpcAddress`. */
 export function startEcho(name: string, grpcAddress: string, nodeFlags?: string[]): Promise<Child> {
-  return startChild(name, { script: 'examples/echo-service/main.ts', nodeFlags, env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS.echo } });
+  // The demo service as it is, plus the event loop's delay on request (bench/lib/loop-delay.mjs).
+  const flags = ['--import', `${ROOT}bench/lib/loop-delay.mjs`, ...(nodeFlags ?? [])];
+  return startChild(name, { script: 'examples/echo-service/main.ts', nodeFlags: flags, env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS.echo } });
 }
 
 /** The echo service dialling `gateway`, once the gateway routes to it. */

@@ -5,11 +5,12 @@
  * which alone held about 36 MB of the gateway's RSS (165 → 129 MB idle). Plain JavaScript for the
  * same reason. The config comes from the harness as JSON in BENCH_GATEWAY_CONFIG
  * (bench/lib/our-gateway.ts's startOurGateway); logs go at info level to stdout like `npm start`.
- * Reports its ports over IPC and answers `mem` requests.
+ * Reports its ports over IPC and answers `mem` and `loop-delay` requests (bench/lib/loop-delay.mjs).
  */
 import { buildConfig } from '../../dist/core/config/load.js';
 import { createGateway } from '../../dist/core/gateway.js';
 import { createLogger } from '../../dist/core/observe/logger.js';
+import '../lib/loop-delay.mjs';
 import { reportReady } from '../lib/ready.mjs';
 import { seedUserSpaceKeys } from './userspace-keys.mjs';
 
