@@ -32,7 +32,11 @@ export function splitCpus(servers: readonly number[]): CpuSplit {
   const count = availableParallelism();
   const all = `0-${count - 1}`;
   if (process.platform !== 'linux' || count < 2 || !has('taskset') || !has('nice')) {
-    return { description: `none: needs Linux, taskset, nice and 2 CPUs (${count} CPUs here)`, attackerPrefix: [], restore: () => undefined };
+    return {
+      description: `none: needs Linux, taskset, nice and 2 CPUs (${count} CPUs here)`,
+      attackerPrefix: [],
+      restore: () => undefined,
+    };
   }
   const clients = count === 2 ? '1' : `1-${count - 1}`;
   const pinned = servers.every((pid) => pin(pid, '0')) && pin(process.pid, clients);
