@@ -58,6 +58,7 @@ export function startOurGateway(name: string, extras: GatewayExtras = {}, option
     script: 'bench/servers/gateway.mjs',
     env: {
       BENCH_GATEWAY_CONFIG: JSON.stringify(input),
+      BENCH_LOOP_DELAY: '1',
       ...(extras.userSpaceKeys ? { BENCH_USERSPACE_KEYS: String(extras.userSpaceKeys), BENCH_USERSPACE_KEY, BENCH_USERSPACE_BUDGETS: JSON.stringify(UNSPENT) } : {}),
     },
     nodeFlags: options.nodeFlags,

@@ -10,9 +10,11 @@
 import { buildConfig } from '../../dist/core/config/load.js';
 import { createGateway } from '../../dist/core/gateway.js';
 import { createLogger } from '../../dist/core/observe/logger.js';
-import '../lib/loop-delay.mjs';
 import { reportReady } from '../lib/ready.mjs';
 import { seedUserSpaceKeys } from './userspace-keys.mjs';
+
+// The hostile scenario's gateway answers `loop-delay` (set by bench/lib/our-gateway.ts); bench:ab's do not.
+if (process.env.BENCH_LOOP_DELAY) await import('../lib/loop-delay.mjs');
 
 const config = buildConfig(JSON.parse(process.env.BENCH_GATEWAY_CONFIG ?? '{}'), { env: {} });
 const gateway = await createGateway(config, { logger: createLogger() });
