@@ -7,9 +7,11 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
-const histogram = monitorEventLoopDelay({ resolution: 10 });
+const RESOLUTION_MS = 10;
+const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
 histogram.enable();
-const ms = (ns) => Math.round(ns / 1e4) / 100;
+// The histogram records the time between samples, the 10 ms interval included: the delay is what is past it.
+const ms = (ns) => Math.max(0, Math.round(ns / 1e4) / 100 - RESOLUTION_MS);
 
 process.on('message', (message) => {
   if (message?.type !== 'loop-delay') return;

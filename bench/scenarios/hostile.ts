@@ -33,6 +33,8 @@ export interface HostileOptions {
   rate: number;
   /** Concurrent attacker loops. */
   attackLoops: number;
+  /** Seconds of the same chat load before the first round, not measured. */
+  warmupSec: number;
   log: (line: string) => void;
 }
 
@@ -101,6 +103,9 @@ async function measure(
   const target = gatewayChatLoad(httpUrl);
   const settings = { connections: options.connections, durationSec: options.durationSec };
   const rounds: HostileRound[] = [];
+  // A gateway just started compiles its hot paths during the first seconds of load: the first round's
+  // run without the attacker measured that (p99 140-410 ms against 12-18 ms in the next rounds).
+  if (options.warmupSec > 0) await fixedRate(target, { ...settings, durationSec: options.warmupSec }, options.rate);
   for (let round = 0; round < options.rounds; round++) {
     await loopDelays(servers);
     const baseline = await fixedRate(target, settings, options.rate);
