@@ -11,7 +11,7 @@ const RESOLUTION_MS = 10;
 const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
 histogram.enable();
 // The histogram records the time between samples, the 10 ms interval included: the delay is what is past it.
-const ms = (ns) => Math.max(0, Math.round(ns / 1e4) / 100 - RESOLUTION_MS);
+const ms = (ns) => Math.max(0, Math.round(ns / 1e4 - RESOLUTION_MS * 100) / 100);
 
 process.on('message', (message) => {
   if (message?.type !== 'loop-delay') return;
