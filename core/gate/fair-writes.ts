@@ -16,6 +16,7 @@ const QUANTUM = 64 * 1024;
 export interface MessageStream {
   write(message: GateToServiceProto, written: (err?: Error | null) => void): boolean;
   readonly writableNeedDrain: boolean;
+  readonly destroyed: boolean;
   on(event: 'drain' | 'close', listener: () => void): unknown;
 }
 
@@ -62,6 +63,8 @@ export class FairWrites {
   readonly #laneOf = new Map<number, string>();
   #waiters: Waiter[] = [];
   #closed = false;
+  /** Whether the waiting requests are being written (from a write's callback or 'drain'). */
+  #pumping = false;
   /** One callback for every write: writes complete in the order they were made. */
   readonly #written = () => {
     this.#inFlight -= this.#sizes.shift() ?? 0;
@@ -71,14 +74,15 @@ export class FairWrites {
   constructor(stream: MessageStream) {
     this.#stream = stream;
     stream.on('drain', () => this.#pump());
-    stream.on('close', () => this.close());
+    stream.on('close', () => this.#abandon());
   }
 
   /** Writes `message` now, or queues it behind its account's earlier requests (see the class). */
   send(message: GateToServiceProto): void {
     if (this.#closed) return;
     const lane = this.#laneFor(message);
-    if (lane === undefined || (this.#lanes.size === 0 && this.#hasRoom())) {
+    // A stream already gone takes the write as before (it calls back with an error); the session's end fails the call.
+    if (lane === undefined || this.#stream.destroyed || (this.#lanes.size === 0 && this.#hasRoom())) {
       this.#write(message, requestBytes(message));
       return;
     }
@@ -105,12 +109,17 @@ export class FairWrites {
     return this.#lanes.size > 0;
   }
 
-  /** The stream is gone: nothing more is written, waiting messages are dropped, waiters go on. */
+  /** The session is closed: nothing more is written, waiting messages are dropped, waiters go on. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#lanes.clear();
     this.#laneOf.clear();
+    this.#abandon();
+  }
+
+  /** The stream is gone: its waiting messages with it (as its own buffer's were), and waiters go on. */
+  #abandon(): void {
+    this.#lanes.clear();
     for (const waiter of this.#waiters.splice(0)) waiter.resolve();
   }
 
@@ -129,18 +138,39 @@ export class FairWrites {
   }
 
   #roomFor(lane: string | undefined): boolean {
-    return this.#closed || (this.#hasRoom() && (lane === undefined ? this.#lanes.size === 0 : !this.#lanes.has(lane)));
+    return (
+      this.#closed || this.#stream.destroyed || (this.#hasRoom() && (lane === undefined ? this.#lanes.size === 0 : !this.#lanes.has(lane)))
+    );
   }
 
   #write(message: GateToServiceProto, bytes: number): void {
-    // A writable never calls back synchronously, so the size is in place before #written runs.
-    this.#stream.write(message, this.#written);
+    try {
+      // A writable never calls back synchronously, so the size is in place before #written runs.
+      this.#stream.write(message, this.#written);
+    } catch (err) {
+      // From send() the session hears of it (and refuses the call); from a write's callback there is
+      // no caller to tell: the stream is broken, what waits for it is dropped, and the session's end
+      // fails the calls.
+      if (!this.#pumping) throw err;
+      this.#abandon();
+      return;
+    }
     this.#sizes.push(bytes);
     this.#inFlight += bytes;
   }
 
   /** Writes waiting requests while the stream has room, the accounts taking turns by bytes. */
   #pump(): void {
+    this.#pumping = true;
+    try {
+      this.#turns();
+    } finally {
+      this.#pumping = false;
+    }
+    if (this.#waiters.length > 0) this.#wake();
+  }
+
+  #turns(): void {
     while (!this.#closed && this.#lanes.size > 0 && this.#hasRoom()) {
       const [key, lane] = this.#lanes.entries().next().value as [string, Lane];
       const next = lane.queue[0]!;
@@ -156,7 +186,6 @@ export class FairWrites {
       if (lane.queue.length === 0) this.#lanes.delete(key);
       this.#write(next.message, next.bytes);
     }
-    if (this.#waiters.length > 0) this.#wake();
   }
 
   #wake(): void {

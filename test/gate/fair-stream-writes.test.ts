@@ -1,3 +1,4 @@
+import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GateHeaders, type ClientResponseProto, type GateToServiceProto } from '../../proto/src/index.js';
 import {
@@ -75,5 +76,34 @@ describe('a service stream shares its writes fairly between accounts (#25)', () 
     // socket buffers varies); in arrival order, B's would come after all eight.
     expect(order.filter((id) => id === '1')).toHaveLength(LARGE);
     expect(order.indexOf('2')).toBeLessThanOrEqual(2);
+  });
+
+  it('a waiting request whose caller cancels is never written to the service', async () => {
+    service.call.removeAllListeners('data');
+    service.received.length = 0;
+    const seen: GateToServiceProto[] = [];
+    service.call.on('data', (m: GateToServiceProto) => {
+      if (m.body === 'heartBeat') service.send({ heartBeat: {} });
+      if (m.body !== 'predict' && m.body !== 'cancel') return;
+      seen.push(m);
+      if (m.body === 'predict') service.send({ requestId: m.requestId, predict: { data: json({ ok: true }) } });
+    });
+    service.call.pause();
+    const calls = Array.from({ length: LARGE }, (_, i) => {
+      let settle: (ok: boolean) => void = () => undefined;
+      const done = new Promise<boolean>((resolve) => (settle = resolve));
+      const request = { account: 'demo', model: 'echo', authToken: TEST_KEY, predict: { data: json({ i, fill: 'a'.repeat(MiB) }) } };
+      const handle = attacker.process(request, new grpc.Metadata(), (err: Error | null) => settle(!err));
+      return { handle, done };
+    });
+    await eventually(() => inFlight() === LARGE, 10_000, 'the calls dispatched');
+    // The last four are still waiting in the gateway (one or two of the first are on their way).
+    for (const call of calls.slice(4)) call.handle.cancel();
+    await eventually(() => inFlight() === 4, 10_000, 'the cancelled calls released');
+    service.call.resume();
+    expect(await Promise.all(calls.slice(0, 4).map((c) => c.done))).toEqual([true, true, true, true]);
+    await eventually(() => seen.filter((m) => m.body === 'cancel').length === 4, 10_000, 'the four cancels');
+    // Each request's messages keep their order: a predict written at all came before its cancel.
+    expect(seen.filter((m) => m.body === 'predict')).toHaveLength(4);
   });
 });
