@@ -104,11 +104,6 @@ export class FairWrites {
     this.#laneOf.delete(requestId);
   }
 
-  /** Whether any request waits in a queue. */
-  get queued(): boolean {
-    return this.#lanes.size > 0;
-  }
-
   /** The session is closed: nothing more is written, waiting messages are dropped, waiters go on. */
   close(): void {
     if (this.#closed) return;
