@@ -207,6 +207,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
         connections: options.connections,
         rate: options.hostileRate,
         attackLoops: options.attackLoops,
+        warmupSec: options.warmupSec,
         log,
       });
     }

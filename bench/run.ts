@@ -5,7 +5,7 @@
  *   --only http,streaming,grpc,validation,memory,hostile,workers,store   scenarios to run (default: all)
  *   --rounds N          rounds of each comparison (default 3)
  *   --duration S        seconds per measured run (default 10)
- *   --warmup S          seconds of warm-up before each saturation run (default 3)
+ *   --warmup S          seconds of warm-up before each saturation run and the hostile scenario (default 3)
  *   --connections N     autocannon connections, every target alike (default 50)
  *   --rate R            fixed offered rate for the latency runs (default: half the peer's throughput)
  *   --streams N         open streams of the memory scenario (default 1000)

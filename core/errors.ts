@@ -57,6 +57,7 @@ export const ERROR_CATALOG = {
   UNKNOWN_DATA_TYPE: { status: 400, type: 'invalid_request_error', message: (a) => `Data type '${str(a.dataType)}' is not published under ${str(a.specsUrl)}` },
   DATA_TYPE_MISMATCH: { status: 400, type: 'invalid_request_error', message: (a) => `${str(a.param) || 'data'} does not match data type ${str(a.dataType)}: ${str(a.reason)}` },
   UPSTREAM_FORMAT_MISMATCH: { status: 400, type: 'invalid_request_error', message: (a) => `Service '${str(a.service)}' calls an Anthropic Messages engine, which takes Messages requests only: send this one to ${str(a.use)}`, permanent: true },
+  CONTEXT_LENGTH_EXCEEDED: { status: 400, type: 'invalid_request_error', message: (a) => `prompt is too long: ${str(a.tokens)} tokens, and the maximum context length of service '${str(a.service)}' is ${str(a.limit)} tokens: shorten the conversation`, permanent: true },
   HEADER_VALUE_INVALID: { status: 400, type: 'invalid_request_error', message: (a) => `Header '${str(a.header)}' carries a control character (CR, LF or NUL): its value cannot be passed on`, permanent: true },
   RESPONSE_CHAIN_TOO_LONG: { status: 400, type: 'invalid_request_error', message: (a) => `The conversation continued from response '${str(a.id)}' is ${str(a.bytes)} bytes with this turn, past the limit of ${str(a.limit)} (plugins.options.chatapi.responses.maxConversationBytes): start a new conversation with the input you need`, permanent: true },
   UNKNOWN_CONFIG_ID: { status: 400, type: 'invalid_request_error', message: (a) => `Service has no predict configuration with id ${str(a.configId)}` },
@@ -87,6 +88,7 @@ export const ERROR_CATALOG = {
   API_KEY_SERVICE_NOT_ALLOWED: { status: 403, type: 'permission_error', message: (a) => `API key '${str(a.key)}' may not call service '${str(a.service)}' (its services list)`, permanent: true },
   ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED: { status: 403, type: 'permission_error', message: (a) => `Service '${str(a.service)}' is not public`, permanent: true },
   CSRF_TOKEN_INVALID: { status: 403, type: 'permission_error', message: () => 'A change made with a session needs its CSRF token in the x-csrf-token header (login and auth/me return it)', permanent: true },
+  SESSION_ACCOUNT_REQUIRED: { status: 403, type: 'permission_error', message: () => 'The session acts for no account it may call for: choose one with PUT /api/platformcore/auth/session {"account": "<id or name>"}', permanent: true },
   ROLE_REQUIRED: { status: 403, type: 'permission_error', message: (a) => `This needs the ${str(a.role)} role${a.account !== undefined ? ` on account '${str(a.account)}'` : ''}`, permanent: true },
   // 404
   NOT_FOUND: { status: 404, type: 'not_found_error', message: (a) => `No route for ${str(a.method)} ${str(a.path)}${a.hint ? `: ${str(a.hint)}` : ''}`, permanent: true },

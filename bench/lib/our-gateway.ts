@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BENCH_METRICS_TOKEN, BENCH_USERSPACE_KEY, TOKENS, benchConfigInput, gatewayHeaders } from './config.js';
-import { ensureBuilt, startChild, waitFor, type Child } from './procs.js';
+import { ROOT, ensureBuilt, startChild, waitFor, type Child } from './procs.js';
 
 /** What a bench gateway adds to the bench config: plugins (`metrics`), and tracing to an OTLP/HTTP URL. */
 export interface GatewayExtras {
@@ -58,6 +58,7 @@ export function startOurGateway(name: string, extras: GatewayExtras = {}, option
     script: 'bench/servers/gateway.mjs',
     env: {
       BENCH_GATEWAY_CONFIG: JSON.stringify(input),
+      BENCH_LOOP_DELAY: '1',
       ...(extras.userSpaceKeys ? { BENCH_USERSPACE_KEYS: String(extras.userSpaceKeys), BENCH_USERSPACE_KEY, BENCH_USERSPACE_BUDGETS: JSON.stringify(UNSPENT) } : {}),
     },
     nodeFlags: options.nodeFlags,
@@ -78,7 +79,9 @@ export function waitForService(gateway: Child, service: string, timeoutMs?: numb
 
 /** The demo echo service (examples/echo-service/main.ts, unchanged) dialling the gRPC address `grpcAddress`. */
 export function startEcho(name: string, grpcAddress: string, nodeFlags?: string[]): Promise<Child> {
-  return startChild(name, { script: 'examples/echo-service/main.ts', nodeFlags, env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS.echo } });
+  // The demo service as it is, plus the event loop's delay on request (bench/lib/loop-delay.mjs).
+  const flags = ['--import', `${ROOT}bench/lib/loop-delay.mjs`, ...(nodeFlags ?? [])];
+  return startChild(name, { script: 'examples/echo-service/main.ts', nodeFlags: flags, env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS.echo } });
 }
 
 /** The echo service dialling `gateway`, once the gateway routes to it. */

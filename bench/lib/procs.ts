@@ -49,6 +49,8 @@ export interface SpawnOptions {
   env?: Record<string, string | undefined>;
   /** Extra node flags (`--cpu-prof`, `--expose-gc`, …). */
   nodeFlags?: string[];
+  /** A command that runs the process (`taskset -c 1 nice -n 19`: bench/lib/cpu-split.ts), before Node. */
+  prefix?: string[];
   /** Wait for an IPC `{type:'ready'}` message (bench servers); otherwise resolve at once. */
   waitReady?: boolean;
   readyTimeoutMs?: number;
@@ -61,7 +63,7 @@ export async function startChild(name: string, options: SpawnOptions): Promise<C
   const flags = [...(options.nodeFlags ?? []), ...(script.endsWith('.ts') ? ['--import', TSX_LOADER] : [])];
   const child = options.executable
     ? spawn(options.executable, options.args ?? [], { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', options.stdout ?? 'ignore', 'pipe'] })
-    : spawn(process.execPath, [...flags, script, ...(options.args ?? [])], {
+    : spawn(options.prefix?.[0] ?? process.execPath, [...(options.prefix?.length ? [...options.prefix.slice(1), process.execPath] : []), ...flags, script, ...(options.args ?? [])], {
       cwd: ROOT,
       env: { ...process.env, ...options.env },
       stdio: ['ignore', options.stdout ?? 'ignore', 'pipe', 'ipc'],

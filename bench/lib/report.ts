@@ -205,6 +205,10 @@ export function markdown(r: BenchResults): string {
     lines.push(`| Chat p99 with the authenticated attacker (maximal ext maps, 30 MB Responses bodies) | ${s(h.summary.authedAttackedP99Ms, 2)} ms |`);
     lines.push(`| p99 with it ÷ without | ${s(h.summary.authedP99Ratio, 2)} |`);
     lines.push(`| Authenticated attacker calls/s; answers (last round) | ${s(h.summary.authedAttackerCallsPerSec, 1)}; ${Object.entries(last?.authedAttackerCodes ?? {}).map(([k, n]) => `${k} × ${n}`).join(', ')} |`);
+    const delay = (pick: (round: (typeof h.rounds)[number]) => number) => s(spread(h.rounds.map(pick)), 1);
+    lines.push(`| Event-loop delay p99 / max without → with the authenticated attacker, gateway | ${delay((x) => x.baselineLoopDelay.gateway.p99)} / ${delay((x) => x.baselineLoopDelay.gateway.max)} → ${delay((x) => x.authedLoopDelay.gateway.p99)} / ${delay((x) => x.authedLoopDelay.gateway.max)} ms |`);
+    lines.push(`| the same, echo service | ${delay((x) => x.baselineLoopDelay.echo.p99)} / ${delay((x) => x.baselineLoopDelay.echo.max)} → ${delay((x) => x.authedLoopDelay.echo.p99)} / ${delay((x) => x.authedLoopDelay.echo.max)} ms |`);
+    lines.push(`| CPUs | ${h.settings.cpuSplit} |`);
   }
   if (r.workers) {
     const w = r.workers;

@@ -11,10 +11,17 @@
  * entries, and the largest map the limits allow) and 30 MB Responses bodies, back to back. Same
  * target, p99 with ÷ without within the round at most 2; its floods must be answered with
  * EXT_PARAMS_TOO_LARGE and JSON_TOO_MANY_MEMBERS.
+ *
+ * The servers (gateway, echo service) run on CPU 0, the load generator and the attackers on the
+ * other CPUs, the attackers at nice 19 (bench/lib/cpu-split.ts), in every run alike: the ratio then
+ * measures what the attack costs the servers, not the attacker's own CPU taken from the victim's
+ * client. Each run also reads the event loop's delay of the gateway and of the echo service
+ * (bench/lib/loop-delay.mjs), to tell a blocked loop from a wait elsewhere.
  */
 import { gatewayChatLoad } from '../lib/config.js';
 import { fixedRate, type LoadResult } from '../lib/load.js';
-import { startChild, waitFor } from '../lib/procs.js';
+import { splitCpus } from '../lib/cpu-split.js';
+import { startChild, waitFor, type Child } from '../lib/procs.js';
 import { spread, type Spread } from '../lib/stats.js';
 import type { Systems } from '../lib/systems.js';
 
@@ -26,11 +33,28 @@ export interface HostileOptions {
   rate: number;
   /** Concurrent attacker loops. */
   attackLoops: number;
+  /** Seconds of the same chat load before the first round, not measured. */
+  warmupSec: number;
   log: (line: string) => void;
+}
+
+/** A process's event-loop delay over one run, ms (bench/lib/loop-delay.mjs). */
+export interface LoopDelay {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/** The loop delays of the gateway and of the echo service over one run. */
+export interface ServerLoopDelays {
+  gateway: LoopDelay;
+  echo: LoopDelay;
 }
 
 export interface HostileRound {
   baseline: LoadResult;
+  baselineLoopDelay: ServerLoopDelays;
+  authedLoopDelay: ServerLoopDelays;
   attacked: LoadResult;
   /** Attacker calls per second during the attacked run, and the codes the gateway answered them with. */
   attackerCallsPerSec: number;
@@ -43,7 +67,7 @@ export interface HostileRound {
 }
 
 export interface HostileResult {
-  settings: Omit<HostileOptions, 'log'>;
+  settings: Omit<HostileOptions, 'log'> & { cpuSplit: string };
   rounds: HostileRound[];
   summary: {
     baselineP99Ms: Spread;
@@ -57,15 +81,39 @@ export interface HostileResult {
 }
 
 export async function runHostile(systems: Systems, options: HostileOptions): Promise<HostileResult> {
-  const [{ httpUrl, grpcAddress }] = await Promise.all([systems.gatewayUrls(), systems.echo()]);
+  const [gateway, echo] = await Promise.all([systems.gateway(), systems.echo()]);
+  const { httpUrl, grpcAddress } = await systems.gatewayUrls();
+  const split = splitCpus([gateway.pid, echo.pid]);
+  options.log(`  CPU split: ${split.description}`);
+  try {
+    return await measure({ gateway, echo }, options, httpUrl, grpcAddress, split.attackerPrefix, split.description);
+  } finally {
+    split.restore();
+  }
+}
+
+async function measure(
+  servers: { gateway: Child; echo: Child },
+  options: HostileOptions,
+  httpUrl: string,
+  grpcAddress: string,
+  attackerPrefix: string[],
+  cpuSplit: string,
+): Promise<HostileResult> {
   const target = gatewayChatLoad(httpUrl);
   const settings = { connections: options.connections, durationSec: options.durationSec };
   const rounds: HostileRound[] = [];
+  // A gateway just started compiles its hot paths during the first seconds of load: the first round's
+  // run without the attacker measured that (p99 140-410 ms against 12-18 ms in the next rounds).
+  if (options.warmupSec > 0) await fixedRate(target, { ...settings, durationSec: options.warmupSec }, options.rate);
   for (let round = 0; round < options.rounds; round++) {
+    await loopDelays(servers);
     const baseline = await fixedRate(target, settings, options.rate);
+    const baselineLoopDelay = await loopDelays(servers);
     const attacker = await startChild('attacker', {
       script: 'bench/servers/attacker.ts',
       env: { BENCH_ATTACK_TARGET: grpcAddress, BENCH_ATTACK_LOOPS: String(options.attackLoops) },
+      prefix: attackerPrefix,
       waitReady: true,
     });
     try {
@@ -81,17 +129,20 @@ export async function runHostile(systems: Systems, options: HostileOptions): Pro
       await waitFor('the attacker\'s first answer', async () => (after = await attacker.ask<Stats>('stats')).calls > 0);
       options.log(`  hostile round ${round + 1}: chat p99 ${baseline.latencyMs.p99.toFixed(2)} ms → ${attacked.latencyMs.p99.toFixed(2)} ms under attack `
         + `(× ${(attacked.latencyMs.p99 / baseline.latencyMs.p99).toFixed(2)}); attacker ${attackerCallsPerSec.toFixed(0)} calls/s of ${after.messageBytes} bytes, answered ${JSON.stringify(after.codes)}`);
-      const authed = await underAuthenticatedAttacker(target, settings, options, httpUrl, grpcAddress);
-      rounds.push({ baseline, attacked, attackerCallsPerSec, attackerCodes: after.codes, attackerMessageBytes: after.messageBytes, ...authed });
+      const authed = await underAuthenticatedAttacker(target, settings, options, httpUrl, grpcAddress, attackerPrefix, servers);
+      rounds.push({ baseline, baselineLoopDelay, attacked, attackerCallsPerSec, attackerCodes: after.codes, attackerMessageBytes: after.messageBytes, ...authed });
+      const p = (r: LoadResult) => `p50 ${r.latencyMs.p50.toFixed(2)}, p90 ${r.latencyMs.p90.toFixed(2)}, p99 ${r.latencyMs.p99.toFixed(2)}`;
       options.log(`  hostile round ${round + 1}: chat p99 ${baseline.latencyMs.p99.toFixed(2)} ms → ${authed.authedAttacked.latencyMs.p99.toFixed(2)} ms under the authenticated attacker `
         + `(× ${(authed.authedAttacked.latencyMs.p99 / baseline.latencyMs.p99).toFixed(2)}); ${authed.authedAttackerCallsPerSec.toFixed(1)} calls/s, answered ${JSON.stringify(authed.authedAttackerCodes)}`);
+      options.log(`    without: ${p(baseline)} ms; loop delay ${describeDelays(baselineLoopDelay)}`);
+      options.log(`    with:    ${p(authed.authedAttacked)} ms; loop delay ${describeDelays(authed.authedLoopDelay)}`);
     } finally {
       await attacker.stop();
     }
   }
   const { log: _log, ...rest } = options;
   return {
-    settings: rest,
+    settings: { ...rest, cpuSplit },
     rounds,
     summary: {
       baselineP99Ms: spread(rounds.map((r) => r.baseline.latencyMs.p99)),
@@ -112,24 +163,41 @@ async function underAuthenticatedAttacker(
   options: HostileOptions,
   httpUrl: string,
   grpcAddress: string,
-): Promise<Pick<HostileRound, 'authedAttacked' | 'authedAttackerCallsPerSec' | 'authedAttackerCodes'>> {
+  attackerPrefix: string[],
+  servers: { gateway: Child; echo: Child },
+): Promise<Pick<HostileRound, 'authedAttacked' | 'authedAttackerCallsPerSec' | 'authedAttackerCodes' | 'authedLoopDelay'>> {
   const attacker = await startChild('authed-attacker', {
     script: 'bench/servers/authed-attacker.ts',
     env: { BENCH_ATTACK_TARGET: grpcAddress, BENCH_ATTACK_HTTP: httpUrl, BENCH_ATTACK_LOOPS: String(options.attackLoops) },
+    prefix: attackerPrefix,
     waitReady: true,
     readyTimeoutMs: 120_000,
   });
   try {
     type Stats = { calls: number; kinds: number; wanted: number; codes: Record<string, number> };
     const before = await attacker.ask<Stats>('stats');
+    await loopDelays(servers);
     const started = performance.now();
     const authedAttacked = await fixedRate(target, settings, options.rate);
+    const authedLoopDelay = await loopDelays(servers);
     let after = await attacker.ask<Stats>('stats');
     const authedAttackerCallsPerSec = (after.calls - before.calls) / ((performance.now() - started) / 1000);
     // A short run (smoke mode) waits until each of the four attacks has had its answer, so the codes are real.
     await waitFor('an answer to each authenticated attack', async () => ((after = await attacker.ask<Stats>('stats')), after.kinds >= after.wanted), 120_000);
-    return { authedAttacked, authedAttackerCallsPerSec, authedAttackerCodes: after.codes };
+    return { authedAttacked, authedAttackerCallsPerSec, authedAttackerCodes: after.codes, authedLoopDelay };
   } finally {
     await attacker.stop();
   }
+}
+
+/** The servers' loop delays since the last reading (and a fresh start for the next). */
+async function loopDelays(servers: { gateway: Child; echo: Child }): Promise<ServerLoopDelays> {
+  const [gateway, echo] = await Promise.all([servers.gateway.ask<LoopDelay>('loop-delay'), servers.echo.ask<LoopDelay>('loop-delay')]);
+  const pick = ({ p50, p99, max }: LoopDelay) => ({ p50, p99, max });
+  return { gateway: pick(gateway), echo: pick(echo) };
+}
+
+function describeDelays(d: ServerLoopDelays): string {
+  const one = (x: LoopDelay) => `p99 ${x.p99} max ${x.max} ms`;
+  return `gateway ${one(d.gateway)}, echo ${one(d.echo)}`;
 }

@@ -5,13 +5,16 @@
  * which alone held about 36 MB of the gateway's RSS (165 → 129 MB idle). Plain JavaScript for the
  * same reason. The config comes from the harness as JSON in BENCH_GATEWAY_CONFIG
  * (bench/lib/our-gateway.ts's startOurGateway); logs go at info level to stdout like `npm start`.
- * Reports its ports over IPC and answers `mem` requests.
+ * Reports its ports over IPC and answers `mem` and `loop-delay` requests (bench/lib/loop-delay.mjs).
  */
 import { buildConfig } from '../../dist/core/config/load.js';
 import { createGateway } from '../../dist/core/gateway.js';
 import { createLogger } from '../../dist/core/observe/logger.js';
 import { reportReady } from '../lib/ready.mjs';
 import { seedUserSpaceKeys } from './userspace-keys.mjs';
+
+// The hostile scenario's gateway answers `loop-delay` (set by bench/lib/our-gateway.ts); bench:ab's do not.
+if (process.env.BENCH_LOOP_DELAY) await import('../lib/loop-delay.mjs');
 
 const config = buildConfig(JSON.parse(process.env.BENCH_GATEWAY_CONFIG ?? '{}'), { env: {} });
 const gateway = await createGateway(config, { logger: createLogger() });

@@ -1,8 +1,9 @@
 /**
- * Every call the console makes. The user-space API (`/api/platformcore/...`) is called with the
- * session cookie (HttpOnly: this code never sees it) and, on every change, the CSRF token in
- * `x-csrf-token`. The platform API (fitting, datasets, async tasks) and the chat adapters take an
- * API key: the one the user gave the page for this tab (see `working-key.ts`), never a stored one.
+ * Every call the console makes, all with the session: its cookie (HttpOnly: this code never sees it)
+ * and, on every change, its CSRF token in `x-csrf-token`. The user-space API (`/api/platformcore/...`)
+ * authorizes the session per account; the platform API (fitting, datasets, async tasks) and the chat
+ * adapters take it as a caller of the session's *current account* (the account switcher changes it
+ * with `PUT auth/session`). The console never holds an API key: it sends none.
  */
 
 export const CORE = '/api/platformcore';
@@ -37,11 +38,11 @@ interface CallInit {
   body?: unknown;
   /** Raw body (a dataset file) with its type. */
   raw?: Blob;
-  apiKey?: string;
   signal?: AbortSignal;
 }
 
-async function errorOf(response: Response): Promise<ApiError> {
+/** The coded error of a refused answer. */
+export async function errorOf(response: Response): Promise<ApiError> {
   const text = await response.text().catch(() => '');
   try {
     const body = JSON.parse(text) as { error?: { code?: string; message?: string } };
@@ -53,14 +54,16 @@ async function errorOf(response: Response): Promise<ApiError> {
   return new ApiError(response.status, String(response.status), text.slice(0, 200) || response.statusText || `HTTP ${response.status}`);
 }
 
-/** One call; answers the parsed JSON (or undefined for an empty body), throws `ApiError` otherwise. */
-export async function call<T = unknown>(path: string, init: CallInit = {}): Promise<T> {
+/**
+ * One request with the session, answered as it comes (a stream, a 204): the cookie same-origin, the
+ * CSRF token on a change. A 401 ends the console's session (expired, or ended elsewhere).
+ */
+export async function request(path: string, init: CallInit = {}): Promise<Response> {
   const method = init.method ?? (init.body === undefined && !init.raw ? 'GET' : 'POST');
   const headers: Record<string, string> = { accept: 'application/json' };
   if (init.body !== undefined) headers['content-type'] = 'application/json';
   if (init.raw) headers['content-type'] = init.raw.type || 'application/octet-stream';
-  if (init.apiKey) headers['PLATFORM-API-KEY'] = init.apiKey;
-  else if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
+  if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
   const response = await fetch(path, {
     method,
     headers,
@@ -69,11 +72,14 @@ export async function call<T = unknown>(path: string, init: CallInit = {}): Prom
     cache: 'no-store',
     signal: init.signal,
   });
-  if (!response.ok) {
-    const error = await errorOf(response);
-    if (error.status === 401 && !init.apiKey && !path.endsWith('/auth/login') && !path.endsWith('/auth/me')) sessionEnded();
-    throw error;
-  }
+  if (response.status === 401 && !path.endsWith('/auth/login') && !path.endsWith('/auth/me')) sessionEnded();
+  return response;
+}
+
+/** One call; answers the parsed JSON (or undefined for an empty body), throws `ApiError` otherwise. */
+export async function call<T = unknown>(path: string, init: CallInit = {}): Promise<T> {
+  const response = await request(path, init);
+  if (!response.ok) throw await errorOf(response);
   const text = await response.text();
   return (text ? JSON.parse(text) : undefined) as T;
 }

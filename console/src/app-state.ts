@@ -1,16 +1,14 @@
-/** What every page shares: the signed-in user, the chosen account, the tab's working key, navigation. */
+/** What every page shares: the signed-in user, the session's current account, navigation. */
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import type { Me, Membership } from './model.js';
 
 export interface AppState {
   me: Me;
-  /** The account the pages show (its name). */
+  /** The session's current account: the one the pages show, and the platform and chat calls act for. */
   account: Membership;
-  setAccount(name: string): void;
-  /** An API key the user gave this tab for the platform API and the playground (memory only). */
-  workingKey: string;
-  setWorkingKey(key: string): void;
+  /** Makes another account the session's current one (a call to the server), then shows it. */
+  setAccount(name: string): Promise<void>;
   navigate(page: string): void;
   signOut(): Promise<void>;
   refreshMe(): Promise<void>;

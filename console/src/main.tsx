@@ -14,11 +14,10 @@ import { SessionsPage } from './pages/sessions.js';
 import { SignInPage } from './pages/sign-in.js';
 import { TasksPage } from './pages/tasks.js';
 import { UsagePage } from './pages/usage.js';
-import { currentUser, signOut } from './session.js';
+import { currentUser, signOut, switchAccount } from './session.js';
 import { ErrorNote, Loading } from './ui.js';
 
 const BASE = '/console/';
-const ACCOUNT_KEY = 'console.account';
 
 interface PageEntry {
   id: string;
@@ -44,14 +43,19 @@ function App() {
   const [me, setMe] = useState<Me | undefined | null>(null);
   const [error, setError] = useState<unknown>();
   const [page, setPage] = useState(pageFromPath());
-  const [accountName, setAccountName] = useState(localStorage.getItem(ACCOUNT_KEY) ?? '');
-  const [workingKey, setWorkingKey] = useState('');
+  const [switchError, setSwitchError] = useState<unknown>();
+  // One switch at a time: the answers of two could arrive out of order.
+  const [switching, setSwitching] = useState(false);
 
   // An operator may switch to every account, not only those it is a member of.
   const [operatorAccounts, setOperatorAccounts] = useState<Account[]>([]);
   const refreshMe = async () => {
-    const who = await currentUser();
-    setOperatorAccounts(who?.user.operator ? items<Account>(await call(`${CORE}/accounts`)) : []);
+    let who = await currentUser();
+    const every = who?.user.operator ? items<Account>(await call(`${CORE}/accounts`)) : [];
+    // A session acting for no account it may reach (none yet, or a membership that ended) takes the first it may.
+    const names = [...(who?.accounts ?? []), ...every].map((a) => a.name);
+    if (who && names.length && !names.includes(who.current ?? '')) who = await switchAccount(names[0]!);
+    setOperatorAccounts(every);
     setMe(who);
   };
   useEffect(() => {
@@ -73,25 +77,29 @@ function App() {
       .filter((a) => !me.accounts.some((m) => m.id === a.id))
       .map((a) => ({ id: a.id, name: a.name, displayName: a.displayName, role: 'operator' as const, blocked: a.blocked })),
   ];
-  const account = reachable.find((a) => a.name === accountName) ?? reachable[0];
+  // The server keeps the session's current account: what the platform and chat calls act for.
+  const account = reachable.find((a) => a.name === me.current);
+  const setAccount = async (name: string) => {
+    setSwitchError(undefined);
+    setSwitching(true);
+    try {
+      setMe(await switchAccount(name));
+    } catch (err) {
+      setSwitchError(err);
+    } finally {
+      setSwitching(false);
+    }
+  };
   const state: AppState | undefined = account && {
     me,
     account,
-    setAccount(name) {
-      localStorage.setItem(ACCOUNT_KEY, name);
-      setAccountName(name);
-      // A key belongs to one account: switching forgets the tab's working key.
-      setWorkingKey('');
-    },
-    workingKey,
-    setWorkingKey,
+    setAccount,
     navigate(next) {
       history.pushState(null, '', `${BASE}${next}`);
       setPage(next);
     },
     async signOut() {
       await signOut();
-      setWorkingKey('');
       setMe(undefined);
       history.pushState(null, '', BASE);
       setPage(pageFromPath());
@@ -119,7 +127,12 @@ function App() {
         <div class="topbar-right">
           <label class="switcher">
             <span>Account</span>
-            <select value={account.name} onChange={(e) => state.setAccount(e.currentTarget.value)} aria-label="Account">
+            <select
+              value={account.name}
+              disabled={switching}
+              onChange={(e) => void state.setAccount(e.currentTarget.value)}
+              aria-label="Account"
+            >
               {reachable.map((a) => (
                 <option value={a.name} key={a.name}>
                   {a.displayName || a.name} ({a.role})
@@ -156,6 +169,7 @@ function App() {
           </ul>
         </nav>
         <main id="main" class="content" key={`${current.id}:${account.name}`}>
+          <ErrorNote error={switchError} />
           {account.blocked && (
             <div class="notice notice-bad" role="alert">
               This account is blocked: its model calls answer 402 ACCOUNT_BLOCKED.

@@ -28,6 +28,8 @@ export interface Me {
   user: { id: string; email: string; operator: boolean };
   csrf: string;
   accounts: Membership[];
+  /** The name of the session's current account (none yet: undefined). */
+  current?: string;
 }
 
 export interface ApiKey {

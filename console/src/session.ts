@@ -1,4 +1,4 @@
-/** Sign-in, sign-out and the signed-in user (`auth/me`), read into the console's `Me`. */
+/** Sign-in, sign-out, the signed-in user (`auth/me`) read into the console's `Me`, and the session's current account. */
 import { call, CORE, setCsrf, ApiError } from './api.js';
 import type { Me, Membership, Role } from './model.js';
 
@@ -21,6 +21,8 @@ interface RawMe {
   csrfToken?: string;
   accounts?: RawMembership[];
   memberships?: RawMembership[];
+  /** The session's current account: the one its platform and chat calls act for. */
+  account?: { id?: number; name?: string } | null;
 }
 
 /** The answer of login and `auth/me`, whatever its exact wrapping, as the console uses it. */
@@ -41,7 +43,7 @@ export function readMe(raw: RawMe): Me {
   setCsrf(csrf);
   // `auth/me` says `operator` beside the user (the login answer inside it).
   const operator = Boolean(raw.operator ?? user.operator);
-  return { user: { id: user.id ?? user._id ?? '', email: user.email ?? '', operator }, csrf, accounts };
+  return { user: { id: user.id ?? user._id ?? '', email: user.email ?? '', operator }, csrf, accounts, current: raw.account?.name };
 }
 
 /** The signed-in user, or undefined when there is no session (401). */
@@ -58,6 +60,11 @@ export async function signIn(email: string, password: string): Promise<Me> {
   const answer = await call<RawMe>(`${CORE}/auth/login`, { body: { email, password } });
   // The login answer may carry only the token; `auth/me` has the memberships.
   return answer?.accounts || answer?.memberships ? readMe(answer) : ((await currentUser()) ?? readMe(answer ?? {}));
+}
+
+/** Makes `account` the session's current account (the account switcher); answers the session as changed. */
+export async function switchAccount(account: string): Promise<Me> {
+  return readMe(await call<RawMe>(`${CORE}/auth/session`, { method: 'PUT', body: { account } }));
 }
 
 export async function signOut(): Promise<void> {

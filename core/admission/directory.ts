@@ -9,7 +9,7 @@ export interface Caller {
   readonly permissions: ReadonlySet<Permission>;
   /** The key's `followTraceSampling`: its requests' W3C sampled flag decides whether they are traced. */
   readonly followTraceSampling?: boolean;
-  /** A stored key's ID (`key_…`); config-file keys have none. */
+  /** A stored key's ID (`key_…`); config-file keys have none; a console session's caller has `console:<email>` (the key of its spend rows). */
   readonly keyId?: string;
   /** Epoch ms from which this secret is refused: the key's expiry, or the end of a rotation's grace. */
   readonly validUntil?: number;

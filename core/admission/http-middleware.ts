@@ -15,6 +15,12 @@
  *   adapters): `admission.request(steps, handler)`, where the route says where its key is, how its
  *   body is read and checked and how the body names the service, and the handler gets all three.
  *
+ * Besides an API key, a route takes any credential a plugin registered with `useCredential` (the
+ * user-space plugin's console session), for a request that presents no key at all: the credential
+ * resolves a caller, which then goes through every later stage exactly as a key's caller. A request
+ * with a key never looks at another credential (a wrong key is refused, never replaced), and only
+ * such a request pays for resolving one.
+ *
  * These are route middleware, not `router.param` loaders: @koa/router runs param loaders before a
  * route's own middleware, so a loader that checks ownership would answer 403 before the key check
  * could answer 401. Entities addressed by ID (tasks, datasets, jobs) are loaded by the plugin after
@@ -59,7 +65,23 @@ export interface Admission {
     steps: RequestSteps<Raw, Body, Target>,
     handler: (ctx: Context, admitted: AdmittedRequest<Raw, Body, Target>) => unknown,
   ): Middleware;
+  /**
+   * Adds a credential besides API keys, tried (in the order added) for a request that presents no key:
+   * none of `Authorization`, `x-api-key`, `PLATFORM-API-KEY`.
+   */
+  useCredential(resolve: CredentialResolver): void;
 }
+
+/**
+ * The caller a request without an API key stands for by another credential (a console session), or
+ * undefined when it carries none of this kind (the request then gets the 401 of a missing key). It
+ * throws its own refusals (a session's change without its CSRF token). The caller it returns is
+ * checked from the blocked account on, as a key's.
+ */
+export type CredentialResolver = (ctx: Context) => Promise<Caller | undefined>;
+
+/** Headers that carry an API key on some interface (lower-case): a request with any of them presents a key. */
+const KEY_HEADERS = ['authorization', 'x-api-key', API_KEY_HEADER.toLowerCase()] as const;
 
 /** Where a route's API key is sent, and the header the 401 names when none came. */
 export interface KeySource {
@@ -120,9 +142,24 @@ export const PLATFORM_KEY: KeySource = { read: (ctx) => ctx.get(PLATFORM_KEY_HEA
 const keyOf = PLATFORM_KEY.read;
 
 export function createAdmission(pipeline: Pipeline): Admission {
+  const credentials: CredentialResolver[] = [];
+  /** The caller by a registered credential, for a request whose route found no key; undefined when none applies. */
+  async function resolve(ctx: Context): Promise<Caller | undefined> {
+    const headers = ctx.request.headers;
+    // A key in a header the route does not read is still a key: refused by its route, never replaced.
+    if (KEY_HEADERS.some((name) => headers[name] !== undefined)) return undefined;
+    for (const credential of credentials) {
+      const caller = await credential(ctx);
+      if (caller) return caller;
+    }
+    return undefined;
+  }
+  // Each stage below awaits `resolve` only when the request sent no key: a key's request runs as before.
   const callerWith = (key: KeySource, first: Permission, ...more: Permission[]): Middleware =>
     async function admitCaller(ctx, next) {
-      const caller = pipeline.authenticate(key.read(ctx), key.header, first);
+      const apiKey = key.read(ctx);
+      const resolved = apiKey || credentials.length === 0 ? undefined : await resolve(ctx);
+      const caller = pipeline.authenticate(apiKey, key.header, first, resolved);
       for (const permission of more) pipeline.requirePermission(caller, permission);
       ctx.state.caller = caller;
       await next();
@@ -140,9 +177,11 @@ export function createAdmission(pipeline: Pipeline): Admission {
     },
     service(permission = 'MODEL_REQUESTS') {
       return async function admitService(ctx, next) {
+        const apiKey = keyOf(ctx);
         const { caller, service } = pipeline.admit({
-          apiKey: keyOf(ctx),
+          apiKey,
           keyHeader: PLATFORM_KEY_HEADER,
+          resolved: apiKey || credentials.length === 0 ? undefined : await resolve(ctx),
           permission,
           account: ctx.params?.account ?? '',
           model: ctx.params?.model ?? '',
@@ -157,7 +196,9 @@ export function createAdmission(pipeline: Pipeline): Admission {
       const permission = steps.permission ?? 'MODEL_REQUESTS';
       const { denied } = steps;
       return async function admitRequest(ctx) {
-        const caller = pipeline.authenticate(key.read(ctx), key.header, permission);
+        const apiKey = key.read(ctx);
+        const resolved = apiKey || credentials.length === 0 ? undefined : await resolve(ctx);
+        const caller = pipeline.authenticate(apiKey, key.header, permission, resolved);
         pipeline.countRequest(caller);
         ctx.state.caller = caller;
         if (steps.holdsStream) ctx.res.once('close', pipeline.openStream(caller));
@@ -168,6 +209,9 @@ export function createAdmission(pipeline: Pipeline): Admission {
         ctx.state.service = target.service;
         await handler(ctx, { caller, raw, body, target });
       };
+    },
+    useCredential(credential) {
+      credentials.push(credential);
     },
   };
 }

@@ -12,6 +12,8 @@ export interface AdmitRequest {
   apiKey: string | undefined;
   /** Where the key was expected, for the 401 message (`PLATFORM-API-KEY`, `Authorization`, `authToken`). */
   keyHeader: string;
+  /** The caller of a request without a key, from another credential (see `authenticate`). */
+  resolved?: Caller;
   permission: Permission;
   /** The service owner, by ID or name. */
   account: string | number;
@@ -42,7 +44,8 @@ export interface ConfigValidator {
  * The one place where a call's checks are made, for every interface: the platform API and the chat,
  * Responses, Messages, direct and audio adapters (through core/admission/http-middleware.ts) and the
  * gRPC client calls and speech streams (`admit`). In this order:
- * authenticate (401; an expired key, or a rotated one past its grace, too) → blocked account (402) → key
+ * authenticate (401; an expired key, or a rotated one past its grace, too; a request without a key may be
+ * a console session's, resolved by the credential a plugin registered, then checked from here on as a key) → blocked account (402) → key
  * permission (403) → rate limit of the account, then of the key (429) → resolve account and service
  * (400; an adapter resolves its `model` itself) → access to the service (403, or the interface's own
  * refusal; the platform API's account routes: own account, 403), the key's services list (403) → budgets
@@ -111,15 +114,25 @@ export class Pipeline {
     this.#validators.push(validator);
   }
 
-  /** The caller behind an API key, after the key, blocked-account and permission checks. */
-  authenticate(apiKey: string | undefined, keyHeader: string, permission: Permission): Caller {
+  /**
+   * The caller behind an API key, after the key, blocked-account and permission checks. `resolved` is
+   * the caller of a request that sent no key, resolved by a credential a plugin registered
+   * (`Admission.useCredential`: a console session); it takes the checks that follow the key's.
+   */
+  authenticate(apiKey: string | undefined, keyHeader: string, permission: Permission, resolved?: Caller): Caller {
     this.#stages?.enter('admission');
+    const caller = resolved ?? this.#keyCaller(apiKey, keyHeader);
+    if (caller.account.blocked) throw gatewayError('ACCOUNT_BLOCKED', { args: { account: caller.account.name } });
+    this.requirePermission(caller, permission);
+    return caller;
+  }
+
+  /** The caller of a live API key: 401 for none, for an unknown one, and for an expired one. */
+  #keyCaller(apiKey: string | undefined, keyHeader: string): Caller {
     if (!apiKey) throw gatewayError('API_KEY_MISSING', { args: { header: keyHeader } });
     const caller = this.#directory.callerForKey(apiKey);
     // An expired key, or a rotated one past its grace, is unknown to the caller: it says no more why.
     if (!caller || (caller.validUntil !== undefined && Date.now() >= caller.validUntil)) throw gatewayError('API_KEY_INVALID');
-    if (caller.account.blocked) throw gatewayError('ACCOUNT_BLOCKED', { args: { account: caller.account.name } });
-    this.requirePermission(caller, permission);
     return caller;
   }
 
@@ -187,7 +200,7 @@ export class Pipeline {
 
   /** Every stage up to (not including) validation, for a request addressed to one service. */
   admit(request: AdmitRequest): Admitted {
-    const caller = this.authenticate(request.apiKey, request.keyHeader, request.permission);
+    const caller = this.authenticate(request.apiKey, request.keyHeader, request.permission, request.resolved);
     this.countRequest(caller);
     const service = this.#directory.service(request.account, request.model);
     this.checkAccess(caller, service, request);

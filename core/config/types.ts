@@ -55,6 +55,10 @@ export interface UpstreamConfig {
   readonly maxConcurrency: number;
   /** Engine requests one account may run at once (default maxConcurrency - 1, at least 1); plugins/upstream/fair-share.ts. */
   readonly maxConcurrencyPerAccount?: number;
+  /** The most output tokens the engine is asked for (a caller asking for fewer keeps theirs); plugins/upstream/engine-request.ts. */
+  readonly maxOutputTokens?: number;
+  /** The engine's context window in tokens, to name a prompt over it (plugins/upstream/context-window.ts). */
+  readonly contextTokens?: number;
   readonly connectTimeoutMs: number;
   readonly firstByteTimeoutMs: number;
   readonly idleTimeoutMs: number;

@@ -41,7 +41,7 @@ export class CallTable {
   constructor(limits: CallLimits) {
     this.#hooks = {
       send: (call, partialPredict) => this.instanceOf(call)?.send({ requestId: call.requestId, partialPredict }),
-      whenWritable: (call) => this.instanceOf(call)?.whenWritable() ?? Promise.resolve(),
+      whenWritable: (call) => this.instanceOf(call)?.whenWritable(call.requestId) ?? Promise.resolve(),
       cancel: (call) => this.instanceOf(call)?.send({ requestId: call.requestId, cancel: { requestIdToCancel: call.requestId } }),
       release: (call) => this.#release(call),
       maxBufferedBytes: limits.maxBufferedBytes,

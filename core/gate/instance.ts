@@ -41,8 +41,8 @@ export interface GateInstance {
   declaresConfig(method: string): boolean;
   /** Hands a message to the instance; false when it can no longer take any. */
   send(message: GateToServiceProto): boolean;
-  /** Resolves when the instance can take more stream messages without the gateway buffering them. */
-  whenWritable(): Promise<void>;
+  /** Resolves when the instance can take more of a request's messages (`requestId`'s, when given) without the gateway buffering them. */
+  whenWritable(requestId?: number): Promise<void>;
 }
 
 /** What an instance last said about its own load (proto/src/load-report.ts), and when. */
@@ -94,7 +94,7 @@ export abstract class Instance implements GateInstance {
   abstract readonly log: Logger;
   abstract declaresConfig(method: string): boolean;
   abstract send(message: GateToServiceProto): boolean;
-  abstract whenWritable(): Promise<void>;
+  abstract whenWritable(requestId?: number): Promise<void>;
   /** Ends the transport (the stream, the worker); called once, by close(). */
   protected abstract closeTransport(): void;
 

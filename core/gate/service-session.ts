@@ -1,9 +1,9 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { ServiceEntry } from '../admission/directory.js';
-import { drained } from '../flow/drain-and-cancel.js';
 import type { Logger } from '../observe/logger.js';
 import { every } from '../flow/timers.js';
 import type { GateToServiceProto, ServiceToGateProto, StartServingProto } from '../../proto/src/index.js';
+import { FairWrites } from './fair-writes.js';
 import { Instance, type InstanceState } from './instance.js';
 
 export type ServiceStream = grpc.ServerDuplexStream<ServiceToGateProto, GateToServiceProto>;
@@ -21,6 +21,8 @@ export class ServiceSession extends Instance {
   #lastSeen = Date.now();
   #stopHeartbeats: (() => void) | undefined;
   readonly #stream: ServiceStream;
+  /** Writes to the stream, shared fairly between the accounts whose calls it carries (fair-writes.ts). */
+  readonly #writes: FairWrites;
   readonly #log: Logger;
 
   /**
@@ -36,6 +38,7 @@ export class ServiceSession extends Instance {
   constructor(stream: ServiceStream, service: ServiceEntry, start: StartServingProto, log: Logger) {
     super(service);
     this.#stream = stream;
+    this.#writes = new FairWrites(stream);
     this.start = start;
     // Without a boot UUID every stream is its own instance; a reconnect then cannot replace it.
     this.bootUuid = start.instanceBootUuid || `stream-${this.id}`;
@@ -66,7 +69,7 @@ export class ServiceSession extends Instance {
   send(message: GateToServiceProto): boolean {
     if (this.state === 'closed') return false;
     try {
-      this.#stream.write(message);
+      this.#writes.send(message);
       return true;
     } catch (err) {
       this.#log.warn({ err }, 'write to service stream failed');
@@ -75,14 +78,19 @@ export class ServiceSession extends Instance {
   }
 
   /**
-   * Resolves when the stream's send buffer has room again (at once when it has room now, or when the
-   * stream is gone). Streamed requests (recognition audio) wait on it so that a fast caller cannot make
-   * the gateway buffer without bound when the service reads slowly; gRPC flow control then pushes back
-   * on the caller.
+   * Resolves when a request's next message would be written at once: its account has nothing waiting
+   * and the stream's send buffer has room (at once when so now, or when the stream is gone). Streamed
+   * requests (recognition audio) wait on it so that a fast caller cannot make the gateway buffer
+   * without bound when the service reads slowly; gRPC flow control then pushes back on the caller.
    */
-  whenWritable(): Promise<void> {
-    if (this.state === 'closed' || !this.#stream.writableNeedDrain) return Promise.resolve();
-    return drained(this.#stream);
+  whenWritable(requestId?: number): Promise<void> {
+    if (this.state === 'closed') return Promise.resolve();
+    return this.#writes.whenWritable(requestId);
+  }
+
+  override letGo(requestId: number): void {
+    super.letGo(requestId);
+    this.#writes.forget(requestId);
   }
 
   /**
@@ -107,6 +115,7 @@ export class ServiceSession extends Instance {
   protected closeTransport(): void {
     this.#stopHeartbeats?.();
     this.#stopHeartbeats = undefined;
+    this.#writes.close();
     try {
       this.#stream.end();
     } catch {

@@ -33,6 +33,7 @@ export {
   type Admission,
   type AdmissionTarget,
   type AdmittedRequest,
+  type CredentialResolver,
   type KeySource,
   type RequestSteps,
 } from '../admission/http-middleware.js';

@@ -57,6 +57,12 @@ export interface SessionDoc {
   expiresAt: number;
   lastSeenAt: number;
   userAgent: string;
+  /**
+   * The session's current account (its ID): the one account the session acts for on the platform's
+   * model and data APIs, as an API key of that account would. Set at sign-in to the person's first
+   * membership, changed with `PUT /api/platformcore/auth/session`; absent when there is none.
+   */
+  account?: number;
 }
 
 /** Counters: `seq` (the change feed), `accountId`, `serviceId` (above the config file's largest ID). */

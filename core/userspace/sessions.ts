@@ -19,6 +19,8 @@ export interface SessionView {
   lastSeenAt: string;
   userAgent: string;
   current: boolean;
+  /** The current account's ID; null when the session acts for none. */
+  account: number | null;
 }
 
 /** The stored ID of a session: its public handle in the API too (it cannot be turned back into the cookie). */
@@ -33,8 +35,8 @@ export class Sessions {
     this.#ttlMs = ttlHours * 3_600_000;
   }
 
-  /** A new session: the cookie value (shown only to the browser) and its record. */
-  async open(userId: string, userAgent: string): Promise<{ cookie: string; session: SessionDoc }> {
+  /** A new session acting for `account` (none: undefined): the cookie value (shown only to the browser) and its record. */
+  async open(userId: string, userAgent: string, account?: number): Promise<{ cookie: string; session: SessionDoc }> {
     const cookie = randomBytes(32).toString('base64url');
     const now = Date.now();
     const session: SessionDoc = {
@@ -45,6 +47,7 @@ export class Sessions {
       expiresAt: now + this.#ttlMs,
       lastSeenAt: now,
       userAgent: userAgent.slice(0, USER_AGENT_MAX),
+      ...(account !== undefined ? { account } : {}),
     };
     await this.collection.insert(session);
     return { cookie, session };
@@ -60,6 +63,15 @@ export class Sessions {
       session.lastSeenAt = now;
     }
     return session;
+  }
+
+  /** Makes `account` the session's current account: the session as changed; null when it is gone. */
+  setAccount(id: string, account: number): Promise<SessionDoc | null> {
+    return this.collection.findOneAndUpdate(
+      { _id: id, expiresAt: { $gt: Date.now() } },
+      { $set: { account } },
+      { returnDocument: 'after' },
+    );
   }
 
   async ofUser(userId: string): Promise<SessionDoc[]> {
@@ -86,5 +98,6 @@ export function sessionView(session: SessionDoc, currentId?: string): SessionVie
     lastSeenAt: iso(session.lastSeenAt),
     userAgent: session.userAgent,
     current: session._id === currentId,
+    account: session.account ?? null,
   };
 }

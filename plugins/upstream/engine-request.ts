@@ -98,8 +98,39 @@ export function engineBody(predict: PredictRequestProto, upstream: UpstreamConfi
     throw gatewayError('VALIDATION_FAILED', { param: 'model', args: { reason: `no model: name one as <author>/${service.name}/<model>, or set the service's upstream.defaultModel` } });
   }
   body.model = model;
+  capOutputTokens(body, upstream.maxOutputTokens, isResponsesRequestType(predict.data?.dataType));
   return body;
 }
+
+/** The fields a chat, completions or Messages body names its output limit in (OpenAI's newer one first). */
+const OUTPUT_LIMIT_FIELDS = ['max_completion_tokens', 'max_tokens'] as const;
+
+/**
+ * `upstream.maxOutputTokens`: the most output tokens the engine is asked for, whatever the caller
+ * (an agent asks for 32k) or the translation asked. A caller asking for fewer keeps theirs. The cap
+ * goes in the field the body names its limit in (both when it names both); a chat or completions
+ * body that names none gets `max_tokens`, the one every OpenAI-compatible engine reads (llama.cpp's
+ * server ignores `max_completion_tokens`); a Responses body gets `max_output_tokens`. Embeddings
+ * generate nothing and are left alone.
+ */
+export function capOutputTokens(body: Json, cap: number | undefined, responses: boolean): void {
+  if (cap === undefined) return;
+  if (responses) {
+    body.max_output_tokens = capped(body.max_output_tokens, cap);
+    return;
+  }
+  if (!Array.isArray(body.messages) && body.prompt === undefined) return;
+  let named = false;
+  for (const field of OUTPUT_LIMIT_FIELDS) {
+    if (body[field] === undefined || body[field] === null) continue;
+    body[field] = capped(body[field], cap);
+    named = true;
+  }
+  if (!named) body.max_tokens = cap;
+}
+
+/** The caller's limit when it is a number within the cap (the engine judges odd ones), else the cap. */
+const capped = (asked: unknown, cap: number): unknown => (typeof asked === 'number' && asked <= cap ? asked : cap);
 
 /**
  * A payload's JSON object: the value an in-process adapter already parsed (parsedPayload), else its

@@ -1,24 +1,35 @@
 /**
- * `count_tokens` for an OpenAI-compatible engine, through its own tokenizer: `POST /tokenize` at the
+ * Counting a chat request's tokens with an OpenAI-compatible engine's own tokenizer (for
+ * `count_tokens`, and to name a prompt over the engine's context window): `POST /tokenize` at the
  * engine's root (next to `/v1`), which vLLM and SGLang take with the chat `messages` (and answer
- * `count`), and llama.cpp's server with `content` (and answers `tokens`). The chat request is tried
- * first; an engine that refuses it gets the messages' text as `content`. The count is the engine's:
- * an engine with no `/tokenize` (404, 405, 501) is "not supported", and the caller estimates.
+ * `count`), and llama.cpp's server with `content` (and answers `tokens`); then llama-cpp-python's
+ * `POST /extras/tokenize` with `input`. The chat request is tried first; an engine that refuses it
+ * gets the messages' text. The count is the engine's: an engine with none of these (404, 405, 501)
+ * cannot count, and the caller estimates.
  */
 import { isObject, type Json } from './engine-request.js';
 
-export const TOKENIZE_PATH = '/tokenize';
+const TOKENIZE_PATH = '/tokenize';
+const PYTHON_TOKENIZE_PATH = '/extras/tokenize';
+
+/** The paths a count is asked at, for messages. */
+export const TOKENIZE_PATHS = `${TOKENIZE_PATH} or ${PYTHON_TOKENIZE_PATH}`;
 
 /** The engine root's path for a base URL path (`/v1` → ``, `/x/v1` → `/x`). */
 export const rootPath = (basePath: string): string => basePath.replace(/\/v1$/, '');
 
-/** What the engine may take: the chat request, then its text as llama.cpp's `content`. */
-export function tokenizeBodies(request: Json): Json[] {
+/** What the engine may take, in the order tried: the chat request, then its text as llama.cpp's `content`, then as llama-cpp-python's `input`. */
+export function tokenizeRequests(request: Json): { path: string; body: Json }[] {
   const messages = Array.isArray(request.messages) ? request.messages : [];
   const chat: Json = { messages, add_generation_prompt: true };
   if (typeof request.model === 'string') chat.model = request.model;
   if (Array.isArray(request.tools)) chat.tools = request.tools;
-  return [chat, { content: textOf(request), add_special: true }];
+  const text = textOf(request);
+  return [
+    { path: TOKENIZE_PATH, body: chat },
+    { path: TOKENIZE_PATH, body: { content: text, add_special: true } },
+    { path: PYTHON_TOKENIZE_PATH, body: { input: text } },
+  ];
 }
 
 /** The messages (and tools) as the text a template would wrap: roles, contents, tool calls. */

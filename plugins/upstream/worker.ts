@@ -29,7 +29,7 @@ import { DIALECTS, openAiResponsesDialect, type Dialect } from './dialects.js';
 import { engineBody, engineModel, isObject, isResponsesRequestType, ourModel, type Json } from './engine-request.js';
 import { FairShare } from './fair-share.js';
 import { readSse } from './sse.js';
-import { rootPath, tokenCount, tokenizeBodies, TOKENIZE_PATH } from './tokenize.js';
+import { rootPath, tokenCount, tokenizeRequests, TOKENIZE_PATHS } from './tokenize.js';
 import { AnswerTooLarge, readBoundedText, requestWholeAnswer, type WholeAnswer, type WholeAnswerCall } from './whole-answer.js';
 
 export interface UpstreamWorkerOptions {
@@ -45,7 +45,9 @@ export class UpstreamWorker implements LocalWorker {
   readonly #service: ServiceEntry;
   readonly #upstream: UpstreamConfig;
   readonly #dialect: Dialect;
-  readonly #pool: Pool;
+  readonly #origin: string;
+  /** The engine's keep-alive connections; replaced after a broken stream (#retirePool). */
+  #pool: Pool;
   readonly #basePath: string;
   readonly #headers: Record<string, string>;
   /** The request headers of a whole answer and of a stream, made once: most requests add none of the caller's. */
@@ -67,13 +69,9 @@ export class UpstreamWorker implements LocalWorker {
     this.#maxAnswerBytes = options.maxAnswerBytes;
     const url = new URL(upstream.baseUrl);
     this.#basePath = url.pathname.replace(/\/+$/, '');
+    this.#origin = url.origin;
     this.#share = new FairShare(upstream.maxConcurrency, upstream.maxConcurrencyPerAccount ?? Math.max(1, upstream.maxConcurrency - 1));
-    this.#pool = new Pool(url.origin, {
-      connections: upstream.maxConcurrency,
-      connect: { timeout: upstream.connectTimeoutMs },
-      headersTimeout: upstream.firstByteTimeoutMs,
-      bodyTimeout: upstream.idleTimeoutMs,
-    });
+    this.#pool = this.#newPool();
     this.#headers = {
       ...upstream.headers,
       ...this.#dialect.headers,
@@ -82,6 +80,30 @@ export class UpstreamWorker implements LocalWorker {
     };
     this.#wholeHeaders = { ...this.#headers, accept: 'application/json' };
     this.#streamHeaders = { ...this.#headers, accept: 'text/event-stream' };
+  }
+
+  #newPool(): Pool {
+    return new Pool(this.#origin, {
+      connections: this.#upstream.maxConcurrency,
+      connect: { timeout: this.#upstream.connectTimeoutMs },
+      headersTimeout: this.#upstream.firstByteTimeoutMs,
+      bodyTimeout: this.#upstream.idleTimeoutMs,
+    });
+  }
+
+  /**
+   * After a stream that broke (ended without its end marker, or its connection failed): later
+   * requests go to a fresh pool, and the old one closes once its requests in flight end. An engine
+   * that fails a stream after its 200 headers (llama.cpp's Python server over its context window)
+   * may end the chunked body cleanly and then close or wedge the connection: undici has already put
+   * it back as idle by then, and the next request sent on it got ECONNRESET, or no answer at all
+   * until its deadline. undici says nothing of which connection a request used, so all are renewed;
+   * a broken stream is rare, and a reconnect is cheap beside it.
+   */
+  #retirePool(): void {
+    const old = this.#pool;
+    this.#pool = this.#newPool();
+    void old.close().catch(() => undefined);
   }
 
   /** Requests in flight to the engine, and connections the pool holds (for tests and the health view). */
@@ -165,7 +187,7 @@ export class UpstreamWorker implements LocalWorker {
     const request = { path: this.#basePath + dialect.path(body), method: 'POST' as const, headers: this.#requestHeaders(callerHeaders, stream), body: JSON.stringify(body) };
     if (stream) {
       try {
-        await this.#predictStreamed(requestId, request, dialect, reply);
+        await this.#predictStreamed(requestId, request, body, dialect, reply);
       } finally {
         this.#share.release(account);
       }
@@ -210,6 +232,7 @@ export class UpstreamWorker implements LocalWorker {
   async #predictStreamed(
     requestId: number,
     request: { path: string; method: 'POST'; headers: Record<string, string>; body: string },
+    body: Json,
     dialect: Dialect,
     reply: LocalReply,
   ): Promise<void> {
@@ -217,6 +240,7 @@ export class UpstreamWorker implements LocalWorker {
     this.#inFlight.set(requestId, controller);
     this.#lastProgress = performance.now();
     let answered = false;
+    let first = true;
     try {
       const res = await this.#pool.request({ ...request, signal: controller.signal });
       if (res.statusCode >= 300 || !String(res.headers['content-type'] ?? '').includes('text/event-stream')) {
@@ -226,7 +250,6 @@ export class UpstreamWorker implements LocalWorker {
         return;
       }
       const headers = relayedHeaders(res.headers);
-      let first = true;
       for await (const event of readSse(res.body, this.#maxAnswerBytes)) {
         this.#lastProgress = performance.now();
         const step = dialect.event(event);
@@ -253,7 +276,13 @@ export class UpstreamWorker implements LocalWorker {
       // for a complete answer.
       throw gatewayError('STREAM_CUT_OFF', { args: { service: this.#service.name, expected: dialect.streamEnd } });
     } catch (err) {
-      if (!answered && !controller.signal.aborted) reply({ requestId, error: asProto(this.#failure(err)) });
+      if (controller.signal.aborted) return;
+      this.#retirePool();
+      if (answered) return;
+      const counts: WholeAnswerCall[] = [];
+      const failure = first ? await this.#streamFailure(err, body, requestId, counts) : this.#failure(err);
+      // A cancel while the prompt was counted: the caller has gone.
+      if (!counts.some((call) => call.aborted)) reply({ requestId, error: asProto(failure) });
     } finally {
       this.#inFlight.delete(requestId);
     }
@@ -294,28 +323,59 @@ export class UpstreamWorker implements LocalWorker {
     }
   }
 
-  /** `count_tokens` by the engine's `/tokenize` (tokenize.ts): the chat request, then its text. */
+  /** `count_tokens` by the engine's tokenizer (tokenize.ts): the chat request, then its text. */
   async #tokenize(requestId: number, json: string | undefined, reply: LocalReply): Promise<void> {
-    let call: WholeAnswerCall | undefined;
+    const calls: WholeAnswerCall[] = [];
     try {
       const request = parseRequest(json);
       const model = engineModel(ourModel(request.model, true), this.#upstream, this.#service);
-      let status = 0;
-      for (const body of tokenizeBodies(model === undefined ? request : { ...request, model })) {
-        call = requestWholeAnswer(this.#pool, { path: rootPath(this.#basePath) + TOKENIZE_PATH, method: 'POST', headers: this.#headers, body: JSON.stringify(body) }, this.#maxAnswerBytes);
-        this.#inFlight.set(requestId, call);
-        const answer = await call.answer;
-        status = answer.statusCode;
-        if (status === 404 || status === 405 || status === 501) break;
-        const count = status < 300 ? tokenCount(parseJsonOrUndefined(answer.text)) : undefined;
-        if (count !== undefined) return reply({ requestId, ext: { data: { json: JSON.stringify({ input_tokens: count }) } } });
-      }
-      reply({ requestId, error: { code: 'platform-action.common.method-not-supported', message: `the engine has no usable ${TOKENIZE_PATH} (it answered ${status})`, statusCode: 501 } });
+      const { count, status } = await this.#promptTokens(model === undefined ? request : { ...request, model }, requestId, calls);
+      if (count !== undefined) return reply({ requestId, ext: { data: { json: JSON.stringify({ input_tokens: count }) } } });
+      reply({ requestId, error: { code: 'platform-action.common.method-not-supported', message: `the engine has no usable ${TOKENIZE_PATHS} (it answered ${status})`, statusCode: 501 } });
     } catch (err) {
-      if (!call?.aborted) reply({ requestId, error: asProto(this.#failure(err)) });
+      if (!calls.at(-1)?.aborted) reply({ requestId, error: asProto(this.#failure(err)) });
     } finally {
       this.#inFlight.delete(requestId);
     }
+  }
+
+  /**
+   * A chat request's prompt tokens, counted by the engine (tokenize.ts): each way an engine may take
+   * it in turn, a path the engine does not have (404, 405, 501) skipped. `count` is undefined when
+   * none answered one; `status` is the last answer's. Each call is cancellable as `requestId`.
+   */
+  async #promptTokens(request: Json, requestId: number, calls: WholeAnswerCall[]): Promise<{ count?: number; status: number }> {
+    let status = 0;
+    let missing: string | undefined;
+    for (const { path, body } of tokenizeRequests(request)) {
+      if (path === missing) continue;
+      const call = requestWholeAnswer(this.#pool, { path: rootPath(this.#basePath) + path, method: 'POST', headers: this.#headers, body: JSON.stringify(body) }, this.#maxAnswerBytes);
+      calls.push(call);
+      this.#inFlight.set(requestId, call);
+      const answer = await call.answer;
+      status = answer.statusCode;
+      if (status === 404 || status === 405 || status === 501) missing = path;
+      const count = status < 300 ? tokenCount(parseJsonOrUndefined(answer.text)) : undefined;
+      if (count !== undefined) return { count, status };
+    }
+    return { status };
+  }
+
+  /**
+   * Why a streamed chat request failed before its first event, when the service declares its
+   * engine's window (`upstream.contextTokens`) and the engine counts the prompt at or over it:
+   * llama.cpp's Python server answers such a stream 200 and then breaks it, where a whole request
+   * gets its 400 `context_length_exceeded`. Otherwise (or when the count fails) the failure itself.
+   */
+  async #streamFailure(err: unknown, body: Json, requestId: number, calls: WholeAnswerCall[]): Promise<GatewayError> {
+    const failure = this.#failure(err);
+    const limit = this.#upstream.contextTokens;
+    // Only a stream the engine broke: not one it never answered (a timeout, no connection).
+    const broken = failure.code === 'STREAM_CUT_OFF' || failure.code === 'SERVICE_BAD_RESPONSE';
+    if (limit === undefined || !broken || this.#upstream.api !== 'openai' || !Array.isArray(body.messages)) return failure;
+    const { count } = await this.#promptTokens(body, requestId, calls).catch(() => ({ count: undefined }));
+    if (count === undefined || count < limit) return failure;
+    return gatewayError('CONTEXT_LENGTH_EXCEEDED', { param: 'messages', args: { service: this.#service.name, tokens: count, limit } });
   }
 
   #bad(reason: string): GatewayError {

@@ -6,7 +6,8 @@
  * owner of the key's own account, never as an operator; no CSRF: a browser never sends it by itself).
  * Roles rank operator > owner > developer > viewer; the operator stands above every account.
  * Another account's resources answer 403 ACCESS_TO_ANOTHER_ACCOUNT_DENIED, whether the account exists or
- * not, so a member learns nothing of accounts that are not theirs.
+ * not, so a member learns nothing of accounts that are not theirs. The same session, with the same CSRF
+ * rule, is a credential of the platform's routes too (session-credential.ts).
  */
 import type { Context, Middleware } from 'koa';
 import {
@@ -32,9 +33,13 @@ const RANK: Record<Role, number> = { viewer: 1, developer: 2, owner: 3, operator
 /** Whether `held` includes what `needed` may do. */
 export const roleCovers = (held: Role | undefined, needed: Role): boolean => held !== undefined && RANK[held] >= RANK[needed];
 
-export type Principal =
-  | { readonly kind: 'session'; readonly user: UserDoc; readonly session: SessionDoc; readonly operator: boolean }
-  | { readonly kind: 'key'; readonly caller: Caller; readonly operator: false };
+export type SessionPrincipal = {
+  readonly kind: 'session';
+  readonly user: UserDoc;
+  readonly session: SessionDoc;
+  readonly operator: boolean;
+};
+export type Principal = SessionPrincipal | { readonly kind: 'key'; readonly caller: Caller; readonly operator: false };
 
 export interface Granted {
   readonly principal: Principal;
@@ -52,6 +57,15 @@ export interface Access {
   require(role: Role): Middleware;
   /** Any signed-in principal (auth/me); `session: true`: a console session only (logout, sessions). */
   signedIn(options?: { session?: boolean }): Middleware;
+  /**
+   * The console session of the request's cookie; undefined when it has none, or an unknown or expired
+   * one. A change (not GET, HEAD, OPTIONS) made with it must echo its CSRF token (403 CSRF_TOKEN_INVALID).
+   */
+  session(koa: Context): Promise<SessionPrincipal | undefined>;
+  /** The account `ref` (ID or name) with the principal's role on it; the refusal of `require` when it has none. */
+  grantOn(principal: Principal, ref: string | number): Promise<{ account: AccountConfig; role: Role }>;
+  /** The principal's role on `account` (`operator` above every account); undefined when it has none. */
+  roleOn(principal: Principal, account: AccountConfig): Promise<Role | undefined>;
 }
 
 export function grantOf(koa: Context): Granted {
@@ -73,21 +87,27 @@ export function createAccess(ctx: PluginContext<any>): Access {
   const manageKey = ctx.admission.callerWith(BEARER_KEY, 'MANAGE');
   const countedKey = ctx.admission.counted;
 
+  async function sessionOf(koa: Context): Promise<SessionPrincipal | undefined> {
+    const cookie = koa.cookies.get(SESSION_COOKIE);
+    const session = cookie ? await userSpace.sessions.find(cookie) : undefined;
+    const user = session && (await userSpace.users.get(session.userId));
+    if (!session || !user) return undefined;
+    if (!SAFE_METHODS.has(koa.method)) {
+      const sent = koa.get(CSRF_HEADER);
+      if (!sent || !hashesEqual(sent, session.csrf)) throw gatewayError('CSRF_TOKEN_INVALID');
+    }
+    return { kind: 'session', user, session, operator: user.operator };
+  }
+
   async function principalOf(koa: Context): Promise<Principal> {
     const authorization = koa.get('authorization');
     if (authorization) {
       await manageKey(koa, () => countedKey(koa, NOTHING_AFTER));
       return { kind: 'key', caller: callerOf(koa), operator: false };
     }
-    const cookie = koa.cookies.get(SESSION_COOKIE);
-    const session = cookie ? await userSpace.sessions.find(cookie) : undefined;
-    const user = session && (await userSpace.users.get(session.userId));
-    if (!session || !user) throw gatewayError('SIGN_IN_REQUIRED');
-    if (!SAFE_METHODS.has(koa.method)) {
-      const sent = koa.get(CSRF_HEADER);
-      if (!sent || !hashesEqual(sent, session.csrf)) throw gatewayError('CSRF_TOKEN_INVALID');
-    }
-    return { kind: 'session', user, session, operator: user.operator };
+    const session = await sessionOf(koa);
+    if (!session) throw gatewayError('SIGN_IN_REQUIRED');
+    return session;
   }
 
   async function roleOn(principal: Principal, account: AccountConfig): Promise<Role | undefined> {
@@ -96,7 +116,20 @@ export function createAccess(ctx: PluginContext<any>): Access {
     return userSpace.members.role(account.id, principal.user._id);
   }
 
+  async function grantOn(principal: Principal, ref: string | number): Promise<{ account: AccountConfig; role: Role }> {
+    const account = directory.findAccount(ref);
+    const role = account && (await roleOn(principal, account));
+    if (!account || !role) {
+      if (principal.operator) throw gatewayError('ENTITY_NOT_FOUND_BY_ID', { args: { entity: 'account', id: ref } });
+      throw gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_DENIED', { args: { account: ref } });
+    }
+    return { account, role };
+  }
+
   return {
+    session: sessionOf,
+    grantOn,
+    roleOn,
     require(role) {
       return async function requireRole(koa, next) {
         const principal = await principalOf(koa);
@@ -105,13 +138,7 @@ export function createAccess(ctx: PluginContext<any>): Access {
           koa.state.userSpace = { principal, role: 'operator' } satisfies Granted;
           return next();
         }
-        const ref = koa.params?.account ?? '';
-        const account = directory.findAccount(ref);
-        const held = account && (await roleOn(principal, account));
-        if (!account || !held) {
-          if (principal.operator) throw gatewayError('ENTITY_NOT_FOUND_BY_ID', { args: { entity: 'account', id: ref } });
-          throw gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_DENIED', { args: { account: ref } });
-        }
+        const { account, role: held } = await grantOn(principal, koa.params?.account ?? '');
         if (!roleCovers(held, role)) throw gatewayError('ROLE_REQUIRED', { args: { role, account: account.name } });
         koa.state.userSpace = { principal, account, role: held } satisfies Granted;
         return next();

@@ -1,7 +1,9 @@
 /**
- * Sign-in, sign-out, who am I, sessions, and the first operator's setup. The session cookie is HttpOnly,
- * SameSite=Strict, Path=/, Secure when the request came over TLS; login and `auth/me` return the CSRF
- * token every change made with the session must send in `x-csrf-token`.
+ * Sign-in, sign-out, who am I, sessions, the session's current account, and the first operator's setup.
+ * The session cookie is HttpOnly, SameSite=Strict, Path=/, Secure when the request came over TLS; login
+ * and `auth/me` return the CSRF token every change made with the session must send in `x-csrf-token`,
+ * and the session's current account: the one it calls the platform's APIs for (session-credential.ts),
+ * changed with `PUT auth/session {"account"}`.
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
@@ -17,8 +19,9 @@ import {
   type SessionDoc,
   type UserDoc,
 } from '../../core/plugins/index.js';
-import { type Access, grantOf, readBody, SESSION_COOKIE } from './access.js';
+import { type Access, grantOf, readBody, SESSION_COOKIE, type SessionPrincipal } from './access.js';
 import { LoginThrottle } from './login-throttle.js';
+import { currentAccount, firstAccount } from './session-credential.js';
 
 export const AUTH = '/api/platformcore/auth';
 
@@ -39,6 +42,15 @@ const readSetup = compileRequestSchema<{ token: string; email: string; password:
   properties: { token: { type: 'string', minLength: 1, maxLength: 256 }, email, password: newPassword },
 });
 
+const readSwitch = compileRequestSchema<{ account: string | number }>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['account'],
+  properties: {
+    account: { type: ['string', 'integer'], minLength: 1, maxLength: 200, description: 'The account (ID or name) the session acts for' },
+  },
+});
+
 export function authRoutes(router: Router, ctx: PluginContext<any>, access: Access): void {
   const { userSpace, directory } = ctx;
   const throttle = new LoginThrottle(ctx.config.userSpace.loginAttemptsPerMinute);
@@ -54,11 +66,25 @@ export function authRoutes(router: Router, ctx: PluginContext<any>, access: Acce
   const setCookie = (koa: Context, value: string, expiresAt: number) => writeCookie(koa, value, new Date(expiresAt));
   const clearCookie = (koa: Context) => writeCookie(koa, '', new Date(0));
 
-  const signedInBody = (user: UserDoc, session: SessionDoc) => ({
-    user: userView(user),
-    csrfToken: session.csrf,
-    expiresAt: new Date(session.expiresAt).toISOString(),
-  });
+  const signedInBody = async (user: UserDoc, session: SessionDoc) => {
+    const current = await currentAccount(ctx, access, { kind: 'session', user, session, operator: user.operator });
+    return {
+      user: userView(user),
+      csrfToken: session.csrf,
+      expiresAt: new Date(session.expiresAt).toISOString(),
+      account: current ? { id: current.account.id, name: current.account.name, role: current.role } : null,
+    };
+  };
+
+  /** What `auth/me` answers for a session, and `auth/session` (read or changed). */
+  const sessionBody = async (principal: SessionPrincipal, session: SessionDoc = principal.session) => {
+    const memberships = await userSpace.members.ofUser(principal.user._id);
+    const accounts = memberships.flatMap((m) => {
+      const account = directory.findAccount(m.accountId);
+      return account ? [{ id: account.id, name: account.name, role: m.role }] : [];
+    });
+    return { kind: 'session', ...(await signedInBody(principal.user, session)), operator: principal.operator, accounts };
+  };
 
   router.post(`${AUTH}/login`, async (koa) => {
     const body = readLogin(await readBody(ctx, koa));
@@ -70,10 +96,10 @@ export function authRoutes(router: Router, ctx: PluginContext<any>, access: Acce
       throw gatewayError('SIGN_IN_FAILED');
     }
     throttle.succeed(subjects[1]!);
-    const { cookie, session } = await userSpace.sessions.open(user._id, koa.get('user-agent'));
+    const { cookie, session } = await userSpace.sessions.open(user._id, koa.get('user-agent'), await firstAccount(ctx, user._id));
     setCookie(koa, cookie, session.expiresAt);
     koa.set('Cache-Control', 'no-store');
-    koa.body = signedInBody(user, session);
+    koa.body = await signedInBody(user, session);
   });
 
   router.post(`${AUTH}/logout`, access.signedIn({ session: true }), async (koa) => {
@@ -88,20 +114,31 @@ export function authRoutes(router: Router, ctx: PluginContext<any>, access: Acce
     koa.set('Cache-Control', 'no-store');
     if (principal.kind === 'key') {
       const { account, keyName } = principal.caller;
-      koa.body = {
-        kind: 'key',
-        key: { name: keyName },
-        operator: false,
-        accounts: [{ id: account.id, name: account.name, role: 'owner' }],
-      };
+      const owned = { id: account.id, name: account.name, role: 'owner' };
+      koa.body = { kind: 'key', key: { name: keyName }, operator: false, account: owned, accounts: [owned] };
       return;
     }
-    const memberships = await userSpace.members.ofUser(principal.user._id);
-    const accounts = memberships.flatMap((m) => {
-      const account = directory.findAccount(m.accountId);
-      return account ? [{ id: account.id, name: account.name, role: m.role }] : [];
-    });
-    koa.body = { kind: 'session', ...signedInBody(principal.user, principal.session), operator: principal.operator, accounts };
+    koa.body = await sessionBody(principal);
+  });
+
+  router.get(`${AUTH}/session`, access.signedIn({ session: true }), async (koa) => {
+    const { principal } = grantOf(koa);
+    if (principal.kind !== 'session') return;
+    koa.set('Cache-Control', 'no-store');
+    koa.body = await sessionBody(principal);
+  });
+
+  // The account switcher: the session acts for another account of the person's (an operator: any account),
+  // refused as the account's own routes refuse it (403, or 404 to an operator for an unknown one).
+  router.put(`${AUTH}/session`, access.signedIn({ session: true }), async (koa) => {
+    const { principal } = grantOf(koa);
+    if (principal.kind !== 'session') return;
+    const body = readSwitch(await readBody(ctx, koa));
+    const { account } = await access.grantOn(principal, body.account);
+    const session = await userSpace.sessions.setAccount(principal.session._id, account.id);
+    if (!session) throw gatewayError('SIGN_IN_REQUIRED');
+    koa.set('Cache-Control', 'no-store');
+    koa.body = await sessionBody(principal, session);
   });
 
   router.get(`${AUTH}/sessions`, access.signedIn({ session: true }), async (koa) => {

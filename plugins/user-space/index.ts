@@ -5,6 +5,7 @@ import { apiKeyRoutes } from './api-keys.js';
 import { authRoutes } from './auth.js';
 import { memberRoutes } from './members.js';
 import { serviceRoutes } from './services.js';
+import { sessionCredential } from './session-credential.js';
 import { usageRoutes } from './usage.js';
 
 /**
@@ -20,6 +21,8 @@ export default definePlugin({
   configSchema: { type: 'object', additionalProperties: false, properties: {} },
   create(ctx) {
     const access = createAccess(ctx);
+    // A console session is a credential of the platform's routes too (session-credential.ts).
+    ctx.admission.useCredential(sessionCredential(ctx, access));
     return {
       routes(router) {
         authRoutes(router, ctx, access);

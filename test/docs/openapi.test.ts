@@ -233,6 +233,9 @@ describe('the OpenAPI document describes the demo', () => {
     const session = { key: null, headers: { cookie, 'x-csrf-token': ((await login.json()) as any).csrfToken as string } };
     await call('GET', `${U}/auth/me`, session);
     await call('GET', `${U}/auth/me`, { key: null });
+    await call('GET', `${U}/auth/session`, session);
+    await call('PUT', `${U}/auth/session`, { ...session, body: { account: 'demo' } });
+    await call('PUT', `${U}/auth/session`, { ...session, body: { account: 'no-such-account' } });
     const sessions = ((await (await call('GET', `${U}/auth/sessions`, session)).json()) as any).sessions as { id: string; current: boolean }[];
     await call('POST', `${U}/auth/setup`, { key: null, body: { token: 'not-the-token', email: 'x@example.com', password: 'password-123' } });
     await call('GET', `${U}/accounts`, session);

@@ -27,6 +27,11 @@ describe.skipIf(!ready)('upstream connector: llama.cpp server with a real model'
       services: [{
         id: 50, name: 'llamacpp', account: 'demo', public: true, family: 'openai',
         upstream: { api: 'openai', baseUrl: `${engine.url}/v1`, defaultModel: engine.model, firstByteTimeoutMs: 60_000, healthCheck: { path: '/models', intervalMs: 1000, timeoutMs: 2000 } },
+      }, {
+        // The same engine with the bounds for small engines (docs/upstreams.md): its window is the
+        // server's --n_ctx (startLlamaCppServer's default).
+        id: 51, name: 'bounded', account: 'demo', public: true, family: 'openai',
+        upstream: { api: 'openai', baseUrl: `${engine.url}/v1`, defaultModel: engine.model, firstByteTimeoutMs: 60_000, maxOutputTokens: 8, contextTokens: 2048 },
       }],
       plugins: { enabled: ['chatapi', 'upstream'] },
     }));
@@ -81,6 +86,44 @@ describe.skipIf(!ready)('upstream connector: llama.cpp server with a real model'
     else expect(response.status).toBe('completed');
     expect(response.output_text.trim().length).toBeGreaterThan(0);
     expect(response.usage!.output_tokens).toBeGreaterThan(0);
+  }, 90_000);
+
+  it('asks the engine for no more than upstream.maxOutputTokens, whatever the caller asked', async () => {
+    const completion = await openai.chat.completions.create({
+      model: 'demo/bounded', max_tokens: 200, temperature: 0,
+      messages: [{ role: 'user', content: 'Count from one to fifty, in words.' }],
+    });
+    expect(completion.usage!.completion_tokens).toBeLessThanOrEqual(8);
+    expect(completion.choices[0]!.finish_reason).toBe('length');
+  }, 90_000);
+
+  it('answers a streamed prompt over the engine\'s window 400 CONTEXT_LENGTH_EXCEEDED, and the next request normally', async () => {
+    // About 2,400 tokens against a 2,048-token window: the engine answers the stream 200 and ends it
+    // with no event (its whole answer would be a 400); then it closes the connection, which the
+    // next request must not be sent on.
+    const err = await openai.chat.completions
+      .create({ model: 'demo/bounded', stream: true, messages: [{ role: 'user', content: 'hello world '.repeat(1200) }] })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((err as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ code: 'CONTEXT_LENGTH_EXCEEDED' });
+    expect((err as Error).message).toMatch(/prompt is too long: \d+ tokens, and the maximum context length of service 'bounded' is 2048 tokens/);
+    const next = await openai.chat.completions.create({ model: 'demo/bounded', messages: [{ role: 'user', content: 'Say hi.' }] });
+    expect(next.choices[0]!.message.content!.trim().length).toBeGreaterThan(0);
+  }, 90_000);
+
+  it('answers the request after a stream the engine broke (without contextTokens: 502 STREAM_CUT_OFF)', async () => {
+    // The engine ends the stream's body with no event and then closes the connection: sent on it,
+    // the next request got 503 ECONNRESET or 502 'other side closed' (each of 5 runs without the
+    // pool renewal), or no answer until its deadline.
+    await eventually(() => gw.gateway.gate.instances(50)[0]?.state === 'serving', 10_000, 'the engine to pass its health check');
+    for (let round = 0; round < 3; round++) {
+      const err = await openai.chat.completions
+        .create({ model: 'demo/llamacpp', stream: true, messages: [{ role: 'user', content: 'hello world '.repeat(1200) }] })
+        .catch((e: unknown) => e);
+      expect((err as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ code: 'STREAM_CUT_OFF' });
+      const next = await openai.chat.completions.create({ model: 'demo/llamacpp', max_tokens: 4, messages: [{ role: 'user', content: 'Say hi.' }] });
+      expect(next.choices[0]!.message.content!.trim().length).toBeGreaterThan(0);
+    }
   }, 90_000);
 
   it('serves the Anthropic Messages API from the same engine', async () => {

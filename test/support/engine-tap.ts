@@ -13,6 +13,8 @@ export interface TappedExchange {
   status: number;
   /** The engine's answer body as text: JSON, or the SSE stream as it came. */
   answer: string;
+  /** From the request's arrival to the answer's end. */
+  ms: number;
 }
 
 export interface EngineTap {
@@ -37,6 +39,7 @@ export async function startEngineTap(engineUrl?: string): Promise<EngineTap> {
   let target = engineUrl ? new URL(engineUrl) : undefined;
   const exchanges: TappedExchange[] = [];
   const server = http.createServer((req, res) => {
+    const arrived = performance.now();
     const body: Buffer[] = [];
     req.on('data', (c: Buffer) => body.push(c));
     req.on('end', () => {
@@ -57,6 +60,7 @@ export async function startEngineTap(engineUrl?: string): Promise<EngineTap> {
               request: parseJson(sent.toString()),
               status: answer.statusCode ?? 0,
               answer: Buffer.concat(pieces).toString(),
+              ms: Math.round(performance.now() - arrived),
             });
             res.end();
           });

@@ -3,8 +3,29 @@ import { useState } from 'preact/hooks';
 import { call, CORE, enc, items } from '../api.js';
 import { useApp } from '../app-state.js';
 import { BudgetsEditor, describeBudget } from '../budgets.js';
+import { type Column, DataTable } from '../data-table.js';
 import type { Account, Budget } from '../model.js';
-import { Badge, Button, Card, Dialog, Empty, ErrorNote, Field, Loading, Page, useAction, useLoad } from '../ui.js';
+import { Badge, Button, Card, Dialog, ErrorNote, Field, Page, useAction, useLoad } from '../ui.js';
+
+const ACCOUNT_COLUMNS: Column<Account>[] = [
+  { header: 'ID', cell: (a) => a.id },
+  {
+    header: 'Name',
+    cell: (a) => (
+      <>
+        <strong>{a.displayName || a.name}</strong> {a.displayName && a.displayName !== a.name && <span class="muted small">{a.name}</span>}{' '}
+        {a.source === 'config' && <Badge>config</Badge>}
+      </>
+    ),
+  },
+  { header: 'Rate', cell: (a) => (a.requestsPerSecond ? `${a.requestsPerSecond} req/s` : '—') },
+  {
+    header: 'Budgets',
+    class: 'small',
+    cell: (a) => (a.budgets?.length ? a.budgets.map((b, i) => <div key={i}>{describeBudget(b)}</div>) : '—'),
+  },
+  { header: 'Status', cell: (a) => (a.blocked ? <Badge tone="bad">blocked</Badge> : <Badge tone="ok">active</Badge>) },
+];
 
 export function AccountsPage() {
   const app = useApp();
@@ -20,63 +41,46 @@ export function AccountsPage() {
       accounts.reload();
       await app.refreshMe();
     });
+  const columns: Column<Account>[] = [
+    ...ACCOUNT_COLUMNS,
+    {
+      header: 'Actions',
+      hideHeader: true,
+      class: 'actions',
+      cell: (a) => (
+        <>
+          {a.source !== 'config' && (
+            <Button onClick={() => setEditing(a)} aria-label={`Edit ${a.name}`}>
+              Edit
+            </Button>
+          )}
+          {a.source === 'config' ? (
+            <span class="muted small">set in the config file</span>
+          ) : a.blocked ? (
+            <Button onClick={() => void setBlocked(a, false)} aria-label={`Unblock ${a.name}`}>
+              Unblock
+            </Button>
+          ) : (
+            <Button variant="danger" onClick={() => void setBlocked(a, true)} aria-label={`Block ${a.name}`}>
+              Block
+            </Button>
+          )}
+        </>
+      ),
+    },
+  ];
   return (
     <Page title="Accounts" description="Every account of the gateway (operators only).">
       <ErrorNote error={action.error ?? accounts.error} />
       <Card>
-        {accounts.loading && !accounts.data ? (
-          <Loading />
-        ) : !accounts.data?.length ? (
-          <Empty>No accounts.</Empty>
-        ) : (
-          <table class="table">
-            <thead>
-              <tr>
-                <th scope="col">ID</th>
-                <th scope="col">Name</th>
-                <th scope="col">Rate</th>
-                <th scope="col">Budgets</th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {accounts.data.map((a) => (
-                <tr key={a.id}>
-                  <td>{a.id}</td>
-                  <td>
-                    <strong>{a.displayName || a.name}</strong>{' '}
-                    {a.displayName && a.displayName !== a.name && <span class="muted small">{a.name}</span>}{' '}
-                    {a.source === 'config' && <Badge>config</Badge>}
-                  </td>
-                  <td>{a.requestsPerSecond ? `${a.requestsPerSecond} req/s` : '—'}</td>
-                  <td class="small">{a.budgets?.length ? a.budgets.map((b, i) => <div key={i}>{describeBudget(b)}</div>) : '—'}</td>
-                  <td>{a.blocked ? <Badge tone="bad">blocked</Badge> : <Badge tone="ok">active</Badge>}</td>
-                  <td class="actions">
-                    {a.source !== 'config' && (
-                      <Button onClick={() => setEditing(a)} aria-label={`Edit ${a.name}`}>
-                        Edit
-                      </Button>
-                    )}
-                    {a.source === 'config' ? (
-                      <span class="muted small">set in the config file</span>
-                    ) : a.blocked ? (
-                      <Button onClick={() => void setBlocked(a, false)} aria-label={`Unblock ${a.name}`}>
-                        Unblock
-                      </Button>
-                    ) : (
-                      <Button variant="danger" onClick={() => void setBlocked(a, true)} aria-label={`Block ${a.name}`}>
-                        Block
-                      </Button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        <DataTable
+          caption="Accounts"
+          columns={columns}
+          rows={accounts.data}
+          rowKey={(a) => a.id}
+          loading={accounts.loading}
+          empty="No accounts."
+        />
       </Card>
       <Card title="Create an account">
         <form

@@ -2,12 +2,57 @@
 import { useState } from 'preact/hooks';
 import { call, enc, GATE, items } from '../api.js';
 import { canAct, useApp } from '../app-state.js';
+import { type Column, DataTable } from '../data-table.js';
 import { formatBytes, formatDate } from '../format.js';
 import type { Dataset, DerivedService, FitConfig, FitJob, Service } from '../model.js';
-import { Badge, Button, Card, Empty, ErrorNote, Field, Loading, Page, useAction, useLoad } from '../ui.js';
-import { NeedsKey } from '../working-key.js';
+import { Badge, Button, Card, ErrorNote, Field, Page, useAction, useLoad } from '../ui.js';
 
 const JOB_TONE = { PENDING: 'info', RUNNING: 'info', SUCCESS: 'ok', FAILED: 'bad', CANCELED: 'warn' } as const;
+
+const DERIVED_COLUMNS: Column<DerivedService>[] = [
+  { header: 'Name', cell: (d) => <strong>{d.name}</strong> },
+  { header: 'Base', cell: (d) => `${d.baseService.accountName}/${d.baseService.name}` },
+  {
+    header: 'State',
+    cell: (d) => (d.fitted ? <Badge tone="ok">fitted</Badge> : <Badge tone="warn">not fitted</Badge>),
+    cellAttrs: (d) => ({ 'data-fitted': String(d.fitted) }),
+  },
+  { header: 'Fitted', cell: (d) => (d.fittedAt ? formatDate(d.fittedAt) : '—') },
+];
+
+const DATASET_COLUMNS: Column<Dataset>[] = [
+  { header: 'ID', cell: (d) => d.id.datasetId },
+  { header: 'Name', cell: (d) => d.name },
+  { header: 'Type', cell: (d) => <code>{d.dataType}</code> },
+  { header: 'Size', cell: (d) => formatBytes(d.size) },
+];
+
+const JOB_COLUMNS: Column<FitJob>[] = [
+  { header: 'Job', cell: (j) => String(j.jobId) },
+  { header: 'Service', cell: (j) => j.service?.name ?? '—' },
+  { header: 'Dataset', cell: (j) => j.datasetId ?? '—' },
+  {
+    header: 'Progress',
+    cell: (j) => (
+      <>
+        <progress max={100} value={j.percentage} aria-label={`Job ${String(j.jobId)} progress`}>
+          {j.percentage}%
+        </progress>{' '}
+        <span class="small">{j.percentage}%</span>
+      </>
+    ),
+  },
+  {
+    header: 'Status',
+    cell: (j) => (
+      <>
+        <Badge tone={JOB_TONE[j.status]}>{j.status}</Badge>
+        {j.errorMessage && <div class="small bad">{j.errorMessage}</div>}
+      </>
+    ),
+  },
+  { header: 'Started', cell: (j) => formatDate(j.createdAt) },
+];
 
 export function FittedPage() {
   return (
@@ -15,153 +60,73 @@ export function FittedPage() {
       title="Fitted services"
       description="Derive a service from a fittable one, upload a dataset, fit it and watch the job; a fitted service answers like any other."
     >
-      <NeedsKey why="Fitting and datasets are part of the platform API, which takes an API key with Read data and Modify data.">
-        <Fitted />
-      </NeedsKey>
+      <Fitted />
     </Page>
   );
 }
 
 function Fitted() {
   const app = useApp();
-  const key = app.workingKey;
   const base = `${GATE}/account/${enc(app.account.name)}`;
   // Polled as often as the jobs: a job that succeeds makes its service fitted.
-  const derived = useLoad(() => call(`${base}/derived`, { apiKey: key }).then((a) => items<DerivedService>(a)), [base, key], 1000);
-  const jobs = useLoad(() => call(`${base}/job`, { apiKey: key }).then((a) => items<FitJob>(a)), [base, key], 1000);
-  const datasets = useLoad(() => call(`${base}/dataset`, { apiKey: key }).then((a) => items<Dataset>(a)), [base, key]);
+  const derived = useLoad(() => call(`${base}/derived`).then((a) => items<DerivedService>(a)), [base], 1000);
+  const jobs = useLoad(() => call(`${base}/job`).then((a) => items<FitJob>(a)), [base], 1000);
+  const datasets = useLoad(() => call(`${base}/dataset`).then((a) => items<Dataset>(a)), [base]);
   const mayChange = canAct(app, 'developer');
+  const cancel = (j: FitJob) => void call(`${base}/job/${enc(String(j.jobId))}/cancel`, { method: 'POST' }).then(jobs.reload);
+  const jobColumns: Column<FitJob>[] = [
+    ...JOB_COLUMNS,
+    {
+      header: 'Actions',
+      hideHeader: true,
+      class: 'actions',
+      cell: (j) => mayChange && !j.done && <Button onClick={() => cancel(j)}>Cancel</Button>,
+    },
+  ];
   return (
     <>
       <ErrorNote error={derived.error ?? jobs.error ?? datasets.error} />
       <div class="grid two">
         <Card title="Derived services">
-          {derived.loading && !derived.data ? (
-            <Loading />
-          ) : !derived.data?.length ? (
-            <Empty>No derived service yet.</Empty>
-          ) : (
-            <table class="table">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Base</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Fitted</th>
-                </tr>
-              </thead>
-              <tbody>
-                {derived.data.map((d) => (
-                  <tr key={d.id.modelId}>
-                    <td>
-                      <strong>{d.name}</strong>
-                    </td>
-                    <td>
-                      {d.baseService.accountName}/{d.baseService.name}
-                    </td>
-                    <td data-fitted={String(d.fitted)}>
-                      {d.fitted ? <Badge tone="ok">fitted</Badge> : <Badge tone="warn">not fitted</Badge>}
-                    </td>
-                    <td>{d.fittedAt ? formatDate(d.fittedAt) : '—'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
-          {mayChange && <DeriveForm base={base} apiKey={key} onDone={derived.reload} />}
+          <DataTable
+            caption="Derived services"
+            columns={DERIVED_COLUMNS}
+            rows={derived.data}
+            rowKey={(d) => d.id.modelId}
+            loading={derived.loading}
+            empty="No derived service yet."
+          />
+          {mayChange && <DeriveForm base={base} onDone={derived.reload} />}
         </Card>
         <Card title="Datasets">
-          {datasets.loading && !datasets.data ? (
-            <Loading />
-          ) : !datasets.data?.length ? (
-            <Empty>No dataset yet.</Empty>
-          ) : (
-            <table class="table">
-              <thead>
-                <tr>
-                  <th scope="col">ID</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Size</th>
-                </tr>
-              </thead>
-              <tbody>
-                {datasets.data.map((d) => (
-                  <tr key={d.id.datasetId}>
-                    <td>{d.id.datasetId}</td>
-                    <td>{d.name}</td>
-                    <td>
-                      <code>{d.dataType}</code>
-                    </td>
-                    <td>{formatBytes(d.size)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
-          {mayChange && <UploadForm base={base} apiKey={key} onDone={datasets.reload} />}
+          <DataTable
+            caption="Datasets"
+            columns={DATASET_COLUMNS}
+            rows={datasets.data}
+            rowKey={(d) => d.id.datasetId}
+            loading={datasets.loading}
+            empty="No dataset yet."
+          />
+          {mayChange && <UploadForm base={base} onDone={datasets.reload} />}
         </Card>
       </div>
-      {mayChange && <FitForm base={base} apiKey={key} derived={derived.data ?? []} datasets={datasets.data ?? []} onDone={jobs.reload} />}
+      {mayChange && <FitForm base={base} derived={derived.data ?? []} datasets={datasets.data ?? []} onDone={jobs.reload} />}
       <Card title="Fitting jobs">
-        {jobs.loading && !jobs.data ? (
-          <Loading />
-        ) : !jobs.data?.length ? (
-          <Empty>No fitting job yet.</Empty>
-        ) : (
-          <table class="table">
-            <thead>
-              <tr>
-                <th scope="col">Job</th>
-                <th scope="col">Service</th>
-                <th scope="col">Dataset</th>
-                <th scope="col">Progress</th>
-                <th scope="col">Status</th>
-                <th scope="col">Started</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {jobs.data.map((j) => (
-                <tr key={String(j.jobId)} data-job={String(j.jobId)}>
-                  <td>{String(j.jobId)}</td>
-                  <td>{j.service?.name ?? '—'}</td>
-                  <td>{j.datasetId ?? '—'}</td>
-                  <td>
-                    <progress max={100} value={j.percentage} aria-label={`Job ${String(j.jobId)} progress`}>
-                      {j.percentage}%
-                    </progress>{' '}
-                    <span class="small">{j.percentage}%</span>
-                  </td>
-                  <td>
-                    <Badge tone={JOB_TONE[j.status]}>{j.status}</Badge>
-                    {j.errorMessage && <div class="small bad">{j.errorMessage}</div>}
-                  </td>
-                  <td>{formatDate(j.createdAt)}</td>
-                  <td>
-                    {mayChange && !j.done && (
-                      <Button
-                        onClick={() =>
-                          void call(`${base}/job/${enc(String(j.jobId))}/cancel`, { method: 'POST', apiKey: key }).then(jobs.reload)
-                        }
-                      >
-                        Cancel
-                      </Button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        <DataTable
+          caption="Fitting jobs"
+          columns={jobColumns}
+          rows={jobs.data}
+          rowKey={(j) => String(j.jobId)}
+          rowAttrs={(j) => ({ 'data-job': String(j.jobId) })}
+          loading={jobs.loading}
+          empty="No fitting job yet."
+        />
       </Card>
     </>
   );
 }
 
-function DeriveForm(props: { base: string; apiKey: string; onDone: () => void }) {
+function DeriveForm(props: { base: string; onDone: () => void }) {
   const app = useApp();
   const services = useLoad(
     () =>
@@ -184,7 +149,6 @@ function DeriveForm(props: { base: string; apiKey: string; onDone: () => void })
           const [account, model] = source.split('/');
           await call(`${GATE}/account/${enc(account!)}/model/${enc(model!)}/derived`, {
             body: { name: name.trim() },
-            apiKey: props.apiKey,
           });
           setName('');
           props.onDone();
@@ -218,7 +182,7 @@ function DeriveForm(props: { base: string; apiKey: string; onDone: () => void })
   );
 }
 
-function UploadForm(props: { base: string; apiKey: string; onDone: () => void }) {
+function UploadForm(props: { base: string; onDone: () => void }) {
   const [name, setName] = useState('');
   const [file, setFile] = useState<File | undefined>();
   const action = useAction();
@@ -231,7 +195,7 @@ function UploadForm(props: { base: string; apiKey: string; onDone: () => void })
         void action.run(async () => {
           const query = new URLSearchParams({ name: name.trim() || file.name });
           const type = file.type || (file.name.endsWith('.json') || file.name.endsWith('.jsonl') ? 'application/json' : 'text/plain');
-          await call(`${props.base}/dataset/raw?${query}`, { raw: new Blob([file], { type }), apiKey: props.apiKey });
+          await call(`${props.base}/dataset/raw?${query}`, { raw: new Blob([file], { type }) });
           setName('');
           props.onDone();
         });
@@ -252,17 +216,14 @@ function UploadForm(props: { base: string; apiKey: string; onDone: () => void })
   );
 }
 
-function FitForm(props: { base: string; apiKey: string; derived: DerivedService[]; datasets: Dataset[]; onDone: () => void }) {
+function FitForm(props: { base: string; derived: DerivedService[]; datasets: Dataset[]; onDone: () => void }) {
   const [service, setService] = useState('');
   const [dataset, setDataset] = useState('');
   const [config, setConfig] = useState('');
   const chosen = service || props.derived[0]?.name || '';
   const configs = useLoad(
-    () =>
-      chosen
-        ? call(`${props.base}/model/${enc(chosen)}/fit-config`, { apiKey: props.apiKey }).then((a) => items<FitConfig>(a))
-        : Promise.resolve([]),
-    [chosen, props.apiKey],
+    () => (chosen ? call(`${props.base}/model/${enc(chosen)}/fit-config`).then((a) => items<FitConfig>(a)) : Promise.resolve([])),
+    [chosen],
   );
   const action = useAction();
   if (!props.derived.length || !props.datasets.length) return null;
@@ -276,7 +237,7 @@ function FitForm(props: { base: string; apiKey: string; derived: DerivedService[
           void action.run(async () => {
             const body: Record<string, unknown> = { datasetId: Number(datasetId) };
             if (config) body.configId = Number(config);
-            await call(`${props.base}/model/${enc(chosen)}/fit`, { body, apiKey: props.apiKey });
+            await call(`${props.base}/model/${enc(chosen)}/fit`, { body });
             props.onDone();
           });
         }}

@@ -3,9 +3,10 @@ import { useState } from 'preact/hooks';
 import { accountPath, call, enc, items } from '../api.js';
 import { canAct, useApp } from '../app-state.js';
 import { BudgetsEditor, describeBudget } from '../budgets.js';
+import { type Column, DataTable } from '../data-table.js';
 import { formatDate, toDate } from '../format.js';
 import { PERMISSIONS, type ApiKey, type Budget, type Permission, type Service } from '../model.js';
-import { Badge, Button, Card, Dialog, Empty, ErrorNote, Field, Loading, Page, SecretOnce, useAction, useLoad } from '../ui.js';
+import { Badge, Button, Card, Dialog, ErrorNote, Field, Page, SecretOnce, useAction, useLoad } from '../ui.js';
 
 function keyState(key: ApiKey): { label: string; tone: 'ok' | 'warn' | 'bad' } {
   if (key.revokedAt) return { label: 'revoked', tone: 'bad' };
@@ -15,6 +16,45 @@ function keyState(key: ApiKey): { label: string; tone: 'ok' | 'warn' | 'bad' } {
     return { label: 'old secret valid until ' + formatDate(key.previousKeyValidUntil), tone: 'warn' };
   return { label: 'active', tone: 'ok' };
 }
+
+const KEY_COLUMNS: Column<ApiKey>[] = [
+  {
+    header: 'Name',
+    cell: (key) => (
+      <>
+        <strong>{key.name}</strong>
+        {key.source === 'config' && <Badge>config</Badge>}
+      </>
+    ),
+  },
+  {
+    header: 'Key',
+    cell: (key) => <code>{key.prefix ? `${key.prefix}…` : key.source === 'config' ? 'in the config file' : '—'}</code>,
+  },
+  { header: 'Permissions', cell: (key) => key.permissions.map((p) => PERMISSIONS.find((x) => x.id === p)?.label ?? p).join(', ') },
+  {
+    header: 'Limits',
+    class: 'small',
+    cell: (key) => (
+      <>
+        {key.requestsPerSecond ? <div>{key.requestsPerSecond} req/s</div> : null}
+        {(key.budgets ?? []).map((b, i) => (
+          <div key={i}>{describeBudget(b)}</div>
+        ))}
+        {key.services?.length ? <div>{key.services.length} service(s)</div> : null}
+        {!key.requestsPerSecond && !key.budgets?.length && !key.services?.length && '—'}
+      </>
+    ),
+  },
+  { header: 'Expires', cell: (key) => (key.expiresAt ? formatDate(key.expiresAt) : 'never') },
+  {
+    header: 'Status',
+    cell: (key) => {
+      const state = keyState(key);
+      return <Badge tone={state.tone}>{state.label}</Badge>;
+    },
+  },
+];
 
 export function KeysPage() {
   const app = useApp();
@@ -35,6 +75,31 @@ export function KeysPage() {
       keys.reload();
     });
 
+  const columns: Column<ApiKey>[] = [
+    ...KEY_COLUMNS,
+    {
+      header: 'Actions',
+      hideHeader: true,
+      class: 'actions',
+      cell: (key) =>
+        mayChange &&
+        key.source !== 'config' &&
+        !key.revokedAt && (
+          <>
+            <Button onClick={() => setEditing(key)} aria-label={`Edit ${key.name}`}>
+              Edit
+            </Button>
+            <Button onClick={() => setRotating(key)} aria-label={`Rotate ${key.name}`}>
+              Rotate
+            </Button>
+            <Button variant="danger" onClick={() => void revoke(key)} aria-label={`Revoke ${key.name}`}>
+              Revoke
+            </Button>
+          </>
+        ),
+    },
+  ];
+
   return (
     <Page
       title="API tokens"
@@ -54,73 +119,14 @@ export function KeysPage() {
       )}
       <ErrorNote error={action.error ?? keys.error} />
       <Card>
-        {keys.loading && !keys.data ? (
-          <Loading />
-        ) : !keys.data?.length ? (
-          <Empty>No keys yet. Create one for each application that calls models.</Empty>
-        ) : (
-          <table class="table">
-            <caption class="sr-only">API keys of {app.account.name}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Key</th>
-                <th scope="col">Permissions</th>
-                <th scope="col">Limits</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.map((key) => {
-                const state = keyState(key);
-                const readOnly = key.source === 'config';
-                return (
-                  <tr key={key.id}>
-                    <td>
-                      <strong>{key.name}</strong>
-                      {readOnly && <Badge>config</Badge>}
-                    </td>
-                    <td>
-                      <code>{key.prefix ? `${key.prefix}…` : key.source === 'config' ? 'in the config file' : '—'}</code>
-                    </td>
-                    <td>{key.permissions.map((p) => PERMISSIONS.find((x) => x.id === p)?.label ?? p).join(', ')}</td>
-                    <td class="small">
-                      {key.requestsPerSecond ? <div>{key.requestsPerSecond} req/s</div> : null}
-                      {(key.budgets ?? []).map((b, i) => (
-                        <div key={i}>{describeBudget(b)}</div>
-                      ))}
-                      {key.services?.length ? <div>{key.services.length} service(s)</div> : null}
-                      {!key.requestsPerSecond && !key.budgets?.length && !key.services?.length && '—'}
-                    </td>
-                    <td>{key.expiresAt ? formatDate(key.expiresAt) : 'never'}</td>
-                    <td>
-                      <Badge tone={state.tone}>{state.label}</Badge>
-                    </td>
-                    <td class="actions">
-                      {mayChange && !readOnly && !key.revokedAt && (
-                        <>
-                          <Button onClick={() => setEditing(key)} aria-label={`Edit ${key.name}`}>
-                            Edit
-                          </Button>
-                          <Button onClick={() => setRotating(key)} aria-label={`Rotate ${key.name}`}>
-                            Rotate
-                          </Button>
-                          <Button variant="danger" onClick={() => void revoke(key)} aria-label={`Revoke ${key.name}`}>
-                            Revoke
-                          </Button>
-                        </>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        )}
+        <DataTable
+          caption={`API keys of ${app.account.name}`}
+          columns={columns}
+          rows={keys.data}
+          rowKey={(key) => key.id}
+          loading={keys.loading}
+          empty="No keys yet. Create one for each application that calls models."
+        />
       </Card>
       <Dialog title="Create an API key" open={creating} onClose={() => setCreating(false)}>
         <KeyForm

@@ -2,8 +2,9 @@
 import { useState } from 'preact/hooks';
 import { accountPath, call, enc, items } from '../api.js';
 import { canAct, useApp } from '../app-state.js';
+import { type Column, DataTable } from '../data-table.js';
 import type { Member, Role } from '../model.js';
-import { Button, Card, Empty, ErrorNote, Field, Loading, Page, useAction, useLoad } from '../ui.js';
+import { Button, Card, ErrorNote, Field, Page, useAction, useLoad } from '../ui.js';
 
 const ROLES: { id: Role; hint: string }[] = [
   { id: 'owner', hint: 'everything in the account, members included' },
@@ -31,56 +32,46 @@ export function MembersPage() {
       await call(`${base}/${enc(m.userId)}`, { method: 'DELETE' });
       members.reload();
     });
+  const columns: Column<Member>[] = [
+    { header: 'Email', cell: (m) => m.email },
+    {
+      header: 'Role',
+      cell: (m) =>
+        owner ? (
+          <select value={m.role} aria-label={`Role of ${m.email}`} onChange={(e) => void change(m, e.currentTarget.value as Role)}>
+            {ROLES.map((r) => (
+              <option key={r.id}>{r.id}</option>
+            ))}
+          </select>
+        ) : (
+          m.role
+        ),
+    },
+    {
+      header: 'Actions',
+      hideHeader: true,
+      class: 'actions',
+      cell: (m) =>
+        owner &&
+        m.userId !== app.me.user.id && (
+          <Button variant="danger" onClick={() => void remove(m)} aria-label={`Remove ${m.email}`}>
+            Remove
+          </Button>
+        ),
+    },
+  ];
   return (
     <Page title="Members" description={`People who may use ${app.account.displayName || app.account.name}, and what each may do.`}>
       <ErrorNote error={action.error ?? members.error} />
       <Card>
-        {members.loading && !members.data ? (
-          <Loading />
-        ) : !members.data?.length ? (
-          <Empty>No members.</Empty>
-        ) : (
-          <table class="table">
-            <thead>
-              <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Role</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {members.data.map((m) => (
-                <tr key={m.userId}>
-                  <td>{m.email}</td>
-                  <td>
-                    {owner ? (
-                      <select
-                        value={m.role}
-                        aria-label={`Role of ${m.email}`}
-                        onChange={(e) => void change(m, e.currentTarget.value as Role)}
-                      >
-                        {ROLES.map((r) => (
-                          <option key={r.id}>{r.id}</option>
-                        ))}
-                      </select>
-                    ) : (
-                      m.role
-                    )}
-                  </td>
-                  <td class="actions">
-                    {owner && m.userId !== app.me.user.id && (
-                      <Button variant="danger" onClick={() => void remove(m)} aria-label={`Remove ${m.email}`}>
-                        Remove
-                      </Button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        <DataTable
+          caption={`Members of ${app.account.name}`}
+          columns={columns}
+          rows={members.data}
+          rowKey={(m) => m.userId}
+          loading={members.loading}
+          empty="No members."
+        />
       </Card>
       {owner && (
         <Card title="Add a member">

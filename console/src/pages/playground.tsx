@@ -1,9 +1,12 @@
-/** Playground: streamed chat with any model the key may call, and the same request as curl and OpenAI SDK code. */
+/**
+ * Playground: streamed chat with any model the account may call, made with the console's session (the
+ * chat API takes it as a caller of the session's current account), and the same request as curl and
+ * OpenAI SDK code that reads an application's key from `GATEWAY_API_KEY`.
+ */
 import { useRef, useState } from 'preact/hooks';
-import { ApiError, CHAT, items } from '../api.js';
+import { ApiError, call, CHAT, errorOf, items, request } from '../api.js';
 import { useApp } from '../app-state.js';
 import { Button, Card, CopyButton, ErrorNote, Field, Page, useAction, useLoad } from '../ui.js';
-import { NeedsKey } from '../working-key.js';
 
 interface Message {
   role: 'system' | 'user' | 'assistant';
@@ -12,10 +15,8 @@ interface Message {
 
 export function PlaygroundPage() {
   return (
-    <Page title="Playground" description="Chat with any model your key may call, streamed, and copy the same request as code.">
-      <NeedsKey why="The playground calls the chat API as your application would, with an API key that has Model requests.">
-        <Playground />
-      </NeedsKey>
+    <Page title="Playground" description="Chat with any model this account may call, streamed, and copy the same request as code.">
+      <Playground />
     </Page>
   );
 }
@@ -47,12 +48,7 @@ async function readStream(response: Response, onDelta: (text: string) => void): 
 
 function Playground() {
   const app = useApp();
-  const key = app.workingKey;
-  const models = useLoad(async () => {
-    const response = await fetch(`${CHAT}/models`, { headers: { authorization: `Bearer ${key}` }, cache: 'no-store' });
-    if (!response.ok) throw new ApiError(response.status, String(response.status), `Listing models failed (HTTP ${response.status})`);
-    return items<{ id: string }>(await response.json()).map((m) => m.id);
-  }, [key]);
+  const models = useLoad(() => call(`${CHAT}/models`).then((a) => items<{ id: string }>(a).map((m) => m.id)), [app.account.name]);
   const [model, setModel] = useState('');
   const [system, setSystem] = useState('');
   const [input, setInput] = useState('');
@@ -72,16 +68,13 @@ function Playground() {
     setInput('');
     void action.run(async () => {
       stop.current = new AbortController();
-      const response = await fetch(`${CHAT}/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: chosen, messages: requestMessages(history), stream: true }),
+      const response = await request(`${CHAT}/chat/completions`, {
+        body: { model: chosen, messages: requestMessages(history), stream: true },
         signal: stop.current.signal,
       });
       if (!response.ok) {
         setMessages(history);
-        const body = (await response.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
-        throw new ApiError(response.status, body.error?.code ?? String(response.status), body.error?.message ?? `HTTP ${response.status}`);
+        throw await errorOf(response);
       }
       let text = '';
       await readStream(response, (delta) => {
@@ -175,7 +168,10 @@ function Playground() {
             {code[tab]}
           </pre>
           <CopyButton text={code[tab]} label="Copy the code" target={() => codeRef.current} />
-          <p class="hint">The key stays out of the code: set GATEWAY_API_KEY in your environment.</p>
+          <p class="hint">
+            The code reads an application's API key (create one under API tokens) from GATEWAY_API_KEY; the console itself calls with your
+            session.
+          </p>
         </div>
       </Card>
     </div>

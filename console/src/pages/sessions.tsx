@@ -1,9 +1,10 @@
 /** The signed-in user's sessions: where they are signed in, and ending any of them. */
 import { call, CORE, enc, items } from '../api.js';
 import { useApp } from '../app-state.js';
+import { type Column, DataTable } from '../data-table.js';
 import { formatDate } from '../format.js';
 import type { Session } from '../model.js';
-import { Badge, Button, Card, Empty, ErrorNote, Loading, Page, useAction, useLoad } from '../ui.js';
+import { Badge, Button, Card, ErrorNote, Page, useAction, useLoad } from '../ui.js';
 
 export function SessionsPage() {
   const app = useApp();
@@ -16,50 +17,46 @@ export function SessionsPage() {
       if (s.current) await app.refreshMe();
       else sessions.reload();
     });
+  const columns: Column<Session>[] = [
+    {
+      header: 'Browser',
+      class: 'small',
+      cell: (s) => (
+        <>
+          {s.userAgent ?? 'unknown'} {s.current && <Badge tone="info">this one</Badge>}
+        </>
+      ),
+    },
+    { header: 'Signed in', cell: (s) => formatDate(s.createdAt) },
+    { header: 'Last seen', cell: (s) => formatDate(s.lastSeenAt) },
+    { header: 'Expires', cell: (s) => formatDate(s.expiresAt) },
+    {
+      header: 'Actions',
+      hideHeader: true,
+      class: 'actions',
+      cell: (s) => (
+        <Button
+          variant="danger"
+          onClick={() => void end(s)}
+          aria-label={s.current ? 'End this session' : `End the session of ${formatDate(s.createdAt)}`}
+        >
+          End
+        </Button>
+      ),
+    },
+  ];
   return (
     <Page title="Sessions" description={`Where ${app.me.user.email} is signed in. Sessions end by themselves when they expire.`}>
       <ErrorNote error={action.error ?? sessions.error} />
       <Card>
-        {sessions.loading && !sessions.data ? (
-          <Loading />
-        ) : !sessions.data?.length ? (
-          <Empty>No sessions.</Empty>
-        ) : (
-          <table class="table">
-            <thead>
-              <tr>
-                <th scope="col">Browser</th>
-                <th scope="col">Signed in</th>
-                <th scope="col">Last seen</th>
-                <th scope="col">Expires</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {sessions.data.map((s) => (
-                <tr key={s.id}>
-                  <td class="small">
-                    {s.userAgent ?? 'unknown'} {s.current && <Badge tone="info">this one</Badge>}
-                  </td>
-                  <td>{formatDate(s.createdAt)}</td>
-                  <td>{formatDate(s.lastSeenAt)}</td>
-                  <td>{formatDate(s.expiresAt)}</td>
-                  <td class="actions">
-                    <Button
-                      variant="danger"
-                      onClick={() => void end(s)}
-                      aria-label={s.current ? 'End this session' : `End the session of ${formatDate(s.createdAt)}`}
-                    >
-                      End
-                    </Button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        <DataTable
+          caption={`Sessions of ${app.me.user.email}`}
+          columns={columns}
+          rows={sessions.data}
+          rowKey={(s) => s.id}
+          loading={sessions.loading}
+          empty="No sessions."
+        />
       </Card>
     </Page>
   );

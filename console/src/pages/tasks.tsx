@@ -3,28 +3,25 @@
  * tasks (a caller keeps its task IDs), so the page follows the tasks submitted or looked up in this tab.
  */
 import { useState } from 'preact/hooks';
-import { ApiError, call, enc, GATEWAY } from '../api.js';
+import { ApiError, call, enc, GATEWAY, request } from '../api.js';
 import { canAct, useApp } from '../app-state.js';
+import { type Column, DataTable } from '../data-table.js';
 import { formatDate } from '../format.js';
 import type { TaskStatus } from '../model.js';
-import { Badge, Button, Card, Empty, ErrorNote, Field, Page, useAction, useLoad } from '../ui.js';
-import { NeedsKey } from '../working-key.js';
+import { Badge, Button, Card, ErrorNote, Field, Page, useAction, useLoad } from '../ui.js';
 
 const TONE: Record<string, 'ok' | 'warn' | 'bad' | 'info'> = { QUEUED: 'info', PROCESSING: 'info', COMPLETED: 'ok', CANCELED: 'warn' };
 
 export function TasksPage() {
   return (
     <Page title="Async tasks" description="Requests that run in the background: submit, follow, read the result or cancel.">
-      <NeedsKey why="Async tasks are part of the platform API, which takes an API key (Model requests to submit, Read data to follow).">
-        <Tasks />
-      </NeedsKey>
+      <Tasks />
     </Page>
   );
 }
 
 function Tasks() {
   const app = useApp();
-  const key = app.workingKey;
   const base = `${GATEWAY}/account/${enc(app.account.name)}`;
   const [ids, setIds] = useState<string[]>([]);
   const [open, setOpen] = useState<string | undefined>();
@@ -36,7 +33,7 @@ function Tasks() {
     () =>
       Promise.all(
         ids.map((id) =>
-          call<TaskStatus>(`${base}/async/task/${enc(id)}`, { apiKey: key }).catch((err: unknown) => ({
+          call<TaskStatus>(`${base}/async/task/${enc(id)}`).catch((err: unknown) => ({
             taskId: id,
             status: err instanceof ApiError ? err.code : 'ERROR',
             createdAt: 0,
@@ -44,69 +41,57 @@ function Tasks() {
           })),
         ),
       ),
-    [ids.join(','), key],
+    [ids.join(',')],
     1000,
   );
+  const mayChange = canAct(app, 'developer');
+  const cancel = (t: TaskStatus) => void call(`${base}/async/task/${enc(t.taskId)}/cancel`, { method: 'POST' }).then(statuses.reload);
+  const columns: Column<TaskStatus>[] = [
+    { header: 'Task', cell: (t) => <code>{t.taskId}</code> },
+    { header: 'Status', cell: (t) => <Badge tone={TONE[t.status] ?? 'bad'}>{t.status}</Badge> },
+    { header: 'Created', cell: (t) => (t.createdAt ? formatDate(t.createdAt) : '—') },
+    { header: 'Completed', cell: (t) => (t.completedAt ? formatDate(t.completedAt) : '—') },
+    {
+      header: 'Actions',
+      hideHeader: true,
+      class: 'actions',
+      cell: (t) => (
+        <>
+          <Button onClick={() => setOpen(t.taskId)} aria-label={`Result of ${t.taskId}`}>
+            Result
+          </Button>
+          {mayChange && (t.status === 'QUEUED' || t.status === 'PROCESSING') && (
+            <Button variant="danger" onClick={() => cancel(t)} aria-label={`Cancel ${t.taskId}`}>
+              Cancel
+            </Button>
+          )}
+        </>
+      ),
+    },
+  ];
   return (
     <>
       <div class="grid two">
-        {canAct(app, 'developer') && <SubmitForm base={base} apiKey={key} onTask={add} />}
+        {mayChange && <SubmitForm base={base} onTask={add} />}
         <LookupForm onTask={add} />
       </div>
       <Card title="Tasks in this tab">
-        {!ids.length ? (
-          <Empty>Submit a task or look one up by its ID.</Empty>
-        ) : (
-          <table class="table">
-            <thead>
-              <tr>
-                <th scope="col">Task</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-                <th scope="col">Completed</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {(statuses.data ?? []).map((t) => (
-                <tr key={t.taskId}>
-                  <td>
-                    <code>{t.taskId}</code>
-                  </td>
-                  <td>
-                    <Badge tone={TONE[t.status] ?? 'bad'}>{t.status}</Badge>
-                  </td>
-                  <td>{t.createdAt ? formatDate(t.createdAt) : '—'}</td>
-                  <td>{t.completedAt ? formatDate(t.completedAt) : '—'}</td>
-                  <td class="actions">
-                    <Button onClick={() => setOpen(t.taskId)} aria-label={`Result of ${t.taskId}`}>
-                      Result
-                    </Button>
-                    {canAct(app, 'developer') && (t.status === 'QUEUED' || t.status === 'PROCESSING') && (
-                      <Button
-                        variant="danger"
-                        onClick={() =>
-                          void call(`${base}/async/task/${enc(t.taskId)}/cancel`, { method: 'POST', apiKey: key }).then(statuses.reload)
-                        }
-                      >
-                        Cancel
-                      </Button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        <DataTable
+          caption="Tasks followed in this tab"
+          columns={columns}
+          rows={ids.length ? statuses.data : []}
+          rowKey={(t) => t.taskId}
+          rowAttrs={(t) => ({ 'data-task': t.taskId })}
+          loading
+          empty="Submit a task or look one up by its ID."
+        />
       </Card>
-      {open && <TaskResult base={base} apiKey={key} taskId={open} />}
+      {open && <TaskResult base={base} taskId={open} status={statuses.data?.find((t) => t.taskId === open)?.status} />}
     </>
   );
 }
 
-function SubmitForm(props: { base: string; apiKey: string; onTask: (id: string) => void }) {
+function SubmitForm(props: { base: string; onTask: (id: string) => void }) {
   const app = useApp();
   const [model, setModel] = useState('upper');
   const [owner, setOwner] = useState(app.account.name);
@@ -122,7 +107,6 @@ function SubmitForm(props: { base: string; apiKey: string; onTask: (id: string) 
             const data = JSON.parse(body) as unknown;
             const id = await call<string>(`${GATEWAY}/account/${enc(owner)}/model/${enc(model)}/async/predict-with-config`, {
               body: { data },
-              apiKey: props.apiKey,
             });
             props.onTask(id);
           });
@@ -165,18 +149,16 @@ function LookupForm(props: { onTask: (id: string) => void }) {
   );
 }
 
-function TaskResult(props: { base: string; apiKey: string; taskId: string }) {
+/** A task's result (polled: the API answers 204 until it has one); a cancelled task has none. */
+function TaskResult(props: { base: string; taskId: string; status: string | undefined }) {
   const action = useAction();
   const result = useLoad(
     async () => {
-      const response = await fetch(`${props.base}/async/task/${enc(props.taskId)}/response`, {
-        headers: { 'PLATFORM-API-KEY': props.apiKey },
-        cache: 'no-store',
-      });
+      const response = await request(`${props.base}/async/task/${enc(props.taskId)}/response`);
       const text = await response.text();
       return { status: response.status, text };
     },
-    [props.taskId, props.apiKey],
+    [props.taskId],
     1000,
   );
   const pretty = (text: string) => {
@@ -189,7 +171,11 @@ function TaskResult(props: { base: string; apiKey: string; taskId: string }) {
   return (
     <Card title={`Result of ${props.taskId}`}>
       <ErrorNote error={action.error ?? result.error} />
-      {result.data?.status === 204 ? (
+      {props.status === 'CANCELED' ? (
+        <p class="muted" role="status">
+          Cancelled: this task has no result.
+        </p>
+      ) : result.data?.status === 204 ? (
         <p class="muted" role="status">
           Not finished yet…
         </p>

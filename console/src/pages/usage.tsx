@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { accountPath, call, items } from '../api.js';
 import { useApp } from '../app-state.js';
 import { BarList, ColumnChart, type Bar } from '../charts.js';
+import { type Column, DataTable } from '../data-table.js';
 import { formatMoney, formatNumber, utcDay } from '../format.js';
 import type { ApiKey, UsageRow } from '../model.js';
 import { Button, Card, Empty, ErrorNote, Field, Loading, Page, useLoad } from '../ui.js';
@@ -47,14 +48,24 @@ export function UsagePage() {
   const byDayModel = useLoad(() => call(query('day,model,service')).then((a) => items<UsageRow>(a)), [base, from, to], 10_000);
   const byKey = useLoad(() => call(query('key')).then((a) => items<UsageRow>(a)), [base, from, to], 10_000);
   const keys = useLoad(() => call(`${accountPath(app.account.name)}/api-keys`).then((a) => items<ApiKey>(a)), [app.account.name]);
-  /** Usage names a key by its ID (`key_…`, or `config:<name>` for a config-file key). */
+  /** Usage names a key by its ID (`key_…`, `config:<name>` for a config-file key, `console:<email>` for a person's console session). */
   const keyName = (id: string | undefined) => {
     if (!id) return 'no key (billing charges)';
     const key = keys.data?.find((k) => k.id === id);
-    return key ? key.name : id.startsWith('config:') ? `${id.slice(7)} (config)` : `${id} (removed)`;
+    if (key) return key.name;
+    if (id.startsWith('config:')) return `${id.slice('config:'.length)} (config)`;
+    if (id.startsWith('console:')) return `${id.slice('console:'.length)} (console)`;
+    return `${id} (removed)`;
   };
   const rows = byDayModel.data ?? [];
   const currency = rows.find((r) => r.currency)?.currency ?? 'USD';
+  const keyColumns: Column<UsageRow>[] = [
+    { header: 'Key', cell: (r) => keyName(r.key) },
+    { header: 'Requests', class: 'num', cell: (r) => formatNumber(r.requests) },
+    { header: 'Input tokens', class: 'num', cell: (r) => formatNumber(r.inputTokens) },
+    { header: 'Output tokens', class: 'num', cell: (r) => formatNumber(r.outputTokens) },
+    { header: 'Spend', class: 'num', cell: (r) => formatMoney(r.cost, r.currency ?? currency) },
+  ];
   const format = (n: number) => (metric === 'cost' ? formatMoney(n, currency) : formatNumber(n));
   const dayBars = (() => {
     const sums = new Map(sumBy(rows, (r) => r.day ?? '', metric).map((b) => [b.label, b.value]));
@@ -147,40 +158,13 @@ export function UsagePage() {
         </div>
       )}
       <Card title="By key">
-        {!byKey.data?.length ? (
-          <Empty>No requests in this period.</Empty>
-        ) : (
-          <table class="table">
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col" class="num">
-                  Requests
-                </th>
-                <th scope="col" class="num">
-                  Input tokens
-                </th>
-                <th scope="col" class="num">
-                  Output tokens
-                </th>
-                <th scope="col" class="num">
-                  Spend
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {byKey.data.map((r) => (
-                <tr key={r.key ?? r.keyName}>
-                  <td>{keyName(r.key)}</td>
-                  <td class="num">{formatNumber(r.requests)}</td>
-                  <td class="num">{formatNumber(r.inputTokens)}</td>
-                  <td class="num">{formatNumber(r.outputTokens)}</td>
-                  <td class="num">{formatMoney(r.cost, r.currency ?? currency)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        <DataTable
+          caption="Usage by key"
+          columns={keyColumns}
+          rows={byKey.data}
+          rowKey={(r) => r.key ?? r.keyName ?? ''}
+          empty="No requests in this period."
+        />
       </Card>
     </Page>
   );

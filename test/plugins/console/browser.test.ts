@@ -16,7 +16,8 @@ import { loadConfigFile } from '../../../core/config/load.js';
 import { createGateway, type Gateway } from '../../../core/gateway.js';
 import { silentLogger } from '../../../core/observe/logger.js';
 import { buildConsole } from '../../../scripts/build-console.mjs';
-import type { ModelService } from '../../../sdk/index.js';
+import { ModelService } from '../../../sdk/index.js';
+import { silentLogger as silentSdkLogger } from '../../../sdk/service/logger.js';
 import { startDemoServices } from '../../support/demo-services.js';
 import { engineSaying } from '../../support/upstream.js';
 import { eventually } from '../../support/gateway.js';
@@ -30,6 +31,45 @@ const PASSWORD = 'demo-password-123';
 const NEW_USER = 'dev@example.com';
 const NEW_PASSWORD = 'a-long-password-42';
 
+/** The demo's empty `external` slot (examples/demo/gateway.yaml) and its default connection token. */
+const HELD = { name: 'external', token: 'demo-service-token-0123', hostname: 'held-host', version: 7 };
+
+/**
+ * An instance in the `external` slot whose predict holds until the gateway cancels it (a minute at
+ * most): the async task the console cancels. It reports a load with every heartbeat, which the
+ * services page lists with its version and state. `cancelled` counts the predicts it saw cancelled.
+ */
+function startHeldService(grpcAddress: string) {
+  const seen = { cancelled: 0 };
+  const service = new ModelService(
+    {
+      predict: (_request, ctx) =>
+        new Promise((resolve, reject) => {
+          const timer = setTimeout(() => resolve({ held: 'for a minute' }), 60_000);
+          ctx.signal.addEventListener(
+            'abort',
+            () => {
+              clearTimeout(timer);
+              seen.cancelled += 1;
+              reject(new Error('cancelled'));
+            },
+            { once: true },
+          );
+        }),
+      load: () => ({ queueDepth: 3, kvCacheUsage: 0.42 }),
+    },
+    {
+      gateways: [grpcAddress],
+      connectionToken: HELD.token,
+      descriptor: { name: HELD.name },
+      hostname: HELD.hostname,
+      version: HELD.version,
+      logger: silentSdkLogger,
+    },
+  ).start();
+  return { service, seen };
+}
+
 const ok = requirePrerequisite('console browser test', chromiumPrerequisite());
 
 describe.skipIf(!ok).sequential('the console in chromium', () => {
@@ -42,8 +82,11 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
   let page: Page;
   let problems: PageProblems;
   let engine: Awaited<ReturnType<typeof engineSaying>>;
+  let held: ReturnType<typeof startHeldService>;
   /** The key the test creates in the console: its secret, read once from the page. */
   let secret = '';
+  /** Requests of the page that carried an API key: the console sends none (its session is its credential). */
+  const keyed: string[] = [];
   const sdk = () => new OpenAI({ baseURL: `${base}/api/adapters/chatapi/v1`, apiKey: secret, maxRetries: 0 });
   const chat = () => sdk().chat.completions.create({ model: 'demo/echo', messages: [{ role: 'user', content: 'hi from the SDK' }] });
 
@@ -56,6 +99,8 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
       {
         ...config,
         store: { ...config.store, dataDir },
+        // Heartbeats every 200 ms instead of 5 s: the held instance's load report is listed sooner.
+        gate: { ...config.gate, heartbeatIntervalMs: 200 },
         plugins: {
           ...config.plugins,
           // Spend written every 200 ms instead of 5 s: the usage page sees the calls sooner.
@@ -67,9 +112,16 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     const { httpUrl, grpcAddress } = await gateway.start();
     base = httpUrl;
     services.push(...(await startDemoServices(grpcAddress)));
+    held = startHeldService(grpcAddress);
+    services.push(held.service);
+    await held.service.ready();
     engine = await engineSaying('from the engine');
     browser = await launchChromium();
     ({ page, problems } = await watchedPage(browser));
+    page.on('request', (request) => {
+      const headers = request.headers();
+      if (headers.authorization || headers['x-api-key'] || headers['platform-api-key']) keyed.push(`${request.method()} ${request.url()}`);
+    });
   }, 90_000);
 
   afterAll(async () => {
@@ -191,8 +243,7 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
 
   it('fitted services: derive from the fittable classifier, upload a dataset, fit it and watch the job', async () => {
     await open('Fitted services', 'Fitted services');
-    await page.locator('::-p-aria(API key)').fill(secret);
-    await page.locator('button::-p-text(Use this key)').click();
+    // No key asked for: the platform API takes the console's session for its current account.
     await waitForText('Derive a service');
     await page
       .locator('::-p-aria(From the fittable service)')
@@ -226,6 +277,18 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
 
   it('async tasks: submits one and opens its result', async () => {
     await open('Async tasks', 'Async tasks');
+    // The platform API takes the session's changes only with its CSRF token, which the console sends.
+    const forged = await page.evaluate(
+      async () =>
+        (
+          await fetch('/api/platformgateway/account/demo/model/upper/async/predict-with-config', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ data: { text: 'forged' } }),
+          })
+        ).status,
+    );
+    expect(forged).toBe(403);
     await page.locator('button::-p-text(Submit)').click();
     await page.waitForFunction(() => document.querySelector('[data-testid=task-result]')?.textContent?.includes('HELLO'), {
       timeout: 15_000,
@@ -234,7 +297,29 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     await checkPage('05-async-tasks');
   });
 
-  it('playground: streams a chat answer and shows the request as curl and OpenAI SDK code without the key', async () => {
+  it('async tasks: a task still running is cancelled from the console, and the service sees the cancel', async () => {
+    await page.locator('::-p-aria(Service)').fill(HELD.name);
+    await page.locator('#main textarea').fill('{"text": "hold on"}');
+    await page.locator('button::-p-text(Submit)').click();
+    // The held instance keeps it running: the row stays PROCESSING until it is cancelled.
+    const cancel = await page.waitForSelector('button[aria-label^="Cancel "]', { timeout: 15_000 });
+    const taskId = (await cancel!.evaluate((b) => b.getAttribute('aria-label') ?? '')).slice('Cancel '.length);
+    await page.waitForFunction((id) => document.querySelector(`tr[data-task="${id}"]`)?.textContent?.includes('PROCESSING'), {}, taskId);
+    expect(held.seen.cancelled).toBe(0);
+    await cancel!.click();
+    await page.waitForFunction(
+      (id) => document.querySelector(`tr[data-task="${id}"]`)?.textContent?.includes('CANCELED'),
+      { timeout: 10_000 },
+      taskId,
+    );
+    // No cancel button for a finished task; the running call was stopped at the service.
+    expect(await page.$(`button[aria-label="Cancel ${taskId}"]`)).toBeNull();
+    await eventually(() => held.seen.cancelled === 1, 5000, 'the service to see the cancel');
+    await waitForText('Cancelled: this task has no result.');
+    await checkPage('05c-async-task-cancelled');
+  });
+
+  it('playground: streams a chat answer with the session, and shows the request as curl and OpenAI SDK code reading $GATEWAY_API_KEY', async () => {
     await open('Playground', 'Playground');
     await page.waitForFunction(() => (document.querySelector('#main select') as HTMLSelectElement | null)?.options.length);
     await page.select('#main select', 'demo/echo');
@@ -250,11 +335,30 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     await page.locator('[role=tab]::-p-text(Python)').click();
     expect(await page.$eval('[data-testid=code]', (c) => c.textContent ?? '')).toContain('from openai import OpenAI');
     await checkPage('06-playground');
+    // Fitting, datasets, tasks, models and the chat: all called with no API key from the page.
+    expect(keyed).toEqual([]);
   });
 
-  it('services: creates an engine-backed service (its connection token shown once), calls it, changes it, removes it', async () => {
+  it('services: lists connected instances (host, version, state, load); creates an engine-backed service (its connection token shown once), calls it, changes it, removes it', async () => {
     await open('Services', 'Services');
     await waitForText('text-classifier');
+    // Connected instances, as the services API's connectedInstances lists them: the held instance with
+    // its host, version, state and last load report; the demo's echo service serving too.
+    const instances = (service: string) =>
+      page.$$eval(`ul[aria-label="Instances of ${service}"] li`, (items) => items.map((li) => (li as HTMLElement).innerText));
+    await page.waitForFunction(
+      (name) => document.querySelector(`ul[aria-label="Instances of ${name}"]`)?.textContent?.includes('KV cache'),
+      { timeout: 10_000 },
+      HELD.name,
+    );
+    const listed = await instances(HELD.name);
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toContain(HELD.hostname);
+    expect(listed[0]).toContain(`version ${HELD.version}`);
+    expect(listed[0]).toContain('queue 3');
+    expect(listed[0]).toContain('KV cache 42%');
+    expect(listed[0]).toContain('serving');
+    expect(await instances('echo')).toEqual([expect.stringContaining('serving')]);
     await page.locator('button::-p-text(Create a service)').click();
     await page.locator('dialog[open] ::-p-aria(Name)').fill('runtime-llm');
     await page.locator('dialog[open] ::-p-text(Served by an HTTP engine)').click();
@@ -272,7 +376,9 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     await page.locator('dialog[open] ::-p-text(Public: other accounts may call it)').click();
     await page.locator('dialog[open] button[type=submit]').click();
     await page.waitForFunction(() => !document.querySelector('dialog[open]'));
-    const read = await page.evaluate(async () => (await (await fetch('/api/platformcore/account/demo/services/runtime-llm')).json()) as { public: boolean });
+    const read = await page.evaluate(
+      async () => (await (await fetch('/api/platformcore/account/demo/services/runtime-llm')).json()) as { public: boolean },
+    );
     expect(read.public).toBe(true);
     page.once('dialog', (dialog) => void dialog.accept());
     await page.locator('button[aria-label="Remove runtime-llm"]').click();
@@ -309,6 +415,8 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
       timeout: 15_000,
     });
     await waitForText('support-bot');
+    // The console's own calls (the playground's chat, the async tasks) are the member's, by the session.
+    await waitForText(`${NEW_USER} (console)`);
     // CSV export: the browser saves it where the test tells it to.
     const downloads = mkdtempSync(join(tmpdir(), 'console-csv-'));
     const cdp = await page.createCDPSession();
@@ -392,6 +500,13 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     // The operator switches to the account it is no member of, and makes it a key.
     await page.waitForSelector('select[aria-label=Account] option[value=acme]');
     await page.select('select[aria-label=Account]', 'acme');
+    // The switcher changes the session's current account on the server: what its platform calls act for.
+    const currentAccount = () =>
+      page.evaluate(
+        async () => ((await (await fetch('/api/platformcore/auth/me')).json()) as { account: { name: string } | null }).account?.name,
+      );
+    await eventually(async () => (await currentAccount()) === 'acme', 5000, 'the session to act for acme');
+    await page.waitForFunction(() => document.querySelector('#main h1') !== null);
     expect(await page.$eval('select[aria-label=Account]', (s) => (s as HTMLSelectElement).value)).toBe('acme');
     await open('API tokens', 'API tokens');
     await page.locator('button::-p-text(Create a key)').click();
@@ -442,5 +557,7 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     await page.waitForNetworkIdle();
     await page.deleteCookie({ name: 'gw_session' });
     await open('Members', 'Sign in to the console');
+    // From the first page to the last, the console never sent an API key.
+    expect(keyed).toEqual([]);
   });
 });
