@@ -32,7 +32,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Accounts, keys and services of the suite; `store` and plugin options vary. */
 export function suiteConfig(store: Record<string, unknown>, options: Record<string, unknown> = {}): Record<string, any> {
-  const input = testConfigInput({ store, plugins: { enabled: ['async-predict'], options: { 'async-predict': { leaseMs: 1_000, pollMs: 50, ...options } } } });
+  // A lease that runs out hands its task to a worker again (at-least-once), and the suite counts the
+  // service's deliveries exactly: its lease (renewed every third of it) must outlast the stalls of a
+  // loaded 2-core CI, where 1 s once re-delivered a held task on the MongoDB store.
+  const input = testConfigInput({ store, plugins: { enabled: ['async-predict'], options: { 'async-predict': { leaseMs: 3_000, pollMs: 50, ...options } } } });
   input.accounts.push({ id: 4, name: 'limited', requestsPerSecond: 2 });
   input.apiKeys.push(
     { name: 'requests-only', account: 'demo', key: REQUESTS_ONLY_KEY, permissions: ['MODEL_REQUESTS'] },
