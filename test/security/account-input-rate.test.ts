@@ -4,6 +4,7 @@ import { gateServiceDefinition, type ClientResponseProto, type GateToServiceProt
 import { ECHO_TOKEN, OTHER_ACCOUNT_KEY, TEST_KEY, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
 import { wireCall, wireSession } from '../support/grpc-wire.js';
 import { RawServiceStream, json, rawClient, type RawClient } from '../support/raw-gate-client.js';
+import { otherAccountPredict } from '../support/victim-latency.js';
 
 const definition = gateServiceDefinition();
 
@@ -62,12 +63,8 @@ describe('per-account input rate against an authenticated attacker (#25 hostile 
 
   /** One request of the other account: a small predict over HTTP, which must be answered 200. */
   const victim = async () => {
-    const res = await fetch(`${gw.httpUrl}/api/platformgate/account/demo/model/echo/predict-with-config`, {
-      method: 'POST',
-      headers: { 'PLATFORM-API-KEY': OTHER_ACCOUNT_KEY, 'Content-Type': 'application/json' },
-      body: '{"data":{"x":1}}',
-    });
-    expect(res.status, await res.text()).toBe(200);
+    const { status, text } = await otherAccountPredict(gw.httpUrl);
+    expect(status, text).toBe(200);
   };
 
   /** The other account's requests answered, one after another, while `attack` runs; and the attack's result. */

@@ -4,7 +4,6 @@ import type { ClientResponseProto, GateToServiceProto } from '../../proto/src/in
 import { gateServiceDefinition } from '../../proto/src/index.js';
 import {
   ECHO_TOKEN,
-  OTHER_ACCOUNT_KEY,
   TEST_KEY,
   eventually,
   startTestGateway,
@@ -13,7 +12,7 @@ import {
 } from '../support/gateway.js';
 import { wireCall, wireSession } from '../support/grpc-wire.js';
 import { RawServiceStream, json, rawClient, type RawClient } from '../support/raw-gate-client.js';
-import { slowestWhile as slowestWhileOf } from '../support/victim-latency.js';
+import { otherAccountPredict, slowestWhile as slowestWhileOf } from '../support/victim-latency.js';
 
 const definition = gateServiceDefinition();
 const PROCESS = definition.process!.path;
@@ -81,14 +80,7 @@ describe('ext params bounds against a flood of entries (#25 N1)', () => {
     await gw?.close();
   });
 
-  const victimCall = async () => {
-    const res = await fetch(`${gw.httpUrl}/api/platformgate/account/demo/model/echo/predict-with-config`, {
-      method: 'POST',
-      headers: { 'PLATFORM-API-KEY': OTHER_ACCOUNT_KEY, 'Content-Type': 'application/json' },
-      body: '{"data":{"x":1}}',
-    });
-    return { status: res.status, text: await res.text() };
-  };
+  const victimCall = () => otherAccountPredict(gw.httpUrl);
 
   /** One request of the other account (`other`) to the public demo/echo, over HTTP: its time in ms. */
   const victim = async () => {

@@ -1,4 +1,15 @@
+import { OTHER_ACCOUNT_KEY } from './gateway.js';
 import { peakGrowth } from './memory-watch.js';
+
+/** One small predict of the other account (`other`) to the public demo/echo over HTTP: its status and body. */
+export async function otherAccountPredict(httpUrl: string): Promise<{ status: number; text: string }> {
+  const res = await fetch(`${httpUrl}/api/platformgate/account/demo/model/echo/predict-with-config`, {
+    method: 'POST',
+    headers: { 'PLATFORM-API-KEY': OTHER_ACCOUNT_KEY, 'Content-Type': 'application/json' },
+    body: '{"data":{"x":1}}',
+  });
+  return { status: res.status, text: await res.text() };
+}
 
 /**
  * Another account's slowest answer while `attack` runs, for tests of attacks on the gateway's event

@@ -89,6 +89,23 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
   const keyed: string[] = [];
   const sdk = () => new OpenAI({ baseURL: `${base}/api/adapters/chatapi/v1`, apiKey: secret, maxRetries: 0 });
   const chat = () => sdk().chat.completions.create({ model: 'demo/echo', messages: [{ role: 'user', content: 'hi from the SDK' }] });
+  /** The error of the SDK's next chat call once `refuses(error)` holds (the console's change reaches the gateway). */
+  const refusalOf = async (refuses: (error: unknown) => boolean, what: string): Promise<unknown> => {
+    let refused: unknown;
+    await eventually(
+      async () => {
+        refused = await chat().then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        return refused !== undefined && refuses(refused);
+      },
+      5000,
+      what,
+    );
+    return refused;
+  };
+  const withStatus = (status: number) => (error: unknown) => (error as { status?: number }).status === status;
 
   beforeAll(async () => {
     consoleRoot = mkdtempSync(join(tmpdir(), 'console-ui-'));
@@ -443,18 +460,7 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     await page.locator('dialog[open] input[type=number][id^=key-budget-limit]').fill('1');
     await page.locator('dialog[open] button[type=submit]').click();
     await waitForText('1 tokens per month');
-    let refused: unknown;
-    await eventually(
-      async () => {
-        refused = await chat().then(
-          () => undefined,
-          (err: unknown) => err,
-        );
-        return refused !== undefined;
-      },
-      5000,
-      'a refusal of the spent budget',
-    );
+    const refused = await refusalOf(() => true, 'a refusal of the spent budget');
     expect(refused).toBeInstanceOf(OpenAI.APIError);
     expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(429);
     expect((refused as InstanceType<typeof OpenAI.APIError>).type).toBe('insufficient_quota');
@@ -464,18 +470,7 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     page.once('dialog', (dialog) => void dialog.accept());
     await page.locator('button[aria-label="Revoke support-bot"]').click();
     await page.waitForFunction(() => !document.querySelector('button[aria-label="Revoke support-bot"]'));
-    let refused: unknown;
-    await eventually(
-      async () => {
-        refused = await chat().then(
-          () => undefined,
-          (err: unknown) => err,
-        );
-        return (refused as { status?: number } | undefined)?.status === 401;
-      },
-      5000,
-      'a 401 for the revoked key',
-    );
+    await refusalOf(withStatus(401), 'a 401 for the revoked key');
   });
 
   it('sessions: the member sees where it is signed in, and ending this one signs out', async () => {
@@ -529,18 +524,7 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     await page.locator('button[aria-label="Block acme"]').click();
     await page.waitForSelector('button[aria-label="Unblock acme"]');
     await waitForText('This account is blocked');
-    let refused: unknown;
-    await eventually(
-      async () => {
-        refused = await chat().then(
-          () => undefined,
-          (err: unknown) => err,
-        );
-        return (refused as { status?: number } | undefined)?.status === 402;
-      },
-      5000,
-      'a 402 for the blocked account',
-    );
+    const refused = await refusalOf(withStatus(402), 'a 402 for the blocked account');
     expect(JSON.stringify((refused as InstanceType<typeof OpenAI.APIError>).error)).toContain('ACCOUNT_BLOCKED');
     await checkPage('09-accounts');
   });
