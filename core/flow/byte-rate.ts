@@ -17,12 +17,34 @@ export class ByteRate {
 
   charge(bytes: number): number {
     if (bytes === 0 || this.perSecond === Infinity) return 0;
+    this.#refill();
+    this.#tokens -= bytes;
+    return this.owedMs();
+  }
+
+  /** How long until the bytes already charged are paid for (0 when they are): a reader's wait before it reads at all. */
+  owedMs(): number {
+    if (this.perSecond === Infinity) return 0;
+    this.#refill();
+    return this.#tokens >= 0 ? 0 : Math.ceil((-this.#tokens / this.perSecond) * 1000);
+  }
+
+  #refill(): void {
     const now = performance.now();
     this.#tokens = Math.min(this.perSecond, this.#tokens + ((now - this.#refilledAt) / 1000) * this.perSecond);
     this.#refilledAt = now;
-    this.#tokens -= bytes;
-    return this.#tokens >= 0 ? 0 : Math.ceil((-this.#tokens / this.perSecond) * 1000);
   }
+}
+
+/**
+ * One body's or call's charge to its account's input rate: called with bytes just read, it says how
+ * long to pause before reading more; `owed()` says how long the account must wait before any of its
+ * input is read, free bytes included (its earlier bodies, or a refused body's announced rest, charged
+ * past what it has paid for).
+ */
+export interface InputCharge {
+  (bytes: number): number;
+  owed(): number;
 }
 
 /**
@@ -52,13 +74,14 @@ export class AccountInputRate {
    * request costs nothing here (the account's request rate bounds those), so a tenant sending many
    * small requests is never slowed by its bytes, only one sending large ones.
    */
-  chargeOf(accountId: number): (bytes: number) => number {
+  chargeOf(accountId: number): InputCharge {
     let seen = 0;
-    return (bytes) => {
+    const charge = (bytes: number) => {
       const counted = Math.max(0, seen + bytes - FREE_INPUT_BYTES) - Math.max(0, seen - FREE_INPUT_BYTES);
       seen += bytes;
       return counted > 0 ? this.charge(accountId, counted) : 0;
     };
+    return Object.assign(charge, { owed: () => this.#rates.get(accountId)?.owedMs() ?? 0 });
   }
 }
 
@@ -91,7 +114,11 @@ export class StreamPacer {
   }
 
   took(bytes: number): void {
-    const waitMs = this.charge(bytes);
+    this.hold(this.charge(bytes));
+  }
+
+  /** Pauses the stream for `waitMs` (unless it is paused by this pacer already). */
+  hold(waitMs: number): void {
     if (waitMs <= 0 || this.#timer) return;
     this.stream.pause();
     this.#timer = setTimeout(() => {

@@ -221,13 +221,16 @@ export function unauthenticatedBytesInterceptor(
       // paused while the account is over it (issue 25: another account's large bodies).
       const paceAccount = (accountId: number, first: number) => {
         if (!accountInput) return;
-        const account = new StreamPacer(stream, accountInput.chargeOf(accountId));
+        const charge = accountInput.chargeOf(accountId);
+        const account = new StreamPacer(stream, charge);
         const onPaced = (chunk: Buffer) => account.took(chunk.length);
         stream.on('data', onPaced);
         stream.once('close', () => {
           account.stop();
           stream.off('data', onPaced);
         });
+        // An account that owes its rate waits before more of this call is read (read-body.ts does the same).
+        account.hold(charge.owed());
         account.took(first);
       };
       const onData = (chunk: Buffer) => {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gatewayError, isGatewayError } from '../errors.js';
-import { StreamPacer } from '../flow/byte-rate.js';
+import { StreamPacer, type InputCharge } from '../flow/byte-rate.js';
 import { drainRefusedBody } from './body-drain.js';
 
 export interface BodyReadOptions {
@@ -8,7 +8,7 @@ export interface BodyReadOptions {
    * Charges bytes just read to the caller's account (`limits.inputBytesPerSecondPerAccount`) and says
    * how long to pause before reading more: the body then waits in the socket, and its sender with it.
    */
-  pace?: (bytes: number) => number;
+  pace?: InputCharge;
   /** A refused body's rest is drained (body-drain.ts) so that the client reads the refusal. */
   drain?: { res: ServerResponse; maxBytes: number };
 }
@@ -33,7 +33,9 @@ export function readBodyInspected(
   // otherwise go straight on to its next body, and the bench's attacker spent 120 ms of its own CPU
   // per 30 MB body refused after its first 1.2 MB, 2.5 times a second. Its next large body then waits.
   // A body without a Content-Length is charged as it is drained. At most the body limit is charged, so
-  // a wild Content-Length costs its sender a few seconds of its rate, not hours.
+  // a wild Content-Length costs its sender a few seconds of its rate, not hours. The drain of a rest
+  // charged at once is not paced again (the client reads its 413 and the connection is free for its next
+  // request); the account's next body waits until the rest is paid for (below).
   const refuseRest = (received: number) => {
     const rest = declared === undefined ? 0 : Math.min(limit, Math.max(0, declared - received));
     if (rest > 0) options.pace?.(rest);
@@ -47,6 +49,11 @@ export function readBodyInspected(
     const chunks: Buffer[] = [];
     let received = 0;
     const pacer = options.pace && new StreamPacer(req, options.pace);
+    // An account that owes its rate (earlier bodies, a refused body's announced rest) waits before any
+    // byte of this body is read, its first free 16 KiB included: a flood refused within those bytes
+    // went straight on to the next one (the bench's 15 MB ext bodies, 15 a second), its debt unpaid.
+    // (A stream paused before its 'data' listener is attached stays paused until the pacer resumes it.)
+    if (options.pace) pacer!.hold(options.pace.owed());
     const cleanup = () => {
       pacer?.stop();
       req.off('data', onData);

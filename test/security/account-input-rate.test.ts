@@ -147,4 +147,34 @@ describe('per-account input rate against an authenticated attacker (#25 hostile 
     expect(attackAnswered).toBe(false);
     expect((await attack).status).toBe(200);
   });
+
+  it('a body refused within its first free bytes still costs its announced size: the next body of that account waits', async () => {
+    // The bench's http-ext-flood: a 15 MB ext body with 1,000,000 params is refused within its first 16
+    // KiB (the input rate's free bytes), so its account never waited: 93 floods in 6 s, each a 413 at
+    // once, and the gateway read and dropped the rest of each at full speed (20 ms of CPU per flood,
+    // a third of the CPU). Its announced rest is charged, and the next body waits until it is paid.
+    const flood = `{"methodName":"ping","params":{${Array.from({ length: ATTACK_BYTES / 12 }, (_, i) => `"k${String(i).padStart(8, '0')}":""`).join(',')}}}`;
+    const floodOnce = async (signal: AbortSignal) => {
+      const res = await fetch(`${gw.httpUrl}/api/platformgate/account/demo/model/echo/ext`, {
+        method: 'POST',
+        headers: { 'PLATFORM-API-KEY': TEST_KEY, 'Content-Type': 'application/json' },
+        body: flood,
+        signal,
+      });
+      return /"code":"(\w+)"/.exec(await res.text())?.[1];
+    };
+    const stop = new AbortController();
+    const codes: (string | undefined)[] = [];
+    const loop = (async () => {
+      while (!stop.signal.aborted) codes.push(await floodOnce(stop.signal).catch(() => 'aborted'));
+    })();
+    const { served } = await servedWhile(new Promise((resolve) => setTimeout(resolve, 2000)));
+    stop.abort();
+    await loop;
+    // The first flood is answered at once (an idle account has a second's worth); its rest, 4 s of the
+    // rate, is owed before the next body of the account is read. Unpaid, the loop made dozens.
+    expect(codes.filter((code) => code === 'EXT_PARAMS_TOO_LARGE').length).toBeGreaterThanOrEqual(1);
+    expect(codes.filter((code) => code === 'EXT_PARAMS_TOO_LARGE').length).toBeLessThanOrEqual(2);
+    expect(served).toBeGreaterThanOrEqual(10);
+  });
 });
