@@ -168,9 +168,14 @@ describe('per-account input rate against an authenticated attacker (#25 hostile 
     const loop = (async () => {
       while (!stop.signal.aborted) codes.push(await floodOnce(stop.signal).catch(() => 'aborted'));
     })();
-    const { served } = await servedWhile(new Promise((resolve) => setTimeout(resolve, 2000)));
-    stop.abort();
-    await loop;
+    let served = 0;
+    try {
+      ({ served } = await servedWhile(new Promise((resolve) => setTimeout(resolve, 2000))));
+    } finally {
+      // Also when the other account's request fails: the loop must not outlive the test.
+      stop.abort();
+      await loop;
+    }
     // The first flood is answered at once (an idle account has a second's worth); its rest, 4 s of the
     // rate, is owed before the next body of the account is read. Unpaid, the loop made dozens.
     expect(codes.filter((code) => code === 'EXT_PARAMS_TOO_LARGE').length).toBeGreaterThanOrEqual(1);
