@@ -24,10 +24,13 @@ export default defineConfig({
     // vitest's default on 2 cores is one at a time, and the suite then spent about half its wall
     // time between files (starting each fork and importing the gateway), one file after another.
     maxWorkers: Math.max(2, availableParallelism() - 1),
-    // A fresh process per file (vitest's default, kept): with `isolate: false` (a quarter less CPU) the
-    // MongoDB async-task suite failed twice in a row in the full run (a held task re-delivered, the
-    // reaper and a lease renewal late past their waits) and passed alone: what a file leaves running
-    // in its process then slows the files after it.
+    // Each worker runs file after file in one process (no fresh process and module graph per file):
+    // the whole suite took 543 s isolated and 372 s so, most of the difference the ~150 imports of the
+    // gateway each fork repeated. What a file leaves behind in its process was measured after every
+    // file of a full run (open handles, child processes, heap): a few sockets and timers, no process.
+    // Earlier full runs so failed the MongoDB async-task suite (a held task re-delivered past a 1 s
+    // lease in a busy process); its lease is 3 s since.
+    isolate: false,
     // The longest files first, so that none of them starts near the end and runs alone.
     sequence: { sequencer: LongestFilesFirst },
     testTimeout: 30_000,
