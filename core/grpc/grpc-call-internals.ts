@@ -20,6 +20,8 @@ export interface GrpcJsCallInternals {
   decoder?: { maxReadMessageLength?: number };
   maxReceiveMessageSize?: number;
   sendStatus?: (status: CallStatus) => void;
+  /** Serializes a response with the method's serializer and writes it (its metadata first). */
+  sendMessage?: (message: unknown, callback: () => void) => void;
 }
 
 export function callInternals(call: object): GrpcJsCallInternals {

@@ -12,7 +12,8 @@ import { UnauthenticatedBytes, trust, unauthenticatedBytesInterceptor } from './
 
 /** The client calls take ClientMessages: their deserializer reads only what admission needs. */
 type ClientMethod = 'process' | 'processResponseStream' | 'processStream';
-type ServedHandlers = Pick<GateHandlers, 'healthCheck' | 'processAsync' | 'processSynthesis' | 'processRecognition'> & Pick<ClientCalls, ClientMethod>;
+type ServedHandlers = Pick<GateHandlers, 'healthCheck' | 'processAsync' | 'processSynthesis' | 'processRecognition'> &
+  Pick<ClientCalls, ClientMethod>;
 import { addGateReflection } from './reflection.js';
 
 /** Handlers of the speech calls, supplied by whatever implements them (see core/speech). */
@@ -72,18 +73,33 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     clientPaths.has(path) ? options.client.maxMessageBytes : path === processAsyncPath ? options.registrationMaxMessageBytes : undefined;
   // Client calls get a deserializer that reads only what admission needs (client-message.ts).
   // Service streams get a serializer that writes a large ext call's params as the caller sent them (raw-ext.ts).
-  const served: grpc.ServiceDefinition = Object.fromEntries(Object.entries(definition).map(([name, method]) => [
-    name,
-    clientPaths.has(method.path)
-      ? { ...method, requestDeserialize: clientMessageDeserializer(options.client, method.requestDeserialize as (bytes: Buffer) => ClientRequestProto) }
-      : method.path === processAsyncPath
-        ? { ...method, responseSerialize: withRawExt(method.responseSerialize as (message: { ext?: unknown }) => Buffer) }
-        : method,
-  ]));
+  const served: grpc.ServiceDefinition = Object.fromEntries(
+    Object.entries(definition).map(([name, method]) => [
+      name,
+      clientPaths.has(method.path)
+        ? {
+            ...method,
+            requestDeserialize: clientMessageDeserializer(
+              options.client,
+              method.requestDeserialize as (bytes: Buffer) => ClientRequestProto,
+            ),
+          }
+        : method.path === processAsyncPath
+          ? { ...method, responseSerialize: withRawExt(method.responseSerialize as (message: { ext?: unknown }) => Buffer) }
+          : method,
+    ]),
+  );
   const unauthenticated = new UnauthenticatedBytes(options.unauthenticatedBytesInFlight, options.unauthenticatedBytesPerSecond);
   const watched = (path: string) => (clientPaths.has(path) ? 'firstMessage' : path === processAsyncPath ? 'untilTrusted' : undefined);
   const server = new grpc.Server({
-    interceptors: [receiveLimitInterceptor(limitOf), unauthenticatedBytesInterceptor(unauthenticated, watched, options.checkClientKey, options.accountInput)],
+    interceptors: [
+      receiveLimitInterceptor(limitOf),
+      unauthenticatedBytesInterceptor(unauthenticated, watched, {
+        checkClientKey: options.checkClientKey,
+        accountInput: options.accountInput,
+        extLimits: options.client,
+      }),
+    ],
     'grpc.max_receive_message_length': options.maxMessageBytes,
     'grpc.max_send_message_length': options.maxMessageBytes,
     // SDK clients ping every 120 s, also without active calls; the grpc-js default (5 min minimum
@@ -119,7 +135,8 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   const bind = (port: number) =>
     new Promise<number>((resolve, reject) => {
       server.bindAsync(`${options.host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>
-        err ? reject(Object.assign(err, { port })) : resolve(bound));
+        err ? reject(Object.assign(err, { port })) : resolve(bound),
+      );
     });
   let port: number;
   let ownPort: number | undefined;

@@ -2,6 +2,8 @@ import http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import { GatewayError, gatewayError } from '../errors.js';
 import { EarlyKeyCheck, type AdmittedKey } from './client-message.js';
+import { ExtParamsScan } from './ext-params-scan.js';
+import { toApiErrorProto } from './api-error.js';
 import { beforeStatus, callInternals } from './grpc-call-internals.js';
 import { ByteRate, StreamPacer, type AccountInputRate } from '../flow/byte-rate.js';
 
@@ -108,7 +110,8 @@ export class CallBytes {
       } else {
         step = Math.min(next.size - next.seen, chunk.length - at);
       }
-      counted[counted.length - 1]! += Math.max(0, next.seen + step - FREE_BYTES_PER_MESSAGE) - Math.max(0, next.seen - FREE_BYTES_PER_MESSAGE);
+      counted[counted.length - 1]! +=
+        Math.max(0, next.seen + step - FREE_BYTES_PER_MESSAGE) - Math.max(0, next.seen - FREE_BYTES_PER_MESSAGE);
       next.seen += step;
       at += step;
       if (next.seen === next.size) {
@@ -138,11 +141,59 @@ export class CallBytes {
   }
 }
 
-/** How long a refused large message's sender may stay quiet (sending nothing) before its status is sent anyway. */
-const KEY_REFUSAL_WAIT_MS = 2000;
+/** How long a refused large message's sender may stay quiet (sending nothing) before its answer is sent anyway. */
+const REFUSAL_WAIT_MS = 2000;
 
 /** Ends the watch of a call: it gives its bytes back and is no longer counted. */
 const untrusted = new WeakMap<object, () => void>();
+
+/** What the interceptor checks beyond the budget: the key at the head of a large first message, its account's rate, its ext params. */
+export interface EarlyChecks {
+  checkClientKey?: (token: string | undefined) => GatewayError | AdmittedKey;
+  accountInput?: AccountInputRate;
+  /** `limits.extMaxParams` and `limits.extMaxParamBytes`, counted as a large message of a good key arrives. */
+  extLimits?: { maxExtParams: number; maxExtParamBytes: number };
+}
+
+/**
+ * A large first message refused from its head (a missing or wrong key, ext params over their bounds):
+ * what the peer still sends is dropped as it arrives, paced by `pacer` (grpc-js's reader is detached,
+ * so the message is never gathered into a buffer: that 4 MiB buffer per message, and the garbage
+ * collection it caused, was most of an attacker's cost), and `answer` goes once the peer has finished
+ * sending, or after a bound. Answering while the peer still sends made Node's HTTP/2 server refuse
+ * the connection's other streams (ENHANCE_YOUR_CALM), and a reset can overtake a status.
+ */
+function dropRestThenAnswer(stream: http2.Http2Stream, pacer: StreamPacer, answer: () => void): void {
+  let lastData = performance.now();
+  stream.removeAllListeners('data');
+  stream.on('data', (chunk: Buffer) => {
+    lastData = performance.now();
+    pacer.took(chunk.length);
+  });
+  stream.resume();
+  let bound: NodeJS.Timeout | undefined;
+  let answered = false;
+  const answerOnce = () => {
+    clearTimeout(bound);
+    if (answered || stream.destroyed) return;
+    answered = true;
+    answer();
+  };
+  // A peer still sending (if slowly: the rate holds it) is answered when it has finished; one
+  // that has gone quiet gets the answer after the bound, then a reset a moment later.
+  const whenQuiet = () => {
+    const quietMs = performance.now() - lastData;
+    if (pacer.pausing || quietMs < REFUSAL_WAIT_MS) {
+      bound = setTimeout(whenQuiet, REFUSAL_WAIT_MS - (pacer.pausing ? 0 : quietMs)).unref();
+      return;
+    }
+    answerOnce();
+    setTimeout(() => stream.destroyed || stream.close(http2.constants.NGHTTP2_CANCEL), 20).unref();
+  };
+  bound = setTimeout(whenQuiet, REFUSAL_WAIT_MS).unref();
+  stream.once('close', () => clearTimeout(bound));
+  stream.prependOnceListener('end', answerOnce);
+}
 
 /**
  * The interceptor: watches the calls of the paths `watched` names. A client call is watched until its
@@ -150,14 +201,16 @@ const untrusted = new WeakMap<object, () => void>();
  * a `processAsync` stream until `trust(stream)` (its `startServing` accepted). A chunk over the
  * budget answers RESOURCE_EXHAUSTED with the coded error and resets the stream, dropping what
  * grpc-js had buffered of it. A large client message with a good key is read on at its account's input
- * rate (`accountInput`) for the rest of the call: the key's account waits, not every other account.
+ * rate (`checks.accountInput`) for the rest of the call: the key's account waits, not every other
+ * account; its ext params are counted as it arrives, and a flood of them is answered in-band
+ * (EXT_PARAMS_TOO_LARGE, as the preflight answers a small message) without the rest being gathered.
  */
 export function unauthenticatedBytesInterceptor(
   budget: UnauthenticatedBytes,
   watched: (path: string) => 'firstMessage' | 'untilTrusted' | undefined,
-  checkClientKey?: (token: string | undefined) => GatewayError | AdmittedKey,
-  accountInput?: AccountInputRate,
+  checks: EarlyChecks = {},
 ): grpc.ServerInterceptor {
+  const { checkClientKey, accountInput, extLimits } = checks;
   return (method, call) => {
     const mode = watched(method.path);
     const internals = callInternals(call);
@@ -166,6 +219,7 @@ export function unauthenticatedBytesInterceptor(
       const send = (code: grpc.status, err: GatewayError) => internals.sendStatus?.({ code, details: `${err.code}: ${err.message}` });
       const bytes = new CallBytes(budget);
       const early = mode === 'firstMessage' && checkClientKey ? new EarlyKeyCheck(checkClientKey, FREE_BYTES_PER_MESSAGE) : undefined;
+      const extScan = early && extLimits ? new ExtParamsScan(extLimits) : undefined;
       // Unauthenticated bytes are read at the gateway-wide rate: past it the stream waits, and HTTP/2
       // flow control makes its sender wait too.
       const pacer = new StreamPacer(stream, (counted) => budget.throttle(counted));
@@ -182,61 +236,48 @@ export function unauthenticatedBytesInterceptor(
         send(code, err);
         stream.close(http2.constants.NGHTTP2_CANCEL);
       };
-      // A large first message whose key is missing or wrong: what the peer still sends is dropped as
-      // it arrives, at the unauthenticated rate (grpc-js's reader is detached, so the message is never
-      // gathered into a buffer: that 4 MiB buffer per message, and the garbage collection it caused,
-      // was most of an attacker's cost), and the coded status goes once the peer has finished
-      // sending, or after a bound. Answering while the peer still sends made Node's HTTP/2 server
-      // refuse the connection's other streams (ENHANCE_YOUR_CALM), and a reset can overtake a status.
+      // A large first message whose key is missing or wrong: the rest dropped at the unauthenticated rate, then the status.
       const refuseKey = (err: GatewayError) => {
         stop();
-        let lastData = performance.now();
-        stream.removeAllListeners('data');
-        stream.on('data', (chunk: Buffer) => {
-          lastData = performance.now();
-          slowDown(chunk.length);
-        });
-        stream.resume();
-        let bound: NodeJS.Timeout | undefined;
-        const answer = () => {
-          clearTimeout(bound);
-          if (!stream.destroyed) send(grpc.status.UNAUTHENTICATED, err);
-        };
-        // A peer still sending (if slowly: the rate holds it) is answered when it has finished; one
-        // that has gone quiet gets the status after the bound, then a reset a moment later.
-        const whenQuiet = () => {
-          const quietMs = performance.now() - lastData;
-          if (pacer.pausing || quietMs < KEY_REFUSAL_WAIT_MS) {
-            bound = setTimeout(whenQuiet, KEY_REFUSAL_WAIT_MS - (pacer.pausing ? 0 : quietMs)).unref();
-            return;
-          }
-          answer();
-          setTimeout(() => stream.destroyed || stream.close(http2.constants.NGHTTP2_CANCEL), 20).unref();
-        };
-        bound = setTimeout(whenQuiet, KEY_REFUSAL_WAIT_MS).unref();
-        stream.once('close', () => clearTimeout(bound));
-        stream.prependOnceListener('end', answer);
+        dropRestThenAnswer(stream, pacer, () => send(grpc.status.UNAUTHENTICATED, err));
       };
       // An admitted caller's large message: its bytes are read at its account's rate, the stream
-      // paused while the account is over it (issue 25: another account's large bodies).
+      // paused while the account is over it (issue 25: another account's large bodies), and its ext
+      // params counted as they come.
       const paceAccount = (accountId: number, first: number) => {
-        if (!accountInput) return;
-        const charge = accountInput.chargeOf(accountId);
-        const account = new StreamPacer(stream, charge);
-        const onPaced = (chunk: Buffer) => account.took(chunk.length);
+        if (!accountInput && !extScan) return;
+        const charge = accountInput?.chargeOf(accountId);
+        const account = new StreamPacer(stream, charge ?? (() => 0));
+        const onPaced = (chunk: Buffer) => {
+          const refused = extScan?.push(chunk);
+          if (refused) return refuseExt(account, refused);
+          account.took(chunk.length);
+        };
         stream.on('data', onPaced);
         stream.once('close', () => {
           account.stop();
           stream.off('data', onPaced);
         });
         // An account that owes its rate waits before more of this call is read (read-body.ts does the same).
-        account.hold(charge.owed());
+        account.hold(charge?.owed() ?? 0);
         account.took(first);
+        if (extScan?.refused) refuseExt(account, extScan.refused);
+      };
+      // Ext params over their bounds: the rest dropped at the account's rate, then the in-band answer
+      // the preflight gives a small message (its code in ClientResponseProto.error, status OK).
+      const refuseExt = (account: StreamPacer, err: GatewayError) => {
+        dropRestThenAnswer(stream, account, () => {
+          if (!internals.sendMessage) return send(grpc.status.RESOURCE_EXHAUSTED, err);
+          internals.sendMessage({ error: toApiErrorProto(err) }, () => internals.sendStatus?.({ code: grpc.status.OK, details: 'OK' }));
+        });
       };
       const onData = (chunk: Buffer) => {
         // A large first message is refused from its head when its key is missing or wrong, and
         // trusted when it is good: the rest is then never buffered (or throttled) for nothing.
         const keyCheck = early?.push(chunk);
+        // Every chunk of the first message is counted for its ext params, from the first, in order;
+        // a refusal found before the key is decided waits for it (a wrong key is told so first).
+        extScan?.push(chunk);
         if (keyCheck instanceof GatewayError) return refuseKey(keyCheck);
         if (keyCheck === null) return stop(); // a message small enough to take whole
         if (keyCheck) {
