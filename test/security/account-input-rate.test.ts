@@ -1,3 +1,5 @@
+import { connect } from 'node:net';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClientHttp2Session, ClientHttp2Stream } from 'node:http2';
 import { gateServiceDefinition, type ClientResponseProto, type GateToServiceProto } from '../../proto/src/index.js';
@@ -154,12 +156,16 @@ describe('per-account input rate against an authenticated attacker (#25 hostile 
     // once, and the gateway read and dropped the rest of each at full speed (20 ms of CPU per flood,
     // a third of the CPU). Its announced rest is charged, and the next body waits until it is paid.
     const flood = `{"methodName":"ping","params":{${Array.from({ length: ATTACK_BYTES / 12 }, (_, i) => `"k${String(i).padStart(8, '0')}":""`).join(',')}}}`;
+    // The attacker's connections are its own, as another tenant's would be: a connection whose refused
+    // body is still being drained (at the attacker's rate) is not free for anyone's next request.
+    const attackerConnections = new Agent();
     const floodOnce = async (signal: AbortSignal) => {
-      const res = await fetch(`${gw.httpUrl}/api/platformgate/account/demo/model/echo/ext`, {
+      const res = await undiciFetch(`${gw.httpUrl}/api/platformgate/account/demo/model/echo/ext`, {
         method: 'POST',
         headers: { 'PLATFORM-API-KEY': TEST_KEY, 'Content-Type': 'application/json' },
         body: flood,
         signal,
+        dispatcher: attackerConnections,
       });
       return /"code":"(\w+)"/.exec(await res.text())?.[1];
     };
@@ -175,11 +181,49 @@ describe('per-account input rate against an authenticated attacker (#25 hostile 
       // Also when the other account's request fails: the loop must not outlive the test.
       stop.abort();
       await loop;
+      await attackerConnections.destroy();
     }
     // The first flood is answered at once (an idle account has a second's worth); its rest, 4 s of the
     // rate, is owed before the next body of the account is read. Unpaid, the loop made dozens.
     expect(codes.filter((code) => code === 'EXT_PARAMS_TOO_LARGE').length).toBeGreaterThanOrEqual(1);
     expect(codes.filter((code) => code === 'EXT_PARAMS_TOO_LARGE').length).toBeLessThanOrEqual(2);
     expect(served).toBeGreaterThanOrEqual(10);
+  });
+
+  // Last: it leaves the account owing minutes of its rate.
+  it("a refused body's rest, charged at once, is drained at the account's rate, not read at full speed", async () => {
+    // Drained at full speed, the bench's refused 30 MB Responses bodies cost the gateway about 280 ms of
+    // CPU each, in one burst on the CPU every account shares. Here a client that sends its whole body
+    // before it reads (as httpx does) sends 24 MiB refused within its first kilobytes: read at full
+    // speed, all of it is taken within a second; at the rate, the client stops once the sockets' buffers
+    // are full.
+    const total = 24 * 1024 * 1024;
+    const flood = `{"methodName":"ping","params":{${Array.from({ length: 2000 }, (_, i) => `"k${i}":""`).join(',')}`;
+    const { port } = new URL(gw.httpUrl);
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    let answer = '';
+    socket.setEncoding('utf8').on('data', (text: string) => (answer += text));
+    socket.on('error', () => undefined);
+    socket.write(
+      `POST /api/platformgate/account/demo/model/echo/ext HTTP/1.1\r\nHost: x\r\nPLATFORM-API-KEY: ${TEST_KEY}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${total}\r\n\r\n${flood}`,
+    );
+    let written = flood.length;
+    const filler = Buffer.alloc(64 * 1024, 0x20);
+    // Written means taken by the socket (the kernel's buffers, then the gateway), never queued in this process.
+    const deadline = new Promise<false>((resolve) => setTimeout(() => resolve(false), 3000));
+    while (written < total) {
+      const chunk = filler.subarray(0, Math.min(filler.length, total - written));
+      written += chunk.length;
+      if (
+        !socket.write(chunk) &&
+        !(await Promise.race([new Promise<true>((resolve) => socket.once('drain', () => resolve(true))), deadline]))
+      )
+        break;
+    }
+    socket.destroy();
+    expect(answer).toMatch(/^HTTP\/1\.1 413[^]*"code":"EXT_PARAMS_TOO_LARGE"/);
+    expect(written).toBeLessThan(total * 0.75);
   });
 });
