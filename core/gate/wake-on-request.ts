@@ -62,6 +62,8 @@ export class WakeOnRequest {
       const left = (this.#waiting.get(accountId) ?? 1) - 1;
       if (left > 0) this.#waiting.set(accountId, left);
       else this.#waiting.delete(accountId);
+      // After the slot is free: the line says the account may wait again.
+      if (signal?.aborted) this.#log.info({ service: target.name, waitedMs: Date.now() - started }, 'the caller left: its wait ends');
     }
   }
 
