@@ -253,6 +253,8 @@ export interface AdmittedKey {
 export class EarlyKeyCheck {
   #head: Buffer = Buffer.alloc(0);
   #done = false;
+  /** The message's size on the wire (its 5-byte prefix included), once the prefix is read. */
+  messageBytes: number | undefined;
 
   constructor(
     private readonly check: (token: string | undefined) => GatewayError | AdmittedKey,
@@ -264,6 +266,7 @@ export class EarlyKeyCheck {
     if (this.#done) return undefined;
     this.#head = Buffer.concat([this.#head, chunk.subarray(0, 5 + this.headBytes - this.#head.length)]);
     if (this.#head.length < 5) return undefined;
+    this.messageBytes = 5 + this.#head.readUInt32BE(1);
     if (this.#head.readUInt32BE(1) <= this.headBytes) return this.#finish(null);
     const { decided, token } = authTokenOfHead(this.#head.subarray(5));
     if (!decided && this.#head.length < 5 + this.headBytes) return undefined;
