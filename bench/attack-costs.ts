@@ -1,0 +1,78 @@
+/**
+ * What each of the hostile scenario's authenticated attacks costs the servers, one attack at a time and
+ * without the victim's load (`npm run bench:attacks`): for each kind of bench/servers/authed-attacker.ts,
+ * one attacker loop runs for `--seconds` against our gateway and the echo service (both on CPU 0, the
+ * attacker at nice 19 on the others, as in scenario 9), and the line reports the calls it made, the
+ * CPU time each server spent per call (`/proc`, less nothing: compare with the `none` line, the idle
+ * servers over the same time), their longest event-loop stall and the codes the attacks were answered.
+ * Scenario 9 says whether another account's p99 holds under all of them together; this says which one
+ * costs what. Options: `--kinds a,b` (default: none and all four), `--seconds S` (6), `--rounds N` (1).
+ */
+import { parseArgs } from 'node:util';
+import { splitCpus } from './lib/cpu-split.js';
+import { processCpuMs, startChild, type Child } from './lib/procs.js';
+import { Systems } from './lib/systems.js';
+
+const { values } = parseArgs({
+  options: {
+    kinds: { type: 'string', default: 'none,grpc-ext-flood,grpc-ext-max,http-ext-flood,http-responses' },
+    seconds: { type: 'string', default: '6' },
+    rounds: { type: 'string', default: '1' },
+  },
+});
+const log = (line: string) => console.log(line);
+const systems = new Systems({ log });
+
+interface LoopDelay {
+  p99: number;
+  max: number;
+}
+interface AttackerStats {
+  calls: number;
+  codes: Record<string, number>;
+}
+
+try {
+  const [gateway, echo] = await Promise.all([systems.gateway(), systems.echo()]);
+  const { httpUrl, grpcAddress } = await systems.gatewayUrls();
+  const split = splitCpus([gateway.pid, echo.pid]);
+  log(`  CPU split: ${split.description}`);
+  try {
+    const loopDelays = () => Promise.all([gateway.ask<LoopDelay>('loop-delay'), echo.ask<LoopDelay>('loop-delay')]);
+    for (let round = 0; round < Number(values.rounds); round++) {
+      for (const kind of values.kinds.split(',')) {
+        const attacker: Child | undefined =
+          kind === 'none'
+            ? undefined
+            : await startChild('authed-attacker', {
+                script: 'bench/servers/authed-attacker.ts',
+                env: { BENCH_ATTACK_TARGET: grpcAddress, BENCH_ATTACK_HTTP: httpUrl, BENCH_ATTACK_LOOPS: '1', BENCH_ATTACK_KINDS: kind },
+                prefix: split.attackerPrefix,
+                waitReady: true,
+                readyTimeoutMs: 120_000,
+              });
+        try {
+          await loopDelays();
+          const cpuBefore = [processCpuMs(gateway.pid), processCpuMs(echo.pid)] as const;
+          const before = (await attacker?.ask<AttackerStats>('stats')) ?? { calls: 0, codes: {} };
+          await new Promise((resolve) => setTimeout(resolve, Number(values.seconds) * 1000));
+          const after = (await attacker?.ask<AttackerStats>('stats')) ?? { calls: 0, codes: {} };
+          const [gatewayLoop, echoLoop] = await loopDelays();
+          const cpu = [processCpuMs(gateway.pid) - cpuBefore[0], processCpuMs(echo.pid) - cpuBefore[1]];
+          const calls = after.calls - before.calls;
+          const perCall = (ms: number) => (calls ? `${(ms / calls).toFixed(1)} ms/call` : '-');
+          log(
+            `${kind.padEnd(15)} ${String(calls).padStart(4)} calls  gateway CPU ${cpu[0]} ms (${perCall(cpu[0]!)}), loop max ${gatewayLoop.max} ms` +
+              `  echo CPU ${cpu[1]} ms (${perCall(cpu[1]!)}), loop max ${echoLoop.max} ms  ${JSON.stringify(after.codes)}`,
+          );
+        } finally {
+          await attacker?.stop();
+        }
+      }
+    }
+  } finally {
+    split.restore();
+  }
+} finally {
+  await systems.stop();
+}
