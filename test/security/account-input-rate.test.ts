@@ -15,6 +15,27 @@ const RATE = 256 * 1024;
 /** Each attack: four seconds of the rate, well past the one second's worth an idle account may send at once. */
 const ATTACK_BYTES = 4 * RATE;
 
+/** An ext call of about ATTACK_BYTES with the test key: params of 4,000 bytes each. */
+function largeExtCall(): Buffer {
+  const params = Object.fromEntries(
+    Array.from({ length: ATTACK_BYTES / 4096 }, (_, i) => [`p${i}`, { json: JSON.stringify('v'.repeat(4000)) }]),
+  );
+  return definition.process!.requestSerialize({
+    account: 'demo',
+    model: 'echo',
+    authToken: TEST_KEY,
+    ext: { methodName: 'ping', params },
+  }) as Buffer;
+}
+
+/** The large ext call reached the service whole and its answer came back. */
+function expectServed(result: { status: number | undefined; messages: Buffer[] }): void {
+  expect(result.status).toBe(0);
+  const answer = definition.process!.responseDeserialize(result.messages[0]!) as ClientResponseProto;
+  expect(answer.error).toBeUndefined();
+  expect(JSON.parse(answer.ext!.data!.json!)).toEqual({ params: ATTACK_BYTES / 4096 });
+}
+
 /**
  * #25, the hostile benchmark's authenticated attacker: one account (`mallory` there, `demo` here) sending
  * maximal ext maps (3.8 MB gRPC calls with 300,000 params, the largest allowed 4 MB ext call, 15 MB
@@ -103,15 +124,7 @@ describe('per-account input rate against an authenticated attacker (#25 hostile 
   });
 
   it("gRPC: a large ext call is read at its account's rate (its sender waits in flow control), answered, and the other account is served meanwhile", async () => {
-    const params = Object.fromEntries(
-      Array.from({ length: ATTACK_BYTES / 4096 }, (_, i) => [`p${i}`, { json: JSON.stringify('v'.repeat(4000)) }]),
-    );
-    const message = definition.process!.requestSerialize({
-      account: 'demo',
-      model: 'echo',
-      authToken: TEST_KEY,
-      ext: { methodName: 'ping', params },
-    }) as Buffer;
+    const message = largeExtCall();
     const sentBefore = wire.socket.bytesWritten;
     const started = performance.now();
     const attack = wireCall(wire, definition.process!.path, message);
@@ -124,10 +137,7 @@ describe('per-account input rate against an authenticated attacker (#25 hostile 
     // be taken no faster than one second's worth at once and the rest at the rate (unpaced, the
     // in-process call took 0.6 s).
     expect(performance.now() - started).toBeGreaterThanOrEqual(((message.length - RATE) / RATE) * 1000 * 0.9);
-    expect(result.status).toBe(0);
-    const answer = definition.process!.responseDeserialize(result.messages[0]!) as ClientResponseProto;
-    expect(answer.error).toBeUndefined();
-    expect(JSON.parse(answer.ext!.data!.json!)).toEqual({ params: ATTACK_BYTES / 4096 });
+    expectServed(result);
     expect(served).toBeGreaterThanOrEqual(10);
   });
 
@@ -135,15 +145,7 @@ describe('per-account input rate against an authenticated attacker (#25 hostile 
     // Read at the rate chunk by chunk, the bench's 4 MiB ext call took half a second to arrive, and its
     // chunks, outliving the young generation, cost mark-compact collections: 100-130 ms of the
     // gateway's CPU per call against about 50 ms read at once.
-    const params = Object.fromEntries(
-      Array.from({ length: ATTACK_BYTES / 4096 }, (_, i) => [`p${i}`, { json: JSON.stringify('v'.repeat(4000)) }]),
-    );
-    const message = definition.process!.requestSerialize({
-      account: 'demo',
-      model: 'echo',
-      authToken: TEST_KEY,
-      ext: { methodName: 'ping', params },
-    }) as Buffer;
+    const message = largeExtCall();
     // What the gateway took of it: the connection's bytes written (nothing else runs on it now).
     const sentBefore = wire.socket.bytesWritten;
     const attack = wireCall(wire, definition.process!.path, message);
@@ -152,9 +154,7 @@ describe('per-account input rate against an authenticated attacker (#25 hostile 
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(wire.socket.bytesWritten - sentBefore).toBeLessThan(256 * 1024);
     const result = await attack;
-    expect(result.status).toBe(0);
-    const answer = definition.process!.responseDeserialize(result.messages[0]!) as ClientResponseProto;
-    expect(JSON.parse(answer.ext!.data!.json!)).toEqual({ params: ATTACK_BYTES / 4096 });
+    expectServed(result);
   });
 
   it("the attacker's debt is its own: the other account's large body is read at once while the attacker waits", async () => {
