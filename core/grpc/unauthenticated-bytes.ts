@@ -271,8 +271,9 @@ export function unauthenticatedBytesInterceptor(
         account.hold(charge ? Math.max(charge(messageBytes), charge.owed()) : 0);
         if (extScan?.refused) refuseExt(account, extScan.refused);
       };
-      // Ext params over their bounds: the rest dropped at the account's rate, then the in-band answer
-      // the preflight gives a small message (its code in ClientResponseProto.error, status OK).
+      // Ext params over their bounds: the rest (charged with the message) dropped once the account has
+      // paid, then the in-band answer the preflight gives a small message (its code in
+      // ClientResponseProto.error, status OK).
       const refuseExt = (account: StreamPacer, err: GatewayError) => {
         dropRestThenAnswer(stream, account, () => {
           if (!internals.sendMessage) return send(grpc.status.RESOURCE_EXHAUSTED, err);
