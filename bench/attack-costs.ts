@@ -10,7 +10,8 @@
  */
 import { parseArgs } from 'node:util';
 import { splitCpus } from './lib/cpu-split.js';
-import { processCpuMs, startChild, type Child } from './lib/procs.js';
+import { processCpuMs } from './lib/procs.js';
+import { loopDelays, startAuthedAttacker } from './scenarios/hostile.js';
 import { Systems } from './lib/systems.js';
 
 const { values } = parseArgs({
@@ -23,10 +24,6 @@ const { values } = parseArgs({
 const log = (line: string) => console.log(line);
 const systems = new Systems({ log });
 
-interface LoopDelay {
-  p99: number;
-  max: number;
-}
 interface AttackerStats {
   calls: number;
   codes: Record<string, number>;
@@ -38,26 +35,16 @@ try {
   const split = splitCpus([gateway.pid, echo.pid]);
   log(`  CPU split: ${split.description}`);
   try {
-    const loopDelays = () => Promise.all([gateway.ask<LoopDelay>('loop-delay'), echo.ask<LoopDelay>('loop-delay')]);
     for (let round = 0; round < Number(values.rounds); round++) {
       for (const kind of values.kinds.split(',')) {
-        const attacker: Child | undefined =
-          kind === 'none'
-            ? undefined
-            : await startChild('authed-attacker', {
-                script: 'bench/servers/authed-attacker.ts',
-                env: { BENCH_ATTACK_TARGET: grpcAddress, BENCH_ATTACK_HTTP: httpUrl, BENCH_ATTACK_LOOPS: '1', BENCH_ATTACK_KINDS: kind },
-                prefix: split.attackerPrefix,
-                waitReady: true,
-                readyTimeoutMs: 120_000,
-              });
+        const attacker = kind === 'none' ? undefined : await startAuthedAttacker(grpcAddress, httpUrl, 1, split.attackerPrefix, kind);
         try {
-          await loopDelays();
+          await loopDelays({ gateway, echo });
           const cpuBefore = [processCpuMs(gateway.pid), processCpuMs(echo.pid)] as const;
           const before = (await attacker?.ask<AttackerStats>('stats')) ?? { calls: 0, codes: {} };
           await new Promise((resolve) => setTimeout(resolve, Number(values.seconds) * 1000));
           const after = (await attacker?.ask<AttackerStats>('stats')) ?? { calls: 0, codes: {} };
-          const [gatewayLoop, echoLoop] = await loopDelays();
+          const { gateway: gatewayLoop, echo: echoLoop } = await loopDelays({ gateway, echo });
           const cpu = [processCpuMs(gateway.pid) - cpuBefore[0], processCpuMs(echo.pid) - cpuBefore[1]];
           const calls = after.calls - before.calls;
           const perCall = (ms: number) => (calls ? `${(ms / calls).toFixed(1)} ms/call` : '-');

@@ -126,14 +126,27 @@ async function measure(
       // A keyless message is answered once its sender has sent all of it, at the gateway-wide
       // unauthenticated rate (2 MiB/s by default): about two seconds for 4 MiB. A run shorter than
       // that (smoke mode) waits for the attacker's first answer, so the codes it reports are real.
-      await waitFor('the attacker\'s first answer', async () => (after = await attacker.ask<Stats>('stats')).calls > 0);
-      options.log(`  hostile round ${round + 1}: chat p99 ${baseline.latencyMs.p99.toFixed(2)} ms → ${attacked.latencyMs.p99.toFixed(2)} ms under attack `
-        + `(× ${(attacked.latencyMs.p99 / baseline.latencyMs.p99).toFixed(2)}); attacker ${attackerCallsPerSec.toFixed(0)} calls/s of ${after.messageBytes} bytes, answered ${JSON.stringify(after.codes)}`);
+      await waitFor("the attacker's first answer", async () => (after = await attacker.ask<Stats>('stats')).calls > 0);
+      options.log(
+        `  hostile round ${round + 1}: chat p99 ${baseline.latencyMs.p99.toFixed(2)} ms → ${attacked.latencyMs.p99.toFixed(2)} ms under attack ` +
+          `(× ${(attacked.latencyMs.p99 / baseline.latencyMs.p99).toFixed(2)}); attacker ${attackerCallsPerSec.toFixed(0)} calls/s of ${after.messageBytes} bytes, answered ${JSON.stringify(after.codes)}`,
+      );
       const authed = await underAuthenticatedAttacker(target, settings, options, httpUrl, grpcAddress, attackerPrefix, servers);
-      rounds.push({ baseline, baselineLoopDelay, attacked, attackerCallsPerSec, attackerCodes: after.codes, attackerMessageBytes: after.messageBytes, ...authed });
-      const p = (r: LoadResult) => `p50 ${r.latencyMs.p50.toFixed(2)}, p90 ${r.latencyMs.p90.toFixed(2)}, p99 ${r.latencyMs.p99.toFixed(2)}`;
-      options.log(`  hostile round ${round + 1}: chat p99 ${baseline.latencyMs.p99.toFixed(2)} ms → ${authed.authedAttacked.latencyMs.p99.toFixed(2)} ms under the authenticated attacker `
-        + `(× ${(authed.authedAttacked.latencyMs.p99 / baseline.latencyMs.p99).toFixed(2)}); ${authed.authedAttackerCallsPerSec.toFixed(1)} calls/s, answered ${JSON.stringify(authed.authedAttackerCodes)}`);
+      rounds.push({
+        baseline,
+        baselineLoopDelay,
+        attacked,
+        attackerCallsPerSec,
+        attackerCodes: after.codes,
+        attackerMessageBytes: after.messageBytes,
+        ...authed,
+      });
+      const p = (r: LoadResult) =>
+        `p50 ${r.latencyMs.p50.toFixed(2)}, p90 ${r.latencyMs.p90.toFixed(2)}, p99 ${r.latencyMs.p99.toFixed(2)}`;
+      options.log(
+        `  hostile round ${round + 1}: chat p99 ${baseline.latencyMs.p99.toFixed(2)} ms → ${authed.authedAttacked.latencyMs.p99.toFixed(2)} ms under the authenticated attacker ` +
+          `(× ${(authed.authedAttacked.latencyMs.p99 / baseline.latencyMs.p99).toFixed(2)}); ${authed.authedAttackerCallsPerSec.toFixed(1)} calls/s, answered ${JSON.stringify(authed.authedAttackerCodes)}`,
+      );
       options.log(`    without: ${p(baseline)} ms; loop delay ${describeDelays(baselineLoopDelay)}`);
       options.log(`    with:    ${p(authed.authedAttacked)} ms; loop delay ${describeDelays(authed.authedLoopDelay)}`);
     } finally {
@@ -166,13 +179,7 @@ async function underAuthenticatedAttacker(
   attackerPrefix: string[],
   servers: { gateway: Child; echo: Child },
 ): Promise<Pick<HostileRound, 'authedAttacked' | 'authedAttackerCallsPerSec' | 'authedAttackerCodes' | 'authedLoopDelay'>> {
-  const attacker = await startChild('authed-attacker', {
-    script: 'bench/servers/authed-attacker.ts',
-    env: { BENCH_ATTACK_TARGET: grpcAddress, BENCH_ATTACK_HTTP: httpUrl, BENCH_ATTACK_LOOPS: String(options.attackLoops) },
-    prefix: attackerPrefix,
-    waitReady: true,
-    readyTimeoutMs: 120_000,
-  });
+  const attacker = await startAuthedAttacker(grpcAddress, httpUrl, options.attackLoops, attackerPrefix);
   try {
     type Stats = { calls: number; kinds: number; wanted: number; codes: Record<string, number> };
     const before = await attacker.ask<Stats>('stats');
@@ -183,15 +190,35 @@ async function underAuthenticatedAttacker(
     let after = await attacker.ask<Stats>('stats');
     const authedAttackerCallsPerSec = (after.calls - before.calls) / ((performance.now() - started) / 1000);
     // A short run (smoke mode) waits until each of the four attacks has had its answer, so the codes are real.
-    await waitFor('an answer to each authenticated attack', async () => ((after = await attacker.ask<Stats>('stats')), after.kinds >= after.wanted), 120_000);
+    await waitFor(
+      'an answer to each authenticated attack',
+      async () => ((after = await attacker.ask<Stats>('stats')), after.kinds >= after.wanted),
+      120_000,
+    );
     return { authedAttacked, authedAttackerCallsPerSec, authedAttackerCodes: after.codes, authedLoopDelay };
   } finally {
     await attacker.stop();
   }
 }
 
+/** bench/servers/authed-attacker.ts with `loops` loops on `prefix` (the CPU split), of the kinds `BENCH_ATTACK_KINDS` names (default all). */
+export function startAuthedAttacker(grpcAddress: string, httpUrl: string, loops: number, prefix: string[], kinds?: string): Promise<Child> {
+  return startChild('authed-attacker', {
+    script: 'bench/servers/authed-attacker.ts',
+    env: {
+      BENCH_ATTACK_TARGET: grpcAddress,
+      BENCH_ATTACK_HTTP: httpUrl,
+      BENCH_ATTACK_LOOPS: String(loops),
+      ...(kinds ? { BENCH_ATTACK_KINDS: kinds } : {}),
+    },
+    prefix,
+    waitReady: true,
+    readyTimeoutMs: 120_000,
+  });
+}
+
 /** The servers' loop delays since the last reading (and a fresh start for the next). */
-async function loopDelays(servers: { gateway: Child; echo: Child }): Promise<ServerLoopDelays> {
+export async function loopDelays(servers: { gateway: Child; echo: Child }): Promise<ServerLoopDelays> {
   const [gateway, echo] = await Promise.all([servers.gateway.ask<LoopDelay>('loop-delay'), servers.echo.ask<LoopDelay>('loop-delay')]);
   const pick = ({ p50, p99, max }: LoopDelay) => ({ p50, p99, max });
   return { gateway: pick(gateway), echo: pick(echo) };

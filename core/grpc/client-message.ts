@@ -100,7 +100,10 @@ interface Preflight {
  * A gRPC request deserializer for the client calls: it never throws (a throwing deserializer becomes
  * an uncoded INTERNAL status); what is wrong travels in `ClientMessage.refused` and is answered in-band.
  */
-export function clientMessageDeserializer(limits: ClientMessageLimits, decode: (bytes: Buffer) => ClientRequestProto): (bytes: Buffer) => ClientMessage {
+export function clientMessageDeserializer(
+  limits: ClientMessageLimits,
+  decode: (bytes: Buffer) => ClientRequestProto,
+): (bytes: Buffer) => ClientMessage {
   return (bytes) => new ClientMessage(preflight(bytes, limits), bytes, decode);
 }
 
@@ -111,7 +114,9 @@ export function preflight(bytes: Buffer, limits: ClientMessageLimits): Preflight
   }
   const out: Preflight = {};
   let extFields = 0;
-  const malformed = (reason: string) => ({ refused: gatewayError('VALIDATION_FAILED', { args: { reason: `the message is not a ClientRequestProto: ${reason}` } }) });
+  const malformed = (reason: string) => ({
+    refused: gatewayError('VALIDATION_FAILED', { args: { reason: `the message is not a ClientRequestProto: ${reason}` } }),
+  });
   const maxFields = limits.maxHeaders + OTHER_FIELDS;
   let headerCount = 0;
   let headerBytes = 0;
@@ -145,7 +150,8 @@ export function preflight(bytes: Buffer, limits: ClientMessageLimits): Preflight
         if (field === FIELD.headers) {
           headerCount++;
           headerBytes += pos - fieldStart;
-          if (headerCount > limits.maxHeaders || headerBytes > limits.maxHeaderBytes) return tooManyHeaders(limits, headerCount, headerBytes);
+          if (headerCount > limits.maxHeaders || headerBytes > limits.maxHeaderBytes)
+            return tooManyHeaders(limits, headerCount, headerBytes);
         } else if (field === FIELD.ext) {
           const refused = checkExtParams(bytes, start, pos, limits);
           if (refused) return { refused };
@@ -186,15 +192,29 @@ function checkExtParams(bytes: Buffer, start: number, end: number, limits: Clien
     if (Math.floor(tag.value / 8) !== EXT_PARAMS_FIELD) continue;
     count++;
     paramBytes += pos - entryStart;
-    if (count > limits.maxExtParams) return extParamsTooLarge(limits, `more than ${limits.maxExtParams} entries`);
-    if (paramBytes > limits.maxExtParamBytes) return extParamsTooLarge(limits, `more than ${limits.maxExtParamBytes} bytes`);
+    const refused = extParamsOverLimits(limits, count, paramBytes);
+    if (refused) return refused;
   }
+  return undefined;
+}
+
+/** The refusal of `count` ext params of `bytes` (entries with their framing) when either is over its limit. */
+export function extParamsOverLimits(
+  limits: { maxExtParams: number; maxExtParamBytes: number },
+  count: number,
+  bytes: number,
+): GatewayError | undefined {
+  if (count > limits.maxExtParams) return extParamsTooLarge(limits, `more than ${limits.maxExtParams} entries`);
+  if (bytes > limits.maxExtParamBytes) return extParamsTooLarge(limits, `more than ${limits.maxExtParamBytes} bytes`);
   return undefined;
 }
 
 /** 413 EXT_PARAMS_TOO_LARGE naming both limits and what was over. */
 export function extParamsTooLarge(limits: { maxExtParams: number; maxExtParamBytes: number }, reason: string): GatewayError {
-  return gatewayError('EXT_PARAMS_TOO_LARGE', { param: 'params', args: { maxParams: limits.maxExtParams, maxParamBytes: limits.maxExtParamBytes, reason } });
+  return gatewayError('EXT_PARAMS_TOO_LARGE', {
+    param: 'params',
+    args: { maxParams: limits.maxExtParams, maxParamBytes: limits.maxExtParamBytes, reason },
+  });
 }
 
 function tooManyHeaders(limits: ClientMessageLimits, count: number, bytes?: number) {

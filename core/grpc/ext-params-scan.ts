@@ -1,5 +1,5 @@
 import type { GatewayError } from '../errors.js';
-import { extParamsTooLarge } from './client-message.js';
+import { extParamsOverLimits } from './client-message.js';
 
 /** The field of `ext` in ClientRequestProto and of `params` in ExtendedRequestProto (proto/gate.proto). */
 const EXT_FIELD = 103;
@@ -118,10 +118,7 @@ export class ExtParamsScan {
     if (this.#extLeft < 0 || field !== PARAMS_FIELD) return undefined;
     this.#count++;
     this.#bytes += headerBytes + value;
-    if (this.#count > this.#limits.maxExtParams) return extParamsTooLarge(this.#limits, `more than ${this.#limits.maxExtParams} entries`);
-    if (this.#bytes > this.#limits.maxExtParamBytes)
-      return extParamsTooLarge(this.#limits, `more than ${this.#limits.maxExtParamBytes} bytes`);
-    return undefined;
+    return extParamsOverLimits(this.#limits, this.#count, this.#bytes);
   }
 
   /** A field header is read: its value (`skip` bytes) comes next, then the next header. */

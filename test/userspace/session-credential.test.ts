@@ -41,6 +41,12 @@ function sessionConfig(): Record<string, any> {
 type ErrorBody = { error: { code: string; message: string } };
 const codeOf = async (response: Response): Promise<string> => ((await response.json()) as ErrorBody).error.code;
 
+/** The response is the refusal: its status, then its error code. */
+async function expectRefused(response: Response, status: number, code: string): Promise<void> {
+  expect(response.status).toBe(status);
+  expect(await codeOf(response)).toBe(code);
+}
+
 describe('a console session as a credential of the platform', () => {
   let gw: TestGateway;
   let echo: ModelService;
@@ -103,14 +109,11 @@ describe('a console session as a credential of the platform', () => {
       headers: { cookie: owner.cookie, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'x' }] }),
     });
-    expect(bare.status).toBe(403);
-    expect(await codeOf(bare)).toBe('CSRF_TOKEN_INVALID');
+    await expectRefused(bare, 403, 'CSRF_TOKEN_INVALID');
     const crossed = await chat(owner, { 'x-csrf-token': other.csrf });
-    expect(crossed.status).toBe(403);
-    expect(await codeOf(crossed)).toBe('CSRF_TOKEN_INVALID');
+    await expectRefused(crossed, 403, 'CSRF_TOKEN_INVALID');
     const predict = await owner.call('POST', PREDICT, { text: 'x' }, { 'x-csrf-token': 'not-the-token' });
-    expect(predict.status).toBe(403);
-    expect(await codeOf(predict)).toBe('CSRF_TOKEN_INVALID');
+    await expectRefused(predict, 403, 'CSRF_TOKEN_INVALID');
   });
 
   it('switches the current account (CSRF too) to one of the person, and bills the calls there', async () => {
@@ -120,8 +123,7 @@ describe('a console session as a credential of the platform', () => {
       headers: { cookie: owner.cookie, 'content-type': 'application/json' },
       body: JSON.stringify({ account: 'capped' }),
     });
-    expect(noToken.status).toBe(403);
-    expect(await codeOf(noToken)).toBe('CSRF_TOKEN_INVALID');
+    await expectRefused(noToken, 403, 'CSRF_TOKEN_INVALID');
 
     const switched = await owner.call('PUT', `${U}/auth/session`, { account: 'capped' });
     expect(switched.status, await switched.clone().text()).toBe(200);
@@ -155,16 +157,13 @@ describe('a console session as a credential of the platform', () => {
   it("gives a viewer's session only READ_DATA: model calls are refused (403 TOKEN_PERMISSION_REQUIRED), reads answer", async () => {
     const viewer = await signedIn(gw, VIEWER);
     const refused = await chat(viewer);
-    expect(refused.status).toBe(403);
-    expect(await codeOf(refused)).toBe('TOKEN_PERMISSION_REQUIRED');
+    await expectRefused(refused, 403, 'TOKEN_PERMISSION_REQUIRED');
     const predict = await viewer.call('POST', PREDICT, { text: 'x' });
-    expect(predict.status).toBe(403);
-    expect(await codeOf(predict)).toBe('TOKEN_PERMISSION_REQUIRED');
+    await expectRefused(predict, 403, 'TOKEN_PERMISSION_REQUIRED');
     const read = await viewer.call('GET', '/api/platformgateway/account/demo/usage');
     expect(read.status, await read.clone().text()).toBe(200);
     const notOwn = await viewer.call('GET', '/api/platformgateway/account/other/usage');
-    expect(notOwn.status).toBe(403);
-    expect(await codeOf(notOwn)).toBe('ACCESS_TO_ANOTHER_ACCOUNT_DENIED');
+    await expectRefused(notOwn, 403, 'ACCESS_TO_ANOTHER_ACCOUNT_DENIED');
   });
 
   it("stops the session's calls at the current account's budget with the key's coded refusals", async () => {
@@ -184,8 +183,7 @@ describe('a console session as a credential of the platform', () => {
     expect(body.error.message).toContain("account 'capped'");
     // The platform API's refusal for the same session (demo's public echo, called for capped): 402.
     const predict = await owner.call('POST', PREDICT, { text: 'x' });
-    expect(predict.status).toBe(402);
-    expect(await codeOf(predict)).toBe('BUDGET_EXCEEDED');
+    await expectRefused(predict, 402, 'BUDGET_EXCEEDED');
     // The demo account's budget is not capped's: back there, the session calls again.
     expect((await owner.call('PUT', `${U}/auth/session`, { account: 'demo' })).status).toBe(200);
     expect((await chat(owner)).status).toBe(200);
@@ -204,15 +202,12 @@ describe('a console session as a credential of the platform', () => {
 
     const owner = await signedIn(gw, OWNER);
     const wrongChat = await chat(owner, { authorization: 'Bearer gwk_wrong-key-wrong-key-wrong-key-000000000' });
-    expect(wrongChat.status).toBe(401);
-    expect(await codeOf(wrongChat)).toBe('API_KEY_INVALID');
+    await expectRefused(wrongChat, 401, 'API_KEY_INVALID');
     const wrongPlatform = await owner.call('POST', PREDICT, { text: 'x' }, { 'PLATFORM-API-KEY': 'wrong-key-0000000000000000' });
-    expect(wrongPlatform.status).toBe(401);
-    expect(await codeOf(wrongPlatform)).toBe('API_KEY_INVALID');
+    await expectRefused(wrongPlatform, 401, 'API_KEY_INVALID');
     // A key in a header this route does not read is a key all the same: no session behind it.
     const elsewhere = await owner.call('POST', PREDICT, { text: 'x' }, { 'x-api-key': 'wrong-key-0000000000000000' });
-    expect(elsewhere.status).toBe(401);
-    expect(await codeOf(elsewhere)).toBe('API_KEY_MISSING');
+    await expectRefused(elsewhere, 401, 'API_KEY_MISSING');
   });
 
   it('answers an unknown cookie, and the cookie of a signed-out session, as no credential (401 API_KEY_MISSING)', async () => {
@@ -225,15 +220,13 @@ describe('a console session as a credential of the platform', () => {
       },
       body: JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'x' }] }),
     });
-    expect(forged.status).toBe(401);
-    expect(await codeOf(forged)).toBe('API_KEY_MISSING');
+    await expectRefused(forged, 401, 'API_KEY_MISSING');
 
     const owner = await signedIn(gw, OWNER);
     expect((await chat(owner)).status).toBe(200);
     expect((await owner.call('POST', `${U}/auth/logout`)).status).toBe(204);
     const after = await chat(owner);
-    expect(after.status).toBe(401);
-    expect(await codeOf(after)).toBe('API_KEY_MISSING');
+    await expectRefused(after, 401, 'API_KEY_MISSING');
     expect((await owner.call('POST', PREDICT, { text: 'x' })).status).toBe(401);
   });
 
@@ -242,8 +235,7 @@ describe('a console session as a credential of the platform', () => {
     const operator = await signedIn(gw, OPERATOR);
     expect(((await (await operator.call('GET', `${U}/auth/me`)).json()) as any).account).toBeNull();
     const none = await chat(operator);
-    expect(none.status).toBe(403);
-    expect(await codeOf(none)).toBe('SESSION_ACCOUNT_REQUIRED');
+    await expectRefused(none, 403, 'SESSION_ACCOUNT_REQUIRED');
     const unknown = await operator.call('PUT', `${U}/auth/session`, { account: 'no-such-account' });
     expect(unknown.status).toBe(404);
     const chosen = await operator.call('PUT', `${U}/auth/session`, { account: 'other' });
@@ -262,7 +254,6 @@ describe('a console session as a credential of the platform', () => {
     expect((await chat(leaver)).status).toBe(200);
     expect((await operator.call('DELETE', `${U}/account/other/members/${userId}`)).status).toBe(204);
     const gone = await chat(leaver);
-    expect(gone.status).toBe(403);
-    expect(await codeOf(gone)).toBe('SESSION_ACCOUNT_REQUIRED');
+    await expectRefused(gone, 403, 'SESSION_ACCOUNT_REQUIRED');
   }, 30_000);
 });
