@@ -1,16 +1,20 @@
 /**
  * What each of the hostile scenario's authenticated attacks costs the servers, one attack at a time and
  * without the victim's load (`npm run bench:attacks`): for each kind of bench/servers/authed-attacker.ts,
- * one attacker loop runs for `--seconds` against our gateway and the echo service (both on CPU 0, the
+ * `--loops` attacker loops run for `--seconds` against our gateway and the echo service (both on CPU 0, the
  * attacker at nice 19 on the others, as in scenario 9), and the line reports the calls it made, the
  * CPU time each server spent per call (`/proc`, less nothing: compare with the `none` line, the idle
  * servers over the same time), their longest event-loop stall and the codes the attacks were answered.
  * Scenario 9 says whether another account's p99 holds under all of them together; this says which one
- * costs what. Options: `--kinds a,b` (default: none and all four), `--seconds S` (6), `--rounds N` (1).
+ * costs what. Options: `--kinds a,b` (default: none and all four), `--seconds S` (6), `--rounds N` (1), `--loops N`
+ * (concurrent attacker loops, 1),
+ * `--profile` (CPU profiles of the gateway and the echo service, their top frames printed at the end).
  */
 import { parseArgs } from 'node:util';
 import { splitCpus } from './lib/cpu-split.js';
-import { processCpuMs } from './lib/procs.js';
+import { join } from 'node:path';
+import { ROOT, processCpuMs } from './lib/procs.js';
+import { summariseProfiles } from './lib/profile.js';
 import { loopDelays, startAuthedAttacker } from './scenarios/hostile.js';
 import { Systems } from './lib/systems.js';
 
@@ -19,10 +23,13 @@ const { values } = parseArgs({
     kinds: { type: 'string', default: 'none,grpc-ext-flood,grpc-ext-max,http-ext-flood,http-responses' },
     seconds: { type: 'string', default: '6' },
     rounds: { type: 'string', default: '1' },
+    loops: { type: 'string', default: '1' },
+    profile: { type: 'boolean', default: false },
   },
 });
 const log = (line: string) => console.log(line);
-const systems = new Systems({ log });
+const profileDir = values.profile ? join(ROOT, 'bench/results/profiles', `attacks-${new Date().toISOString().replace(/[:.]/g, '-')}`) : undefined;
+const systems = new Systems({ log, profileDir });
 
 interface AttackerStats {
   calls: number;
@@ -37,7 +44,7 @@ try {
   try {
     for (let round = 0; round < Number(values.rounds); round++) {
       for (const kind of values.kinds.split(',')) {
-        const attacker = kind === 'none' ? undefined : await startAuthedAttacker(grpcAddress, httpUrl, 1, split.attackerPrefix, kind);
+        const attacker = kind === 'none' ? undefined : await startAuthedAttacker(grpcAddress, httpUrl, Number(values.loops), split.attackerPrefix, kind);
         try {
           await loopDelays({ gateway, echo });
           const cpuBefore = [processCpuMs(gateway.pid), processCpuMs(echo.pid)] as const;
@@ -63,3 +70,4 @@ try {
 } finally {
   await systems.stop();
 }
+if (profileDir) process.stdout.write(summariseProfiles(profileDir));

@@ -33,7 +33,10 @@ const codes: Record<string, number> = {};
 /** The attacker's connection, opened again when the gateway ends it (GOAWAY), as a real attacker would. */
 let session = open();
 function open() {
-  const opened = connect(`http://${target}`);
+  // Loops of 4 MiB messages queue more than Node's default 10 MB of session memory, past which Node
+  // refuses the session's new streams itself (RST_STREAM ENHANCE_YOUR_CALM, never sent to the gateway);
+  // grpc-js lifts the limit for its clients the same way.
+  const opened = connect(`http://${target}`, { maxSessionMemory: 1024 });
   opened.on('error', () => undefined);
   // The gateway sends GOAWAY to a peer whose streams it keeps refusing: connect again.
   opened.on('goaway', () => {

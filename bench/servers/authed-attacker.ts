@@ -57,7 +57,10 @@ const count = (kind: string, code: string) => {
 
 let session = open();
 function open() {
-  const opened = connect(`http://${grpcTarget}`);
+  // Loops of 4 MiB messages queue more than Node's default 10 MB of session memory, past which Node
+  // refuses the session's new streams itself (RST_STREAM ENHANCE_YOUR_CALM, never sent to the gateway);
+  // grpc-js lifts the limit for its clients the same way.
+  const opened = connect(`http://${grpcTarget}`, { maxSessionMemory: 1024 });
   opened.on('error', () => undefined);
   opened.on('close', () => {
     if (session === opened) session = open();
