@@ -18,13 +18,13 @@
  *   --smoke             tiny settings: checks that everything runs, figures mean nothing
  *   --out FILE          where the JSON goes (default bench/results/latest.json)
  */
-import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_OPTIONS, SCENARIOS, SMOKE_OPTIONS, runBench, type BenchOptions, type ScenarioName } from './harness.js';
 import { installLiteLlm } from './peers/litellm.js';
 import { ROOT, outFile } from './lib/procs.js';
-import { summariseProfile } from './lib/profile.js';
+import { summariseProfiles } from './lib/profile.js';
 import { markdown, verdicts } from './lib/report.js';
 
 const { values } = parseArgs({
@@ -85,12 +85,4 @@ mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, `${JSON.stringify({ ...results, targets: verdicts(results) }, null, 2)}\n`);
 writeFileSync(out.replace(/\.json$/, '.md'), `${table}\n`);
 process.stdout.write(`\n${table}\n\nResults: ${out}\n`);
-if (profileDir) {
-  // One folder per profiled process; its main thread wrote the largest profile (the others are loader threads).
-  for (const name of readdirSync(profileDir)) {
-    const dir = join(profileDir, name);
-    const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, f));
-    const main = files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
-    if (main) process.stdout.write(`\nTop frames of ${name}, ${main} (self time):\n${summariseProfile(main)}\n`);
-  }
-}
+if (profileDir) process.stdout.write(summariseProfiles(profileDir));

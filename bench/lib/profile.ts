@@ -2,7 +2,8 @@
  * Reads a V8 `.cpuprofile` (node --cpu-prof) and lists where the time went: the top frames by self
  * time, and self time by package or project folder, with idle and GC apart.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 
 interface ProfileNode {
   id: number;
@@ -61,6 +62,19 @@ export function summariseProfile(path: string, top = 25): string {
   lines.push('', 'top frames (self):');
   for (const [key, us] of [...frames].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`  ${pct(us)}  ${key}`);
   return lines.join('\n');
+}
+
+/** The summary of each profiled process under `profileDir` (one folder each, as bench/lib/systems.ts writes them). */
+export function summariseProfiles(profileDir: string): string {
+  const parts: string[] = [];
+  for (const name of readdirSync(profileDir)) {
+    const dir = join(profileDir, name);
+    // Its main thread wrote the largest profile (the others are loader threads).
+    const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, f));
+    const main = files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
+    if (main) parts.push(`\nTop frames of ${name}, ${main} (self time):\n${summariseProfile(main)}\n`);
+  }
+  return parts.join('');
 }
 
 // `node --import tsx bench/lib/profile.ts <file.cpuprofile> [top]`
