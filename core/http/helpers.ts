@@ -55,6 +55,12 @@ export interface HttpHelpers {
    * after the service was called.
    */
   reportTokens(ctx: Context, tokens: { inputTokens: number; outputTokens: number }, model?: string): void;
+  /**
+   * The service this request is for when it calls none now (an async task, stored for a worker to
+   * send later): the access log, metrics and usage count the request for that service and caller, as
+   * they count a request whose call the Gate opened.
+   */
+  reportService(ctx: Context, caller: Caller, service: ServiceEntry): void;
 }
 
 const CALL = Symbol('service call');
@@ -151,6 +157,12 @@ export function createHttpHelpers(
           keyId: caller.keyId, keyName: caller.keyName, model: model ?? record.model, cost: cost?.amount, currency: cost?.currency,
         });
       }
+    },
+    reportService(ctx, caller, service) {
+      const record = ctx.state.record;
+      if (!record) return;
+      record.caller = caller;
+      record.service = service;
     },
     closeSignal(ctx) {
       // The response's close, not the request's: IncomingMessage emits 'close' once its body is read.

@@ -33,6 +33,8 @@ export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptio
       { maxQueuedPerAccount: queuedCap(caller.account.requestsPerSecond) },
     );
     ctx.events.emit('task', { status: 'QUEUED' });
+    // Usage counts the task as one request of its service now: the worker's call later belongs to no request.
+    ctx.http.reportService(koa, caller, service);
     pool.wake();
     koa.type = 'application/json';
     koa.body = JSON.stringify(task.taskId);

@@ -17,7 +17,7 @@ function usageSuite(kind: string, storeConfig: () => Record<string, unknown>) {
     let raw: RawServiceStream;
 
     beforeAll(async () => {
-      const input = testConfigInput({ store: storeConfig(), plugins: { enabled: ['chatapi', 'usage'], options: { usage: { flushIntervalMs: 100 } } } });
+      const input = testConfigInput({ store: storeConfig(), plugins: { enabled: ['chatapi', 'usage', 'async-predict'], options: { usage: { flushIntervalMs: 100 } } } });
       input.services[0].family = 'openai';
       gw = await startTestGateway(input);
       echo = startEchoService({ gateways: gw.grpcAddress, connectionToken: ECHO_TOKEN, logger: silentLogger });
@@ -80,6 +80,35 @@ function usageSuite(kind: string, storeConfig: () => Record<string, unknown>) {
       // The other account sees its own charge only.
       await eventually(async () => (await usage(OTHER_ACCOUNT_KEY, 'other')).body.totals?.amounts?.USD === 11, 5000, 'other account charge');
       expect((await usage(OTHER_ACCOUNT_KEY, 'other')).body.totals.requests).toBe(0);
+    });
+
+    it('counts an async task as one request of its service, once, whether or not it has run yet', async () => {
+      const echoRequests = async () => ((await usage()).body.days as { service: string; requests: number }[]).find((d) => d.service === 'demo/echo')?.requests ?? 0;
+      const before = await echoRequests();
+      const created = await fetch(`${gw.httpUrl}/api/platformgateway/account/demo/model/echo/async/predict-with-config`, {
+        method: 'POST',
+        headers: { 'PLATFORM-API-KEY': TEST_KEY, 'content-type': 'application/json' },
+        body: JSON.stringify({ data: { messages: [{ role: 'user', content: 'async' }] } }),
+      });
+      expect(created.status).toBe(200);
+      const taskId = (await created.json()) as string;
+      const state = async () =>
+        ((await (await fetch(`${gw.httpUrl}/api/platformgateway/account/demo/async/task/${taskId}`, { headers: { 'PLATFORM-API-KEY': TEST_KEY } })).json()) as { status: string }).status;
+      await eventually(async () => (await state()) === 'COMPLETED', 5000, 'the task completed');
+      await eventually(async () => (await echoRequests()) === before + 1, 5000, 'the task counted');
+      // The worker's call to the service later is not a second request.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await echoRequests()).toBe(before + 1);
+      // A task refused at creation (no such model) is not counted.
+      const refused = await fetch(`${gw.httpUrl}/api/platformgateway/account/demo/model/nothing/async/predict-with-config`, {
+        method: 'POST',
+        headers: { 'PLATFORM-API-KEY': TEST_KEY, 'content-type': 'application/json' },
+        body: JSON.stringify({ data: {} }),
+      });
+      expect({ status: refused.status, code: ((await refused.json()) as { error: { code: string } }).error.code }).toEqual({ status: 400, code: 'SERVICE_NOT_FOUND' });
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await usage()).body.totals.requests).toBe(((await usage()).body.days as { requests: number }[]).reduce((n, d) => n + d.requests, 0));
+      expect(await echoRequests()).toBe(before + 1);
     });
 
     it('answers only an account about itself, with a READ_DATA key and a sane period', async () => {
