@@ -4,14 +4,15 @@ import { CLIENT_ERROR_CODES, UpstreamErrorArgs, simpleStatusOf, statusOfSimpleSt
 /**
  * A catalog error as the `error` member of a gRPC response: its HTTP status in `statusCode`, and in
  * `status` too when `SimpleStatusProto` has a value for it, because the public SDKs' clients read
- * `status` (unset, it reads as OK).
+ * `status` (unset, it reads as OK). ApiErrorProto has no `param`: the field the error is about goes in
+ * `args.param`, where the SDKs put theirs (fromServiceError reads it back).
  */
 export function toApiErrorProto(err: GatewayErrorType): ApiErrorProto {
   const proto: ApiErrorProto = {
     code: err.grpcCode,
     message: err.expose ? err.message : 'Internal gateway error',
     statusCode: err.status,
-    args: err.expose ? err.args : {},
+    args: !err.expose ? {} : err.param !== null && err.args.param === undefined ? { ...err.args, param: err.param } : err.args,
   };
   const name = err.status === 0 ? undefined : simpleStatusOf(err.status);
   if (name) proto.status = name;
@@ -22,7 +23,9 @@ export function toApiErrorProto(err: GatewayErrorType): ApiErrorProto {
  * A service's own error, passed on to the caller with its code and message. The HTTP status is
  * `statusCode` when set, else the `status` enum, else 400 for the SDKs' client-error codes and 500.
  * A service marks an error that no retry can fix (an exhausted upstream quota, its own credentials
- * refused) with the arg `retryable: "false"`; HTTP callers then get `x-should-retry: false`.
+ * refused) with the arg `retryable: "false"`; HTTP callers then get `x-should-retry: false`. The
+ * field it is about, `args.param` (the SDKs' bad-request errors name it so), is the error's `param`,
+ * which the HTTP adapters render (it was `null` there before).
  */
 export function fromServiceError(proto: ApiErrorProto, serviceName: string): GatewayError {
   const code = proto.code || 'platform-action.common.internal-error';
@@ -34,6 +37,7 @@ export function fromServiceError(proto: ApiErrorProto, serviceName: string): Gat
     type: errorTypeForStatus(status),
     message: proto.message || `Service '${serviceName}' failed with ${code}`,
     args: relay.args,
+    param: relay.upstream === undefined && typeof relay.args.param === 'string' ? relay.args.param : undefined,
     grpcCode: code,
     permanent: proto.args?.retryable === 'false',
     headers: relay.headers,

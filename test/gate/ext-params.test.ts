@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { upperHandlers } from '../../examples/upper-service/service.js';
-import { GateClient, serveModel, type ModelHandlers, type ModelService } from '../../sdk/index.js';
+import { GateClient, ServiceError, serveModel, type ModelHandlers, type ModelService } from '../../sdk/index.js';
 import { ECHO_TOKEN, TEST_KEY, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
 
 /**
@@ -75,6 +75,29 @@ describe('ext parameters over HTTP and gRPC, with the SDK on both ends', () => {
       code: 'platform-action.common.bad-request',
       statusCode: 400,
       message: expect.stringContaining("'blob'"),
+      args: { param: 'blob' },
     });
+  });
+
+  it("a service's bad request naming a parameter reaches an HTTP caller as the error's param", async () => {
+    // The SDKs name the field in args.param; the HTTP error rendered `param: null` before.
+    const { overHttp } = await start({
+      ext: (_m, params) => {
+        if (params.n !== undefined && !/^\d+$/.test(params.n)) throw ServiceError.badRequest('n must be a whole number', { param: 'n' });
+        return params;
+      },
+    });
+    expect(await overHttp({ methodName: 'm', params: { n: 'x' } })).toEqual({
+      status: 400,
+      body: { error: { code: 'platform-action.common.bad-request', message: 'n must be a whole number', type: 'invalid_request_error', param: 'n', args: { param: 'n' } } },
+    });
+  });
+
+  it("a gateway error's param reaches a gRPC caller in args.param", async () => {
+    // ApiErrorProto has no param field: a gateway refusal naming the field (here the preflight's
+    // HEADERS_TOO_LARGE for 5,000 headers) lost it over gRPC before.
+    await start({ ext: (_m, params) => params });
+    const response = await client!.process({ headers: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`h${i}`, 'v'])), predict: { data: { json: '{}' } } }).catch((err: unknown) => err);
+    expect(response).toMatchObject({ code: 'HEADERS_TOO_LARGE', args: { param: 'headers' } });
   });
 });
