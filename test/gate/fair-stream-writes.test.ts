@@ -103,7 +103,15 @@ describe('a service stream shares its writes fairly between accounts (#25)', () 
     service.call.resume();
     expect(await Promise.all(calls.slice(0, 4).map((c) => c.done))).toEqual([true, true, true, true]);
     await eventually(() => seen.filter((m) => m.body === 'cancel').length === 4, 10_000, 'the four cancels');
-    // Each request's messages keep their order: a predict written at all came before its cancel.
-    expect(seen.filter((m) => m.body === 'predict')).toHaveLength(4);
+    // The requests still waiting in the gateway when cancelled are never written. How many of the
+    // first the transport takes before the gateway holds the rest varies with the loopback socket's
+    // buffer (four here as a rule; five in one full local run): so the check is that the last one,
+    // and not all, were written (before the fix all eight were), and that a cancelled request written
+    // at all came before its cancel.
+    const written = seen.flatMap((m, at) => (m.body === 'predict' ? [{ i: (JSON.parse(m.predict!.data!.json!) as { i: number }).i, at, requestId: m.requestId }] : []));
+    expect(written.map((w) => w.i)).toEqual(expect.arrayContaining([0, 1, 2, 3]));
+    expect(written.map((w) => w.i)).not.toContain(LARGE - 1);
+    expect(written.length).toBeLessThan(LARGE);
+    for (const w of written.filter((x) => x.i >= 4)) expect(seen.findIndex((m) => m.body === 'cancel' && m.requestId === w.requestId)).toBeGreaterThan(w.at);
   });
 });
