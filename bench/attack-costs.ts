@@ -6,13 +6,13 @@
  * CPU time each server spent per call (`/proc`, less nothing: compare with the `none` line, the idle
  * servers over the same time), their longest event-loop stall and the codes the attacks were answered.
  * Scenario 9 says whether another account's p99 holds under all of them together; this says which one
- * costs what. Options: `--kinds a,b` (default: none and all four), `--seconds S` (6), `--rounds N` (1), `--loops N`
- * (concurrent attacker loops, 1),
- * `--profile` (CPU profiles of the gateway and the echo service, their top frames printed at the end).
+ * costs what. Options: `--kinds a,b` (default: none and all four), `--seconds S` (6), `--rounds N` (1),
+ * `--loops N` (concurrent attacker loops, 1; scenario 9 runs 4), `--profile` (CPU profiles of the
+ * gateway and the echo service, their top frames printed at the end).
  */
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { splitCpus } from './lib/cpu-split.js';
-import { join } from 'node:path';
 import { ROOT, processCpuMs } from './lib/procs.js';
 import { summariseProfiles } from './lib/profile.js';
 import { loopDelays, startAuthedAttacker } from './scenarios/hostile.js';
