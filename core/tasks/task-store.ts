@@ -228,15 +228,19 @@ export const REQUEST_INLINE_MAX_BYTES = 256 * 1024;
 
 export const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** The stored form of a catalog error: what its rendered body shows (internal details stay out). */
+/**
+ * The stored form of a catalog error: what its rendered body shows (internal details stay out). The
+ * field it is about is kept as `args.param`, as gRPC carries it (core/grpc/api-error.ts).
+ */
 export function taskErrorFrom(err: GatewayError): TaskError {
-  const { message, args } = renderErrorBody(err).error;
-  return { status: err.status, code: err.code, message, args: { ...args } };
+  const { message, args, param } = renderErrorBody(err).error;
+  return { status: err.status, code: err.code, message, args: param !== null && args.param === undefined ? { ...args, param } : { ...args } };
 }
 
 /** A stored task error as the catalog error it was (for the result endpoint to throw). */
 export function gatewayErrorFromTask(error: TaskError): GatewayError {
-  return new GatewayError({ code: error.code, status: error.status, type: errorTypeForStatus(error.status), message: error.message, args: error.args });
+  const param = typeof error.args.param === 'string' ? error.args.param : undefined;
+  return new GatewayError({ code: error.code, status: error.status, type: errorTypeForStatus(error.status), message: error.message, args: error.args, param });
 }
 
 export function runningCapFor(options: ClaimOptions, accountId: number): number {

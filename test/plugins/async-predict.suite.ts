@@ -224,6 +224,16 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
         expect(res.body).toEqual({ error: { code: fail.code, message: fail.message, type: 'invalid_request_error', param: null, args: { lang: 'xx' } } });
       });
 
+      it("a service error naming a parameter keeps it as the stored result's param", async () => {
+        // The service names the field in args.param, as the SDKs do; the stored error lost it before.
+        const fail = { code: 'platform-action.common.bad-request', message: 'no such language', statusCode: 400, args: { lang: 'xx', param: 'lang' } };
+        const taskId = await createdId(await create('-with-config', { data: { fail } }));
+        expect(await finished(taskId)).toMatchObject({ status: 'CANCELED' });
+        const res = await result(taskId);
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({ error: { code: fail.code, message: fail.message, type: 'invalid_request_error', param: 'lang', args: { lang: 'xx', param: 'lang' } } });
+      });
+
       it('a task whose service instance dies mid-task is dispatched again to the next instance', async () => {
         const taskId = await createdId(await create('-with-config', { data: { hold: 'dies' } }));
         await service.heldRequest('dies');
