@@ -97,7 +97,8 @@ describe('ext parameters over HTTP and gRPC, with the SDK on both ends', () => {
     // ApiErrorProto has no param field: a gateway refusal naming the field (here the preflight's
     // HEADERS_TOO_LARGE for 5,000 headers) lost it over gRPC before.
     await start({ ext: (_m, params) => params });
-    const response = await client!.process({ headers: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`h${i}`, 'v'])), predict: { data: { json: '{}' } } }).catch((err: unknown) => err);
+    const headers = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`h${i}`, 'v']));
+    const response = await client!.process({ predict: { data: { json: '{}' } } }, { headers }).catch((err: unknown) => err);
     expect(response).toMatchObject({ code: 'HEADERS_TOO_LARGE', args: { param: 'headers' } });
   });
 });
