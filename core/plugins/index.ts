@@ -8,7 +8,7 @@ export type { Collection, CollectionSpec, Doc, DocStore, Filter, Update } from '
 export { LeaseKeeper, type LeaseKeeperOptions } from '../storage/lease-keeper.js';
 export {
   gatewayErrorFromTask, taskErrorFrom,
-  type StoredResult, type ClaimedTask, type TaskLease, type TaskRecord, type TaskRequestInfo, type TaskRequestInput, type TaskResult, type TaskStore,
+  type StoredResult, type ClaimedTask, type TaskCursor, type TaskLease, type TaskRecord, type TaskRequestInfo, type TaskRequestInput, type TaskResult, type TaskStore,
 } from '../tasks/task-store.js';
 export type { Caller, ServiceChange, ServiceEntry } from '../admission/directory.js';
 export type { Permission, UpstreamConfig } from '../config/types.js';

@@ -27,6 +27,7 @@ import {
   type TaskLease,
   type CreateTaskInput,
   type StoredResult,
+  type TaskCursor,
   type TaskError,
   type TaskRecord,
   type TaskRequestKind,
@@ -79,6 +80,7 @@ export const TASKS: CollectionSpec = {
     { name: 'runSlot_unique', fields: ['runSlot'], unique: true },
     { name: 'claim_order', fields: ['status', 'createdAt'] },
     { name: 'caller_status', fields: ['callerId', 'status'] },
+    { name: 'caller_created', fields: ['callerId', 'createdAt'] },
     { name: 'completedAt', fields: ['completedAt'] },
   ],
 };
@@ -228,6 +230,15 @@ export class DocTaskStore implements TaskStore {
   async get(taskId: string): Promise<TaskRecord | null> {
     const doc = await this.tasks.get(taskId);
     return doc ? recordOf(doc) : null;
+  }
+
+  async listOf(callerId: number, options: { limit: number; after?: TaskCursor }): Promise<TaskRecord[]> {
+    const { after } = options;
+    const filter: Filter = after
+      ? { callerId, $or: [{ createdAt: { $lt: after.createdAt } }, { createdAt: after.createdAt, _id: { $lt: after.taskId } }] }
+      : { callerId };
+    const docs = await this.tasks.find(filter, { sort: { createdAt: -1, _id: -1 }, limit: options.limit });
+    return docs.map(recordOf);
   }
 
   async getRequestBody(taskId: string): Promise<Buffer | null> {

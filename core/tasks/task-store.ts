@@ -142,6 +142,12 @@ export type StoredResult =
   /** The stored result exists but cannot be read back intact (ASYNC_RESPONSE_IS_CORRUPTED). */
   | { kind: 'corrupted' };
 
+/** Where a page of a caller's tasks ended: its last task. */
+export interface TaskCursor {
+  createdAt: number;
+  taskId: string;
+}
+
 export interface TaskStore {
   /**
    * Stores a new QUEUED task with a fresh UUID. Throws `TOO_MANY_IDLE_ASYNC_TASKS` (429) when the
@@ -188,6 +194,12 @@ export interface TaskStore {
   cancel(taskId: string): Promise<TaskStatus | null>;
 
   get(taskId: string): Promise<TaskRecord | null>;
+
+  /**
+   * The caller's tasks, newest first (by `createdAt`, then task ID): at most `limit`, those after
+   * `after` when given (the last task of the previous page). Final tasks stay listed until purged.
+   */
+  listOf(callerId: number, options: { limit: number; after?: TaskCursor }): Promise<TaskRecord[]>;
 
   /** The creation body, or null when the task or its stored body is missing or damaged. */
   getRequestBody(taskId: string): Promise<Buffer | null>;

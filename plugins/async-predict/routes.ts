@@ -7,7 +7,7 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { callerOf, gatewayError, gatewayErrorFromTask, isAllowedServiceHeader, serviceOf, type PluginContext, type TaskRecord } from '../../core/plugins/index.js';
+import { callerOf, gatewayError, gatewayErrorFromTask, isAllowedServiceHeader, serviceOf, type PluginContext, type TaskCursor, type TaskRecord } from '../../core/plugins/index.js';
 import { queuedCap } from './limits.js';
 import type { AsyncPredictOptions } from './options.js';
 import { createTaskReaders, type TaskReader } from './requests.js';
@@ -59,6 +59,21 @@ export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptio
   };
 
   const reading = [admission.caller('READ_DATA'), admission.ownAccount] as const;
+  // The caller's own tasks, newest first, a page at a time (not in the specification, which leaves the
+  // caller to keep its task IDs: the console's tasks page lists them, and so can any client).
+  router.get(`${ACCOUNT}/async/tasks`, ...reading, async (koa) => {
+    const caller = callerOf(koa);
+    const limit = listLimit(koa.query.limit);
+    const after = cursorOf(koa.query.after);
+    const tasks = await store.listOf(caller.account.id, { limit: limit + 1, after });
+    const page = tasks.slice(0, limit);
+    const last = page.at(-1);
+    koa.body = {
+      tasks: page.map(({ taskId, callerId, status, createdAt, completedAt }) => ({ taskId, callerId, status, createdAt, completedAt })),
+      next: tasks.length > limit && last ? `${last.createdAt}.${last.taskId}` : null,
+    };
+  });
+
   router.get(`${ACCOUNT}/async/task/:taskId`, ...reading, async (koa) => {
     const { taskId, callerId, status, createdAt, completedAt } = await ownTask(koa);
     koa.body = { taskId, callerId, status, createdAt, completedAt };
@@ -101,4 +116,25 @@ export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptio
     koa.body = '';
     koa.remove('Content-Type'); // an empty body, not an empty text
   });
+}
+
+/** Tasks per page of the list: `limit` in 1..MAX_LIST_LIMIT, DEFAULT_LIST_LIMIT when absent. */
+const DEFAULT_LIST_LIMIT = 50;
+const MAX_LIST_LIMIT = 100;
+
+function listLimit(value: unknown): number {
+  if (value === undefined) return DEFAULT_LIST_LIMIT;
+  const limit = typeof value === 'string' && /^\d{1,3}$/.test(value) ? Number(value) : NaN;
+  if (!(limit >= 1 && limit <= MAX_LIST_LIMIT)) {
+    throw gatewayError('VALIDATION_FAILED', { param: 'limit', args: { reason: `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}` } });
+  }
+  return limit;
+}
+
+/** The `after` cursor of a page (`next` of the previous one: `<createdAt>.<taskId>`). */
+function cursorOf(value: unknown): TaskCursor | undefined {
+  if (value === undefined) return undefined;
+  const match = typeof value === 'string' ? /^(\d{1,15})\.([0-9a-f-]{36})$/.exec(value) : null;
+  if (!match || !TASK_ID.test(match[2]!)) throw gatewayError('VALIDATION_FAILED', { param: 'after', args: { reason: "after must be a page's next cursor" } });
+  return { createdAt: Number(match[1]), taskId: match[2]! };
 }

@@ -157,6 +157,8 @@ describe('the OpenAPI document describes the demo', () => {
     await eventually(async () => (await (await fetch(`${base}${A}/async/task/${taskId}`, { headers: { 'PLATFORM-API-KEY': KEY } })).json() as any).status === 'COMPLETED', 10_000, 'the task');
     await call('GET', `${A}/async/task/${taskId}`);
     await call('GET', `${A}/async/task/${taskId}/response`);
+    await call('GET', `${A}/async/tasks?limit=2`);
+    await call('GET', `${A}/async/tasks?limit=0`);
     await call('POST', `${A}/async/task/${taskId}/cancel`);
     await call('GET', `${A}/async/task/no-such-task`);
 

@@ -335,6 +335,46 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
       });
     });
 
+    describe('list', () => {
+      const list = (query = '', key = TEST_KEY, account = 'demo') => http().get(`${P}/account/${account}/async/tasks${query}`).set('PLATFORM-API-KEY', key);
+
+      it("pages through the caller's own tasks, newest first, and no other account's", async () => {
+        const ids: string[] = [];
+        for (const n of [1, 2, 3]) {
+          ids.push(await createdId(await create('-with-config', { data: { echo: n } })));
+          await new Promise((r) => setTimeout(r, 2)); // distinct createdAt, so "newest" is this order
+        }
+        const theirs = await createdId(await create('-with-config', { data: { echo: 'theirs' } }, { key: OTHER_ACCOUNT_KEY }));
+        const first = await list('?limit=2');
+        expect(first.status).toBe(200);
+        expect(first.body.tasks.map((t: { taskId: string }) => t.taskId)).toEqual([ids[2], ids[1]]);
+        expect(first.body.tasks[0]).toEqual({ taskId: ids[2], callerId: 1, status: expect.any(String), createdAt: expect.any(Number), completedAt: expect.toBeOneOf([null, expect.any(Number)]) });
+        expect(first.body.next).toEqual(expect.any(String));
+        const second = await list(`?limit=1&after=${encodeURIComponent(first.body.next)}`);
+        expect(second.body.tasks.map((t: { taskId: string }) => t.taskId)).toEqual([ids[0]]);
+        // The whole list of the account holds none of the other account's; theirs lists it.
+        const all = await list('?limit=100');
+        expect(all.body.tasks.map((t: { taskId: string }) => t.taskId)).not.toContain(theirs);
+        expect((await list('', OTHER_ACCOUNT_KEY, 'other')).body.tasks.map((t: { taskId: string }) => t.taskId)).toContain(theirs);
+      });
+
+      it('refuses another account, a key without READ_DATA, a bad limit and a bad cursor', async () => {
+        expectError(await list('', OTHER_ACCOUNT_KEY, 'demo'), 403, 'ACCESS_TO_ANOTHER_ACCOUNT_DENIED');
+        expectError(await list('', REQUESTS_ONLY_KEY), 403, 'TOKEN_PERMISSION_REQUIRED');
+        expectError(await list('', ''), 401, 'API_KEY_MISSING');
+        for (const bad of ['?limit=0', '?limit=101', '?limit=x', '?limit=1&limit=2']) {
+          const res = await list(bad);
+          expectError(res, 400, 'VALIDATION_FAILED');
+          expect(res.body.error.param).toBe('limit');
+        }
+        for (const bad of ['?after=x', '?after=1.not-a-task-id', `?after=${'9'.repeat(20)}.00000000-0000-0000-0000-000000000000`]) {
+          const res = await list(bad);
+          expectError(res, 400, 'VALIDATION_FAILED');
+          expect(res.body.error.param).toBe('after');
+        }
+      });
+    });
+
     describe('errors', () => {
       let otherTask: string;
       beforeAll(async () => {

@@ -1,6 +1,7 @@
 /**
- * Async tasks: submit one, follow its status, open its result, cancel it. The platform API lists no
- * tasks (a caller keeps its task IDs), so the page follows the tasks submitted or looked up in this tab.
+ * Async tasks: the account's tasks (newest first, from `GET …/async/tasks`), submit one, follow its
+ * status, open its result, cancel it. A task looked up by ID that is older than the listed page is
+ * followed too, in this tab.
  */
 import { useState } from 'preact/hooks';
 import { ApiError, call, enc, GATEWAY, request } from '../api.js';
@@ -11,6 +12,8 @@ import type { TaskStatus } from '../model.js';
 import { Badge, Button, Card, ErrorNote, Field, Page, useAction, useLoad } from '../ui.js';
 
 const TONE: Record<string, 'ok' | 'warn' | 'bad' | 'info'> = { QUEUED: 'info', PROCESSING: 'info', COMPLETED: 'ok', CANCELED: 'warn' };
+/** Tasks the page lists (the API's largest page). */
+const LISTED = 100;
 
 export function TasksPage() {
   return (
@@ -23,16 +26,16 @@ export function TasksPage() {
 function Tasks() {
   const app = useApp();
   const base = `${GATEWAY}/account/${enc(app.account.name)}`;
-  const [ids, setIds] = useState<string[]>([]);
+  // Looked up by ID and not on the listed page (older, or mistyped: its row shows the error).
+  const [lookedUp, setLookedUp] = useState<string[]>([]);
   const [open, setOpen] = useState<string | undefined>();
-  const add = (id: string) => {
-    setIds((list) => [id, ...list.filter((x) => x !== id)]);
-    setOpen(id);
-  };
-  const statuses = useLoad(
+  const listed = useLoad(() => call<{ tasks: TaskStatus[] }>(`${base}/async/tasks?limit=${LISTED}`).then((page) => page.tasks), [base], 1000);
+  const onPage = new Set((listed.data ?? []).map((t) => t.taskId));
+  const others = lookedUp.filter((id) => !onPage.has(id));
+  const looked = useLoad(
     () =>
       Promise.all(
-        ids.map((id) =>
+        others.map((id) =>
           call<TaskStatus>(`${base}/async/task/${enc(id)}`).catch((err: unknown) => ({
             taskId: id,
             status: err instanceof ApiError ? err.code : 'ERROR',
@@ -41,11 +44,25 @@ function Tasks() {
           })),
         ),
       ),
-    [ids.join(',')],
+    [others.join(',')],
     1000,
   );
+  const submitted = (id: string) => {
+    listed.reload();
+    setOpen(id);
+  };
+  const lookUp = (id: string) => {
+    setLookedUp((list) => [id, ...list.filter((x) => x !== id)]);
+    setOpen(id);
+  };
+  const rows = [...(listed.data ?? []), ...(others.length ? (looked.data ?? []) : [])];
+  const statusOf = (id: string) => rows.find((t) => t.taskId === id)?.status;
+  const reload = () => {
+    listed.reload();
+    looked.reload();
+  };
   const mayChange = canAct(app, 'developer');
-  const cancel = (t: TaskStatus) => void call(`${base}/async/task/${enc(t.taskId)}/cancel`, { method: 'POST' }).then(statuses.reload);
+  const cancel = (t: TaskStatus) => void call(`${base}/async/task/${enc(t.taskId)}/cancel`, { method: 'POST' }).then(reload);
   const columns: Column<TaskStatus>[] = [
     { header: 'Task', cell: (t) => <code>{t.taskId}</code> },
     { header: 'Status', cell: (t) => <Badge tone={TONE[t.status] ?? 'bad'}>{t.status}</Badge> },
@@ -72,21 +89,22 @@ function Tasks() {
   return (
     <>
       <div class="grid two">
-        {mayChange && <SubmitForm base={base} onTask={add} />}
-        <LookupForm onTask={add} />
+        {mayChange && <SubmitForm base={base} onTask={submitted} />}
+        <LookupForm onTask={lookUp} />
       </div>
-      <Card title="Tasks in this tab">
+      <Card title="Tasks of this account">
+        <ErrorNote error={listed.error} />
         <DataTable
-          caption="Tasks followed in this tab"
+          caption={`The account's newest ${LISTED} tasks, and those looked up`}
           columns={columns}
-          rows={ids.length ? statuses.data : []}
+          rows={listed.data ? rows : undefined}
           rowKey={(t) => t.taskId}
           rowAttrs={(t) => ({ 'data-task': t.taskId })}
           loading
-          empty="Submit a task or look one up by its ID."
+          empty="No tasks yet: submit one."
         />
       </Card>
-      {open && <TaskResult base={base} taskId={open} status={statuses.data?.find((t) => t.taskId === open)?.status} />}
+      {open && <TaskResult base={base} taskId={open} status={statusOf(open)} />}
     </>
   );
 }

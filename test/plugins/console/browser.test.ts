@@ -334,6 +334,11 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     await eventually(() => held.seen.cancelled === 1, 5000, 'the service to see the cancel');
     await waitForText('Cancelled: this task has no result.');
     await checkPage('05c-async-task-cancelled');
+    // The list is the account's own, from the API, not the tab's: after a reload the task is still listed.
+    await page.reload();
+    await page.waitForSelector('nav');
+    await open('Async tasks', 'Async tasks');
+    await page.waitForFunction((id) => document.querySelector(`tr[data-task="${id}"]`)?.textContent?.includes('CANCELED'), { timeout: 10_000 }, taskId);
   });
 
   it('playground: streams a chat answer with the session, and shows the request as curl and OpenAI SDK code reading $GATEWAY_API_KEY', async () => {
