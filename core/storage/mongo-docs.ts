@@ -54,7 +54,8 @@ function mongoUpdate(update: Update): mongoose.mongo.UpdateFilter<mongoose.mongo
   return out;
 }
 
-const withIdOrder = (sort: SortSpec | undefined): Record<string, 1 | -1> => ({ ...(sort ?? {}), _id: 1 });
+/** The sort, then `_id` ascending as the tiebreak (the other homes' order), unless the sort names `_id` itself. */
+const withIdOrder = (sort: SortSpec | undefined): Record<string, 1 | -1> => ({ ...(sort ?? {}), _id: sort?._id ?? 1 });
 
 function duplicate(name: string, err: unknown): never {
   if (isDuplicateKeyError(err)) throw new DuplicateKeyError(name, (err as Error).message);

@@ -109,6 +109,29 @@ export function taskStoreConformance(name: string, factory: HarnessFactory): voi
         });
       });
 
+      it("lists a caller's tasks newest first, a page at a time, ties in createdAt included", async () => {
+        const at = (t: number) => ((clock = t), t);
+        at(1_700_000_000_000);
+        const old = await store.create(input(5), CAPS);
+        at(1_700_000_000_500);
+        // Three in the same millisecond: the cursor's task ID keeps each on exactly one page.
+        const same = [await store.create(input(5), CAPS), await store.create(input(5), CAPS), await store.create(input(5), CAPS)];
+        await store.create(input(6), CAPS); // another caller's
+        const expected = [...same.map((t) => t.taskId).sort().reverse(), old.taskId];
+        const seen: string[] = [];
+        let after: { createdAt: number; taskId: string } | undefined;
+        for (let page = 0; page < 5; page++) {
+          const tasks = await store.listOf(5, { limit: 1, after });
+          if (!tasks.length) break;
+          seen.push(tasks[0]!.taskId);
+          after = { createdAt: tasks[0]!.createdAt, taskId: tasks[0]!.taskId };
+        }
+        expect(seen).toEqual(expected);
+        expect((await store.listOf(5, { limit: 10 })).map((t) => t.taskId)).toEqual(expected);
+        expect((await store.listOf(6, { limit: 10 })).map((t) => t.callerId)).toEqual([6]);
+        expect(await store.listOf(7, { limit: 10 })).toEqual([]);
+      });
+
       it('answers null / missing for an unknown task', async () => {
         const id = '00000000-0000-4000-8000-000000000000';
         expect(await store.get(id)).toBeNull();
