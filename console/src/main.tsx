@@ -14,7 +14,7 @@ import { SessionsPage } from './pages/sessions.js';
 import { SignInPage } from './pages/sign-in.js';
 import { TasksPage } from './pages/tasks.js';
 import { UsagePage } from './pages/usage.js';
-import { currentUser, signOut, switchAccount } from './session.js';
+import { announceSessionChange, currentUser, onSessionChangedElsewhere, signOut, switchAccount } from './session.js';
 import { ErrorNote, Loading } from './ui.js';
 
 const BASE = '/console/';
@@ -62,6 +62,8 @@ function App() {
     refreshMe().catch(setError);
     // An expired session (or one ended from another browser) goes back to the sign-in.
     onSessionEnded(() => setMe(undefined));
+    // Another tab signed in, switched account or signed out: this one shows the session as it is now.
+    onSessionChangedElsewhere(() => void refreshMe().catch(setError));
     const onPop = () => setPage(pageFromPath());
     addEventListener('popstate', onPop);
     return () => removeEventListener('popstate', onPop);
@@ -69,7 +71,15 @@ function App() {
 
   if (error) return <ErrorNote error={error} />;
   if (me === null) return <Loading />;
-  if (!me) return <SignInPage onSignedIn={() => void refreshMe().catch(setError)} />;
+  if (!me)
+    return (
+      <SignInPage
+        onSignedIn={() => {
+          announceSessionChange();
+          void refreshMe().catch(setError);
+        }}
+      />
+    );
 
   const reachable: Membership[] = [
     ...me.accounts.map((m) => ({ ...m, blocked: operatorAccounts.find((a) => a.id === m.id)?.blocked ?? m.blocked })),
@@ -84,6 +94,7 @@ function App() {
     setSwitching(true);
     try {
       setMe(await switchAccount(name));
+      announceSessionChange();
     } catch (err) {
       setSwitchError(err);
     } finally {
@@ -100,13 +111,18 @@ function App() {
     },
     async signOut() {
       await signOut();
+      announceSessionChange();
       setMe(undefined);
       history.pushState(null, '', BASE);
       setPage(pageFromPath());
     },
     refreshMe,
   };
-  if (!state || !account) return <NoAccount me={me} onSignOut={() => signOut().then(() => setMe(undefined))} />;
+  const signedOut = () => {
+    announceSessionChange();
+    setMe(undefined);
+  };
+  if (!state || !account) return <NoAccount me={me} onSignOut={() => signOut().then(signedOut)} />;
   const visible = PAGES.filter((p) => !p.operator || me.user.operator);
   const current = visible.find((p) => p.id === page) ?? visible[0]!;
   const View = current.view;

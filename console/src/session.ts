@@ -71,3 +71,21 @@ export async function signOut(): Promise<void> {
   await call(`${CORE}/auth/logout`, { method: 'POST' });
   setCsrf('');
 }
+
+/**
+ * The tabs of this console in one browser share its session cookie, and the session's current account
+ * is kept on the server: an account switch in one tab made the other tabs' calls act for that account
+ * while they still showed the one before, and a sign-out or a sign-in as someone else went unseen there
+ * until a call failed. A tab that changes the session says so here; the others read it again.
+ */
+const sessionChannel = typeof BroadcastChannel === 'function' ? new BroadcastChannel('gateway-console-session') : undefined;
+
+/** Tells the console's other tabs that this one signed in, switched account or signed out. */
+export function announceSessionChange(): void {
+  sessionChannel?.postMessage('changed');
+}
+
+/** Calls `listener` when another tab of the console changed the session. */
+export function onSessionChangedElsewhere(listener: () => void): void {
+  sessionChannel?.addEventListener('message', listener);
+}

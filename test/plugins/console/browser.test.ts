@@ -534,6 +534,25 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     await checkPage('09-accounts');
   });
 
+  it('two tabs share the session: an account switch in one shows in the other', async () => {
+    // The session's current account is the server's: before, the other tab kept showing 'acme' while
+    // its calls acted for 'demo'.
+    const other = await browser.newPage();
+    try {
+      await other.goto(`${base}/console`, { waitUntil: 'networkidle0' });
+      const shown = (tab: Page) => tab.$eval('select[aria-label=Account]', (s) => (s as HTMLSelectElement).value);
+      await other.waitForSelector('select[aria-label=Account]');
+      expect(await shown(other)).toBe(await shown(page));
+      const next = (await shown(page)) === 'demo' ? 'acme' : 'demo';
+      await page.select('select[aria-label=Account]', next);
+      await other.waitForFunction((name) => (document.querySelector('select[aria-label=Account]') as HTMLSelectElement | null)?.value === name, { timeout: 5000 }, next);
+      await page.select('select[aria-label=Account]', 'acme');
+      await other.waitForFunction(() => (document.querySelector('select[aria-label=Account]') as HTMLSelectElement | null)?.value === 'acme', { timeout: 5000 });
+    } finally {
+      await other.close();
+    }
+  });
+
   it('signs out: the session ends and the console asks to sign in again', async () => {
     await signOut();
     const status = await page.evaluate(async () => (await fetch('/api/platformcore/auth/me')).status);
