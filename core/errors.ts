@@ -209,6 +209,20 @@ export class GatewayError extends Error {
   }
 }
 
+/**
+ * Where the field an error is about travels when the error leaves as `{code, message, args}` only
+ * (gRPC's ApiErrorProto, a stored task error): in `args.param`, as the SDKs name theirs. `args` with
+ * `param` added when it is set and `args` lacks one.
+ */
+export function argsWithParam(args: Record<string, string>, param: string | null): Record<string, string> {
+  return param !== null && args.param === undefined ? { ...args, param } : args;
+}
+
+/** The field such an error is about, read back from its `args.param` (undefined when none). */
+export function paramOfArgs(args: Record<string, string>): string | undefined {
+  return typeof args.param === 'string' ? args.param : undefined;
+}
+
 function stringArgs(args: Args): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(args)) if (v !== undefined && v !== null) out[k] = String(v);

@@ -1,7 +1,27 @@
-import { constants, type ClientHttp2Session } from 'node:http2';
+import { connect, constants, type ClientHttp2Session } from 'node:http2';
 import { gateServiceDefinition, type ClientResponseProto } from '../../proto/src/index.js';
 
 const method = gateServiceDefinition().process;
+
+/** A message with its 5-byte gRPC prefix (uncompressed), as rawProcessCall sends it. */
+export function framed(message: Buffer): Buffer {
+  const out = Buffer.alloc(5 + message.length);
+  out.writeUInt32BE(message.length, 1);
+  message.copy(out, 5);
+  return out;
+}
+
+/**
+ * An attacker's HTTP/2 session to the gateway at `target` (`host:port`), its errors left to its calls.
+ * Loops of 4 MiB messages queue more than Node's default 10 MB of session memory, past which Node
+ * refuses the session's new streams itself (RST_STREAM ENHANCE_YOUR_CALM, never sent to the gateway);
+ * grpc-js lifts the limit for its clients the same way.
+ */
+export function attackerSession(target: string): ClientHttp2Session {
+  const session = connect(`http://${target}`, { maxSessionMemory: 1024 });
+  session.on('error', () => undefined);
+  return session;
+}
 
 /** How the gateway answered one raw `Gate.process` call: its error code (or `answered`), and whether the stream was reset without a status. */
 export interface RawCallOutcome {

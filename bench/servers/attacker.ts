@@ -6,10 +6,9 @@
  * back to back over raw HTTP/2 (the framed message is built once). Answers `stats` over IPC with the
  * calls made and the error codes the gateway answered.
  */
-import { connect } from 'node:http2';
 import { gateServiceDefinition } from '../../proto/src/index.js';
 import { reportReady } from '../lib/procs.js';
-import { rawProcessCall } from '../lib/raw-grpc-call.js';
+import { attackerSession, framed, rawProcessCall } from '../lib/raw-grpc-call.js';
 
 const target = process.env.BENCH_ATTACK_TARGET!;
 const loops = Number(process.env.BENCH_ATTACK_LOOPS ?? 4);
@@ -24,20 +23,14 @@ const headers = Object.fromEntries(Array.from({ length: headerCount }, (_, i) =>
 const shell = method.requestSerialize({ account: 'bench', model: 'echo', headers, predict: { data: { json: '' } } });
 const json = JSON.stringify('x'.repeat(Math.max(0, messageBytes - shell.length - 16)));
 const message = method.requestSerialize({ account: 'bench', model: 'echo', headers, predict: { data: { json } } });
-const framed = Buffer.alloc(5 + message.length);
-framed.writeUInt32BE(message.length, 1);
-message.copy(framed, 5);
+const framedMessage = framed(message);
 
 let calls = 0;
 const codes: Record<string, number> = {};
 /** The attacker's connection, opened again when the gateway ends it (GOAWAY), as a real attacker would. */
 let session = open();
 function open() {
-  // Loops of 4 MiB messages queue more than Node's default 10 MB of session memory, past which Node
-  // refuses the session's new streams itself (RST_STREAM ENHANCE_YOUR_CALM, never sent to the gateway);
-  // grpc-js lifts the limit for its clients the same way.
-  const opened = connect(`http://${target}`, { maxSessionMemory: 1024 });
-  opened.on('error', () => undefined);
+  const opened = attackerSession(target);
   // The gateway sends GOAWAY to a peer whose streams it keeps refusing: connect again.
   opened.on('goaway', () => {
     if (session === opened) session = open();
@@ -51,7 +44,7 @@ function open() {
 async function once(): Promise<void> {
   if (session.closed || session.destroyed) session = open();
   const used = session;
-  const { code, resetWithoutStatus } = await rawProcessCall(used, framed);
+  const { code, resetWithoutStatus } = await rawProcessCall(used, framedMessage);
   // Reset without an answer: the gateway has stopped taking this connection's streams (Node's
   // HTTP/2 server calms a peer that keeps sending on streams it reset). Connect again.
   if (resetWithoutStatus) {

@@ -12,11 +12,10 @@
  * Every message is built once, before ready. Answers `stats` over IPC with the calls made and the
  * error codes the gateway answered (`<kind>: <code>`).
  */
-import { connect } from 'node:http2';
 import { gateServiceDefinition } from '../../proto/src/index.js';
 import { ATTACKER_KEY } from '../lib/config.js';
 import { reportReady } from '../lib/procs.js';
-import { rawProcessCall } from '../lib/raw-grpc-call.js';
+import { attackerSession, framed, rawProcessCall } from '../lib/raw-grpc-call.js';
 
 const grpcTarget = process.env.BENCH_ATTACK_TARGET!;
 const httpUrl = process.env.BENCH_ATTACK_HTTP!;
@@ -24,12 +23,6 @@ const loops = Number(process.env.BENCH_ATTACK_LOOPS ?? 2);
 
 const method = gateServiceDefinition().process;
 const head = { account: 'bench', model: 'echo', authToken: ATTACKER_KEY };
-const framed = (message: Buffer) => {
-  const out = Buffer.alloc(5 + message.length);
-  out.writeUInt32BE(message.length, 1);
-  message.copy(out, 5);
-  return out;
-};
 const grpcFlood = framed(
   method.requestSerialize({
     ...head,
@@ -57,11 +50,7 @@ const count = (kind: string, code: string) => {
 
 let session = open();
 function open() {
-  // Loops of 4 MiB messages queue more than Node's default 10 MB of session memory, past which Node
-  // refuses the session's new streams itself (RST_STREAM ENHANCE_YOUR_CALM, never sent to the gateway);
-  // grpc-js lifts the limit for its clients the same way.
-  const opened = connect(`http://${grpcTarget}`, { maxSessionMemory: 1024 });
-  opened.on('error', () => undefined);
+  const opened = attackerSession(grpcTarget);
   opened.on('close', () => {
     if (session === opened) session = open();
   });

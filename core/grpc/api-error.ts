@@ -1,4 +1,4 @@
-import { GatewayError, errorTypeForStatus, type GatewayError as GatewayErrorType, type UpstreamErrorFields } from '../errors.js';
+import { GatewayError, argsWithParam, errorTypeForStatus, paramOfArgs, type GatewayError as GatewayErrorType, type UpstreamErrorFields } from '../errors.js';
 import { CLIENT_ERROR_CODES, UpstreamErrorArgs, simpleStatusOf, statusOfSimpleStatus, type ApiErrorProto } from '../../proto/src/index.js';
 
 /**
@@ -12,7 +12,7 @@ export function toApiErrorProto(err: GatewayErrorType): ApiErrorProto {
     code: err.grpcCode,
     message: err.expose ? err.message : 'Internal gateway error',
     statusCode: err.status,
-    args: !err.expose ? {} : err.param !== null && err.args.param === undefined ? { ...err.args, param: err.param } : err.args,
+    args: err.expose ? argsWithParam(err.args, err.param) : {},
   };
   const name = err.status === 0 ? undefined : simpleStatusOf(err.status);
   if (name) proto.status = name;
@@ -37,7 +37,7 @@ export function fromServiceError(proto: ApiErrorProto, serviceName: string): Gat
     type: errorTypeForStatus(status),
     message: proto.message || `Service '${serviceName}' failed with ${code}`,
     args: relay.args,
-    param: relay.upstream === undefined && typeof relay.args.param === 'string' ? relay.args.param : undefined,
+    param: relay.upstream === undefined ? paramOfArgs(relay.args) : undefined,
     grpcCode: code,
     permanent: proto.args?.retryable === 'false',
     headers: relay.headers,

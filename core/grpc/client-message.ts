@@ -1,7 +1,7 @@
 import { gatewayError, type GatewayError } from '../errors.js';
 import type { ClientRequestProto } from '../../proto/src/index.js';
 import { readVarint } from './varint.js';
-import { EXT_FIELD, RAW_EXT_MIN_BYTES, RawExt, fieldHeader, isPlainExt } from './raw-ext.js';
+import { EXT_FIELD, EXT_PARAMS_FIELD, RAW_EXT_MIN_BYTES, RawExt, fieldHeader, isPlainExt } from './raw-ext.js';
 
 /** Bounds of one client-call message (process, processResponseStream, processStream). */
 export interface ClientMessageLimits {
@@ -18,9 +18,7 @@ export interface ClientMessageLimits {
 }
 
 /** The fields of ClientRequestProto the preflight reads (proto/gate.proto). */
-const FIELD = { account: 1, model: 2, authToken: 3, ext: 103, headers: 1000 } as const;
-/** ExtendedRequestProto's `params` map (proto/gate.proto). */
-const EXT_PARAMS_FIELD = 2;
+const FIELD = { account: 1, model: 2, authToken: 3, ext: EXT_FIELD, headers: 1000 } as const;
 /** Longer account, model or authToken values are not decoded: no valid one is that long. */
 const MAX_ADDRESS_BYTES = 1024;
 /** Fields besides headers a well-formed message can carry: the 4 scalars, the body, some slack. */

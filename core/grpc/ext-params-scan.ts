@@ -1,9 +1,6 @@
 import type { GatewayError } from '../errors.js';
 import { extParamsOverLimits } from './client-message.js';
-
-/** The field of `ext` in ClientRequestProto and of `params` in ExtendedRequestProto (proto/gate.proto). */
-const EXT_FIELD = 103;
-const PARAMS_FIELD = 2;
+import { EXT_FIELD, EXT_PARAMS_FIELD } from './raw-ext.js';
 
 /**
  * The `ext.params` bounds of a client message counted as its bytes arrive (the call's HTTP/2 chunks,
@@ -115,7 +112,7 @@ export class ExtParamsScan {
       return undefined;
     }
     this.#fieldDone(value);
-    if (this.#extLeft < 0 || field !== PARAMS_FIELD) return undefined;
+    if (this.#extLeft < 0 || field !== EXT_PARAMS_FIELD) return undefined;
     this.#count++;
     this.#bytes += headerBytes + value;
     return extParamsOverLimits(this.#limits, this.#count, this.#bytes);

@@ -38,6 +38,8 @@ export const RAW_EXT_MIN_BYTES = 64 * 1024;
 
 /** The field number of `ext` in ClientRequestProto and in GateToServiceProto alike (proto/gate.proto). */
 export const EXT_FIELD = 103;
+/** The field number of `params` in ExtendedRequestProto (proto/gate.proto). */
+export const EXT_PARAMS_FIELD = 2;
 
 /** The tag and length of a length-delimited `field` of `length` bytes. */
 export function fieldHeader(field: number, length: number): Buffer {
@@ -68,7 +70,7 @@ export function fieldHeader(field: number, length: number): Buffer {
 export function isPlainExt(bytes: Buffer, start: number, end: number): boolean {
   // ExtendedRequestProto: methodName = 1 (string), params = 2 (map entry).
   return walk(bytes, start, end, (field, from, to) =>
-    field === 1 ? isUtf8(bytes.subarray(from, to)) : field === 2 && isPlainEntry(bytes, from, to),
+    field === 1 ? isUtf8(bytes.subarray(from, to)) : field === EXT_PARAMS_FIELD && isPlainEntry(bytes, from, to),
   );
 }
 

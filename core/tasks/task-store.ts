@@ -16,7 +16,7 @@
  * MongoDB or memory; on the shared homes the caps and the claim hold across every process. Times are
  * Unix milliseconds from the store's clock (`TaskStoreOptions.now`).
  */
-import { GatewayError, errorTypeForStatus, renderErrorBody } from '../errors.js';
+import { GatewayError, argsWithParam, errorTypeForStatus, paramOfArgs, renderErrorBody } from '../errors.js';
 
 export type TaskStatus = 'QUEUED' | 'PROCESSING' | 'COMPLETED' | 'CANCELED';
 export const FINAL_STATUSES: readonly TaskStatus[] = ['COMPLETED', 'CANCELED'];
@@ -246,13 +246,13 @@ export const DAY_MS = 24 * 60 * 60 * 1000;
  */
 export function taskErrorFrom(err: GatewayError): TaskError {
   const { message, args, param } = renderErrorBody(err).error;
-  return { status: err.status, code: err.code, message, args: param !== null && args.param === undefined ? { ...args, param } : { ...args } };
+  return { status: err.status, code: err.code, message, args: { ...argsWithParam(args, param) } };
 }
 
 /** A stored task error as the catalog error it was (for the result endpoint to throw). */
 export function gatewayErrorFromTask(error: TaskError): GatewayError {
-  const param = typeof error.args.param === 'string' ? error.args.param : undefined;
-  return new GatewayError({ code: error.code, status: error.status, type: errorTypeForStatus(error.status), message: error.message, args: error.args, param });
+  const { code, status, message, args } = error;
+  return new GatewayError({ code, status, type: errorTypeForStatus(status), message, args, param: paramOfArgs(args) });
 }
 
 export function runningCapFor(options: ClaimOptions, accountId: number): number {

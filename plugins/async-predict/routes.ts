@@ -69,14 +69,13 @@ export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptio
     const page = tasks.slice(0, limit);
     const last = page.at(-1);
     koa.body = {
-      tasks: page.map(({ taskId, callerId, status, createdAt, completedAt }) => ({ taskId, callerId, status, createdAt, completedAt })),
+      tasks: page.map(statusOf),
       next: tasks.length > limit && last ? `${last.createdAt}.${last.taskId}` : null,
     };
   });
 
   router.get(`${ACCOUNT}/async/task/:taskId`, ...reading, async (koa) => {
-    const { taskId, callerId, status, createdAt, completedAt } = await ownTask(koa);
-    koa.body = { taskId, callerId, status, createdAt, completedAt };
+    koa.body = statusOf(await ownTask(koa));
   });
 
   router.get(`${ACCOUNT}/async/task/:taskId/response`, ...reading, async (koa) => {
@@ -116,6 +115,11 @@ export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptio
     koa.body = '';
     koa.remove('Content-Type'); // an empty body, not an empty text
   });
+}
+
+/** What the status endpoints show of a task. */
+function statusOf({ taskId, callerId, status, createdAt, completedAt }: TaskRecord) {
+  return { taskId, callerId, status, createdAt, completedAt };
 }
 
 /** Tasks per page of the list: `limit` in 1..MAX_LIST_LIMIT, DEFAULT_LIST_LIMIT when absent. */
