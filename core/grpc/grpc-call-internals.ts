@@ -22,10 +22,26 @@ export interface GrpcJsCallInternals {
   sendStatus?: (status: CallStatus) => void;
   /** Serializes a response with the method's serializer and writes it (its metadata first). */
   sendMessage?: (message: unknown, callback: () => void) => void;
+  /** True (and the call answered) when the call was cancelled: nothing more may be written. */
+  checkCancelled?: () => boolean;
+  /** Sends the response headers unless they went already: due before a call's first message. */
+  maybeSendMetadata?: () => void;
+  /** The largest message the call may send (-1: no limit). */
+  maxSendMessageSize?: number;
+  /** Counts a sent message for channelz, as grpc-js's own sendMessage does. */
+  callEventTracker?: { addMessageSent?: () => void };
 }
 
 export function callInternals(call: object): GrpcJsCallInternals {
   return call as GrpcJsCallInternals;
+}
+
+/**
+ * The call behind the stream object a handler got: grpc-js keeps the call the interceptors returned
+ * (here: its own base call, unwrapped) in the stream's `call` field. An empty object when it moved.
+ */
+export function callOfStream(stream: object): object {
+  return (stream as { call?: object }).call ?? {};
 }
 
 /**

@@ -3,11 +3,13 @@ import { gatewayError, type GatewayError } from '../errors.js';
 import { toApiErrorProto } from './api-error.js';
 import type { ClientCalls } from './client-calls.js';
 import type { Gate } from '../gate/gate.js';
-import { gateServiceDefinition, type ClientRequestProto, type GateHandlers } from '../../proto/src/index.js';
+import { gateServiceDefinition, type ClientRequestProto, type GateHandlers, type GateToServiceProto } from '../../proto/src/index.js';
 import { clientMessageDeserializer, type AdmittedKey, type ClientMessageLimits } from './client-message.js';
 import type { AccountInputRate } from '../flow/byte-rate.js';
 import { receiveLimitInterceptor, receiveLimitOf } from './receive-limits.js';
 import { withRawExt } from './raw-ext.js';
+import { writeRawExtInPieces } from './raw-ext-writes.js';
+import { callOfStream } from './grpc-call-internals.js';
 import { UnauthenticatedBytes, trust, unauthenticatedBytesInterceptor } from './unauthenticated-bytes.js';
 
 /** The client calls take ClientMessages: their deserializer reads only what admission needs. */
@@ -69,10 +71,12 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   const clientMethods = ['process', 'processResponseStream', 'processStream'] as const;
   const clientPaths = new Set(clientMethods.map((name) => definition[name]!.path));
   const processAsyncPath = definition.processAsync!.path;
+  const serviceSerialize = definition.processAsync!.responseSerialize as (message: GateToServiceProto) => Buffer;
   const limitOf = (path: string) =>
     clientPaths.has(path) ? options.client.maxMessageBytes : path === processAsyncPath ? options.registrationMaxMessageBytes : undefined;
   // Client calls get a deserializer that reads only what admission needs (client-message.ts).
-  // Service streams get a serializer that writes a large ext call's params as the caller sent them (raw-ext.ts).
+  // Service streams get a serializer that writes a large ext call's params as the caller sent them
+  // (raw-ext.ts), used where grpc-js's call cannot take the message in pieces (raw-ext-writes.ts).
   const served: grpc.ServiceDefinition = Object.fromEntries(
     Object.entries(definition).map(([name, method]) => [
       name,
@@ -113,6 +117,8 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
       callback(null, { status: 'Ok', interval: options.heartbeatIntervalMs });
     },
     processAsync: (stream) => {
+      // A large ext call's message goes to the service in pieces, its caller's bytes as they are.
+      writeRawExtInPieces(callOfStream(stream), serviceSerialize);
       // Registered: the stream may now carry messages up to the service limit, outside the budget of
       // unauthenticated bytes.
       options.gate.acceptServiceStream(stream, () => {

@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { gatewayError } from '../errors.js';
-import { beforeStatus, callInternals, type CallStatus } from './grpc-call-internals.js';
+import { beforeStatus, callInternals, callOfStream, type CallStatus } from './grpc-call-internals.js';
 
 /**
  * Per-call receive limits for gRPC. grpc-js reads each message's 5-byte length prefix and refuses a
@@ -66,10 +66,7 @@ export function receiveLimitInterceptor(limitOf: (path: string) => number | unde
   };
 }
 
-/**
- * The receive-limit handle of a call, from the stream object its handler got: grpc-js keeps the call
- * the interceptors returned (here: its own base call, unwrapped) in the stream's `call` field.
- */
+/** The receive-limit handle of a call, from the stream object its handler got. */
 export function receiveLimitOf(stream: object): ReceiveLimitHandle {
-  return handleOf((stream as { call?: object }).call ?? {});
+  return handleOf(callOfStream(stream));
 }

@@ -4,7 +4,7 @@ import { GatewayError, gatewayError } from '../errors.js';
 import { EarlyKeyCheck, type AdmittedKey } from './client-message.js';
 import { ExtParamsScan } from './ext-params-scan.js';
 import { toApiErrorProto } from './api-error.js';
-import { beforeStatus, callInternals } from './grpc-call-internals.js';
+import { beforeStatus, callInternals, callOfStream } from './grpc-call-internals.js';
 import { ByteRate, StreamPacer, type AccountInputRate } from '../flow/byte-rate.js';
 
 /**
@@ -315,6 +315,5 @@ export function unauthenticatedBytesInterceptor(
 
 /** A `processAsync` stream has registered: its bytes no longer count (the handler's stream object). */
 export function trust(stream: object): void {
-  const call = (stream as { call?: object }).call;
-  if (call) untrusted.get(call)?.();
+  untrusted.get(callOfStream(stream))?.();
 }

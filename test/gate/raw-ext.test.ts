@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gateServiceDefinition, type GateToServiceProto } from '../../proto/src/index.js';
 import { ECHO_TOKEN, TEST_KEY, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
 import { wireCall, wireSession } from '../support/grpc-wire.js';
+import { rawExtInPieces } from '../../core/grpc/raw-ext-writes.js';
 import { RawServiceStream, json, processUnary, rawClient, type RawClient } from '../support/raw-gate-client.js';
 
 const definition = gateServiceDefinition();
@@ -69,6 +70,27 @@ describe('large ext params travel to the service as sent (#25)', () => {
     // The rest of the message is the gateway's as for any call: its request ID and the caller's header.
     expect(seen[0]!.headers!['Z-requestId']).toMatch(/^[0-9a-f-]{36}$/);
     expect(seen[0]!.headers!['x-mine']).toBe('yes');
+  });
+
+  it('goes out in pieces (the caller bytes written as they are), and calls at once keep every message whole', async () => {
+    // The two writes of one message must never have another message between them: large and small
+    // ext calls at once, each with params of its own, each arrive exactly as sent.
+    expect(rawExtInPieces).toBe(true);
+    const paramsOf = (call: number, large: boolean) =>
+      Object.fromEntries(Array.from({ length: large ? 100 : 2 }, (_, i) => [`c${call}-${i}`, { json: String(call).repeat(large ? 4000 : 10) }]));
+    const calls = Array.from({ length: 16 }, (_, call) => ({ call, params: paramsOf(call, call % 2 === 0) }));
+    seen.length = 0;
+    const answers = await Promise.all(
+      calls.map(({ call, params }) =>
+        processUnary(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, ext: { methodName: `m${call}`, params } }),
+      ),
+    );
+    expect(answers.map((a) => a.error)).toEqual(calls.map(() => undefined));
+    expect(seen).toHaveLength(calls.length);
+    for (const { call, params } of calls) {
+      const got = seen.find((m) => m.ext?.methodName === `m${call}`)!.ext!.params!;
+      expect(Object.fromEntries(Object.entries(got).map(([key, value]) => [key, { json: value.json }]))).toEqual(params);
+    }
   });
 
   it('a map with a string that is not UTF-8 is decoded and written clean, as before', async () => {
