@@ -16,8 +16,13 @@ interface CallEntry {
   timer: NodeJS.Timeout | undefined;
 }
 
-/** Whether a failed call goes on elsewhere (failover): true when it does, and the caller sees nothing. */
-export type Retry = (call: ServiceCall, error: GatewayError) => boolean;
+/** What the table asks of failover (the Gate wires it to its Failover). */
+export interface Retries {
+  /** Whether a failed call goes on elsewhere: true when it does, and the caller sees nothing. */
+  retry(call: ServiceCall, error: GatewayError): boolean;
+  /** The call settled: failover forgets its state for it. */
+  released(call: ServiceCall): void;
+}
 
 export interface CallLimits {
   readonly maxBufferedBytes: number;
@@ -34,8 +39,7 @@ export class CallTable {
   readonly #changes = new EventEmitter();
   /** What every call asks of the table: one object shared by all calls (no closures per call). */
   readonly #hooks: ServiceCallHooks;
-  #retry: Retry = () => false;
-  #released: ((call: ServiceCall) => void) | undefined = undefined;
+  #retries: Retries | undefined = undefined;
   #nextRequestId = 1;
 
   constructor(limits: CallLimits) {
@@ -49,13 +53,9 @@ export class CallTable {
     };
   }
 
-  /**
-   * Failures that a retry may fix go to `retry` first, and `released` hears of every call that
-   * settles (failover forgets its state for it): the Gate wires both to failover.
-   */
-  retryWith(retry: Retry, released: (call: ServiceCall) => void): void {
-    this.#retry = retry;
-    this.#released = released;
+  /** Failures that a retry may fix go to `retries` first, and it hears of every call that settles. */
+  retryWith(retries: Retries): void {
+    this.#retries = retries;
   }
 
   get size(): number {
@@ -129,7 +129,7 @@ export class CallTable {
 
   /** Fails a call whose instance failed it or went away, unless failover sends it on. */
   fail(call: ServiceCall, error: GatewayError): void {
-    if (!this.#retry(call, error)) call.fail(error);
+    if (!this.#retries?.retry(call, error)) call.fail(error);
   }
 
   /** Resolves when no call is in flight, or after `timeoutMs`; then fails what is left with `error`. */
@@ -146,7 +146,7 @@ export class CallTable {
     this.#calls.delete(call.requestId);
     entry.instance?.letGo(call.requestId);
     if (entry.timer) clearTimeout(entry.timer);
-    this.#released?.(call);
+    this.#retries?.released(call);
     if (this.#calls.size === 0) this.#changes.emit('idle');
   }
 }

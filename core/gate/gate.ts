@@ -67,12 +67,18 @@ export class Gate {
       for (const call of lost) this.#table.fail(call, gatewayError('SERVICE_DISCONNECTED', { args: { service: instance.service.name } }));
     });
     this.#routes = new ServiceRoutes(directory);
-    const closed = () => this.#shuttingDown;
-    this.#failover = new Failover({ pool: this.#pool, table: this.#table, routes: this.#routes, retryBudget: config.retryBudget, log: this.#log, closed });
-    this.#table.retryWith((call, error) => this.#failover.retry(call, error), (call) => this.#failover.released(call));
+    // What failover and the service streams both work with.
+    const shared = { pool: this.#pool, table: this.#table, log: this.#log, closed: () => this.#shuttingDown };
+    this.#failover = new Failover({ ...shared, routes: this.#routes, retryBudget: config.retryBudget });
+    this.#table.retryWith(this.#failover);
     this.#streams = new ServiceStreams({
-      directory, config, clusterUpdate, pool: this.#pool, table: this.#table, billing: this.billing,
-      recentCallers: this.#recentCallers, events, log: this.#log, closed,
+      ...shared,
+      directory,
+      config,
+      clusterUpdate,
+      billing: this.billing,
+      recentCallers: this.#recentCallers,
+      events,
     });
     for (const service of directory.services()) if (service.required) this.#expected.add(service.id);
     directory.onServiceChange((change) => this.#onServiceChange(change));
@@ -90,7 +96,11 @@ export class Gate {
    * waking the service (wake-on-request.ts). `signal` (or the function that makes it, called only
    * when the request waits) aborts when the caller leaves: the wait ends and frees its slot at once.
    */
-  ready(service: ServiceEntry, caller: { readonly id: number; readonly name: string }, signal?: AbortSignal | (() => AbortSignal)): Promise<void> {
+  ready(
+    service: ServiceEntry,
+    caller: { readonly id: number; readonly name: string },
+    signal?: AbortSignal | (() => AbortSignal),
+  ): Promise<void> {
     // Not async: the usual answer (an instance is there) is one shared settled promise, not a new one per request.
     if (this.hasInstances(service.id) || service.fallbacks?.length) return READY;
     const target = (service.base && this.#directory.serviceById(service.base.serviceId)) || service;
@@ -117,7 +127,11 @@ export class Gate {
     const timeoutMs = Math.min(options.timeoutMs ?? (service.timeoutSec ?? this.#config.defaultTimeoutSec) * 1000, MAX_TIMER_MS);
     // Answers come from the target's instances, and the call table matches them by the target's ID.
     const call = this.#table.open(instance, routed.target.id, service.name, timeoutMs);
-    call.servedBy = { name: fallback ? targetName(fallback) : serviceLabel(service), instance: instance.bootUuid, fallback: fallback !== undefined && fallback.service !== service };
+    call.servedBy = {
+      name: fallback ? targetName(fallback) : serviceLabel(service),
+      instance: instance.bootUuid,
+      fallback: fallback !== undefined && fallback.service !== service,
+    };
     if (this.#events.has('billing')) this.#rememberCaller(call.requestId, routed.headers);
     const headers = observeCall(this.#events, call, service, options.model, context, routed.headers);
     if (options.firstChunkTimeoutMs || options.idleTimeoutMs) {
@@ -284,4 +298,3 @@ function callerAccountId(headers: StringMap): number | undefined {
   const id = Number(headers[GateHeaders.callerAccountId]);
   return id || undefined;
 }
-
