@@ -16,7 +16,18 @@ const pluginZones = readdirSync('plugins', { withFileTypes: true })
   }));
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'proto/src/generated/**', '.venv/**', '**/.venv-*/**', '.data/**', 'bench/results/**', 'coverage/**'] },
+  {
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      'proto/src/generated/**',
+      '.venv/**',
+      '**/.venv-*/**',
+      '.data/**',
+      'bench/results/**',
+      'coverage/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

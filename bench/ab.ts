@@ -25,7 +25,15 @@ import { startEchoFor } from './lib/our-gateway.js';
 import { ROOT, ensureBuilt, outFile, startChild, type Child } from './lib/procs.js';
 import { median } from './lib/stats.js';
 
-const { values } = parseArgs({ options: { base: { type: 'string' }, rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string' }, out: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    base: { type: 'string' },
+    rounds: { type: 'string' },
+    duration: { type: 'string' },
+    connections: { type: 'string' },
+    out: { type: 'string' },
+  },
+});
 if (!values.base) throw new Error('--base DIR is required: another built checkout of the project (the "before" side)');
 const baseDir = resolve(values.base);
 const rounds = Number(values.rounds ?? 3);
@@ -80,7 +88,9 @@ try {
         const result = await saturate(gatewayChatLoad(url, PATHS[path]), { connections, durationSec });
         const cpuUsPerRequest = ((gateway.cpuMs() - cpuBefore) * 1000) / Math.max(1, result.ok);
         samples[path][side].push({ rps: result.rps, cpuUsPerRequest, non2xx: result.non2xx });
-        process.stderr.write(`round ${round + 1}, ${path}, ${side}: ${result.rps.toFixed(0)} req/s, gateway ${cpuUsPerRequest.toFixed(0)} µs CPU/request, non-2xx ${result.non2xx}\n`);
+        process.stderr.write(
+          `round ${round + 1}, ${path}, ${side}: ${result.rps.toFixed(0)} req/s, gateway ${cpuUsPerRequest.toFixed(0)} µs CPU/request, non-2xx ${result.non2xx}\n`,
+        );
       }
     }
   }
@@ -90,7 +100,10 @@ try {
 
 const summary = Object.fromEntries(
   (Object.keys(PATHS) as PathName[]).map((path) => {
-    const of = (side: Side) => ({ rps: median(samples[path][side].map((s) => s.rps)), cpuUsPerRequest: median(samples[path][side].map((s) => s.cpuUsPerRequest)) });
+    const of = (side: Side) => ({
+      rps: median(samples[path][side].map((s) => s.rps)),
+      cpuUsPerRequest: median(samples[path][side].map((s) => s.cpuUsPerRequest)),
+    });
     const before = of('before');
     const after = of('after');
     // Per round, as every ratio of the bench: both sides of a round saw the same machine.
@@ -98,7 +111,10 @@ const summary = Object.fromEntries(
     return [path, { before, after, cpuAfterOverBefore: cpuRatio }];
   }),
 );
-writeFileSync(out, `${JSON.stringify({ machine: machine(), at: new Date().toISOString(), base: baseDir, settings: { rounds, durationSec, connections }, summary, samples }, null, 2)}\n`);
+writeFileSync(
+  out,
+  `${JSON.stringify({ machine: machine(), at: new Date().toISOString(), base: baseDir, settings: { rounds, durationSec, connections }, summary, samples }, null, 2)}\n`,
+);
 for (const [path, s] of Object.entries(summary)) {
   process.stdout.write(
     `${path.padEnd(12)} before ${s.before.cpuUsPerRequest.toFixed(0)} µs/request (${s.before.rps.toFixed(0)} req/s), after ${s.after.cpuUsPerRequest.toFixed(0)} µs/request (${s.after.rps.toFixed(0)} req/s): after ÷ before ${s.cpuAfterOverBefore.toFixed(3)}\n`,

@@ -57,7 +57,12 @@ function gatewayConfig(store: Record<string, unknown>): Record<string, unknown> 
     server: { host: '127.0.0.1', httpPort: 0, grpcPort: 0 },
     store,
     accounts,
-    apiKeys: accounts.map((a) => ({ name: `k${a.id}`, account: a.id, key: keyOf(a.id), permissions: ['MODEL_REQUESTS', 'READ_DATA', 'MODIFY_DATA'] })),
+    apiKeys: accounts.map((a) => ({
+      name: `k${a.id}`,
+      account: a.id,
+      key: keyOf(a.id),
+      permissions: ['MODEL_REQUESTS', 'READ_DATA', 'MODIFY_DATA'],
+    })),
     services: [{ id: 10, name: 'echo', account: 1, public: true, connectionTokens: [{ token: TOKEN }] }],
     plugins: { enabled: ['async-predict'], options: { 'async-predict': { concurrency: CONCURRENCY, pollMs: 200 } } },
   };
@@ -80,26 +85,39 @@ async function startService(grpcAddress: string): Promise<ChildProcess> {
 /** Runs `worker` on `concurrency` parallel loops until `total` items are done. */
 async function inParallel(total: number, concurrency: number, worker: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < total) await worker(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) await worker(next++);
+    }),
+  );
 }
 
 async function measureSync(client: GateClient, total: number): Promise<number> {
   const started = performance.now();
   await inParallel(total, CONCURRENCY, async (i) => {
-    await client.process({ predict: { data: { json: JSON.stringify({ n: i }) } } }, { account: 'bench1', model: 'echo', authToken: keyOf((i % ACCOUNTS) + 1) });
+    await client.process(
+      { predict: { data: { json: JSON.stringify({ n: i }) } } },
+      { account: 'bench1', model: 'echo', authToken: keyOf((i % ACCOUNTS) + 1) },
+    );
   });
   return (total / (performance.now() - started)) * 1000;
 }
 
 function post(agent: Agent, url: URL, key: string, body: string): Promise<{ status: number; text: string }> {
   return new Promise((done, fail) => {
-    const req = httpRequest(url, { method: 'POST', agent, headers: { 'PLATFORM-API-KEY': key, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => done({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = httpRequest(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'PLATFORM-API-KEY': key, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => done({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
     req.on('error', fail);
     req.end(body);
   });
@@ -131,10 +149,10 @@ async function measureAsync(gateway: Gateway, httpUrl: string, total: number): P
   const pending = onMongo
     ? () => tasks.count({ status: { $in: ['QUEUED', 'PROCESSING'] } })
     : async () => {
-      let n = 0;
-      for (let a = 1; a <= ACCOUNTS; a++) n += (await store.countQueued(a)) + (await store.countRunning(a));
-      return n;
-    };
+        let n = 0;
+        for (let a = 1; a <= ACCOUNTS; a++) n += (await store.countQueued(a)) + (await store.countRunning(a));
+        return n;
+      };
   const pollMs = onMongo ? 100 : 10;
   while ((await pending()) > 0) await new Promise((r) => setTimeout(r, pollMs));
   const rate = (total / (performance.now() - started)) * 1000;
@@ -170,8 +188,10 @@ async function runStore(name: string, store: Record<string, unknown>, tasks: num
       retried += measured.retried;
     }
     const [rate, sync] = [median(asyncRates), median(syncRates)];
-    console.log(`${name.padEnd(8)} ${String(tasks).padStart(5)} tasks  async ${rate.toFixed(0).padStart(6)} tasks/s   sync ${sync.toFixed(0).padStart(6)} req/s   async/sync ${(rate / sync).toFixed(2)}` +
-      `   (rounds: async ${asyncRates.map((r) => r.toFixed(0)).join(' ')}; sync ${syncRates.map((r) => r.toFixed(0)).join(' ')})${retried ? `; ${retried} creations retried after 429` : ''}`);
+    console.log(
+      `${name.padEnd(8)} ${String(tasks).padStart(5)} tasks  async ${rate.toFixed(0).padStart(6)} tasks/s   sync ${sync.toFixed(0).padStart(6)} req/s   async/sync ${(rate / sync).toFixed(2)}` +
+        `   (rounds: async ${asyncRates.map((r) => r.toFixed(0)).join(' ')}; sync ${syncRates.map((r) => r.toFixed(0)).join(' ')})${retried ? `; ${retried} creations retried after 429` : ''}`,
+    );
   } finally {
     client.close?.();
     service.kill('SIGTERM');

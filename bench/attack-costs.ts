@@ -28,7 +28,9 @@ const { values } = parseArgs({
   },
 });
 const log = (line: string) => console.log(line);
-const profileDir = values.profile ? join(ROOT, 'bench/results/profiles', `attacks-${new Date().toISOString().replace(/[:.]/g, '-')}`) : undefined;
+const profileDir = values.profile
+  ? join(ROOT, 'bench/results/profiles', `attacks-${new Date().toISOString().replace(/[:.]/g, '-')}`)
+  : undefined;
 const systems = new Systems({ log, profileDir });
 
 interface AttackerStats {
@@ -44,7 +46,8 @@ try {
   try {
     for (let round = 0; round < Number(values.rounds); round++) {
       for (const kind of values.kinds.split(',')) {
-        const attacker = kind === 'none' ? undefined : await startAuthedAttacker(grpcAddress, httpUrl, Number(values.loops), split.attackerPrefix, kind);
+        const attacker =
+          kind === 'none' ? undefined : await startAuthedAttacker(grpcAddress, httpUrl, Number(values.loops), split.attackerPrefix, kind);
         try {
           await loopDelays({ gateway, echo });
           const cpuBefore = [processCpuMs(gateway.pid), processCpuMs(echo.pid)] as const;

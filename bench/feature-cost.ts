@@ -23,7 +23,16 @@ import { summariseProfile } from './lib/profile.js';
 import { median } from './lib/stats.js';
 import { ROOT, outFile, type Child } from './lib/procs.js';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string' }, out: { type: 'string' }, profile: { type: 'boolean' }, 'scrape-ms': { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string' },
+    duration: { type: 'string' },
+    connections: { type: 'string' },
+    out: { type: 'string' },
+    profile: { type: 'boolean' },
+    'scrape-ms': { type: 'string' },
+  },
+});
 const rounds = Number(values.rounds ?? 3);
 const durationSec = Number(values.duration ?? 10);
 const connections = Number(values.connections ?? 50);
@@ -46,7 +55,11 @@ async function start(variant: Variant): Promise<{ url: string; children: Child[]
   const plain = variant.startsWith('plain');
   const tracing = variant.includes('tracing') ? { otlpEndpoint: sink.url, sampleRatio: variant.endsWith('10%') ? 0.1 : 1 } : undefined;
   const nodeFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}/${variant}`] : [];
-  const gateway = await startOurGateway(`gateway-${variant}`, { plugins: plain ? [] : ['metrics'], tracing }, { nodeFlags, timeoutMs: 180_000 });
+  const gateway = await startOurGateway(
+    `gateway-${variant}`,
+    { plugins: plain ? [] : ['metrics'], tracing },
+    { nodeFlags, timeoutMs: 180_000 },
+  );
   const echo = await startEchoFor(`echo-${variant}`, gateway, { timeoutMs: 180_000 });
   return { url: gateway.ready.httpUrl as string, children: [gateway, echo] };
 }
@@ -60,11 +73,15 @@ try {
     const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length]!);
     for (const variant of order) {
       const { url } = gateways[variant];
-      const scraper = variant.startsWith('plain') ? undefined : setInterval(() => void fetch(`${url}/metrics`, SCRAPE).then((r) => r.text()), SCRAPE_EVERY_MS);
+      const scraper = variant.startsWith('plain')
+        ? undefined
+        : setInterval(() => void fetch(`${url}/metrics`, SCRAPE).then((r) => r.text()), SCRAPE_EVERY_MS);
       const result = await saturate(gatewayChatLoad(url), { connections, durationSec });
       clearInterval(scraper);
       runs[variant].push(result);
-      process.stderr.write(`round ${round + 1}, ${variant}: ${result.rps.toFixed(0)} req/s, p99 ${result.latencyMs.p99.toFixed(2)} ms, non-2xx ${result.non2xx}\n`);
+      process.stderr.write(
+        `round ${round + 1}, ${variant}: ${result.rps.toFixed(0)} req/s, p99 ${result.latencyMs.p99.toFixed(2)} ms, non-2xx ${result.non2xx}\n`,
+      );
     }
   }
   const scrape = await (await fetch(`${gateways.metrics.url}/metrics`, SCRAPE)).text();
@@ -73,11 +90,19 @@ try {
   // Within each round, as every ratio of the bench: a busy moment weighs on both sides of it.
   const baseline = (round: number) => (runs.plain[round]!.rps + runs['plain again'][round]!.rps) / 2;
   const lostPercent = (v: Variant) => median(runs[v].map((r, round) => (1 - r.rps / baseline(round)) * 100));
-  const noiseFloorPercent = median(runs.plain.map((r, round) => (Math.abs(r.rps - runs['plain again'][round]!.rps) / baseline(round)) * 100));
+  const noiseFloorPercent = median(
+    runs.plain.map((r, round) => (Math.abs(r.rps - runs['plain again'][round]!.rps) / baseline(round)) * 100),
+  );
   const result = {
     machine: machine(),
     at: new Date().toISOString(),
-    settings: { rounds, durationSec, connections, key: BENCH_KEY.slice(0, 5) + '…', tracing: { sampleRatio: '1, or 0.1 for the 10% variant', exporter: 'OTLP/HTTP protobuf to a loopback sink' } },
+    settings: {
+      rounds,
+      durationSec,
+      connections,
+      key: BENCH_KEY.slice(0, 5) + '…',
+      tracing: { sampleRatio: '1, or 0.1 for the 10% variant', exporter: 'OTLP/HTTP protobuf to a loopback sink' },
+    },
     medianRps,
     lostPercent: Object.fromEntries(VARIANTS.slice(2).map((v) => [v, lostPercent(v)])),
     noiseFloorPercent,
@@ -88,10 +113,14 @@ try {
   };
   writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
   for (const v of VARIANTS) {
-    process.stdout.write(`${v.padEnd(20)} ${medianRps[v].toFixed(0).padStart(6)} req/s${v.startsWith('plain') ? '' : `, lost ${lostPercent(v).toFixed(1)}%`}\n`);
+    process.stdout.write(
+      `${v.padEnd(20)} ${medianRps[v].toFixed(0).padStart(6)} req/s${v.startsWith('plain') ? '' : `, lost ${lostPercent(v).toFixed(1)}%`}\n`,
+    );
   }
   process.stdout.write(`noise floor (the two plain gateways apart): ${noiseFloorPercent.toFixed(1)}%\n`);
-  process.stdout.write(`trace exports received: ${sink.received.exports} (${(sink.received.bytes / 1024).toFixed(0)} KiB)\nResults: ${out}\n`);
+  process.stdout.write(
+    `trace exports received: ${sink.received.exports} (${(sink.received.bytes / 1024).toFixed(0)} KiB)\nResults: ${out}\n`,
+  );
 } finally {
   for (const { children } of Object.values(gateways)) for (const child of children) await child.stop();
   await sink.close();

@@ -228,7 +228,12 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
       await systems.stop();
       log('Store: memory, embedded and MongoDB homes');
       const size = options.smoke ? 0.02 : 1;
-      results.store = await runStore({ tasks: Math.round(2000 * size), responses: Math.round(2000 * size), usageIncrements: Math.round(5000 * size), log });
+      results.store = await runStore({
+        tasks: Math.round(2000 * size),
+        responses: Math.round(2000 * size),
+        usageIncrements: Math.round(5000 * size),
+        log,
+      });
     }
   } finally {
     await systems.stop();

@@ -38,16 +38,26 @@ mkdirSync(outDir, { recursive: true });
 const data = join(outDir, 'oncpu.perf.data');
 const systems = new Systems({ nodeFlags: ['--perf-basic-prof'], log: console.log });
 try {
-  const [{ httpUrl }, gateway] = await Promise.all([systems.gatewayUrls(), systems.gateway(), path === 'echo' ? systems.echo() : systems.mock()]);
+  const [{ httpUrl }, gateway] = await Promise.all([
+    systems.gatewayUrls(),
+    systems.gateway(),
+    path === 'echo' ? systems.echo() : systems.mock(),
+  ]);
   const target = gatewayChatLoad(httpUrl, `bench/${path}`);
   await saturate(target, { connections: 50, durationSec: 3 }); // warm-up: JIT and pools
-  const perf = spawn('perf', ['record', '-F', '999', '-g', '-p', String(gateway.pid), '-o', data, '--', 'sleep', String(seconds)], { stdio: 'ignore' });
+  const perf = spawn('perf', ['record', '-F', '999', '-g', '-p', String(gateway.pid), '-o', data, '--', 'sleep', String(seconds)], {
+    stdio: 'ignore',
+  });
   const recorded = new Promise((resolve) => perf.once('exit', resolve));
   const load = await saturate(target, { connections: 50, durationSec: seconds + 1 });
   await recorded;
   console.log(`\n${Math.round(load.rps)} req/s, ${load.non2xx + load.errors} failed; gateway profiled for ${seconds} s into ${data}\n`);
   for (const sort of ['dso', 'sym']) {
-    const report = spawnSync('perf', ['report', '-i', data, '--no-children', '--sort', sort, '-g', 'none', '--percent-limit', '0.3', '--stdio'], { encoding: 'utf8' });
+    const report = spawnSync(
+      'perf',
+      ['report', '-i', data, '--no-children', '--sort', sort, '-g', 'none', '--percent-limit', '0.3', '--stdio'],
+      { encoding: 'utf8' },
+    );
     const lines = report.stdout.split('\n').filter((line) => /%/.test(line) && !line.startsWith('#'));
     console.log(`by ${sort === 'dso' ? 'binary (kernel, node, JIT-compiled JavaScript)' : 'symbol'}:`);
     console.log(lines.slice(0, sort === 'dso' ? 8 : top).join('\n'), '\n');

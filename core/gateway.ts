@@ -192,43 +192,53 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
         try {
           await plugin.instance.start?.();
         } catch (err) {
-          throw new BootError('PLUGIN_START_FAILED', `plugin '${plugin.definition.name}' failed to start: ${(err as Error).message}`, [], err);
+          throw new BootError(
+            'PLUGIN_START_FAILED',
+            `plugin '${plugin.definition.name}' failed to start: ${(err as Error).message}`,
+            [],
+            err,
+          );
         }
       }
       const grpcPort = worker?.sharedPort ?? config.server.grpcPort;
       const ownPort = worker?.ownPorts[worker.index];
       try {
         grpcServer = await startGrpcServer({
-        host,
-        port: grpcPort,
-        ...(ownPort !== undefined ? { ownPort } : {}),
-        maxMessageBytes: config.server.grpcMaxMessageBytes,
-        client: {
-          maxMessageBytes: config.server.grpcClientMaxMessageBytes,
-          maxHeaders: config.server.grpcClientMaxHeaders,
-          maxHeaderBytes: config.server.grpcClientMaxHeaderBytes,
-          maxExtParams: config.limits.extMaxParams,
-          maxExtParamBytes: config.limits.extMaxParamBytes,
-        },
-        registrationMaxMessageBytes: config.server.grpcRegistrationMaxMessageBytes,
-        unauthenticatedBytesInFlight: config.server.unauthenticatedBytesInFlight,
-        unauthenticatedBytesPerSecond: config.server.unauthenticatedBytesPerSecond,
-        checkClientKey: (token) => {
-          try {
-            return { accountId: pipeline.authenticate(token, 'authToken', 'MODEL_REQUESTS').account.id };
-          } catch (err) {
-            return toGatewayError(err);
-          }
-        },
-        accountInput,
-        heartbeatIntervalMs: config.gate.heartbeatIntervalMs,
-        gate,
-        clientCalls,
-        speech,
+          host,
+          port: grpcPort,
+          ...(ownPort !== undefined ? { ownPort } : {}),
+          maxMessageBytes: config.server.grpcMaxMessageBytes,
+          client: {
+            maxMessageBytes: config.server.grpcClientMaxMessageBytes,
+            maxHeaders: config.server.grpcClientMaxHeaders,
+            maxHeaderBytes: config.server.grpcClientMaxHeaderBytes,
+            maxExtParams: config.limits.extMaxParams,
+            maxExtParamBytes: config.limits.extMaxParamBytes,
+          },
+          registrationMaxMessageBytes: config.server.grpcRegistrationMaxMessageBytes,
+          unauthenticatedBytesInFlight: config.server.unauthenticatedBytesInFlight,
+          unauthenticatedBytesPerSecond: config.server.unauthenticatedBytesPerSecond,
+          checkClientKey: (token) => {
+            try {
+              return { accountId: pipeline.authenticate(token, 'authToken', 'MODEL_REQUESTS').account.id };
+            } catch (err) {
+              return toGatewayError(err);
+            }
+          },
+          accountInput,
+          heartbeatIntervalMs: config.gate.heartbeatIntervalMs,
+          gate,
+          clientCalls,
+          speech,
         });
       } catch (err) {
         const own = ownPort !== undefined && (err as { port?: number }).port === ownPort;
-        throw listenError(err as NodeJS.ErrnoException, own ? 'worker gRPC' : 'gRPC', `${host}:${own ? ownPort : grpcPort}`, own ? 'server.workerGrpcPort' : 'GRPC_PORT');
+        throw listenError(
+          err as NodeJS.ErrnoException,
+          own ? 'worker gRPC' : 'gRPC',
+          `${host}:${own ? ownPort : grpcPort}`,
+          own ? 'server.workerGrpcPort' : 'GRPC_PORT',
+        );
       }
       httpServer = app.listen(config.server.httpPort, host);
       // Long-lived streams (SSE, audio) must not be cut by Node's default request timeout.
@@ -240,7 +250,12 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
       const httpPort = (httpServer.address() as AddressInfo).port;
       specsUrl = `${publicUrl(config, httpPort)}/specs`;
       running = true;
-      const result: GatewayAddresses = { httpPort, grpcPort: grpcServer.port, httpUrl: `http://${host}:${httpPort}`, grpcAddress: `${host}:${grpcServer.port}` };
+      const result: GatewayAddresses = {
+        httpPort,
+        grpcPort: grpcServer.port,
+        httpUrl: `http://${host}:${httpPort}`,
+        grpcAddress: `${host}:${grpcServer.port}`,
+      };
       if (grpcServer.ownPort !== undefined) result.workerGrpcAddress = `${host}:${grpcServer.ownPort}`;
       logger.info({ ...result, plugins: plugins.map((p) => p.definition.name) }, 'gateway listening');
       return result;
@@ -277,10 +292,16 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
 function listenError(err: NodeJS.ErrnoException, what: string, address: string, variable: string): Error {
   const text = `${err.code ?? ''} ${err.message}`;
   if (/EADDRINUSE|address already in use/i.test(text)) {
-    return new BootError('PORT_IN_USE', `${what} address ${address} is already in use (another gateway running? set ${variable}, or 0 for any free port)`, [], err);
+    return new BootError(
+      'PORT_IN_USE',
+      `${what} address ${address} is already in use (another gateway running? set ${variable}, or 0 for any free port)`,
+      [],
+      err,
+    );
   }
   if (/EACCES|permission denied/i.test(text)) return new BootError('PORT_IN_USE', `${what} address ${address}: permission denied`, [], err);
-  if (/EADDRNOTAVAIL|ENOTFOUND/i.test(text)) return new BootError('PORT_IN_USE', `${what} address ${address} is not an address of this machine (server.host)`, [], err);
+  if (/EADDRNOTAVAIL|ENOTFOUND/i.test(text))
+    return new BootError('PORT_IN_USE', `${what} address ${address} is not an address of this machine (server.host)`, [], err);
   return err;
 }
 

@@ -1,12 +1,12 @@
 /**
- * `npm test`'s first step: `npm run typecheck` and `npm run lint` at once. Each is one process on one
- * core (tsc about 25 s, ESLint about 20 s on a 2-core machine), so one after the other left a core
- * idle for the whole first step. Each one's output is printed whole when it ends, so the two never
+ * `npm test`'s first step: `npm run typecheck`, `npm run lint` and `npm run format:check` at once. Each
+ * is one process on about one core (tsc about 25 s, ESLint about 20 s, Prettier about 15 s on a 2-core
+ * machine), so one after the other left a core idle for the whole first step. Each one's output is printed whole when it ends, so the two never
  * interleave; the step fails when either fails.
  */
 import { spawn } from 'node:child_process';
 
-const CHECKS = ['typecheck', 'lint'];
+const CHECKS = ['typecheck', 'lint', 'format:check'];
 
 function run(script) {
   return new Promise((resolve) => {

@@ -1,11 +1,7 @@
 // The TypeScript model-service SDK and a small typed client of the Gate protocol.
 
 export { ModelService, serveModel, type ModelServiceEvents } from './service/model-service.js';
-export {
-  ConfigurationError,
-  type ModelServiceOptions,
-  type ServiceDescriptor,
-} from './service/options.js';
+export { ConfigurationError, type ModelServiceOptions, type ServiceDescriptor } from './service/options.js';
 export { GateConnectionError } from './service/connection.js';
 export { RequestContext, FitContext } from './service/context.js';
 export { traceContextOf, type TraceContext } from './service/trace-context.js';
@@ -36,16 +32,7 @@ export type { BackoffOptions } from './service/backoff.js';
 export { consoleLogger, silentLogger, type SdkLogger } from './service/logger.js';
 export { PROCESS_INSTANCE_UUID } from './service/instance.js';
 export type { LoadReport } from '@model-gateway/protocol';
-export {
-  Payload,
-  PayloadError,
-  isPayloadProto,
-  jsonPayload,
-  payloadKind,
-  protobufPayload,
-  rawJsonPayload,
-  readJson,
-} from './payload.js';
+export { Payload, PayloadError, isPayloadProto, jsonPayload, payloadKind, protobufPayload, rawJsonPayload, readJson } from './payload.js';
 export {
   GateClient,
   GateDuplexStream,

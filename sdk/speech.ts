@@ -9,17 +9,18 @@
  *   message's data is raw PCM (possibly empty); answer by yielding `asrResponsePayload(...)`.
  */
 import type { AsrResponseProto, PayloadProto, RecognitionConfig, TtsRequestProto } from '@model-gateway/protocol';
-import {
-  audioPayload,
-  decodeRecognitionConfig,
-  decodeTtsRequest,
-  encodeAsrResponse,
-  SpeechDataTypes,
-} from '@model-gateway/protocol';
+import { audioPayload, decodeRecognitionConfig, decodeTtsRequest, encodeAsrResponse, SpeechDataTypes } from '@model-gateway/protocol';
 import { PayloadError, type Payload } from './payload.js';
 
 export { SpeechDataTypes, audioPayload };
-export { decodeAsrResponse, encodeAsrResponse, encodeRecognitionConfig, encodeTtsRequest, decodeTtsRequest, decodeRecognitionConfig } from '@model-gateway/protocol';
+export {
+  decodeAsrResponse,
+  encodeAsrResponse,
+  encodeRecognitionConfig,
+  encodeTtsRequest,
+  decodeTtsRequest,
+  decodeRecognitionConfig,
+} from '@model-gateway/protocol';
 
 /** The TtsRequestProto of a synthesis message (protobuf, or JSON with the proto's field names). */
 export function readTtsRequest(payload: Payload): TtsRequestProto {

@@ -49,7 +49,18 @@ const BENCH_MODEL = {
 
 // Plus `upstream`, for the one-process path (the connector calling the mock upstream itself).
 /** Copied into each config: the scenarios add to their copy (the 3b row adds metrics). */
-const DEMO_PLUGINS = ['health', 'specs', 'model-registry', 'sync-predict', 'chatapi', 'chatapi-direct', 'fitting', 'audio-speech', 'audio-transcriptions', 'upstream'];
+const DEMO_PLUGINS = [
+  'health',
+  'specs',
+  'model-registry',
+  'sync-predict',
+  'chatapi',
+  'chatapi-direct',
+  'fitting',
+  'audio-speech',
+  'audio-transcriptions',
+  'upstream',
+];
 
 /**
  * The gateway config of the benchmark (what `buildConfig` takes). `upstreamUrl`: the mock upstream,
@@ -84,7 +95,18 @@ export function benchConfigInput(upstreamUrl?: string): Record<string, unknown> 
       service(3, 'slow', TOKENS.slow),
       service(4, 'ticker', TOKENS.ticker),
       ...(upstreamUrl
-        ? [{ id: 5, name: 'direct', account: 'bench', public: true, family: 'openai', provider: 'bench', defaultModel: 'bench-1', upstream: { api: 'openai', baseUrl: `${upstreamUrl}/v1`, defaultModel: 'bench-1', maxConcurrency: 64 } }]
+        ? [
+            {
+              id: 5,
+              name: 'direct',
+              account: 'bench',
+              public: true,
+              family: 'openai',
+              provider: 'bench',
+              defaultModel: 'bench-1',
+              upstream: { api: 'openai', baseUrl: `${upstreamUrl}/v1`, defaultModel: 'bench-1', maxConcurrency: 64 },
+            },
+          ]
         : []),
     ],
     registry: { providers: [{ name: 'bench', displayName: 'Bench' }], models: [BENCH_MODEL] },

@@ -55,9 +55,7 @@ function run(target: LoadTarget, settings: LoadSettings, rate?: number): Promise
   let bytes = 0;
   let index = 0;
   const start = performance.now();
-  const setupClient = rate
-    ? (client: AutocannonClient) => pace(client, start, index++, settings.connections, rate)
-    : undefined;
+  const setupClient = rate ? (client: AutocannonClient) => pace(client, start, index++, settings.connections, rate) : undefined;
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {

@@ -49,9 +49,13 @@ export interface StartOptions {
 /** Starts our gateway in its own process: the bench config with the extras, as JSON in its environment. */
 export function startOurGateway(name: string, extras: GatewayExtras = {}, options: StartOptions = {}): Promise<Child> {
   ensureBuilt();
-  const input = benchConfigInput(extras.upstreamUrl) as { plugins: { enabled: string[]; options?: Record<string, unknown> }; tracing?: GatewayExtras['tracing'] };
+  const input = benchConfigInput(extras.upstreamUrl) as {
+    plugins: { enabled: string[]; options?: Record<string, unknown> };
+    tracing?: GatewayExtras['tracing'];
+  };
   input.plugins.enabled.push(...(extras.plugins ?? []));
-  if (extras.plugins?.includes('metrics')) input.plugins.options = { ...input.plugins.options, metrics: { bearerToken: BENCH_METRICS_TOKEN } };
+  if (extras.plugins?.includes('metrics'))
+    input.plugins.options = { ...input.plugins.options, metrics: { bearerToken: BENCH_METRICS_TOKEN } };
   if (extras.tracing) input.tracing = extras.tracing;
   if (extras.userSpaceKeys) withUserSpace(input);
   return startChild(name, {
@@ -59,7 +63,9 @@ export function startOurGateway(name: string, extras: GatewayExtras = {}, option
     env: {
       BENCH_GATEWAY_CONFIG: JSON.stringify(input),
       BENCH_LOOP_DELAY: '1',
-      ...(extras.userSpaceKeys ? { BENCH_USERSPACE_KEYS: String(extras.userSpaceKeys), BENCH_USERSPACE_KEY, BENCH_USERSPACE_BUDGETS: JSON.stringify(UNSPENT) } : {}),
+      ...(extras.userSpaceKeys
+        ? { BENCH_USERSPACE_KEYS: String(extras.userSpaceKeys), BENCH_USERSPACE_KEY, BENCH_USERSPACE_BUDGETS: JSON.stringify(UNSPENT) }
+        : {}),
     },
     nodeFlags: options.nodeFlags,
     waitReady: true,
@@ -70,18 +76,28 @@ export function startOurGateway(name: string, extras: GatewayExtras = {}, option
 /** Waits until the gateway's `/health` lists a serving instance of `bench/<service>`. */
 export function waitForService(gateway: Child, service: string, timeoutMs?: number): Promise<void> {
   const httpUrl = gateway.ready.httpUrl as string;
-  return waitFor(`bench/${service} on ${gateway.name}`, async () => {
-    // Instance counts are shown to a caller with a key only.
-    const health = (await (await fetch(`${httpUrl}/health`, { headers: gatewayHeaders() })).json()) as { instances?: Record<string, number> };
-    return (health.instances?.[`bench/${service}`] ?? 0) > 0;
-  }, timeoutMs);
+  return waitFor(
+    `bench/${service} on ${gateway.name}`,
+    async () => {
+      // Instance counts are shown to a caller with a key only.
+      const health = (await (await fetch(`${httpUrl}/health`, { headers: gatewayHeaders() })).json()) as {
+        instances?: Record<string, number>;
+      };
+      return (health.instances?.[`bench/${service}`] ?? 0) > 0;
+    },
+    timeoutMs,
+  );
 }
 
 /** The demo echo service (examples/echo-service/main.ts, unchanged) dialling the gRPC address `grpcAddress`. */
 export function startEcho(name: string, grpcAddress: string, nodeFlags?: string[]): Promise<Child> {
   // The demo service as it is, plus the event loop's delay on request (bench/lib/loop-delay.mjs).
   const flags = ['--import', `${ROOT}bench/lib/loop-delay.mjs`, ...(nodeFlags ?? [])];
-  return startChild(name, { script: 'examples/echo-service/main.ts', nodeFlags: flags, env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS.echo } });
+  return startChild(name, {
+    script: 'examples/echo-service/main.ts',
+    nodeFlags: flags,
+    env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS.echo },
+  });
 }
 
 /** The echo service dialling `gateway`, once the gateway routes to it. */

@@ -62,12 +62,20 @@ export async function startChild(name: string, options: SpawnOptions): Promise<C
   const script = options.script.startsWith('/') ? options.script : `${ROOT}${options.script}`;
   const flags = [...(options.nodeFlags ?? []), ...(script.endsWith('.ts') ? ['--import', TSX_LOADER] : [])];
   const child = options.executable
-    ? spawn(options.executable, options.args ?? [], { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', options.stdout ?? 'ignore', 'pipe'] })
-    : spawn(options.prefix?.[0] ?? process.execPath, [...(options.prefix?.length ? [...options.prefix.slice(1), process.execPath] : []), ...flags, script, ...(options.args ?? [])], {
-      cwd: ROOT,
-      env: { ...process.env, ...options.env },
-      stdio: ['ignore', options.stdout ?? 'ignore', 'pipe', 'ipc'],
-    });
+    ? spawn(options.executable, options.args ?? [], {
+        cwd: ROOT,
+        env: { ...process.env, ...options.env },
+        stdio: ['ignore', options.stdout ?? 'ignore', 'pipe'],
+      })
+    : spawn(
+        options.prefix?.[0] ?? process.execPath,
+        [...(options.prefix?.length ? [...options.prefix.slice(1), process.execPath] : []), ...flags, script, ...(options.args ?? [])],
+        {
+          cwd: ROOT,
+          env: { ...process.env, ...options.env },
+          stdio: ['ignore', options.stdout ?? 'ignore', 'pipe', 'ipc'],
+        },
+      );
   let stderr = '';
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (text: string) => {

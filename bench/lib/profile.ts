@@ -57,7 +57,11 @@ export function summariseProfile(path: string, top = 25): string {
   }
   const busy = total - idle;
   const pct = (us: number) => `${((100 * us) / busy).toFixed(1).padStart(5)}%`;
-  const lines = [`busy ${(busy / 1e6).toFixed(1)} s of ${(total / 1e6).toFixed(1)} s sampled; shares are of busy time`, '', 'by package / folder:'];
+  const lines = [
+    `busy ${(busy / 1e6).toFixed(1)} s of ${(total / 1e6).toFixed(1)} s sampled; shares are of busy time`,
+    '',
+    'by package / folder:',
+  ];
   for (const [owner, us] of [...owners].sort((a, b) => b[1] - a[1]).slice(0, 15)) lines.push(`  ${pct(us)}  ${owner}`);
   lines.push('', 'top frames (self):');
   for (const [key, us] of [...frames].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`  ${pct(us)}  ${key}`);
@@ -70,7 +74,9 @@ export function summariseProfiles(profileDir: string): string {
   for (const name of readdirSync(profileDir)) {
     const dir = join(profileDir, name);
     // Its main thread wrote the largest profile (the others are loader threads).
-    const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, f));
+    const files = readdirSync(dir)
+      .filter((f) => f.endsWith('.cpuprofile'))
+      .map((f) => join(dir, f));
     const main = files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
     if (main) parts.push(`\nTop frames of ${name}, ${main} (self time):\n${summariseProfile(main)}\n`);
   }

@@ -42,7 +42,9 @@ export class Systems {
 
   /** Ceiling and mock upstream: answers the fixed body to anything. */
   mock(): Promise<Child> {
-    return this.#once('fixed-server', () => startChild('fixed-server', { script: 'bench/servers/fixed.ts', env: { BENCH_BODY: this.body }, waitReady: true }));
+    return this.#once('fixed-server', () =>
+      startChild('fixed-server', { script: 'bench/servers/fixed.ts', env: { BENCH_BODY: this.body }, waitReady: true }),
+    );
   }
 
   async mockUrl(): Promise<string> {
@@ -77,7 +79,10 @@ export class Systems {
    * `litellm-ticker` (stopping either stops it).
    */
   litellmForBoth(directPort: number): Promise<Child> {
-    const child = this.#litellm('litellm', async () => ({ 'bench/echo': await this.mockUrl(), 'bench/ticker': `http://127.0.0.1:${directPort}` }));
+    const child = this.#litellm('litellm', async () => ({
+      'bench/echo': await this.mockUrl(),
+      'bench/ticker': `http://127.0.0.1:${directPort}`,
+    }));
     this.#started.set('litellm-ticker', child);
     return child;
   }
@@ -109,7 +114,9 @@ export class Systems {
 
   /** Our gateway (bench/servers/gateway.mjs, compiled), with --expose-gc for heap readings after a collection. */
   gateway(): Promise<Child> {
-    return this.#once('gateway', async () => startOurGateway('gateway', { upstreamUrl: await this.mockUrl() }, { nodeFlags: ['--expose-gc', ...this.#ourNodeFlags('gateway')] }));
+    return this.#once('gateway', async () =>
+      startOurGateway('gateway', { upstreamUrl: await this.mockUrl() }, { nodeFlags: ['--expose-gc', ...this.#ourNodeFlags('gateway')] }),
+    );
   }
 
   async gatewayUrls(): Promise<{ httpUrl: string; grpcAddress: string }> {
@@ -139,7 +146,9 @@ export class Systems {
 
   /** The demo echo service dialling the observed gateway. */
   observedEcho(): Promise<Child> {
-    return this.#once('echo-observed', async () => startEchoFor('echo-observed', await this.observedGateway(), { nodeFlags: this.#ourNodeFlags('echo-observed') }));
+    return this.#once('echo-observed', async () =>
+      startEchoFor('echo-observed', await this.observedGateway(), { nodeFlags: this.#ourNodeFlags('echo-observed') }),
+    );
   }
 
   /**
@@ -147,17 +156,27 @@ export class Systems {
    * keys, the measured one and its account with budgets, prices on the echo service. With its own echo service.
    */
   userSpaceGateway(): Promise<Child> {
-    return this.#once('gateway-userspace', () => startOurGateway('gateway-userspace', { userSpaceKeys: this.#options.userSpaceKeys ?? BENCH_USERSPACE_KEYS }, { nodeFlags: this.#ourNodeFlags('gateway-userspace'), timeoutMs: 180_000 }));
+    return this.#once('gateway-userspace', () =>
+      startOurGateway(
+        'gateway-userspace',
+        { userSpaceKeys: this.#options.userSpaceKeys ?? BENCH_USERSPACE_KEYS },
+        { nodeFlags: this.#ourNodeFlags('gateway-userspace'), timeoutMs: 180_000 },
+      ),
+    );
   }
 
   /** The demo echo service dialling the user-space gateway. */
   userSpaceEcho(): Promise<Child> {
-    return this.#once('echo-userspace', async () => startEchoFor('echo-userspace', await this.userSpaceGateway(), { nodeFlags: this.#ourNodeFlags('echo-userspace') }));
+    return this.#once('echo-userspace', async () =>
+      startEchoFor('echo-userspace', await this.userSpaceGateway(), { nodeFlags: this.#ourNodeFlags('echo-userspace') }),
+    );
   }
 
   /** The demo echo service (examples/echo-service/main.ts), unchanged, in its own process. */
   echo(): Promise<Child> {
-    return this.#once('echo-service', async () => startEchoFor('echo-service', await this.gateway(), { nodeFlags: this.#ourNodeFlags('echo-service') }));
+    return this.#once('echo-service', async () =>
+      startEchoFor('echo-service', await this.gateway(), { nodeFlags: this.#ourNodeFlags('echo-service') }),
+    );
   }
 
   /**
@@ -169,7 +188,12 @@ export class Systems {
       const { grpcAddress } = await this.gatewayUrls();
       const child = await startChild(`${service}-service`, {
         script: 'bench/servers/ticker.ts',
-        env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS[service], BENCH_TICK_MS: String(intervalMs), BENCH_TICK_CHUNKS: String(chunks) },
+        env: {
+          PLATFORM_GRPC_HOST: grpcAddress,
+          PLATFORM_SERVICE_TOKEN: TOKENS[service],
+          BENCH_TICK_MS: String(intervalMs),
+          BENCH_TICK_CHUNKS: String(chunks),
+        },
         waitReady: true,
       });
       await waitForService(await this.gateway(), service);
@@ -179,16 +203,38 @@ export class Systems {
 
   /** The bare relay (bench/servers/relay.ts) in front of `upstreamPort`: one more hop and nothing else. */
   relay(upstreamPort: number, name = 'relay'): Promise<Child> {
-    return this.#once(name, () => startChild(name, { script: 'bench/servers/relay.ts', env: { BENCH_UPSTREAM: `127.0.0.1:${upstreamPort}` }, waitReady: true }));
+    return this.#once(name, () =>
+      startChild(name, { script: 'bench/servers/relay.ts', env: { BENCH_UPSTREAM: `127.0.0.1:${upstreamPort}` }, waitReady: true }),
+    );
   }
 
   grpcCeiling(): Promise<Child> {
-    return this.#once('grpc-ceiling', () => startChild('grpc-ceiling', { script: 'bench/servers/grpc-ceiling.ts', env: { BENCH_BODY: this.body }, waitReady: true }));
+    return this.#once('grpc-ceiling', () =>
+      startChild('grpc-ceiling', { script: 'bench/servers/grpc-ceiling.ts', env: { BENCH_BODY: this.body }, waitReady: true }),
+    );
   }
 
   /** Stops every started process, services before the gateway. */
   async stop(name?: string): Promise<void> {
-    const order = name ? [name] : ['slow-service', 'relay', 'relay-mock', 'ticker-service', 'echo-service', 'echo-observed', 'echo-userspace', 'gateway', 'gateway-observed', 'gateway-userspace', 'portkey', 'litellm', 'litellm-ticker', 'fixed-server', 'grpc-ceiling'];
+    const order = name
+      ? [name]
+      : [
+          'slow-service',
+          'relay',
+          'relay-mock',
+          'ticker-service',
+          'echo-service',
+          'echo-observed',
+          'echo-userspace',
+          'gateway',
+          'gateway-observed',
+          'gateway-userspace',
+          'portkey',
+          'litellm',
+          'litellm-ticker',
+          'fixed-server',
+          'grpc-ceiling',
+        ];
     for (const key of order) {
       const child = this.#started.get(key);
       if (!child) continue;

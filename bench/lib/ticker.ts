@@ -51,7 +51,10 @@ const chunkJson = (i: number, t0: number, last: boolean): string =>
  * Calls `write` with `chunks` stamped chunks (0 = without end), the first at once and then one
  * every `intervalMs`; `write`'s second argument marks the last. Returns a function that stops it.
  */
-function tick(options: Pick<TickerOptions, 'intervalMs' | 'chunks'>, write: (json: string, index: number, last: boolean) => void): () => void {
+function tick(
+  options: Pick<TickerOptions, 'intervalMs' | 'chunks'>,
+  write: (json: string, index: number, last: boolean) => void,
+): () => void {
   const t0 = monoMs();
   let i = 0;
   let timer: NodeJS.Timeout | undefined;

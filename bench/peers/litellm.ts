@@ -39,7 +39,11 @@ export interface LiteLlmSettings {
  * returns its version. The first install takes a minute or two.
  */
 export function installLiteLlm(log: (line: string) => void): string {
-  log(existsSync(BIN) ? '  litellm[proxy]: upgrading to the newest release if there is one' : '  installing litellm[proxy] into bench/.venv-litellm (first run only)');
+  log(
+    existsSync(BIN)
+      ? '  litellm[proxy]: upgrading to the newest release if there is one'
+      : '  installing litellm[proxy] into bench/.venv-litellm (first run only)',
+  );
   const run = spawnSync('bash', [INSTALL], { encoding: 'utf8' });
   if (run.status !== 0) throw new Error(`installing LiteLLM failed:\n${run.stderr.slice(-2000)}`);
   return run.stdout.trim().split('\n').at(-1) ?? 'unknown';
@@ -48,7 +52,10 @@ export function installLiteLlm(log: (line: string) => void): string {
 /** Whether LiteLLM is installed, and if not, how to install it (the smoke test runs without it then). */
 export function liteLlmInstalled(): { available: boolean; reason: string } {
   if (existsSync(BIN)) return { available: true, reason: '' };
-  return { available: false, reason: 'LiteLLM is not installed in bench/.venv-litellm (about 750 MB): bash bench/peers/litellm.sh, or bash .ci/run' };
+  return {
+    available: false,
+    reason: 'LiteLLM is not installed in bench/.venv-litellm (about 750 MB): bash bench/peers/litellm.sh, or bash .ci/run',
+  };
 }
 
 /** The installed version; never installs (`npm run bench` and .ci/run do, before any run). */
@@ -99,5 +106,14 @@ export async function startLiteLlm(models: Record<string, string>): Promise<{ ch
     env,
   });
   await waitFor('litellm', async () => (await fetch(`http://127.0.0.1:${port}/health/liveliness`)).ok, 180_000);
-  return { child, port, settings: { version, workers, config, env: { LITELLM_LOG: 'ERROR', LITELLM_MASTER_KEY: '(set)', LITELLM_LOCAL_MODEL_COST_MAP: 'True' } } };
+  return {
+    child,
+    port,
+    settings: {
+      version,
+      workers,
+      config,
+      env: { LITELLM_LOG: 'ERROR', LITELLM_MASTER_KEY: '(set)', LITELLM_LOCAL_MODEL_COST_MAP: 'True' },
+    },
+  };
 }

@@ -35,17 +35,19 @@ async function drive(client: GateClient, body: ClientRequestBody, durationSec: n
   let errors = 0;
   const start = performance.now();
   const until = start + durationSec * 1000;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < until) {
-      const t = performance.now();
-      try {
-        await client.process(body, { account: 'bench', model: 'echo' });
-        latencies.push(performance.now() - t);
-      } catch {
-        errors++;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < until) {
+        const t = performance.now();
+        try {
+          await client.process(body, { account: 'bench', model: 'echo' });
+          latencies.push(performance.now() - t);
+        } catch {
+          errors++;
+        }
       }
-    }
-  }));
+    }),
+  );
   const elapsed = (performance.now() - start) / 1000;
   const [p50, p99] = latencies.percentiles(50, 99);
   return { rps: latencies.length / elapsed, calls: latencies.length, errors, latencyMs: { p50: p50!, p99: p99! } };
@@ -73,7 +75,9 @@ export async function runGrpc(systems: Systems, options: GrpcOptions): Promise<G
         if (options.warmupSec > 0) await drive(clients[name], body, options.warmupSec, options.concurrency);
         const run = await drive(clients[name], body, options.durationSec, options.concurrency);
         runs[name].push(run);
-        options.log(`  gRPC round ${round + 1} ${name.padEnd(8)} ${run.rps.toFixed(0).padStart(6)} calls/s  p50 ${run.latencyMs.p50.toFixed(2)} ms  p99 ${run.latencyMs.p99.toFixed(2)} ms${run.errors ? `  (${run.errors} errors)` : ''}`);
+        options.log(
+          `  gRPC round ${round + 1} ${name.padEnd(8)} ${run.rps.toFixed(0).padStart(6)} calls/s  p50 ${run.latencyMs.p50.toFixed(2)} ms  p99 ${run.latencyMs.p99.toFixed(2)} ms${run.errors ? `  (${run.errors} errors)` : ''}`,
+        );
       }
     }
   } finally {

@@ -102,7 +102,12 @@ export type SaturationResult = LoadResult & { cpuUsPerRequest: Record<string, nu
 
 async function targetsOf(systems: Systems, withLiteLlm: boolean): Promise<Partial<Record<HttpTargetName, Target>>> {
   const [mock, portkey, gateway] = await Promise.all([systems.mockUrl(), systems.portkeyUrl(), systems.gatewayUrls()]);
-  const [echo, mockChild, portkeyChild, gatewayChild] = await Promise.all([systems.echo(), systems.mock(), systems.portkey(), systems.gateway()]);
+  const [echo, mockChild, portkeyChild, gatewayChild] = await Promise.all([
+    systems.echo(),
+    systems.mock(),
+    systems.portkey(),
+    systems.gateway(),
+  ]);
   const relayChild = await systems.relay(Number(new URL(mock).port), 'relay-mock');
   const [observedGateway, observedEcho] = await Promise.all([systems.observedGateway(), systems.observedEcho()]);
   const [userSpaceGateway, userSpaceEcho] = await Promise.all([systems.userSpaceGateway(), systems.userSpaceEcho()]);
@@ -110,8 +115,18 @@ async function targetsOf(systems: Systems, withLiteLlm: boolean): Promise<Partia
   const request = (model: string) => [{ method: 'POST', headers, body: JSON.stringify(chatRequest(model)) }];
   const adapter = `${gateway.httpUrl}/api/adapters/chatapi/v1/chat/completions`;
   return {
-    ceiling: { label: HTTP_TARGET_LABELS.ceiling, url: `${mock}/v1/chat/completions`, requests: request('bench/echo'), processes: [mockChild] },
-    peer: { label: HTTP_TARGET_LABELS.peer, url: `${portkey}/v1/chat/completions`, requests: request('bench/echo'), processes: [portkeyChild, mockChild] },
+    ceiling: {
+      label: HTTP_TARGET_LABELS.ceiling,
+      url: `${mock}/v1/chat/completions`,
+      requests: request('bench/echo'),
+      processes: [mockChild],
+    },
+    peer: {
+      label: HTTP_TARGET_LABELS.peer,
+      url: `${portkey}/v1/chat/completions`,
+      requests: request('bench/echo'),
+      processes: [portkeyChild, mockChild],
+    },
     ours: { label: HTTP_TARGET_LABELS.ours, url: adapter, requests: request('bench/echo'), processes: [gatewayChild, echo] },
     'ours-observed': {
       label: HTTP_TARGET_LABELS['ours-observed'],
@@ -122,11 +137,27 @@ async function targetsOf(systems: Systems, withLiteLlm: boolean): Promise<Partia
     'ours-userspace': {
       label: HTTP_TARGET_LABELS['ours-userspace'],
       url: `${userSpaceGateway.ready.httpUrl as string}/api/adapters/chatapi/v1/chat/completions`,
-      requests: [{ method: 'POST', headers: { ...headers, authorization: `Bearer ${BENCH_USERSPACE_KEY}` }, body: JSON.stringify(chatRequest('bench/echo')) }],
+      requests: [
+        {
+          method: 'POST',
+          headers: { ...headers, authorization: `Bearer ${BENCH_USERSPACE_KEY}` },
+          body: JSON.stringify(chatRequest('bench/echo')),
+        },
+      ],
       processes: [userSpaceGateway, userSpaceEcho],
     },
-    'ours-direct': { label: HTTP_TARGET_LABELS['ours-direct'], url: adapter, requests: request('bench/direct'), processes: [gatewayChild, mockChild] },
-    relay: { label: HTTP_TARGET_LABELS.relay, url: `http://127.0.0.1:${relayChild.ready.port as number}/v1/chat/completions`, requests: request('bench/echo'), processes: [relayChild, mockChild] },
+    'ours-direct': {
+      label: HTTP_TARGET_LABELS['ours-direct'],
+      url: adapter,
+      requests: request('bench/direct'),
+      processes: [gatewayChild, mockChild],
+    },
+    relay: {
+      label: HTTP_TARGET_LABELS.relay,
+      url: `http://127.0.0.1:${relayChild.ready.port as number}/v1/chat/completions`,
+      requests: request('bench/echo'),
+      processes: [relayChild, mockChild],
+    },
     ...(withLiteLlm ? { litellm: await liteLlmTarget(systems, mockChild) } : {}),
   };
 }
@@ -135,7 +166,12 @@ async function liteLlmTarget(systems: Systems, mockChild: Child): Promise<Target
   const [litellm, litellmChild] = await Promise.all([systems.litellmUrl(), systems.litellm()]);
   const settings = litellmChild.ready.settings as LiteLlmSettings;
   const requests = [{ method: 'POST', headers: litellmHeaders(), body: JSON.stringify(chatRequest('bench/echo')) }];
-  return { label: `${HTTP_TARGET_LABELS.litellm} (${settings.version}, ${settings.workers} workers)`, url: `${litellm}/v1/chat/completions`, requests, processes: [litellmChild, mockChild] };
+  return {
+    label: `${HTTP_TARGET_LABELS.litellm} (${settings.version}, ${settings.workers} workers)`,
+    url: `${litellm}/v1/chat/completions`,
+    requests,
+    processes: [litellmChild, mockChild],
+  };
 }
 
 /** One request per target: it must be a 200 chat.completion; returns the body size. */
@@ -175,7 +211,10 @@ export async function runHttp(systems: Systems, options: HttpOptions): Promise<H
   for (const name of names) sizes[name] = await probe(name, targets[name]);
   const settings = { connections: options.connections, durationSec: options.durationSec };
   // Every target's list, empty for one that did not take part: its ratios are NaN ('–' in the report).
-  const saturation = Object.fromEntries(HTTP_TARGETS.map((n) => [n, [] as SaturationResult[]])) as Record<HttpTargetName, SaturationResult[]>;
+  const saturation = Object.fromEntries(HTTP_TARGETS.map((n) => [n, [] as SaturationResult[]])) as Record<
+    HttpTargetName,
+    SaturationResult[]
+  >;
   const fixed = Object.fromEntries(HTTP_TARGETS.map((n) => [n, [] as LoadResult[]])) as Record<HttpTargetName, LoadResult[]>;
   const rotated = (round: number) => names.map((_, i) => names[(i + round) % names.length]!);
 
@@ -184,24 +223,35 @@ export async function runHttp(systems: Systems, options: HttpOptions): Promise<H
       if (options.warmupSec > 0) await saturate(targets[name], { ...settings, durationSec: options.warmupSec });
       const result = await measuredSaturation(targets[name], settings);
       saturation[name].push(result);
-      const cpu = Object.entries(result.cpuUsPerRequest).map(([k, v]) => `${k} ${v}`).join(', ');
-      options.log(`  saturation round ${round + 1} ${name.padEnd(10)} ${result.rps.toFixed(0).padStart(6)} req/s  p99 ${result.latencyMs.p99.toFixed(1)} ms  CPU µs/request: ${cpu}${problems(result)}`);
+      const cpu = Object.entries(result.cpuUsPerRequest)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ');
+      options.log(
+        `  saturation round ${round + 1} ${name.padEnd(10)} ${result.rps.toFixed(0).padStart(6)} req/s  p99 ${result.latencyMs.p99.toFixed(1)} ms  CPU µs/request: ${cpu}${problems(result)}`,
+      );
     }
   }
 
   // A rate no target saturates: a fraction of the slower peer's median saturation throughput.
-  const peerRps = Math.min(...['peer' as const, 'litellm' as const].filter((n) => names.includes(n)).map((n) => spread(saturation[n].map((r) => r.rps)).median));
+  const peerRps = Math.min(
+    ...['peer' as const, 'litellm' as const].filter((n) => names.includes(n)).map((n) => spread(saturation[n].map((r) => r.rps)).median),
+  );
   const rate = options.rate ?? Math.max(1, Math.round(options.rateFraction * peerRps));
-  options.log(`  fixed rate: ${rate} req/s (${options.rate ? 'given' : `${options.rateFraction} × the slower peer's median saturation throughput`})`);
+  options.log(
+    `  fixed rate: ${rate} req/s (${options.rate ? 'given' : `${options.rateFraction} × the slower peer's median saturation throughput`})`,
+  );
   for (let round = 0; round < options.rounds; round++) {
     for (const name of rotated(round)) {
       const result = await fixedRate(targets[name], settings, rate);
       fixed[name].push(result);
-      options.log(`  fixed rate round ${round + 1} ${name.padEnd(10)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.latencyMs.p50.toFixed(2)} ms  p99 ${result.latencyMs.p99.toFixed(2)} ms${problems(result)}`);
+      options.log(
+        `  fixed rate round ${round + 1} ${name.padEnd(10)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.latencyMs.p50.toFixed(2)} ms  p99 ${result.latencyMs.p99.toFixed(2)} ms${problems(result)}`,
+      );
     }
   }
 
-  const perRound = (a: LoadResult[], b: LoadResult[], f: (x: LoadResult, y: LoadResult) => number) => a.map((x, i) => (b[i] ? f(x, b[i]!) : NaN));
+  const perRound = (a: LoadResult[], b: LoadResult[], f: (x: LoadResult, y: LoadResult) => number) =>
+    a.map((x, i) => (b[i] ? f(x, b[i]!) : NaN));
   const result = {} as HttpResult['targets'];
   for (const name of names) {
     result[name] = {
@@ -212,7 +262,12 @@ export async function runHttp(systems: Systems, options: HttpOptions): Promise<H
       saturation: saturation[name],
       fixedRate: fixed[name],
       summary: {
-        cpuUsPerRequest: Object.fromEntries(Object.keys(saturation[name][0]?.cpuUsPerRequest ?? {}).map((k) => [k, spread(saturation[name].map((r) => r.cpuUsPerRequest[k] ?? NaN)).median])),
+        cpuUsPerRequest: Object.fromEntries(
+          Object.keys(saturation[name][0]?.cpuUsPerRequest ?? {}).map((k) => [
+            k,
+            spread(saturation[name].map((r) => r.cpuUsPerRequest[k] ?? NaN)).median,
+          ]),
+        ),
         rps: spread(saturation[name].map((r) => r.rps)),
         p50Ms: spread(fixed[name].map((r) => r.latencyMs.p50)),
         p99Ms: spread(fixed[name].map((r) => r.latencyMs.p99)),

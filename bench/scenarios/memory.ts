@@ -87,22 +87,23 @@ export async function runMemory(systems: Systems, options: MemoryOptions): Promi
   const body = JSON.stringify(chatRequest('bench/slow', { stream: true }));
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
   const requests: http.ClientRequest[] = [];
-  const open = (): Promise<void> => new Promise((resolve, reject) => {
-    const req = http.request(url, {
-      method: 'POST',
-      agent,
-      headers: { ...gatewayHeaders(), 'content-length': Buffer.byteLength(body) },
+  const open = (): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const req = http.request(url, {
+        method: 'POST',
+        agent,
+        headers: { ...gatewayHeaders(), 'content-length': Buffer.byteLength(body) },
+      });
+      requests.push(req);
+      req.on('response', (res) => {
+        if (res.statusCode !== 200) return reject(new Error(`stream answered ${res.statusCode}`));
+        res.once('data', () => resolve());
+        res.on('data', () => {});
+        res.on('error', () => {});
+      });
+      req.on('error', (err) => (requests.includes(req) ? reject(err) : undefined));
+      req.end(body);
     });
-    requests.push(req);
-    req.on('response', (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`stream answered ${res.statusCode}`));
-      res.once('data', () => resolve());
-      res.on('data', () => {});
-      res.on('error', () => {});
-    });
-    req.on('error', (err) => (requests.includes(req) ? reject(err) : undefined));
-    req.end(body);
-  });
   // Opened in batches so that connects do not time out on two cores.
   for (let i = 0; i < options.streams; i += 100) {
     await Promise.all(Array.from({ length: Math.min(100, options.streams - i) }, open));
@@ -124,7 +125,9 @@ export async function runMemory(systems: Systems, options: MemoryOptions): Promi
   while ((left = await active()) > 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   await new Promise((r) => setTimeout(r, Math.min(1000, options.holdSec * 1000)));
   const after = await mem();
-  options.log(`  open streams: RSS ${mb(before.rss)} → ${mb(opened.rss)} MB (peak ${mb(peak)}), heap ${mb(before.heapUsed)} → ${mb(opened.heapUsed)} MB; after close RSS ${mb(after.rss)} MB, ${left} left at the service`);
+  options.log(
+    `  open streams: RSS ${mb(before.rss)} → ${mb(opened.rss)} MB (peak ${mb(peak)}), heap ${mb(before.heapUsed)} → ${mb(opened.heapUsed)} MB; after close RSS ${mb(after.rss)} MB, ${left} left at the service`,
+  );
 
   // --- drift
   const target = {
@@ -141,15 +144,23 @@ export async function runMemory(systems: Systems, options: MemoryOptions): Promi
   const samples: [number, number][] = [];
   const t0 = performance.now();
   // Every second; a dozen samples at least on a short run.
-  const sampler = setInterval(() => samples.push([Math.round((performance.now() - t0) / 100) / 10, mb(gateway.rss())]), Math.min(1000, (options.driftSec * 1000) / 12));
+  const sampler = setInterval(
+    () => samples.push([Math.round((performance.now() - t0) / 100) / 10, mb(gateway.rss())]),
+    Math.min(1000, (options.driftSec * 1000) / 12),
+  );
   const load = await fixedRate(target, settings, options.driftRate);
   clearInterval(sampler);
   const end = await mem();
-  const rssSlope = slope(samples.map(([t]) => t / 60), samples.map(([, v]) => v));
+  const rssSlope = slope(
+    samples.map(([t]) => t / 60),
+    samples.map(([, v]) => v),
+  );
   const third = (from: number, to: number) => median(samples.filter(([t]) => t >= from && t < to).map(([, v]) => v));
   const firstThird = third(0, options.driftSec / 3);
   const lastThird = third((2 * options.driftSec) / 3, Infinity);
-  options.log(`  drift over ${options.driftSec} s at ${options.driftRate} req/s: RSS ${mb(start.rss)} → ${mb(end.rss)} MB (median of first third ${firstThird}, of last third ${lastThird}), heap after GC ${mb(start.heapUsed)} → ${mb(end.heapUsed)} MB`);
+  options.log(
+    `  drift over ${options.driftSec} s at ${options.driftRate} req/s: RSS ${mb(start.rss)} → ${mb(end.rss)} MB (median of first third ${firstThird}, of last third ${lastThird}), heap after GC ${mb(start.heapUsed)} → ${mb(end.heapUsed)} MB`,
+  );
   const { log: _log, ...rest } = options;
   return {
     settings: rest,

@@ -171,7 +171,10 @@ function readSseStream(agent: http.Agent, url: URL, headers: Record<string, stri
 
 async function readGrpcStream(client: GateClient, data: string, config: string, recorder: Recorder): Promise<void> {
   recorder.start();
-  for await (const response of client.processResponseStream({ predict: { data: { json: data }, config: { json: config } } }, { account: 'bench', model: 'ticker' })) {
+  for await (const response of client.processResponseStream(
+    { predict: { data: { json: data }, config: { json: config } } },
+    { account: 'bench', model: 'ticker' },
+  )) {
     const read = monoMs();
     const json = response.partialPredict?.data?.json ?? response.predict?.data?.json;
     if (json) recorder.chunk(json, read);
@@ -183,22 +186,34 @@ async function readGrpcStream(client: GateClient, data: string, config: string, 
 async function readFor(durationSec: number, loops: number, one: (recorder: Recorder) => Promise<void>): Promise<Recorder> {
   const until = monoMs() + durationSec * 1000;
   const merged = new Recorder();
-  await Promise.all(Array.from({ length: loops }, async () => {
-    const recorder = new Recorder();
-    while (monoMs() < until) await one(recorder);
-    merged.streams += recorder.streams;
-    merged.chunks += recorder.chunks;
-    for (const [from, to] of [[recorder.firstChunk, merged.firstChunk], [recorder.firstOverhead, merged.firstOverhead], [recorder.delivery, merged.delivery]] as const) {
-      for (const v of from.values()) to.push(v);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: loops }, async () => {
+      const recorder = new Recorder();
+      while (monoMs() < until) await one(recorder);
+      merged.streams += recorder.streams;
+      merged.chunks += recorder.chunks;
+      for (const [from, to] of [
+        [recorder.firstChunk, merged.firstChunk],
+        [recorder.firstOverhead, merged.firstOverhead],
+        [recorder.delivery, merged.delivery],
+      ] as const) {
+        for (const v of from.values()) to.push(v);
+      }
+    }),
+  );
   return merged;
 }
 
 export async function runStreaming(systems: Systems, options: StreamingOptions): Promise<StreamingResult> {
-  const [{ httpUrl, grpcAddress }, ticker] = await Promise.all([systems.gatewayUrls(), systems.ticker('ticker', options.intervalMs, options.chunks)]);
+  const [{ httpUrl, grpcAddress }, ticker] = await Promise.all([
+    systems.gatewayUrls(),
+    systems.ticker('ticker', options.intervalMs, options.chunks),
+  ]);
   const directPort = ticker.ready.directPort as number;
-  const [relay, litellm] = await Promise.all([systems.relay(directPort), options.withLiteLlm ? systems.litellmTicker(directPort) : undefined]);
+  const [relay, litellm] = await Promise.all([
+    systems.relay(directPort),
+    options.withLiteLlm ? systems.litellmTicker(directPort) : undefined,
+  ]);
   // Without LiteLLM, only our sub-run: its paths and differences are left out of the rounds and the summary.
   const paths = litellm ? STREAM_PATHS : OUR_PATHS;
   const perPath = Math.max(1, Math.floor(options.concurrency / OUR_PATHS.length));
@@ -252,7 +267,9 @@ export async function runStreaming(systems: Systems, options: StreamingOptions):
       rounds.push(stats);
       for (const path of paths) {
         const s = stats[path];
-        options.log(`  streaming round ${r + 1} ${path.padEnd(15)} ${s.streams} streams, ${s.chunks} chunks: first-chunk overhead p50 ${s.firstChunkOverheadMs.p50.toFixed(3)} p99 ${s.firstChunkOverheadMs.p99.toFixed(3)} ms; delivery p50 ${s.deliveryMs.p50.toFixed(3)} p99 ${s.deliveryMs.p99.toFixed(3)} ms`);
+        options.log(
+          `  streaming round ${r + 1} ${path.padEnd(15)} ${s.streams} streams, ${s.chunks} chunks: first-chunk overhead p50 ${s.firstChunkOverheadMs.p50.toFixed(3)} p99 ${s.firstChunkOverheadMs.p99.toFixed(3)} ms; delivery p50 ${s.deliveryMs.p50.toFixed(3)} p99 ${s.deliveryMs.p99.toFixed(3)} ms`,
+        );
       }
       if (litellm) options.log(`  streaming round ${r + 1} litellm used ${cpuPerStream.at(-1)!.toFixed(1)} ms CPU per stream`);
     }

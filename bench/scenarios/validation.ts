@@ -40,7 +40,11 @@ export function validationBodies(): Record<string, Record<string, unknown>> {
     function: {
       name,
       description: `Looks up ${name}`,
-      parameters: { type: 'object', properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['c', 'f'] } }, required: ['city'] },
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['c', 'f'] } },
+        required: ['city'],
+      },
     },
   });
   return {
@@ -64,7 +68,10 @@ export function validationBodies(): Record<string, Record<string, unknown>> {
       response_format: { type: 'json_object' },
       reasoning_effort: 'low',
     },
-    long: { ...chatRequest('bench/echo'), messages: Array.from({ length: 40 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: longText(1000) })) },
+    long: {
+      ...chatRequest('bench/echo'),
+      messages: Array.from({ length: 40 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: longText(1000) })),
+    },
   };
 }
 

@@ -87,7 +87,10 @@ function health(url: string): Promise<{ worker: string; echo: number }> {
 async function start(workers: number, dir: string, children: Child[]): Promise<Gateway> {
   // The bench config without `fitting`, whose state would be split over workers on the memory store
   // (the gateway refuses that): the rest of the plugins are stateless once chatapi stores no responses.
-  const input = benchConfigInput() as { server: Record<string, unknown>; plugins: { enabled: string[]; options?: Record<string, unknown> } };
+  const input = benchConfigInput() as {
+    server: Record<string, unknown>;
+    plugins: { enabled: string[]; options?: Record<string, unknown> };
+  };
   input.plugins.enabled = input.plugins.enabled.filter((name) => name !== 'fitting');
   // Nor stored Responses (chatapi's other state), which this scenario does not call.
   input.plugins.options = { ...input.plugins.options, chatapi: { responses: { store: false } } };
@@ -103,11 +106,15 @@ async function start(workers: number, dir: string, children: Child[]): Promise<G
   children.push(echo);
   // Every worker must route to the service before the load starts, or the first answers are 502s.
   const seen = new Map<string, number>();
-  await waitFor(`the echo service on every worker of ${workers}`, async () => {
-    const { worker, echo: instances } = await health(url);
-    seen.set(worker, instances);
-    return seen.size === workers && [...seen.values()].every((n) => n > 0);
-  }, 180_000);
+  await waitFor(
+    `the echo service on every worker of ${workers}`,
+    async () => {
+      const { worker, echo: instances } = await health(url);
+      seen.set(worker, instances);
+      return seen.size === workers && [...seen.values()].every((n) => n > 0);
+    },
+    180_000,
+  );
   return { workers, url, gateway, echo };
 }
 
@@ -132,14 +139,18 @@ export async function runWorkers(options: WorkersOptions): Promise<WorkersResult
   try {
     gateways.push(await start(1, dir, children), await start(2, dir, children));
     // Warm-up of each: JIT in every worker, keep-alive connections.
-    if (options.warmupSec > 0) for (const g of gateways) await saturate(gatewayChatLoad(g.url), { connections: options.connections, durationSec: options.warmupSec });
+    if (options.warmupSec > 0)
+      for (const g of gateways)
+        await saturate(gatewayChatLoad(g.url), { connections: options.connections, durationSec: options.warmupSec });
     for (let round = 0; round < options.rounds; round++) {
       // Alternate which goes first, so neither always runs on the warmer or the busier machine.
       for (const g of round % 2 ? [...gateways].reverse() : gateways) {
         const run = await measure(g, options);
         (g.workers === 1 ? runs.oneWorker : runs.twoWorkers).push(run);
-        log(`  workers round ${round + 1}, ${g.workers} worker(s): ${run.rps.toFixed(0)} req/s, p99 ${run.latencyMs.p99.toFixed(2)} ms, non-2xx ${run.non2xx}, `
-          + `gateway CPU ${run.cpuUsPerRequest.gateway.toFixed(0)} µs/request`);
+        log(
+          `  workers round ${round + 1}, ${g.workers} worker(s): ${run.rps.toFixed(0)} req/s, p99 ${run.latencyMs.p99.toFixed(2)} ms, non-2xx ${run.non2xx}, ` +
+            `gateway CPU ${run.cpuUsPerRequest.gateway.toFixed(0)} µs/request`,
+        );
       }
     }
   } finally {

@@ -19,7 +19,9 @@ const headerBytes = Number(process.env.BENCH_ATTACK_HEADER_BYTES ?? 16 * 1024);
 const method = gateServiceDefinition().process;
 // Headers at the cap: each entry costs its key and value plus 7 bytes of framing.
 const valueBytes = Math.max(1, Math.floor(headerBytes / headerCount) - 16);
-const headers = Object.fromEntries(Array.from({ length: headerCount }, (_, i) => [`h${String(i).padStart(4, '0')}`, 'v'.repeat(valueBytes)]));
+const headers = Object.fromEntries(
+  Array.from({ length: headerCount }, (_, i) => [`h${String(i).padStart(4, '0')}`, 'v'.repeat(valueBytes)]),
+);
 const shell = method.requestSerialize({ account: 'bench', model: 'echo', headers, predict: { data: { json: '' } } });
 const json = JSON.stringify('x'.repeat(Math.max(0, messageBytes - shell.length - 16)));
 const message = method.requestSerialize({ account: 'bench', model: 'echo', headers, predict: { data: { json } } });
@@ -62,7 +64,8 @@ for (let i = 0; i < loops; i++) {
   })();
 }
 process.on('message', (m: { type?: string }) => {
-  if (m.type === 'stats') process.send?.({ type: 'stats', calls, codes, messageBytes: message.length, headerCount, headerBytes: valueBytes * headerCount });
+  if (m.type === 'stats')
+    process.send?.({ type: 'stats', calls, codes, messageBytes: message.length, headerCount, headerBytes: valueBytes * headerCount });
 });
 process.on('SIGTERM', () => {
   running = false;

@@ -76,7 +76,12 @@ export class Directory {
     config.apiKeys.forEach((key, i) => {
       const followTraceSampling = key.followTraceSampling === true;
       const permissions = new Set(key.permissions);
-      this.putKey({ id: `config:${i}`, accountId: key.accountId, hashes: [key.keyHash], caller: (account) => ({ account, keyName: key.name, permissions, followTraceSampling }) });
+      this.putKey({
+        id: `config:${i}`,
+        accountId: key.accountId,
+        hashes: [key.keyHash],
+        caller: (account) => ({ account, keyName: key.name, permissions, followTraceSampling }),
+      });
     });
     for (const service of config.services) {
       const account = this.#accountsById.get(service.accountId);
@@ -167,7 +172,8 @@ export class Directory {
     const entry = this.#servicesById.get(id);
     if (!entry) return undefined;
     this.#servicesById.delete(id);
-    if (this.#servicesByName.get(`${entry.accountId}/${entry.name}`) === entry) this.#servicesByName.delete(`${entry.accountId}/${entry.name}`);
+    if (this.#servicesByName.get(`${entry.accountId}/${entry.name}`) === entry)
+      this.#servicesByName.delete(`${entry.accountId}/${entry.name}`);
     for (const hash of entry.connectionTokenHashes) this.#servicesByToken.delete(hash);
     for (const alias of entry.aliases ?? []) if (this.#servicesByAlias.get(alias) === entry) this.#servicesByAlias.delete(alias);
     return entry;

@@ -66,7 +66,11 @@ export class Pipeline {
   /** Budgets of accounts and keys (core/userspace/budgets.ts); undefined: none are checked. */
   #budgets: BudgetGate | undefined = undefined;
 
-  constructor(directory: Directory, rateLimiter: RequestLimiter, quotas: { concurrentStreamsPerAccount?: number; storageBytesPerAccount?: number } = {}) {
+  constructor(
+    directory: Directory,
+    rateLimiter: RequestLimiter,
+    quotas: { concurrentStreamsPerAccount?: number; storageBytesPerAccount?: number } = {},
+  ) {
     this.#directory = directory;
     this.#rateLimiter = rateLimiter;
     this.#streams = new StreamQuota(quotas.concurrentStreamsPerAccount ?? 32);
@@ -178,7 +182,9 @@ export class Pipeline {
     overBudget?: (err: GatewayError) => GatewayError,
   ): void {
     if (!opensTo(caller, service)) {
-      throw denied?.() ?? gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED', { args: { account: ref.account, service: ref.model } });
+      throw (
+        denied?.() ?? gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED', { args: { account: ref.account, service: ref.model } })
+      );
     }
     if (!keyAllows(caller, service)) {
       throw gatewayError('API_KEY_SERVICE_NOT_ALLOWED', { args: { key: caller.keyName, service: ref.model } });
@@ -218,7 +224,11 @@ export class Pipeline {
    * when it came as a string, sent as given), else the named config `configId`, else the service's
    * default named config. `json` is the text to send; both are undefined when there is no config.
    */
-  predictConfig(service: ServiceEntry, own: unknown, options: { text?: string; configId?: string } = {}): { value: unknown; json: string | undefined } {
+  predictConfig(
+    service: ServiceEntry,
+    own: unknown,
+    options: { text?: string; configId?: string } = {},
+  ): { value: unknown; json: string | undefined } {
     if (own !== undefined && own !== null) {
       this.validateConfig(service, own);
       return { value: own, json: options.text ?? JSON.stringify(own) };

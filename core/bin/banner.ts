@@ -25,7 +25,12 @@ function serviceOf(config: GatewayConfig, entry: LaunchConfig): { id: number; la
  * Waits until every launched service is connected, was skipped or given up on, or `timeoutMs`
  * passed, so the banner's "Try:" line works when it appears; then says where each one stands.
  */
-export async function waitForLaunched(config: GatewayConfig, gate: Gate, launched: LaunchedServices, timeoutMs: number): Promise<LaunchReport> {
+export async function waitForLaunched(
+  config: GatewayConfig,
+  gate: Gate,
+  launched: LaunchedServices,
+  timeoutMs: number,
+): Promise<LaunchReport> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const report: LaunchReport = { connected: [], connecting: [], notStarted: [] };
@@ -70,21 +75,32 @@ export interface BannerInput {
 
 /** The lines `npm start` prints once the gateway listens and its launched services are connected. */
 export function bannerLines(input: BannerInput): string[] {
-  const lines = ['', `Gateway ready: HTTP ${input.httpUrl}, gRPC ${input.grpcAddress} (config ${input.configPath}, store ${input.storeKind})`];
+  const lines = [
+    '',
+    `Gateway ready: HTTP ${input.httpUrl}, gRPC ${input.grpcAddress} (config ${input.configPath}, store ${input.storeKind})`,
+  ];
   if (input.workers) lines.push(`  Workers:             ${input.workers.length}, own gRPC ports ${input.workers.join(', ')}`);
   if (input.demo) {
     lines.push(
       `  Demo API key:        ${input.demo.apiKey}   (set DEMO_API_KEY to change it)`,
       `  demo/external token: ${input.demo.serviceToken}   (set DEMO_SERVICE_TOKEN to change it)`,
     );
-    if (input.demo.metricsToken) lines.push(`  Metrics token:       ${input.demo.metricsToken}   (GET /metrics with Authorization: Bearer; set DEMO_METRICS_TOKEN to change it)`);
+    if (input.demo.metricsToken)
+      lines.push(
+        `  Metrics token:       ${input.demo.metricsToken}   (GET /metrics with Authorization: Bearer; set DEMO_METRICS_TOKEN to change it)`,
+      );
     if (input.demo.signIn) {
-      lines.push(`  Console:             ${input.httpUrl}/console   (sign in as ${input.demo.signIn.email} / ${input.demo.signIn.password}; set DEMO_PASSWORD before the first start to change it)`);
+      lines.push(
+        `  Console:             ${input.httpUrl}/console   (sign in as ${input.demo.signIn.email} / ${input.demo.signIn.password}; set DEMO_PASSWORD before the first start to change it)`,
+      );
     }
   }
   const { connected, connecting, notStarted } = input.launch;
   if (connected.length) lines.push(`  Services connected:  ${connected.join(', ')}`);
-  if (connecting.length) lines.push(`  Still connecting:    ${connecting.join(', ')} (until then the platform API answers 400 NO_ACTIVE_INSTANCES and the chat adapters 503 with Retry-After; see /health)`);
+  if (connecting.length)
+    lines.push(
+      `  Still connecting:    ${connecting.join(', ')} (until then the platform API answers 400 NO_ACTIVE_INSTANCES and the chat adapters 503 with Retry-After; see /health)`,
+    );
   if (notStarted.length) lines.push(`  Not started:         ${notStarted.join('; ')}`);
   if (input.demo) {
     lines.push(

@@ -16,7 +16,9 @@ import { SOURCE_ROOT } from '../modules/build-paths.js';
  * deployment of dist/ alone has only the copy.
  */
 const SOURCE_DEMO_CONFIG = join(SOURCE_ROOT, 'examples', 'demo', 'gateway.yaml');
-export const DEMO_CONFIG = existsSync(SOURCE_DEMO_CONFIG) ? SOURCE_DEMO_CONFIG : fileURLToPath(new URL('../../examples/demo/gateway.yaml', import.meta.url));
+export const DEMO_CONFIG = existsSync(SOURCE_DEMO_CONFIG)
+  ? SOURCE_DEMO_CONFIG
+  : fileURLToPath(new URL('../../examples/demo/gateway.yaml', import.meta.url));
 
 /** The config text of `source`, with its relative paths re-based from its folder onto `targetDir`. */
 export function rebaseConfig(sourceText: string, sourceDir: string, targetDir: string): string {
@@ -46,10 +48,12 @@ function forEachItem(doc: Document, path: string[], each: (index: number) => voi
 function main(argv: string[]): number {
   const target = argv[0];
   if (!target || target.startsWith('-')) {
-    process.stderr.write('Usage: npm run init-config -- <new-config.yaml>\n  writes a copy of the demo config whose relative paths still point at the examples\n');
+    process.stderr.write(
+      'Usage: npm run init-config -- <new-config.yaml>\n  writes a copy of the demo config whose relative paths still point at the examples\n',
+    );
     return 2;
   }
-  const path = resolve(process.env.INIT_CWD ?? process.cwd(), target);   // npm runs scripts from the package folder
+  const path = resolve(process.env.INIT_CWD ?? process.cwd(), target); // npm runs scripts from the package folder
   if (existsSync(path)) {
     process.stderr.write(`init-config: ${path} exists; not overwriting it\n`);
     return 1;
@@ -60,4 +64,5 @@ function main(argv: string[]): number {
 }
 
 // Run as a script (also through a symlinked folder), not when imported by a test.
-if (process.argv[1] && realpathSync(resolve(process.argv[1])) === realpathSync(fileURLToPath(import.meta.url))) process.exitCode = main(process.argv.slice(2));
+if (process.argv[1] && realpathSync(resolve(process.argv[1])) === realpathSync(fileURLToPath(import.meta.url)))
+  process.exitCode = main(process.argv.slice(2));

@@ -19,10 +19,7 @@ function nodeArgs(module: string): string[] {
 }
 
 /** What became of one launch entry: running (maybe not connected yet), skipped, or given up on. */
-export type LaunchState =
-  | { state: 'running' }
-  | { state: 'skipped'; reason: string }
-  | { state: 'failed'; reason: string };
+export type LaunchState = { state: 'running' } | { state: 'skipped'; reason: string } | { state: 'failed'; reason: string };
 
 export interface LaunchedServices {
   /** The state of each entry, by launch name. */
@@ -73,7 +70,12 @@ const onPath = (command: string): boolean => spawnSync('sh', ['-c', `command -v 
  * times. A crash loop is reported once: the first run's output is shown, restarts are quiet, and
  * giving up prints the last lines the service wrote.
  */
-export function launchServices(entries: readonly LaunchConfig[], grpcAddress: string, log: Logger, options: LaunchOptions = {}): LaunchedServices {
+export function launchServices(
+  entries: readonly LaunchConfig[],
+  grpcAddress: string,
+  log: Logger,
+  options: LaunchOptions = {},
+): LaunchedServices {
   const children = new Set<ChildProcess>();
   const states = new Map<string, LaunchState>();
   const out = options.stdout ?? process.stdout;
@@ -129,13 +131,20 @@ export function launchServices(entries: readonly LaunchConfig[], grpcAddress: st
       }
       const how = signal ? `signal ${signal}` : `code ${code}`;
       if (restarts >= maxRestarts) {
-        const last = kept.length ? kept.join('\n') : '(nothing; its first run\'s output is above)';
+        const last = kept.length ? kept.join('\n') : "(nothing; its first run's output is above)";
         const reason = `exited ${restarts + 1} times, last with ${how}`;
         states.set(entry.name, { state: 'failed', reason });
-        log.error({ service: entry.name, code, signal }, `example service '${entry.name}' keeps crashing (${reason}); gave up. Its last output:\n${last}`);
+        log.error(
+          { service: entry.name, code, signal },
+          `example service '${entry.name}' keeps crashing (${reason}); gave up. Its last output:\n${last}`,
+        );
         return;
       }
-      if (restarts === 0) log.warn({ service: entry.name, code, signal }, `example service '${entry.name}' exited with ${how}; restarting it quietly (up to ${maxRestarts} times)`);
+      if (restarts === 0)
+        log.warn(
+          { service: entry.name, code, signal },
+          `example service '${entry.name}' exited with ${how}; restarting it quietly (up to ${maxRestarts} times)`,
+        );
       setTimeout(() => start(entry, restarts + 1), restartDelay(restarts + 1)).unref();
     });
   };
@@ -164,11 +173,16 @@ export function launchServices(entries: readonly LaunchConfig[], grpcAddress: st
     },
     async stop() {
       stopping = true;
-      await Promise.all([...children].map((child) => new Promise<void>((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 3000).unref();
-      })));
+      await Promise.all(
+        [...children].map(
+          (child) =>
+            new Promise<void>((resolve) => {
+              child.once('exit', () => resolve());
+              child.kill('SIGTERM');
+              setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+            }),
+        ),
+      );
     },
   };
 }

@@ -34,19 +34,31 @@ async function main(): Promise<void> {
   const config = loadConfigFile(configPath);
   const role = workerRole();
   if (cluster.isWorker && role) return runWorker(config, role, logger);
-  const started = config.server.workers > 1 && !process.argv.includes('--check') ? await startAsWorkers(config, logger) : await startSingle(config, logger, configPath);
+  const started =
+    config.server.workers > 1 && !process.argv.includes('--check')
+      ? await startAsWorkers(config, logger)
+      : await startSingle(config, logger, configPath);
   if (!started) return;
   const { httpUrl, grpcAddress, launch } = started;
   const shownPath = relative(process.cwd(), configPath).startsWith('..') ? configPath : relative(process.cwd(), configPath);
-  process.stdout.write(`${bannerLines({
-    httpUrl,
-    grpcAddress,
-    configPath: shownPath,
-    storeKind: config.store.kind,
-    ...(started.workers ? { workers: started.workers } : {}),
-    demo: demo ? { apiKey: process.env.DEMO_API_KEY ?? DEFAULT_DEMO_API_KEY, serviceToken: process.env.DEMO_SERVICE_TOKEN ?? DEFAULT_DEMO_SERVICE_TOKEN, metricsToken: process.env.DEMO_METRICS_TOKEN ?? DEFAULT_DEMO_METRICS_TOKEN, signIn: { email: DEMO_EMAIL, password: process.env.DEMO_PASSWORD ?? DEFAULT_DEMO_PASSWORD } } : undefined,
-    launch,
-  }).join('\n')}\n`);
+  process.stdout.write(
+    `${bannerLines({
+      httpUrl,
+      grpcAddress,
+      configPath: shownPath,
+      storeKind: config.store.kind,
+      ...(started.workers ? { workers: started.workers } : {}),
+      demo: demo
+        ? {
+            apiKey: process.env.DEMO_API_KEY ?? DEFAULT_DEMO_API_KEY,
+            serviceToken: process.env.DEMO_SERVICE_TOKEN ?? DEFAULT_DEMO_SERVICE_TOKEN,
+            metricsToken: process.env.DEMO_METRICS_TOKEN ?? DEFAULT_DEMO_METRICS_TOKEN,
+            signIn: { email: DEMO_EMAIL, password: process.env.DEMO_PASSWORD ?? DEFAULT_DEMO_PASSWORD },
+          }
+        : undefined,
+      launch,
+    }).join('\n')}\n`,
+  );
 }
 
 interface Started {
@@ -63,7 +75,9 @@ async function startSingle(config: GatewayConfig, logger: Logger, configPath: st
   if (process.argv.includes('--check')) {
     // Config, registry, plugins and their options, store connection: everything short of listening.
     await gateway.close();
-    process.stdout.write(`Config OK: ${process.env.GATEWAY_CONFIG ?? configPath} (${config.services.length} services, ${gateway.plugins.length} plugins, store ${config.store.kind})\n`);
+    process.stdout.write(
+      `Config OK: ${process.env.GATEWAY_CONFIG ?? configPath} (${config.services.length} services, ${gateway.plugins.length} plugins, store ${config.store.kind})\n`,
+    );
     return undefined;
   }
   const { httpUrl, grpcAddress } = await gateway.start();
@@ -111,7 +125,8 @@ function onStopSignal(logger: Logger, config: GatewayConfig, stop: () => Promise
 /** A boot failure is one coded line (or one list): the operator fixes a setting, not our code. */
 main().catch((err: unknown) => {
   if (err instanceof BootError) process.stderr.write(`Gateway did not start: ${err.message}\n`);
-  else if (process.env.LOG_LEVEL === 'debug' || process.env.LOG_LEVEL === 'trace') process.stderr.write(`Gateway did not start: ${(err as Error).stack ?? String(err)}\n`);
+  else if (process.env.LOG_LEVEL === 'debug' || process.env.LOG_LEVEL === 'trace')
+    process.stderr.write(`Gateway did not start: ${(err as Error).stack ?? String(err)}\n`);
   else process.stderr.write(`Gateway did not start: ${(err as Error).message ?? String(err)} (LOG_LEVEL=debug shows where)\n`);
   process.exit(1);
 });

@@ -65,7 +65,10 @@ export async function startWorkers(config: GatewayConfig, logger: Logger): Promi
       if (stopping || !booted) return;
       const last = crashes.get(index)!;
       // A worker that ran a while before dying starts the back-off over; one dying at once backs off more.
-      const delayMs = Date.now() - last.startedAt > RESTART_RESET_AFTER_MS ? RESTART_FIRST_MS : Math.min(RESTART_MAX_MS, Math.max(RESTART_FIRST_MS, last.delayMs * 2));
+      const delayMs =
+        Date.now() - last.startedAt > RESTART_RESET_AFTER_MS
+          ? RESTART_FIRST_MS
+          : Math.min(RESTART_MAX_MS, Math.max(RESTART_FIRST_MS, last.delayMs * 2));
       crashes.set(index, { ...last, delayMs });
       log.warn({ worker: index, pid: worker.process.pid, code, signal, restartInMs: delayMs }, 'gateway worker exited; restarting it');
       setTimeout(() => {
@@ -112,15 +115,20 @@ export async function startWorkers(config: GatewayConfig, logger: Logger): Promi
 
 /** SIGTERM to each worker (it drains), then SIGKILL to any still there after `graceMs`. */
 async function stopAll(workers: Map<number, Worker>, graceMs: number): Promise<void> {
-  await Promise.all([...workers.values()].map((worker) => new Promise<void>((resolve) => {
-    if (worker.isDead()) return resolve();
-    const kill = setTimeout(() => worker.process.kill('SIGKILL'), graceMs);
-    worker.once('exit', () => {
-      clearTimeout(kill);
-      resolve();
-    });
-    worker.process.kill('SIGTERM');
-  })));
+  await Promise.all(
+    [...workers.values()].map(
+      (worker) =>
+        new Promise<void>((resolve) => {
+          if (worker.isDead()) return resolve();
+          const kill = setTimeout(() => worker.process.kill('SIGKILL'), graceMs);
+          worker.once('exit', () => {
+            clearTimeout(kill);
+            resolve();
+          });
+          worker.process.kill('SIGTERM');
+        }),
+    ),
+  );
 }
 
 async function freePorts(host: string, count: number): Promise<number[]> {

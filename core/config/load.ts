@@ -68,7 +68,11 @@ export function buildConfig(raw: unknown, options: LoadOptions = {}): GatewayCon
     if (schemaValid) throw err;
   }
   if (problems.length || !config) {
-    throw new BootError('CONFIG_INVALID', schemaValid ? 'the configuration is inconsistent' : 'the configuration does not match schemas/config.schema.json', problems);
+    throw new BootError(
+      'CONFIG_INVALID',
+      schemaValid ? 'the configuration is inconsistent' : 'the configuration does not match schemas/config.schema.json',
+      problems,
+    );
   }
   return deepFreeze(config);
 }
@@ -84,7 +88,8 @@ function substituteEnv(value: unknown, env: NodeJS.ProcessEnv, path: string, pro
   if (typeof value === 'string') {
     return value.replace(ENV_PATTERN, (_m, name: string, fallback: string | undefined) => {
       const found = env[name] ?? fallback;
-      if (found === undefined) problems.push(`${path || '/'}: environment variable ${name} is not set (give it a value, or a default with \${${name}:-default})`);
+      if (found === undefined)
+        problems.push(`${path || '/'}: environment variable ${name} is not set (give it a value, or a default with \${${name}:-default})`);
       return found ?? '';
     });
   }
@@ -108,7 +113,9 @@ function applyEnvOverrides(input: Record<string, any>, env: NodeJS.ProcessEnv): 
   // The OpenTelemetry exporter variables turn tracing on when the config names no endpoint: the
   // traces one as given, the generic one as a base URL (the OTLP spec's rule).
   const tracing = (input.tracing ??= {});
-  const otlp = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (env.OTEL_EXPORTER_OTLP_ENDPOINT && `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces`);
+  const otlp =
+    env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ||
+    (env.OTEL_EXPORTER_OTLP_ENDPOINT && `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/$/, '')}/v1/traces`);
   if (otlp && tracing.otlpEndpoint === undefined) tracing.otlpEndpoint = otlp;
 }
 
@@ -120,13 +127,20 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     blocked: a.blocked as boolean,
     ...(a.budgets?.length ? { budgets: a.budgets as Budget[] } : {}),
   }));
-  reportDuplicates(accounts.map((a) => a.id), 'account id', problems);
-  reportDuplicates(accounts.map((a) => a.name), 'account name', problems);
+  reportDuplicates(
+    accounts.map((a) => a.id),
+    'account id',
+    problems,
+  );
+  reportDuplicates(
+    accounts.map((a) => a.name),
+    'account name',
+    problems,
+  );
 
   const accountId = (ref: string | number, where: string): number => {
-    const found = typeof ref === 'number' || /^\d+$/.test(ref)
-      ? accounts.find((a) => a.id === Number(ref))
-      : accounts.find((a) => a.name === ref);
+    const found =
+      typeof ref === 'number' || /^\d+$/.test(ref) ? accounts.find((a) => a.id === Number(ref)) : accounts.find((a) => a.name === ref);
     if (!found) problems.push(`${where}: account '${ref}' is not declared in accounts`);
     return found?.id ?? -1;
   };
@@ -138,14 +152,40 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     permissions: k.permissions as Permission[],
     followTraceSampling: k.followTraceSampling === true,
   }));
-  reportDuplicates(apiKeys.map((k) => k.keyHash), 'API key (the same key is declared twice)', problems);
+  reportDuplicates(
+    apiKeys.map((k) => k.keyHash),
+    'API key (the same key is declared twice)',
+    problems,
+  );
 
   const services = (input.services as any[]).map((s, i) => normaliseService(s, accountId(s.account, `services[${i}] (${s.name})`)));
-  reportDuplicates(services.map((s) => s.id), 'service id', problems);
-  reportDuplicates(services.map((s) => `${s.accountId}/${s.name}`), 'service name within an account', problems);
-  reportDuplicates(services.flatMap((s) => s.aliases ?? []), 'service alias', problems);
-  reportDuplicates(services.flatMap((s) => s.connectionTokenHashes), 'connection token (shared by two services)', problems);
-  services.forEach((s, i) => reportDuplicates(s.configs.map((c: any) => c.id), `configs id of services[${i}]`, problems));
+  reportDuplicates(
+    services.map((s) => s.id),
+    'service id',
+    problems,
+  );
+  reportDuplicates(
+    services.map((s) => `${s.accountId}/${s.name}`),
+    'service name within an account',
+    problems,
+  );
+  reportDuplicates(
+    services.flatMap((s) => s.aliases ?? []),
+    'service alias',
+    problems,
+  );
+  reportDuplicates(
+    services.flatMap((s) => s.connectionTokenHashes),
+    'connection token (shared by two services)',
+    problems,
+  );
+  services.forEach((s, i) =>
+    reportDuplicates(
+      s.configs.map((c: any) => c.id),
+      `configs id of services[${i}]`,
+      problems,
+    ),
+  );
 
   const fallbackTarget = (account: string, name: string) => {
     const owner = accounts.find((a) => a.name === account || String(a.id) === account);
@@ -159,22 +199,28 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
   (input.userSpace.users as any[]).forEach((u, i) => {
     for (const ref of Object.keys(u.accounts)) accountId(ref, `userSpace.users[${i}] (${u.email}).accounts`);
   });
-  reportDuplicates((input.userSpace.users as any[]).map((u) => String(u.email).toLowerCase()), 'userSpace.users email', problems);
+  reportDuplicates(
+    (input.userSpace.users as any[]).map((u) => String(u.email).toLowerCase()),
+    'userSpace.users email',
+    problems,
+  );
   if (input.gate.servers.length > 1 && !input.gate.currentServer) {
     problems.push('gate.currentServer is required when gate.servers lists more than one gateway');
   }
   const workers = resolveWorkers(input.server.workers);
-  problems.push(...workersProblems({
-    workers,
-    storeKind: input.store.kind,
-    enabledPlugins: input.plugins.enabled,
-    pluginOptions: input.plugins.options,
-    customPlugins: input.plugins.custom,
-    clusterServers: input.gate.servers,
-    httpPort: input.server.httpPort,
-    grpcPort: input.server.grpcPort,
-    workerGrpcPort: input.server.workerGrpcPort,
-  }));
+  problems.push(
+    ...workersProblems({
+      workers,
+      storeKind: input.store.kind,
+      enabledPlugins: input.plugins.enabled,
+      pluginOptions: input.plugins.options,
+      customPlugins: input.plugins.custom,
+      clusterServers: input.gate.servers,
+      httpPort: input.server.httpPort,
+      grpcPort: input.server.grpcPort,
+      workerGrpcPort: input.server.workerGrpcPort,
+    }),
+  );
   if (input.store.kind === 'mongodb' && !input.store.mongodbUri) {
     problems.push('store.mongodbUri (or MONGODB_URI) is required when store.kind is mongodb');
   }
@@ -182,12 +228,19 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
   const dataDir = resolve(baseDir, input.store.dataDir);
   const registryFiles = (input.registry.files as string[]).map((f) => resolve(baseDir, f));
   const custom = (input.plugins.custom as any[]).map((c) => ({ path: resolve(baseDir, c.path), enabled: c.enabled }));
-  const launch = (input.launch as any[]).map((l) => ({ name: l.name, module: resolve(baseDir, l.module), env: l.env, requires: l.requires, optional: l.optional }));
+  const launch = (input.launch as any[]).map((l) => ({
+    name: l.name,
+    module: resolve(baseDir, l.module),
+    env: l.env,
+    requires: l.requires,
+    optional: l.optional,
+  }));
   // Paths are relative to the config file: a copied config names the module it could not find
   // instead of launching a process that crashes on it again and again. The compiled gateway runs a
   // `.ts` module's compiled `.js` (core/modules/build-paths.ts), so either counts.
   const mustExist = (what: string, path: string) => {
-    if (!existsSync(runnableModule(path))) problems.push(`${what}: ${path} does not exist (relative paths are relative to the config file, ${baseDir})`);
+    if (!existsSync(runnableModule(path)))
+      problems.push(`${what}: ${path} does not exist (relative paths are relative to the config file, ${baseDir})`);
   };
   // (Missing registry files and plugin modules are named by REGISTRY_INVALID and PLUGIN_NOT_FOUND.)
   // An optional entry's missing module is the launcher's warning instead (launchServices).

@@ -62,7 +62,12 @@ export interface UpstreamConfig {
   readonly connectTimeoutMs: number;
   readonly firstByteTimeoutMs: number;
   readonly idleTimeoutMs: number;
-  readonly healthCheck?: { readonly path: string; readonly intervalMs: number; readonly timeoutMs: number; readonly failuresBeforeDown: number };
+  readonly healthCheck?: {
+    readonly path: string;
+    readonly intervalMs: number;
+    readonly timeoutMs: number;
+    readonly failuresBeforeDown: number;
+  };
 }
 
 export interface ServiceConfig {
@@ -141,7 +146,12 @@ export interface UserSpaceConfig {
   readonly sessionTtlHours: number;
   readonly loginAttemptsPerMinute: number;
   /** Seeded at start when absent (passwords as given after `${ENV}` substitution; hashed when stored). */
-  readonly users: readonly { readonly email: string; readonly password: string; readonly operator: boolean; readonly accounts: Readonly<Record<string, MemberRole>> }[];
+  readonly users: readonly {
+    readonly email: string;
+    readonly password: string;
+    readonly operator: boolean;
+    readonly accounts: Readonly<Record<string, MemberRole>>;
+  }[];
 }
 
 export interface CustomPluginConfig {

@@ -61,12 +61,20 @@ export function workersProblems(input: WorkersInput): string[] {
   if (base) {
     const last = base + input.workers - 1;
     if (last > 65535) problems.push(`server.workerGrpcPort: the workers' own gRPC ports ${base}-${last} go past 65535`);
-    for (const [name, port] of [['httpPort', input.httpPort], ['grpcPort', input.grpcPort]] as const) {
-      if (port >= base && port <= last) problems.push(`server.${name} ${port} is one of the workers' own gRPC ports ${base}-${last} (server.workerGrpcPort + worker index)`);
+    for (const [name, port] of [
+      ['httpPort', input.httpPort],
+      ['grpcPort', input.grpcPort],
+    ] as const) {
+      if (port >= base && port <= last)
+        problems.push(
+          `server.${name} ${port} is one of the workers' own gRPC ports ${base}-${last} (server.workerGrpcPort + worker index)`,
+        );
     }
   }
   if (input.clusterServers.length > 1) {
-    problems.push('server.workers above 1 cannot be combined with gate.servers (a cluster of several hosts) yet: run one worker per host there');
+    problems.push(
+      'server.workers above 1 cannot be combined with gate.servers (a cluster of several hosts) yet: run one worker per host there',
+    );
   }
   return problems;
 }

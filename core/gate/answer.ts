@@ -128,7 +128,8 @@ export class AnswerCollector {
 
   #count(bytes: number): void {
     this.#bytes += bytes;
-    if (this.#bytes > this.#maxBytes) throw gatewayError('SERVICE_ANSWER_TOO_LARGE', { args: { service: this.#service, limit: this.#maxBytes } });
+    if (this.#bytes > this.#maxBytes)
+      throw gatewayError('SERVICE_ANSWER_TOO_LARGE', { args: { service: this.#service, limit: this.#maxBytes } });
   }
 
   #bad(reason: string) {
@@ -187,10 +188,27 @@ export function answerBody(response: ServiceResponse): { json: string } | { prot
  * Content-Security-Policy, hop-by-hop and framing headers.
  */
 const ALLOWED = new Set([
-  'content-type', 'content-language', 'content-disposition', 'cache-control', 'etag', 'last-modified', 'expires', 'retry-after', 'vary',
+  'content-type',
+  'content-language',
+  'content-disposition',
+  'cache-control',
+  'etag',
+  'last-modified',
+  'expires',
+  'retry-after',
+  'vary',
 ]);
 /** The service's own `X-` and `Z-` headers pass, except these, which the gateway sets or which mean something to proxies and clients. */
-const PREFIX_DENIED = new Set(['x-request-id', 'x-should-retry', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip', 'x-accel-redirect', 'x-accel-buffering']);
+const PREFIX_DENIED = new Set([
+  'x-request-id',
+  'x-should-retry',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  'x-real-ip',
+  'x-accel-redirect',
+  'x-accel-buffering',
+]);
 /** Billing instructions from the service to the platform (reference/service-protocol.md section 3). */
 const BILLING = /^z-(custom-|deferred-billing|recurring-billing|billing-)/i;
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;

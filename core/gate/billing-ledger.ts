@@ -70,12 +70,25 @@ export class BillingLedger {
   #emit(service: ServiceEntry, record: BillingRecord, callerAccountId: number | undefined): void {
     const base = { at: record.at, serviceId: service.id, service: serviceLabel(service) };
     if (record.amountInUnits !== undefined) {
-      this.#events.emit('billing', { ...base, accountId: this.#known(callerAccountId), amount: Number(record.amountInUnits), idempotencyKey: record.billingRequestId || undefined });
+      this.#events.emit('billing', {
+        ...base,
+        accountId: this.#known(callerAccountId),
+        amount: Number(record.amountInUnits),
+        idempotencyKey: record.billingRequestId || undefined,
+      });
     }
     const params = record.params;
-    const accountId = this.#known(numberOrUndefined(params?.billingAccountId) ?? numberOrUndefined(params?.callerAccountId) ?? callerAccountId);
+    const accountId = this.#known(
+      numberOrUndefined(params?.billingAccountId) ?? numberOrUndefined(params?.callerAccountId) ?? callerAccountId,
+    );
     for (const charge of record.charges ?? []) {
-      this.#events.emit('billing', { ...base, accountId, amount: Number(charge.amount ?? 0), currency: charge.currency, idempotencyKey: charge.idempotencyKey || undefined });
+      this.#events.emit('billing', {
+        ...base,
+        accountId,
+        amount: Number(charge.amount ?? 0),
+        currency: charge.currency,
+        idempotencyKey: charge.idempotencyKey || undefined,
+      });
     }
   }
 

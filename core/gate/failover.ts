@@ -75,7 +75,12 @@ export interface TargetConfigCheck {
  * model. Without this a caller reached another account's private service, or sent a target a config
  * it refuses when sent directly, through a fallback. The reason names no service the caller may not see.
  */
-export function unfitReason(target: FallbackTarget, predict: PredictRequestProto, callerAccountId: number, check: TargetConfigCheck | undefined): string | undefined {
+export function unfitReason(
+  target: FallbackTarget,
+  predict: PredictRequestProto,
+  callerAccountId: number,
+  check: TargetConfigCheck | undefined,
+): string | undefined {
   const { service } = target;
   if (!service.public && service.accountId !== callerAccountId) return 'a fallback this caller may not call';
   if (!check) return undefined;

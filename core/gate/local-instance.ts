@@ -27,7 +27,15 @@ export interface LocalInstanceOptions {
 }
 
 const BODIES: readonly (keyof ServiceToGateBodies)[] = [
-  'predict', 'partialPredict', 'error', 'ext', 'batch', 'fit', 'fitStatus', 'heartBeat', 'status',
+  'predict',
+  'partialPredict',
+  'error',
+  'ext',
+  'batch',
+  'fit',
+  'fitStatus',
+  'heartBeat',
+  'status',
 ];
 
 /** What the owner of an in-process instance controls: whether it takes requests, and its removal. */
@@ -55,7 +63,12 @@ export class LocalInstance extends Instance {
   readonly #log: Logger;
   readonly #reply: LocalReply;
 
-  constructor(service: ServiceEntry, options: LocalInstanceOptions, onAnswer: (instance: LocalInstance, answer: ServiceToGateProto) => void, log: Logger) {
+  constructor(
+    service: ServiceEntry,
+    options: LocalInstanceOptions,
+    onAnswer: (instance: LocalInstance, answer: ServiceToGateProto) => void,
+    log: Logger,
+  ) {
     super(service);
     this.bootUuid = options.name;
     this.hostname = options.hostname;

@@ -158,7 +158,12 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<
     if (bytes > this.#hooks.maxAnswerBytes) {
       // One frame past the largest answer the gateway holds: the service's fault, whoever reads.
       this.#dropQueue();
-      this.fail(gatewayError('SERVICE_ANSWER_TOO_LARGE', { args: { service: this.servedBy?.name ?? `service ${this.serviceId}`, limit: this.#hooks.maxAnswerBytes } }), true);
+      this.fail(
+        gatewayError('SERVICE_ANSWER_TOO_LARGE', {
+          args: { service: this.servedBy?.name ?? `service ${this.serviceId}`, limit: this.#hooks.maxAnswerBytes },
+        }),
+        true,
+      );
       return;
     }
     // The slow-reader bound counts what waits behind answers the reader has not taken: a frame that
@@ -278,6 +283,11 @@ export class ServiceCall implements AsyncIterable<ServiceAnswer>, AsyncIterator<
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A stream deadline passed (a timer callback shared by every call): the service gets `cancel`. */
-function streamDeadlinePassed(call: ServiceCall, code: 'STREAM_FIRST_CHUNK_TIMEOUT' | 'STREAM_IDLE_TIMEOUT', service: string, ms: number): void {
+function streamDeadlinePassed(
+  call: ServiceCall,
+  code: 'STREAM_FIRST_CHUNK_TIMEOUT' | 'STREAM_IDLE_TIMEOUT',
+  service: string,
+  ms: number,
+): void {
   call.fail(gatewayError(code, { args: { service, timeoutSec: ms / 1000 } }), true);
 }

@@ -49,7 +49,8 @@ export function serviceHeaders(identity: ServiceIdentity, fromCaller?: Readonly<
       if (typeof value !== 'string') continue;
       // A gRPC caller's header map may carry any bytes; an engine behind the upstream connector gets
       // them as HTTP headers, where CR, LF and NUL would split or end a header: refused here, coded.
-      if (CONTROL_CHARACTERS.test(value) || CONTROL_CHARACTERS.test(name)) throw gatewayError('HEADER_VALUE_INVALID', { param: 'headers', args: { header: name.slice(0, 64) } });
+      if (CONTROL_CHARACTERS.test(value) || CONTROL_CHARACTERS.test(name))
+        throw gatewayError('HEADER_VALUE_INVALID', { param: 'headers', args: { header: name.slice(0, 64) } });
       headers[name] = value;
     }
   }

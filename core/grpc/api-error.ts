@@ -1,4 +1,11 @@
-import { GatewayError, argsWithParam, errorTypeForStatus, paramOfArgs, type GatewayError as GatewayErrorType, type UpstreamErrorFields } from '../errors.js';
+import {
+  GatewayError,
+  argsWithParam,
+  errorTypeForStatus,
+  paramOfArgs,
+  type GatewayError as GatewayErrorType,
+  type UpstreamErrorFields,
+} from '../errors.js';
 import { CLIENT_ERROR_CODES, UpstreamErrorArgs, simpleStatusOf, statusOfSimpleStatus, type ApiErrorProto } from '../../proto/src/index.js';
 
 /**
@@ -83,7 +90,11 @@ function upstreamRelay(args: Record<string, string>, code: string): Relay {
     args: rest,
     headers,
     // An Anthropic error has no code: the service's own error code stands in for it.
-    upstream: { type: args[UPSTREAM_ARG.type] ?? null, code: args[UPSTREAM_ARG.code] ?? (args[UPSTREAM_ARG.dialect] === 'anthropic' ? code : null), param: args[UPSTREAM_ARG.param] ?? null },
+    upstream: {
+      type: args[UPSTREAM_ARG.type] ?? null,
+      code: args[UPSTREAM_ARG.code] ?? (args[UPSTREAM_ARG.dialect] === 'anthropic' ? code : null),
+      param: args[UPSTREAM_ARG.param] ?? null,
+    },
   };
 }
 

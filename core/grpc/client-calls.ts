@@ -16,12 +16,7 @@ import type { ClientMessage } from './client-message.js';
 import { callContext } from '../gate/call-context.js';
 import { serviceHeaders } from '../gate/service-headers.js';
 import type { Gate, GateRequest } from '../gate/gate.js';
-import type {
-  ClientRequestProto,
-  ClientResponseProto,
-  PartialPredictRequestProto,
-  PayloadProto,
-} from '../../proto/src/index.js';
+import type { ClientRequestProto, ClientResponseProto, PartialPredictRequestProto, PayloadProto } from '../../proto/src/index.js';
 import type { ServiceAnswer, ServiceCall } from '../gate/service-call.js';
 
 // Requests arrive as ClientMessages (see client-message.ts): admission runs before the full decode.
@@ -165,12 +160,19 @@ export class ClientCalls {
           // The caller's next messages wait (paused: no 'data', no 'end') until the service can take
           // the first one: at once, or after waiting for an instance to connect or wake.
           call.pause();
-          void this.#gate.ready(service, caller.account, abort.signal).then(() => {
-            if (failed) return;
-            serviceCall = this.#gate.open(service, { partialPredict: part }, this.#openOptions(request, caller, service, abort.signal, record));
-            void pump(serviceCall);
-            call.resume();
-          }).catch(fail);
+          void this.#gate
+            .ready(service, caller.account, abort.signal)
+            .then(() => {
+              if (failed) return;
+              serviceCall = this.#gate.open(
+                service,
+                { partialPredict: part },
+                this.#openOptions(request, caller, service, abort.signal, record),
+              );
+              void pump(serviceCall);
+              call.resume();
+            })
+            .catch(fail);
           return;
         }
         const part = asPartial(message.decode());
@@ -194,7 +196,8 @@ export class ClientCalls {
     });
     call.on('end', () => {
       if (failed) return;
-      if (!serviceCall) return fail(gatewayError('VALIDATION_FAILED', { args: { reason: 'processStream ended before its first message' } }));
+      if (!serviceCall)
+        return fail(gatewayError('VALIDATION_FAILED', { args: { reason: 'processStream ended before its first message' } }));
       if (!sentFinish) {
         // The first message went out with start; close the request with finish on the held message,
         // or on an empty frame when the client sent only one message.
@@ -206,7 +209,11 @@ export class ClientCalls {
     call.on('error', (err) => fail(err));
   };
 
-  async #run(message: ClientMessage, signal: AbortSignal, record: RequestRecord): Promise<{ serviceCall: ServiceCall; service: ServiceEntry }> {
+  async #run(
+    message: ClientMessage,
+    signal: AbortSignal,
+    record: RequestRecord,
+  ): Promise<{ serviceCall: ServiceCall; service: ServiceEntry }> {
     const { caller, service } = this.#admit(message, record);
     // Like sync predict over HTTP: a service with no instance is waited for (and woken) when it says so.
     await this.#gate.ready(service, caller.account, signal);
@@ -235,7 +242,9 @@ export class ClientCalls {
     const { service: traced } = record;
     // #record put a CallTrace there (RequestRecord holds the trace under its HTTP-and-gRPC interface).
     (record.trace as CallTrace | undefined)?.finish(failure?.code ?? 'OK', failure?.status ?? 200, {
-      service: traced && `${traced.account.name}/${traced.name}`, inputTokens: record.inputTokens, outputTokens: record.outputTokens,
+      service: traced && `${traced.account.name}/${traced.name}`,
+      inputTokens: record.inputTokens,
+      outputTokens: record.outputTokens,
     });
     if (!this.#events.has('grpcCall')) return;
     const { caller, service } = record;
@@ -272,7 +281,10 @@ export class ClientCalls {
 
   /** How a client call opens its service call: its context (made here, where it was admitted) and deadline. */
   #openOptions(request: ClientRequestProto, caller: Caller, service: ServiceEntry, signal: AbortSignal, record: RequestRecord) {
-    const headers = serviceHeaders({ requestId: randomUUID(), callerAccountId: caller.account.id, keyName: caller.keyName }, request.headers);
+    const headers = serviceHeaders(
+      { requestId: randomUUID(), callerAccountId: caller.account.id, keyName: caller.keyName },
+      request.headers,
+    );
     const timeoutSec = request.timeoutSec ?? 0;
     return { context: callContext(caller, headers, record, service, signal), timeoutMs: timeoutSec > 0 ? timeoutSec * 1000 : undefined };
   }
@@ -289,7 +301,8 @@ export class ClientCalls {
 
 function clientRequestBody(request: ClientRequestProto): GateRequest {
   if (request.body === 'ext' && request.ext) return { ext: request.ext };
-  if (request.body === 'partialPredict' && request.partialPredict) return { partialPredict: { ...request.partialPredict, start: true, finish: true } };
+  if (request.body === 'partialPredict' && request.partialPredict)
+    return { partialPredict: { ...request.partialPredict, start: true, finish: true } };
   if (request.body === 'predict' && request.predict) return { predict: request.predict };
   throw gatewayError('VALIDATION_FAILED', { param: 'body', args: { reason: 'the request carries none of predict, ext, partialPredict' } });
 }

@@ -78,7 +78,14 @@ export function createHttpApp(log: Logger, events: GatewayEvents = new GatewayEv
   return app;
 }
 
-function requestEvent(ctx: Koa.Context, record: RequestRecord, requestId: string, durationMs: number, written: number, errorCode: string | undefined) {
+function requestEvent(
+  ctx: Koa.Context,
+  record: RequestRecord,
+  requestId: string,
+  durationMs: number,
+  written: number,
+  errorCode: string | undefined,
+) {
   // A body Koa has yet to send has a known length; a response the handler streamed itself was
   // written to the socket already (HTTP/1.1 serves one request at a time per connection).
   const length = ctx.response.length;
@@ -87,7 +94,7 @@ function requestEvent(ctx: Koa.Context, record: RequestRecord, requestId: string
     requestId,
     method: ctx.method,
     route: matched ?? 'unmatched',
-    plugin: matched === undefined ? 'none' : ctx.state.plugin ?? 'none',
+    plugin: matched === undefined ? 'none' : (ctx.state.plugin ?? 'none'),
     status: ctx.status,
     durationMs,
     serviceWaitMs: record.serviceWaitMs,
@@ -136,5 +143,11 @@ function fromKoaError(thrown: unknown, method: string, path: string): GatewayErr
   if (typeof e?.status !== 'number' || e.status < 400 || e.status > 599) return undefined;
   if (e.status === 405) return gatewayError('METHOD_NOT_ALLOWED', { message: e.message });
   if (e.status === 501) return gatewayError('METHOD_NOT_ALLOWED', { args: { method, path } });
-  return new GatewayError({ code: `HTTP_${e.status}`, status: e.status, type: errorTypeForStatus(e.status), message: e.message ?? 'Error', expose: e.expose ?? e.status < 500 });
+  return new GatewayError({
+    code: `HTTP_${e.status}`,
+    status: e.status,
+    type: errorTypeForStatus(e.status),
+    message: e.message ?? 'Error',
+    expose: e.expose ?? e.status < 500,
+  });
 }

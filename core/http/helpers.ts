@@ -81,7 +81,10 @@ export interface BodyReading {
 
 /** The headers a service gets for this request: request ID, caller, billing, the caller's W3C trace context. */
 function serviceHeadersOf(ctx: Context, caller: Caller): StringMap {
-  const headers = serviceHeaders({ requestId: String(ctx.state.requestId), callerAccountId: caller.account.id, keyName: caller.keyName }, httpCallerHeaders(ctx.request.headers));
+  const headers = serviceHeaders(
+    { requestId: String(ctx.state.requestId), callerAccountId: caller.account.id, keyName: caller.keyName },
+    httpCallerHeaders(ctx.request.headers),
+  );
   passTraceContext((name) => ctx.get(name), headers);
   return headers;
 }
@@ -114,7 +117,11 @@ export function createHttpHelpers(
     if (record) record.bytesIn = body.length;
     return body;
   };
-  const readJsonText = async (ctx: Context, limit = bodyLimitBytes, maxMembers = jsonSize.maxMembers): Promise<{ text: string; value: unknown }> => {
+  const readJsonText = async (
+    ctx: Context,
+    limit = bodyLimitBytes,
+    maxMembers = jsonSize.maxMembers,
+  ): Promise<{ text: string; value: unknown }> => {
     // The configured bounds as they are unless the caller narrows them: no object per request.
     const size = maxMembers >= jsonSize.maxMembers ? jsonSize : { ...jsonSize, maxMembers };
     // The size bounds are checked as the bytes arrive: a body over one is refused from its first
@@ -152,9 +159,18 @@ export function createHttpHelpers(
       if (caller && service && events.has('usage')) {
         const cost = costOf(service, modelOfRequest(model ?? record.model), tokens, registryPrices);
         events.emit('usage', {
-          at: Date.now(), accountId: caller.account.id, account: caller.account.name,
-          serviceId: service.id, service: serviceLabel(service), inputTokens: tokens.inputTokens, outputTokens: tokens.outputTokens,
-          keyId: caller.keyId, keyName: caller.keyName, model: model ?? record.model, cost: cost?.amount, currency: cost?.currency,
+          at: Date.now(),
+          accountId: caller.account.id,
+          account: caller.account.name,
+          serviceId: service.id,
+          service: serviceLabel(service),
+          inputTokens: tokens.inputTokens,
+          outputTokens: tokens.outputTokens,
+          keyId: caller.keyId,
+          keyName: caller.keyName,
+          model: model ?? record.model,
+          cost: cost?.amount,
+          currency: cost?.currency,
         });
       }
     },

@@ -5,7 +5,15 @@ import { PinoPretty } from 'pino-pretty';
 export type { Logger };
 
 /** Properties censored in any object logged one level down (`{headers: {authorization: …}}`). */
-const SECRET_KEYS = ['authorization', 'Authorization', 'platform-api-key', 'PLATFORM-API-KEY', 'authToken', 'connectionToken', 'key'] as const;
+const SECRET_KEYS = [
+  'authorization',
+  'Authorization',
+  'platform-api-key',
+  'PLATFORM-API-KEY',
+  'authToken',
+  'connectionToken',
+  'key',
+] as const;
 const CENSOR = '[redacted]';
 
 /**
@@ -59,7 +67,13 @@ export function logFormat(env: NodeJS.ProcessEnv = process.env, isTty = Boolean(
  * straight to stdout, come out in the order they happened.
  */
 function prettyDestination(): DestinationStream {
-  return PinoPretty({ colorize: Boolean(process.stdout.isTTY), translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,name', singleLine: true, sync: true });
+  return PinoPretty({
+    colorize: Boolean(process.stdout.isTTY),
+    translateTime: 'SYS:HH:MM:ss',
+    ignore: 'pid,hostname,name',
+    singleLine: true,
+    sync: true,
+  });
 }
 
 /**

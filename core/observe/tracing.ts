@@ -11,11 +11,35 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Context, Middleware } from 'koa';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, createContextKey, isSpanContextValid, trace, type Context as OtelContext, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  TraceFlags,
+  createContextKey,
+  isSpanContextValid,
+  trace,
+  type Context as OtelContext,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, SamplingDecision, TraceIdRatioBasedSampler, type Sampler, type SamplingResult } from '@opentelemetry/sdk-trace-base';
-import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_SERVICE_NAME, ATTR_URL_PATH } from '@opentelemetry/semantic-conventions';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  SamplingDecision,
+  TraceIdRatioBasedSampler,
+  type Sampler,
+  type SamplingResult,
+} from '@opentelemetry/sdk-trace-base';
+import {
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_HTTP_ROUTE,
+  ATTR_SERVICE_NAME,
+  ATTR_URL_PATH,
+} from '@opentelemetry/semantic-conventions';
 import { GATE_SERVICE_NAME } from '../../proto/src/index.js';
 import type { GatewayConfig } from '../config/types.js';
 import type { CallTrace, CallTracer, RequestTrace, ServiceCallSpan, StageObserver, TraceStage } from './request-trace.js';
@@ -65,7 +89,8 @@ class CallerAwareSampler implements Sampler {
   shouldSample(context: OtelContext, traceId: string): SamplingResult {
     const parent = trace.getSpanContext(context);
     if (!parent || !isSpanContextValid(parent)) return this.#root.shouldSample(context, traceId);
-    if (!parent.isRemote || context.getValue(CALLER_DECIDES) === true) return decision((parent.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED);
+    if (!parent.isRemote || context.getValue(CALLER_DECIDES) === true)
+      return decision((parent.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED);
     return decision(Math.random() < this.#ratio);
   }
 
@@ -74,7 +99,9 @@ class CallerAwareSampler implements Sampler {
   }
 }
 
-const decision = (sampled: boolean): SamplingResult => ({ decision: sampled ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD });
+const decision = (sampled: boolean): SamplingResult => ({
+  decision: sampled ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD,
+});
 
 /** `trust` says whether an HTTP request's key lets its traceparent decide its sampling; by default none does. */
 export function createTracing(config: GatewayConfig['tracing'], trust: TraceTrust = () => false): Tracing | undefined {
@@ -95,7 +122,13 @@ export function createTracing(config: GatewayConfig['tracing'], trust: TraceTrus
     // The key is looked up only for a request that asks to be sampled: the rest pay nothing.
     const asksSampled = ((parseTraceparent(traceparent)?.flags ?? 0) & TraceFlags.SAMPLED) === TraceFlags.SAMPLED;
     const decides = asksSampled && trust((name) => ctx.get(name));
-    const requestTrace = new HttpRequestTrace(tracer, ctx.method, { [ATTR_HTTP_REQUEST_METHOD]: ctx.method, [ATTR_URL_PATH]: ctx.path }, traceparent, decides);
+    const requestTrace = new HttpRequestTrace(
+      tracer,
+      ctx.method,
+      { [ATTR_HTTP_REQUEST_METHOD]: ctx.method, [ATTR_URL_PATH]: ctx.path },
+      traceparent,
+      decides,
+    );
     ctx.state.record.trace = requestTrace;
     let status: number | undefined;
     try {
@@ -120,7 +153,12 @@ export function createTracing(config: GatewayConfig['tracing'], trust: TraceTrus
 function callerContext(header: string, decides: boolean): OtelContext {
   const parsed = parseTraceparent(header);
   if (!parsed) return ROOT_CONTEXT;
-  const context = trace.setSpanContext(ROOT_CONTEXT, { traceId: parsed.traceId, spanId: parsed.parentId, traceFlags: parsed.flags & TraceFlags.SAMPLED, isRemote: true });
+  const context = trace.setSpanContext(ROOT_CONTEXT, {
+    traceId: parsed.traceId,
+    spanId: parsed.parentId,
+    traceFlags: parsed.flags & TraceFlags.SAMPLED,
+    isRemote: true,
+  });
   return decides ? context.setValue(CALLER_DECIDES, true) : context;
 }
 
@@ -148,10 +186,14 @@ class SpanTrace implements RequestTrace {
     // Dispatch (routing, choosing an instance) ends when the request goes to the service.
     this.endStage();
     this.model ??= model;
-    const span = this.#tracer.startSpan('gateway.service_call', {
-      kind: SpanKind.CLIENT,
-      attributes: { [GEN_AI_SYSTEM]: service, ...(model !== undefined && { [GEN_AI_REQUEST_MODEL]: model }) },
-    }, this.#context);
+    const span = this.#tracer.startSpan(
+      'gateway.service_call',
+      {
+        kind: SpanKind.CLIENT,
+        attributes: { [GEN_AI_SYSTEM]: service, ...(model !== undefined && { [GEN_AI_REQUEST_MODEL]: model }) },
+      },
+      this.#context,
+    );
     const { traceId, spanId, traceFlags } = span.spanContext();
     return {
       traceparent: `00-${traceId}-${spanId}-${(traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED ? '01' : '00'}`,
@@ -200,7 +242,13 @@ class HttpRequestTrace extends SpanTrace {
 /** A gRPC client call, named as the RPC conventions say: `<package.Service>/<method>`. */
 class GrpcCallTrace extends SpanTrace implements CallTrace {
   constructor(tracer: Tracer, method: string, traceparent: string | undefined, callerDecides: boolean) {
-    super(tracer, `${GATE_SERVICE_NAME}/${method}`, { [RPC_SYSTEM]: 'grpc', [RPC_SERVICE]: GATE_SERVICE_NAME, [RPC_METHOD]: method }, traceparent, callerDecides);
+    super(
+      tracer,
+      `${GATE_SERVICE_NAME}/${method}`,
+      { [RPC_SYSTEM]: 'grpc', [RPC_SERVICE]: GATE_SERVICE_NAME, [RPC_METHOD]: method },
+      traceparent,
+      callerDecides,
+    );
   }
 
   finish(code: string, status: number, attributes: { service?: string; inputTokens?: number; outputTokens?: number }): void {

@@ -1,14 +1,33 @@
 /** The public surface for plugins: everything a plugin may import from core. */
 export { definePlugin, type PluginContext, type PluginDefinition, type PluginInstance } from './define-plugin.js';
-export { asChatAdapterError, errorHeaders, gatewayError, GatewayError, renderErrorBody, toGatewayError, type ErrorBody, type ErrorCode, type UpstreamErrorFields } from '../errors.js';
+export {
+  asChatAdapterError,
+  errorHeaders,
+  gatewayError,
+  GatewayError,
+  renderErrorBody,
+  toGatewayError,
+  type ErrorBody,
+  type ErrorCode,
+  type UpstreamErrorFields,
+} from '../errors.js';
 export { useErrorRenderer, type ErrorRenderer } from '../http/app.js';
 export type { Storage, StorageKind, StoreChoices } from '../storage/storage.js';
 export { DuplicateKeyError, isDuplicateKey } from '../storage/port.js';
 export type { Collection, CollectionSpec, Doc, DocStore, Filter, Update } from '../storage/port.js';
 export { LeaseKeeper, type LeaseKeeperOptions } from '../storage/lease-keeper.js';
 export {
-  gatewayErrorFromTask, taskErrorFrom,
-  type StoredResult, type ClaimedTask, type TaskCursor, type TaskLease, type TaskRecord, type TaskRequestInfo, type TaskRequestInput, type TaskResult, type TaskStore,
+  gatewayErrorFromTask,
+  taskErrorFrom,
+  type StoredResult,
+  type ClaimedTask,
+  type TaskCursor,
+  type TaskLease,
+  type TaskRecord,
+  type TaskRequestInfo,
+  type TaskRequestInput,
+  type TaskResult,
+  type TaskStore,
 } from '../tasks/task-store.js';
 export type { Caller, ServiceChange, ServiceEntry } from '../admission/directory.js';
 export type { Permission, UpstreamConfig } from '../config/types.js';
@@ -39,13 +58,25 @@ export {
 } from '../admission/http-middleware.js';
 export type { ServiceRef } from '../admission/pipeline.js';
 export {
-  binaryMediaType, readPredict2RequestData, readPredictQuery, readPredictRequestData, utf8Text,
-  type Predict2RequestData, type PredictQuery, type PredictRequestData,
+  binaryMediaType,
+  readPredict2RequestData,
+  readPredictQuery,
+  readPredictRequestData,
+  utf8Text,
+  type Predict2RequestData,
+  type PredictQuery,
+  type PredictRequestData,
 } from '../validation/predict-bodies.js';
 export type { Registry } from '../registry/registry.js';
 export type { ConfigSchema, ConstantDefinition, Model, ModelParameters, Provider, VariableDefinition } from '../registry/types.js';
 export type { DataCheck, DataTypes } from '../specs/data-types.js';
-export { GateHeaders, FITTED_MODEL_DIR_HEADER, DERIVED_SERVICE_ID_HEADER, DERIVED_ACCOUNT_ID_HEADER, UpstreamErrorArgs } from '../../proto/src/index.js';
+export {
+  GateHeaders,
+  FITTED_MODEL_DIR_HEADER,
+  DERIVED_SERVICE_ID_HEADER,
+  DERIVED_ACCOUNT_ID_HEADER,
+  UpstreamErrorArgs,
+} from '../../proto/src/index.js';
 // Persistence building blocks for plugins that keep state of their own, in the task store's patterns
 // (the connection itself comes from `ctx.storage.open`).
 export { isDuplicateKeyError } from '../tasks/mongo-connection.js';
@@ -63,9 +94,24 @@ export { parseJson } from '../validation/json.js';
 export { SpendStore, groupSpend, SPEND_DIMENSIONS, type SpendRow, type SpendGroup, type SpendDimension } from '../userspace/spend.js';
 export { BUDGETS_SCHEMA, MAX_KEYS_PER_ACCOUNT, type KeyDoc, type KeySettings } from '../userspace/index.js';
 export {
-  MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, normaliseEmail, sessionView, userView,
-  type AccountChanges, type AccountView, type Budget, type MemberDoc, type MemberRole, type SessionDoc, type SessionView, type Source,
-  type SyncedCollection, type SyncedKind, type UserDoc, type UserSpace, type UserView,
+  MAX_PASSWORD_LENGTH,
+  MIN_PASSWORD_LENGTH,
+  normaliseEmail,
+  sessionView,
+  userView,
+  type AccountChanges,
+  type AccountView,
+  type Budget,
+  type MemberDoc,
+  type MemberRole,
+  type SessionDoc,
+  type SessionView,
+  type Source,
+  type SyncedCollection,
+  type SyncedKind,
+  type UserDoc,
+  type UserSpace,
+  type UserView,
 } from '../userspace/index.js';
 export { hashesEqual } from '../admission/secret-hashes.js';
 export type { AccountConfig } from '../config/types.js';

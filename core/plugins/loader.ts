@@ -61,8 +61,11 @@ export async function loadPlugins(
         throw new BootError('PLUGIN_INVALID', `plugin '${definition.name}' has an invalid configSchema`, [(err as Error).message]);
       }
       if (!validate(options)) {
-        throw new BootError('PLUGIN_OPTIONS_INVALID', `options of plugin '${definition.name}' are invalid`,
-          formatAjvErrors(validate.errors).map((p) => `plugins.options.${definition.name}${p}`));
+        throw new BootError(
+          'PLUGIN_OPTIONS_INVALID',
+          `options of plugin '${definition.name}' are invalid`,
+          formatAjvErrors(validate.errors).map((p) => `plugins.options.${definition.name}${p}`),
+        );
       }
     }
     const context = makeContext(definition.name, options);
@@ -70,7 +73,12 @@ export async function loadPlugins(
     try {
       instance = instantiatePlugin(definition, context);
     } catch (err) {
-      throw new BootError('PLUGIN_INVALID', `plugin '${definition.name}' failed to create its instance: ${(err as Error).message}`, [], err);
+      throw new BootError(
+        'PLUGIN_INVALID',
+        `plugin '${definition.name}' failed to create its instance: ${(err as Error).message}`,
+        [],
+        err,
+      );
     }
     const problems = instanceProblems(instance);
     if (problems.length) throw new BootError('PLUGIN_INVALID', `plugin '${definition.name}' made an invalid instance`, problems);
@@ -80,7 +88,12 @@ export async function loadPlugins(
       try {
         instance.routes(router);
       } catch (err) {
-        throw new BootError('PLUGIN_INVALID', `plugin '${definition.name}' failed to declare its routes: ${(err as Error).message}`, [], err);
+        throw new BootError(
+          'PLUGIN_INVALID',
+          `plugin '${definition.name}' failed to declare its routes: ${(err as Error).message}`,
+          [],
+          err,
+        );
       }
       mountPluginRouter(app, router, definition.name);
     }
@@ -107,7 +120,8 @@ async function importPlugin(source: string, expectedName: string | undefined): P
   const problems: string[] = [];
   if (!definition || typeof definition !== 'object') problems.push('the module has no default export made with definePlugin({...})');
   else {
-    if (typeof definition.name !== 'string' || !PLUGIN_NAME.test(definition.name)) problems.push(`name must be kebab-case text, got ${JSON.stringify(definition.name)}`);
+    if (typeof definition.name !== 'string' || !PLUGIN_NAME.test(definition.name))
+      problems.push(`name must be kebab-case text, got ${JSON.stringify(definition.name)}`);
     for (const hook of ['create', 'routes', 'start', 'close'] as const) {
       if (definition[hook] !== undefined && typeof definition[hook] !== 'function') problems.push(`${hook} must be a function`);
     }
@@ -115,7 +129,8 @@ async function importPlugin(source: string, expectedName: string | undefined): P
       problems.push('a plugin with create() keeps routes, start and stop on its instance, not beside create()');
     }
     if (!definition.create && !definition.routes && !definition.start) problems.push('a plugin needs create(), routes() or start()');
-    if (expectedName && definition.name !== expectedName) problems.push(`name '${definition.name}' differs from its folder '${expectedName}'`);
+    if (expectedName && definition.name !== expectedName)
+      problems.push(`name '${definition.name}' differs from its folder '${expectedName}'`);
   }
   if (problems.length) throw new BootError('PLUGIN_INVALID', `plugin ${expectedName ?? source} is not a valid plugin`, problems);
   return definition as AnyPlugin;
@@ -124,7 +139,9 @@ async function importPlugin(source: string, expectedName: string | undefined): P
 function instanceProblems(instance: unknown): string[] {
   if (!instance || typeof instance !== 'object') return ['create() must return an object with routes(), start() or stop()'];
   const hooks = instance as Record<string, unknown>;
-  const problems = (['routes', 'start', 'stop'] as const).filter((hook) => hooks[hook] !== undefined && typeof hooks[hook] !== 'function').map((hook) => `${hook} must be a function`);
+  const problems = (['routes', 'start', 'stop'] as const)
+    .filter((hook) => hooks[hook] !== undefined && typeof hooks[hook] !== 'function')
+    .map((hook) => `${hook} must be a function`);
   if (!problems.length && !hooks.routes && !hooks.start) problems.push('an instance needs routes() or start()');
   return problems;
 }

@@ -121,9 +121,12 @@ function checkParameters(raw: Readonly<Record<string, unknown>>, label: string, 
     switch (v.type) {
       case 'integer':
       case 'number':
-        if (v.min !== undefined && v.max !== undefined && v.min > v.max) problems.push(`${where}: min ${v.min} is greater than max ${v.max}`);
-        if (v.default !== undefined && v.min !== undefined && v.default < v.min) problems.push(`${where}: default ${v.default} is below min ${v.min}`);
-        if (v.default !== undefined && v.max !== undefined && v.default > v.max) problems.push(`${where}: default ${v.default} is above max ${v.max}`);
+        if (v.min !== undefined && v.max !== undefined && v.min > v.max)
+          problems.push(`${where}: min ${v.min} is greater than max ${v.max}`);
+        if (v.default !== undefined && v.min !== undefined && v.default < v.min)
+          problems.push(`${where}: default ${v.default} is below min ${v.min}`);
+        if (v.default !== undefined && v.max !== undefined && v.default > v.max)
+          problems.push(`${where}: default ${v.default} is above max ${v.max}`);
         break;
       case 'string':
         if (v.minLength !== undefined && v.maxLength !== undefined && v.minLength > v.maxLength) {
@@ -144,7 +147,12 @@ function checkParameters(raw: Readonly<Record<string, unknown>>, label: string, 
 
 /** A definition with its keys in one order (type, name, description, then the type's fields). */
 function normaliseConstant(d: Record<string, any>): ConstantDefinition {
-  return { type: d.type, name: d.name, ...(d.description !== undefined ? { description: d.description } : {}), value: d.value } as ConstantDefinition;
+  return {
+    type: d.type,
+    name: d.name,
+    ...(d.description !== undefined ? { description: d.description } : {}),
+    value: d.value,
+  } as ConstantDefinition;
 }
 
 function normaliseVariable(d: Record<string, any>): VariableDefinition {

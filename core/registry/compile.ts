@@ -15,7 +15,6 @@ export interface CompiledVariables {
   check(config: Record<string, unknown>): void;
 }
 
-
 /**
  * The JSON Schema of a config for `variables`: each variable a property with its bounds, required
  * ones listed in `required`. Other properties are allowed (configs carry settings the registry does
@@ -65,7 +64,11 @@ export function variablesSchema(modelLabel: string, variables: readonly Variable
   };
 }
 
-export function compileVariables(model: string, variables: readonly VariableDefinition[], schema = variablesSchema(model, variables)): CompiledVariables {
+export function compileVariables(
+  model: string,
+  variables: readonly VariableDefinition[],
+  schema = variablesSchema(model, variables),
+): CompiledVariables {
   // The schemas carry no $id: one compiled function per model.
   const validate = ajvFor('callerData').compile(schema);
   const byName = new Map(variables.map((v) => [v.name, v]));
@@ -86,7 +89,12 @@ const EXPECTED: Record<ParameterType, string> = {
   enum: 'a string',
 };
 
-function parameterError(model: string, byName: ReadonlyMap<string, VariableDefinition>, validate: ValidateFunction, config: Record<string, unknown>): GatewayError {
+function parameterError(
+  model: string,
+  byName: ReadonlyMap<string, VariableDefinition>,
+  validate: ValidateFunction,
+  config: Record<string, unknown>,
+): GatewayError {
   const e: ErrorObject | undefined = validate.errors?.[0];
   if (!e) return gatewayError('VALIDATION_FAILED', { param: 'config', args: { reason: `config rejected by model '${model}'` } });
   if (e.keyword === 'required') {
@@ -96,7 +104,11 @@ function parameterError(model: string, byName: ReadonlyMap<string, VariableDefin
   const param = pointerHead(e.instancePath);
   const variable = byName.get(param);
   const value = config[param];
-  if (!variable) return gatewayError('VALIDATION_FAILED', { param: param || 'config', args: { reason: `${e.instancePath || 'config'} ${e.message ?? e.keyword}` } });
+  if (!variable)
+    return gatewayError('VALIDATION_FAILED', {
+      param: param || 'config',
+      args: { reason: `${e.instancePath || 'config'} ${e.message ?? e.keyword}` },
+    });
   const shown = showValue(value);
   switch (e.keyword) {
     case 'type':
@@ -104,14 +116,24 @@ function parameterError(model: string, byName: ReadonlyMap<string, VariableDefin
     case 'minimum':
     case 'maximum': {
       const bound = e.keyword === 'minimum' ? 'min' : 'max';
-      return gatewayError('PARAMETER_OUT_OF_RANGE', { param, args: { param, model, bound, limit: (e.params as { limit: number }).limit, value: shown } });
+      return gatewayError('PARAMETER_OUT_OF_RANGE', {
+        param,
+        args: { param, model, bound, limit: (e.params as { limit: number }).limit, value: shown },
+      });
     }
     case 'minLength':
     case 'maxLength': {
       const length = typeof value === 'string' ? [...value].length : 0;
       return gatewayError('PARAMETER_OUT_OF_RANGE', {
         param,
-        args: { param, model, bound: e.keyword, limit: (e.params as { limit: number }).limit, value: `${shown} (${length} characters)`, length },
+        args: {
+          param,
+          model,
+          bound: e.keyword,
+          limit: (e.params as { limit: number }).limit,
+          value: `${shown} (${length} characters)`,
+          length,
+        },
       });
     }
     case 'enum':

@@ -57,7 +57,11 @@ export class Registry implements ConfigValidator {
       const known = this.#byName.get(entry.name);
       this.#byName.set(entry.name, known === undefined || known === compiled ? compiled : null);
     }
-    for (const [name, models] of this.#byProvider) this.#lists.set(name, [...models.values()].map((l) => l.model));
+    for (const [name, models] of this.#byProvider)
+      this.#lists.set(
+        name,
+        [...models.values()].map((l) => l.model),
+      );
   }
 
   providers(): readonly Provider[] {
@@ -115,7 +119,8 @@ export class Registry implements ConfigValidator {
         if (service.provider === undefined) {
           const found = this.#byName.get(service.defaultModel);
           if (found === undefined) problems.push(`${where}: defaultModel '${service.defaultModel}' is not in the registry`);
-          if (found === null) problems.push(`${where}: defaultModel '${service.defaultModel}' is defined by several providers; set the service's provider`);
+          if (found === null)
+            problems.push(`${where}: defaultModel '${service.defaultModel}' is defined by several providers; set the service's provider`);
           if (!found) continue;
         }
       }

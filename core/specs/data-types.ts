@@ -26,7 +26,9 @@ function loadPublished(): Published {
   const ajv = ajvFor('callerData');
   const files = new Map<string, string>();
   const types = new Map<string, { label: string; validate: ValidateFunction }>();
-  for (const file of readdirSync(SPECS_DIR).filter((f) => f.endsWith('.json')).sort()) {
+  for (const file of readdirSync(SPECS_DIR)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
     const text = readFileSync(`${SPECS_DIR}${file}`, 'utf8');
     const doc = JSON.parse(text) as Record<string, unknown>;
     ajv.addSchema(doc, file);

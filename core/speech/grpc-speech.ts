@@ -43,7 +43,13 @@ export function createGrpcSpeechHandlers({ pipeline, bridge, logger }: GrpcSpeec
   };
 
   const admit = (request: { account?: string; model?: string; authToken?: string }) =>
-    pipeline.admit({ apiKey: request.authToken, keyHeader: 'authToken', permission: 'MODEL_REQUESTS', account: request.account ?? '', model: request.model ?? '' });
+    pipeline.admit({
+      apiKey: request.authToken,
+      keyHeader: 'authToken',
+      permission: 'MODEL_REQUESTS',
+      account: request.account ?? '',
+      model: request.model ?? '',
+    });
 
   const processSynthesis = (call: SynthesisCall): void => {
     const abort = abortOnCancel(call);
@@ -140,7 +146,8 @@ export function createGrpcSpeechHandlers({ pipeline, bridge, logger }: GrpcSpeec
       // wait a turn so that a cancel is not taken for the end of the audio.
       setImmediate(() => {
         if (closed || abort.signal.aborted || call.cancelled) return;
-        if (!recognition) return fail(gatewayError('SPEECH_CONFIG_REQUIRED', { param: 'asr.config', args: { got: 'the end of the stream' } }));
+        if (!recognition)
+          return fail(gatewayError('SPEECH_CONFIG_REQUIRED', { param: 'asr.config', args: { got: 'the end of the stream' } }));
         recognition.end();
       });
     });

@@ -17,17 +17,26 @@ const SUPPORTED_ENCODINGS = new Set(['LINEAR16_PCM', 'AUDIO_ENCODING_UNSPECIFIED
 export function checkRecognitionConfig(config: RecognitionConfig, limits: SpeechLimits, param = 'asr.config'): RecognitionConfig {
   const encoding = config.audio_encoding ?? 'AUDIO_ENCODING_UNSPECIFIED';
   if (!SUPPORTED_ENCODINGS.has(encoding)) {
-    throw gatewayError('AUDIO_FORMAT_UNSUPPORTED', { param: `${param}.audio_encoding`, args: { reason: `encoding ${encoding}; send LINEAR16_PCM (16-bit little-endian PCM)` } });
+    throw gatewayError('AUDIO_FORMAT_UNSUPPORTED', {
+      param: `${param}.audio_encoding`,
+      args: { reason: `encoding ${encoding}; send LINEAR16_PCM (16-bit little-endian PCM)` },
+    });
   }
   const rate = config.sample_rate_hertz || limits.defaultRecognitionRateHertz;
   if (!Number.isInteger(rate) || rate < limits.minSampleRateHertz || rate > limits.maxSampleRateHertz) {
     throw gatewayError('PARAMETER_OUT_OF_RANGE', {
       param: `${param}.sample_rate_hertz`,
-      args: { param: `${param}.sample_rate_hertz`, reason: `must be between ${limits.minSampleRateHertz} and ${limits.maxSampleRateHertz}, got ${rate}` },
+      args: {
+        param: `${param}.sample_rate_hertz`,
+        reason: `must be between ${limits.minSampleRateHertz} and ${limits.maxSampleRateHertz}, got ${rate}`,
+      },
     });
   }
   if (config.audio_channel_count !== undefined && config.audio_channel_count > 1) {
-    throw gatewayError('AUDIO_FORMAT_UNSUPPORTED', { param: `${param}.audio_channel_count`, args: { reason: `${config.audio_channel_count} channels; streaming recognition takes mono audio` } });
+    throw gatewayError('AUDIO_FORMAT_UNSUPPORTED', {
+      param: `${param}.audio_channel_count`,
+      args: { reason: `${config.audio_channel_count} channels; streaming recognition takes mono audio` },
+    });
   }
   return { ...config, audio_encoding: 'LINEAR16_PCM', sample_rate_hertz: rate };
 }
@@ -42,14 +51,24 @@ export interface RecognitionOptions extends OpenOptions {
  * and `start`, with empty audio as data (SDKs drop data-less messages); then one message per audio
  * chunk; then an empty-audio message with `finish`. Every message has data.
  */
-export function openRecognition(gate: Gate, service: ServiceEntry, config: RecognitionConfig, options: RecognitionOptions, limits: SpeechLimits): RecognitionStream {
-  const call = gate.open(service, {
-    partialPredict: {
-      config: { dataType: SpeechDataTypes.recognitionConfig, protobuf: encodeRecognitionConfig(config) },
-      data: audioPayload(Buffer.alloc(0)),
-      start: true,
+export function openRecognition(
+  gate: Gate,
+  service: ServiceEntry,
+  config: RecognitionConfig,
+  options: RecognitionOptions,
+  limits: SpeechLimits,
+): RecognitionStream {
+  const call = gate.open(
+    service,
+    {
+      partialPredict: {
+        config: { dataType: SpeechDataTypes.recognitionConfig, protobuf: encodeRecognitionConfig(config) },
+        data: audioPayload(Buffer.alloc(0)),
+        start: true,
+      },
     },
-  }, { ...options, timeoutMs: 0 });
+    { ...options, timeoutMs: 0 },
+  );
   return new RecognitionStream(call, service, config.enable_partial_results === true, options.answerTimeoutMs, limits.maxBufferedBytes);
 }
 
@@ -111,11 +130,16 @@ export class RecognitionStream implements AsyncIterable<AsrResponseProto> {
 
   async #pump(): Promise<void> {
     try {
-      await pumpInto(this.#call, this.#queue, (answer) => {
-        const decoded = resultOf(answer, this.#service.name);
-        const response = decoded && (this.#partials ? decoded.response : finalOnly(decoded.response));
-        return response ? { item: response, size: decoded.size } : undefined;
-      }, (error) => this.cancel(error));
+      await pumpInto(
+        this.#call,
+        this.#queue,
+        (answer) => {
+          const decoded = resultOf(answer, this.#service.name);
+          const response = decoded && (this.#partials ? decoded.response : finalOnly(decoded.response));
+          return response ? { item: response, size: decoded.size } : undefined;
+        },
+        (error) => this.cancel(error),
+      );
     } finally {
       this.#ended = true;
       if (this.#timer) clearTimeout(this.#timer);
@@ -135,7 +159,8 @@ export class RecognitionStream implements AsyncIterable<AsrResponseProto> {
 
 /** The AsrResponseProto of one answer frame (protobuf, or JSON with the proto's field names). */
 function resultOf(answer: ServiceAnswer, serviceName: string): { response: AsrResponseProto; size: number } | undefined {
-  const payload = answer.body === 'partialPredict' ? answer.partialPredict?.data : answer.body === 'predict' ? answer.predict?.data : undefined;
+  const payload =
+    answer.body === 'partialPredict' ? answer.partialPredict?.data : answer.body === 'predict' ? answer.predict?.data : undefined;
   if (!payload) return undefined;
   const bad = (reason: string) => gatewayError('SERVICE_BAD_RESPONSE', { args: { service: serviceName, reason } });
   if (payload.protobuf !== undefined) {

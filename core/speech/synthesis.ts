@@ -29,18 +29,27 @@ export function checkSynthesisRequest(tts: TtsRequestProto | undefined, limits: 
   const text = tts.text ?? '';
   if (text.trim() === '') throw gatewayError('VALIDATION_FAILED', { param: `${param}.text`, args: { reason: `${param}.text is empty` } });
   if (text.length > limits.maxTextChars) {
-    throw gatewayError('PARAMETER_OUT_OF_RANGE', { param: `${param}.text`, args: { param: `${param}.text`, reason: `must be at most ${limits.maxTextChars} characters long, got ${text.length}` } });
+    throw gatewayError('PARAMETER_OUT_OF_RANGE', {
+      param: `${param}.text`,
+      args: { param: `${param}.text`, reason: `must be at most ${limits.maxTextChars} characters long, got ${text.length}` },
+    });
   }
   const spec = tts.output_audio_spec ?? {};
   const specParam = `${param}.output_audio_spec`;
   if (spec.audio_encoding !== undefined && spec.audio_encoding !== 'LINEAR16_PCM') {
-    throw gatewayError('AUDIO_FORMAT_UNSUPPORTED', { param: `${specParam}.audio_encoding`, args: { reason: `encoding ${String(spec.audio_encoding)}; synthesis produces LINEAR16_PCM` } });
+    throw gatewayError('AUDIO_FORMAT_UNSUPPORTED', {
+      param: `${specParam}.audio_encoding`,
+      args: { reason: `encoding ${String(spec.audio_encoding)}; synthesis produces LINEAR16_PCM` },
+    });
   }
   const rate = spec.sample_rate_hertz || limits.defaultSampleRateHertz;
   if (!Number.isInteger(rate) || rate < limits.minSampleRateHertz || rate > limits.maxSampleRateHertz) {
     throw gatewayError('PARAMETER_OUT_OF_RANGE', {
       param: `${specParam}.sample_rate_hertz`,
-      args: { param: `${specParam}.sample_rate_hertz`, reason: `must be between ${limits.minSampleRateHertz} and ${limits.maxSampleRateHertz}, got ${rate}` },
+      args: {
+        param: `${specParam}.sample_rate_hertz`,
+        reason: `must be between ${limits.minSampleRateHertz} and ${limits.maxSampleRateHertz}, got ${rate}`,
+      },
     });
   }
   const chunkKb = spec.chunk_size_kb || limits.defaultChunkSizeKb;
@@ -61,10 +70,20 @@ export function checkSynthesisRequest(tts: TtsRequestProto | undefined, limits: 
  * Opens synthesis at `service`: one partialPredict message (`start` and `finish`) whose data is the
  * TtsRequestProto. The service answers partialPredict frames of raw PCM.
  */
-export function openSynthesis(gate: Gate, service: ServiceEntry, request: SynthesisRequest, options: OpenOptions, limits: SpeechLimits): SynthesisStream {
-  const call = gate.open(service, {
-    partialPredict: { data: { dataType: SpeechDataTypes.ttsRequest, protobuf: encodeTtsRequest(request) }, start: true, finish: true },
-  }, options);
+export function openSynthesis(
+  gate: Gate,
+  service: ServiceEntry,
+  request: SynthesisRequest,
+  options: OpenOptions,
+  limits: SpeechLimits,
+): SynthesisStream {
+  const call = gate.open(
+    service,
+    {
+      partialPredict: { data: { dataType: SpeechDataTypes.ttsRequest, protobuf: encodeTtsRequest(request) }, start: true, finish: true },
+    },
+    options,
+  );
   return new SynthesisStream(call, service.name, request.output_audio_spec.chunk_size_kb * 1024, limits.maxBufferedBytes);
 }
 
@@ -99,10 +118,15 @@ export class SynthesisStream implements AsyncIterable<AudioChunkOut> {
   }
 
   async #pump(): Promise<void> {
-    await pumpInto(this.#call, this.#queue, (answer) => {
-      const audio = audioOf(answer, this.#serviceName);
-      return audio && audio.length > 0 ? { item: audio, size: audio.length } : undefined;
-    }, (error) => this.cancel(error));
+    await pumpInto(
+      this.#call,
+      this.#queue,
+      (answer) => {
+        const audio = audioOf(answer, this.#serviceName);
+        return audio && audio.length > 0 ? { item: audio, size: audio.length } : undefined;
+      },
+      (error) => this.cancel(error),
+    );
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<AudioChunkOut> {
@@ -152,11 +176,13 @@ export class SynthesisStream implements AsyncIterable<AudioChunkOut> {
  * TtsResponse data type). Frames without data carry only flags.
  */
 function audioOf(answer: ServiceAnswer, serviceName: string): Buffer | undefined {
-  const payload = answer.body === 'partialPredict' ? answer.partialPredict?.data : answer.body === 'predict' ? answer.predict?.data : undefined;
+  const payload =
+    answer.body === 'partialPredict' ? answer.partialPredict?.data : answer.body === 'predict' ? answer.predict?.data : undefined;
   if (!payload) return undefined;
   const bad = (reason: string) => gatewayError('SERVICE_BAD_RESPONSE', { args: { service: serviceName, reason } });
   if (payload.protobuf !== undefined) {
-    if (payload.dataType && payload.dataType !== SpeechDataTypes.audio) throw bad(`synthesis audio has dataType '${payload.dataType}', expected '${SpeechDataTypes.audio}'`);
+    if (payload.dataType && payload.dataType !== SpeechDataTypes.audio)
+      throw bad(`synthesis audio has dataType '${payload.dataType}', expected '${SpeechDataTypes.audio}'`);
     return Buffer.from(payload.protobuf);
   }
   if (payload.json !== undefined) {

@@ -8,7 +8,10 @@ const { GridFSBucket, ObjectId } = mongoose.mongo;
 export class GridFsBlobStore implements BlobStore {
   readonly bucket: mongoose.mongo.GridFSBucket;
 
-  constructor(connection: Connection, readonly bucketName: string) {
+  constructor(
+    connection: Connection,
+    readonly bucketName: string,
+  ) {
     this.bucket = new GridFSBucket(connectionDb(connection), { bucketName });
   }
 
@@ -47,7 +50,9 @@ export class GridFsBlobStore implements BlobStore {
 
   /** Files uploaded before `before` (Unix ms), with their metadata (sweeps of orphans). */
   async listBefore(before: number, limit: number): Promise<Array<{ ref: string; metadata: Record<string, string> }>> {
-    const files = await this.bucket.find({ uploadDate: { $lt: new Date(before) } }, { limit, projection: { _id: 1, metadata: 1 } }).toArray();
+    const files = await this.bucket
+      .find({ uploadDate: { $lt: new Date(before) } }, { limit, projection: { _id: 1, metadata: 1 } })
+      .toArray();
     return files.map((f) => ({ ref: f._id.toHexString(), metadata: stringsOf(f.metadata) }));
   }
 }

@@ -123,7 +123,12 @@ export class UserSpace {
       users: new Users(await docs.collection<UserDoc>(USERS)),
       members: new Members(await docs.collection(MEMBERS)),
       sessions: new Sessions(await docs.collection(SESSIONS), settings.sessionTtlHours),
-      services: new StoredServices(storedServices, await docs.collection(SERVICE_ALIASES), meta, Math.max(0, ...this.config.services.map((s) => s.id))),
+      services: new StoredServices(
+        storedServices,
+        await docs.collection(SERVICE_ALIASES),
+        meta,
+        Math.max(0, ...this.config.services.map((s) => s.id)),
+      ),
       stopSweeps: [],
     };
     await feed.start();

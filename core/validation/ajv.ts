@@ -54,9 +54,12 @@ export function compileSchema(purpose: AjvPurpose, schema: Record<string, unknow
 export function formatAjvErrors(errors: ErrorObject[] | null | undefined): string[] {
   return (errors ?? []).map((e) => {
     const where = e.instancePath || '/';
-    const extra = e.keyword === 'additionalProperties' ? ` ('${(e.params as { additionalProperty: string }).additionalProperty}')`
-      : e.keyword === 'enum' ? ` (${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')})`
-      : '';
+    const extra =
+      e.keyword === 'additionalProperties'
+        ? ` ('${(e.params as { additionalProperty: string }).additionalProperty}')`
+        : e.keyword === 'enum'
+          ? ` (${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')})`
+          : '';
     return `${where}: ${e.message ?? e.keyword}${extra}`;
   });
 }

@@ -47,26 +47,32 @@ const KEY_MAX = 11 * 6 + 2;
 const SAFE_DIGITS = 15;
 
 type Problem =
-  | { kind: 'depth' }
-  | { kind: 'members'; limit: number; what: string }
-  | { kind: 'key'; key: string }
-  | { kind: 'number'; text: string };
+  { kind: 'depth' } | { kind: 'members'; limit: number; what: string } | { kind: 'key'; key: string } | { kind: 'number'; text: string };
 
 /**
  * `text` parsed as JSON; `part` names the request part (`data`, `config`) in errors, undefined for
  * a whole body. Throws 400 MALFORMED_JSON, JSON_TOO_DEEP, JSON_KEY_FORBIDDEN or JSON_NUMBER_INEXACT,
  * or 413 JSON_TOO_MANY_MEMBERS.
  */
-export function parseJson(text: string, part?: string, maxDepth = DEFAULT_JSON_MAX_DEPTH, size: JsonSizeLimits = DEFAULT_JSON_SIZE_LIMITS): unknown {
+export function parseJson(
+  text: string,
+  part?: string,
+  maxDepth = DEFAULT_JSON_MAX_DEPTH,
+  size: JsonSizeLimits = DEFAULT_JSON_SIZE_LIMITS,
+): unknown {
   const param = part ?? 'body';
   const problem = scan(text, maxDepth, size);
   if (problem?.kind === 'depth') throw gatewayError('JSON_TOO_DEEP', { param: part ?? null, args: { param, limit: maxDepth } });
-  if (problem?.kind === 'members') throw gatewayError('JSON_TOO_MANY_MEMBERS', { param: part ?? null, args: { param, limit: problem.limit, what: problem.what } });
+  if (problem?.kind === 'members')
+    throw gatewayError('JSON_TOO_MANY_MEMBERS', { param: part ?? null, args: { param, limit: problem.limit, what: problem.what } });
   let value: unknown;
   try {
     value = JSON.parse(text) as unknown;
   } catch (err) {
-    throw gatewayError('MALFORMED_JSON', { param: part ?? null, args: { reason: part === undefined ? (err as Error).message : `${part}: ${(err as Error).message}` } });
+    throw gatewayError('MALFORMED_JSON', {
+      param: part ?? null,
+      args: { reason: part === undefined ? (err as Error).message : `${part}: ${(err as Error).message}` },
+    });
   }
   if (problem?.kind === 'key') {
     const field = pathOf(value, (k) => k === problem.key, param);
@@ -260,7 +266,8 @@ export class JsonShapeCheck {
       if (c === 0x22) {
         this.#inString = true;
       } else if (c === 0x7b || c === 0x5b) {
-        if (++this.#depth > this.maxDepth) throw gatewayError('JSON_TOO_DEEP', { param: null, args: { param: 'body', limit: this.maxDepth } });
+        if (++this.#depth > this.maxDepth)
+          throw gatewayError('JSON_TOO_DEEP', { param: null, args: { param: 'body', limit: this.maxDepth } });
         this.#inArray[this.#depth] = c === 0x5b ? 1 : 0;
         if (++this.#members > this.size.maxMembers) throw tooManyMembers(this.size.maxMembers, 'JSON objects, arrays and object members');
       } else if (c === 0x7d || c === 0x5d) {

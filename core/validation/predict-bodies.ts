@@ -33,7 +33,12 @@ export const readPredict2RequestData = compileRequestSchema<Predict2RequestData>
 /** Checks the query of a raw predict (`configId`, `dataType`). */
 export const readPredictQuery = compileRequestSchema<PredictQuery>(querySchema, 'query');
 
-const BINARY_TYPES = new Set(['application/octet-stream', 'application/x-protobuf', 'application/protobuf', 'application/vnd.google.protobuf']);
+const BINARY_TYPES = new Set([
+  'application/octet-stream',
+  'application/x-protobuf',
+  'application/protobuf',
+  'application/vnd.google.protobuf',
+]);
 
 // fatal: bytes that are not UTF-8 are reported, not replaced; ignoreBOM: a byte order mark is kept
 // as U+FEFF, so that a body starting with one is seen (JSON.parse refuses it) instead of dropped.
@@ -56,4 +61,3 @@ export function binaryMediaType(contentType: string | undefined): string | undef
   const media = contentType?.split(';')[0]?.trim().toLowerCase();
   return media !== undefined && BINARY_TYPES.has(media) ? media : undefined;
 }
-

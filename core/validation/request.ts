@@ -2,7 +2,6 @@ import type { ErrorObject } from 'ajv';
 import { gatewayError } from '../errors.js';
 import { compileSchema, formatAjvErrors } from './ajv.js';
 
-
 /**
  * How a failed check names the field: `field`, the top-level field (`config`) with the platform API's
  * reason text; `path`, the full path in OpenAI's notation (`messages[0].content`), as the chat
@@ -19,7 +18,11 @@ export type FieldNaming = 'field' | 'path';
  * const readBody = compileRequestSchema<{ data: object }>(schema);
  * router.post('/x', async (ctx) => { const body = readBody(await ctx.http.readJson(ctx)); … });
  */
-export function compileRequestSchema<T>(schema: Record<string, unknown>, context: 'body' | 'query' = 'body', naming: FieldNaming = 'field'): (value: unknown) => T {
+export function compileRequestSchema<T>(
+  schema: Record<string, unknown>,
+  context: 'body' | 'query' = 'body',
+  naming: FieldNaming = 'field',
+): (value: unknown) => T {
   const validate = compileSchema('requests', schema);
   return (value) => {
     if (validate(value)) return value as T;

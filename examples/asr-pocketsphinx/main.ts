@@ -17,7 +17,14 @@ if (!check.ok) {
   process.exit(78); // EX_CONFIG
 }
 
-const service = serveModel(createAsrHandlers({ python, modelDir: process.env.POCKETSPHINX_MODEL_DIR, maxRecognizers: Number(process.env.ASR_MAX_RECOGNIZERS) || undefined }), { descriptor: ASR_DESCRIPTOR });
+const service = serveModel(
+  createAsrHandlers({
+    python,
+    modelDir: process.env.POCKETSPHINX_MODEL_DIR,
+    maxRecognizers: Number(process.env.ASR_MAX_RECOGNIZERS) || undefined,
+  }),
+  { descriptor: ASR_DESCRIPTOR },
+);
 const stop = () => void service.stop().then(() => process.exit(0));
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);

@@ -71,13 +71,16 @@ export function createAsrHandlers(options: AsrServiceOptions = {}): ModelHandler
         throw ServiceError.badRequest(`audio encoding ${encoding} is not supported; send LINEAR16_PCM`);
       }
       const language = config.language_code || 'en-US';
-      if (!/^en(-|_|$)/i.test(language)) throw ServiceError.badRequest(`language ${language} is not supported; this model is en-US`, { language });
+      if (!/^en(-|_|$)/i.test(language))
+        throw ServiceError.badRequest(`language ${language} is not supported; this model is en-US`, { language });
       const grammar = providerSpecific(config.provider_specific);
       const resampler = new LinearResampler(config.sample_rate_hertz || MODEL_RATE, MODEL_RATE);
       const singleUtterance = config.enable_single_utterance === true;
 
       if (running >= maxRecognizers) {
-        throw new ServiceError(ASR_BUSY, `all ${maxRecognizers} recognizers are busy; retry shortly`, 503, { limit: String(maxRecognizers) });
+        throw new ServiceError(ASR_BUSY, `all ${maxRecognizers} recognizers are busy; retry shortly`, 503, {
+          limit: String(maxRecognizers),
+        });
       }
       const recognizer = new Recognizer({
         python,
@@ -149,15 +152,24 @@ function toAsrResponse(event: Exclude<RecognizerEvent, { type: 'error' }>) {
     return { chunks: [{ alternatives: [{ text: event.text }], final: false, end_of_utterance: false }], final: false };
   }
   return {
-    chunks: [{
-      alternatives: [{
-        text: event.text,
-        confidence: event.confidence,
-        words: event.words.map((w) => ({ word: w.word, start_time: duration(w.start), end_time: duration(w.end), confidence: w.confidence })),
-      }],
-      final: true,
-      end_of_utterance: true,
-    }],
+    chunks: [
+      {
+        alternatives: [
+          {
+            text: event.text,
+            confidence: event.confidence,
+            words: event.words.map((w) => ({
+              word: w.word,
+              start_time: duration(w.start),
+              end_time: duration(w.end),
+              confidence: w.confidence,
+            })),
+          },
+        ],
+        final: true,
+        end_of_utterance: true,
+      },
+    ],
     final: true,
   };
 }

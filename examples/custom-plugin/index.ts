@@ -29,12 +29,17 @@ export default definePlugin<ShoutOptions>({
         model: koa.params.model!,
       });
       const body = (await ctx.http.readJson(koa)) as { text?: unknown };
-      if (typeof body.text !== 'string') throw gatewayError('VALIDATION_FAILED', { param: 'text', args: { reason: 'text must be a string' } });
+      if (typeof body.text !== 'string')
+        throw gatewayError('VALIDATION_FAILED', { param: 'text', args: { reason: 'text must be a string' } });
 
-      const call = ctx.gate.open(service, { predict: { data: { json: JSON.stringify({ text: body.text.toUpperCase() }) } } }, {
-        // Who calls, the request's headers for the service, and its record and trace (access log, timings, spans).
-        context: ctx.http.callContext(koa, caller, service),
-      });
+      const call = ctx.gate.open(
+        service,
+        { predict: { data: { json: JSON.stringify({ text: body.text.toUpperCase() }) } } },
+        {
+          // Who calls, the request's headers for the service, and its record and trace (access log, timings, spans).
+          context: ctx.http.callContext(koa, caller, service),
+        },
+      );
       const answer = await call.final();
       const json = answer.predict?.data?.json ?? answer.partialPredict?.data?.json ?? 'null';
       koa.body = { greeting: ctx.options.greeting, answer: JSON.parse(json) as unknown };

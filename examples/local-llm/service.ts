@@ -27,7 +27,8 @@ function turns(messages: unknown): ChatTurn[] {
   return messages.map((m) => {
     if (!isObject(m)) throw ServiceError.badRequest('each message must be an object');
     const role = m.role === 'developer' ? 'system' : m.role;
-    if (role !== 'system' && role !== 'user' && role !== 'assistant') throw ServiceError.badRequest(`message role '${String(m.role)}' is not supported`);
+    if (role !== 'system' && role !== 'user' && role !== 'assistant')
+      throw ServiceError.badRequest(`message role '${String(m.role)}' is not supported`);
     return { role, text: text(m.content) };
   });
 }
@@ -36,14 +37,16 @@ function turns(messages: unknown): ChatTurn[] {
 function jsonFormat(format: unknown): GenerateOptions['json'] {
   if (!isObject(format) || format.type === 'text') return undefined;
   if (format.type === 'json_object') return 'json';
-  if (format.type === 'json_schema' && isObject(format.json_schema) && isObject(format.json_schema.schema)) return format.json_schema.schema;
+  if (format.type === 'json_schema' && isObject(format.json_schema) && isObject(format.json_schema.schema))
+    return format.json_schema.schema;
   throw ServiceError.badRequest('response_format must be {type: "text" | "json_object"} or {type: "json_schema", json_schema: {schema}}');
 }
 
 function maxTokens(body: Json): number {
   const asked = body.max_completion_tokens ?? body.max_tokens;
   if (asked === undefined || asked === null) return DEFAULT_MAX_TOKENS;
-  if (typeof asked !== 'number' || !Number.isInteger(asked) || asked < 1) throw ServiceError.badRequest('max_tokens must be a positive integer');
+  if (typeof asked !== 'number' || !Number.isInteger(asked) || asked < 1)
+    throw ServiceError.badRequest('max_tokens must be a positive integer');
   return Math.min(asked, MAX_TOKENS_LIMIT);
 }
 
@@ -61,19 +64,35 @@ export function localLlmHandlers(engine: LocalLlmEngine, modelName: string): Mod
         json: jsonFormat(body.response_format),
       };
       const head = { id: `chatcmpl-${ctx.requestId}`, created: Math.floor(Date.now() / 1000), model: modelName };
-      const usageOf = (g: { promptTokens: number; completionTokens: number }) => ({ prompt_tokens: g.promptTokens, completion_tokens: g.completionTokens, total_tokens: g.promptTokens + g.completionTokens });
+      const usageOf = (g: { promptTokens: number; completionTokens: number }) => ({
+        prompt_tokens: g.promptTokens,
+        completion_tokens: g.completionTokens,
+        total_tokens: g.promptTokens + g.completionTokens,
+      });
 
       if (body.stream !== true) {
         const answer = await engine.chat(conversation, { ...options, signal: ctx.signal });
         return {
           ...head,
           object: 'chat.completion',
-          choices: [{ index: 0, message: { role: 'assistant', content: answer.text, refusal: null }, logprobs: null, finish_reason: answer.finishReason }],
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: answer.text, refusal: null },
+              logprobs: null,
+              finish_reason: answer.finishReason,
+            },
+          ],
           usage: usageOf(answer),
         };
       }
       const withUsage = isObject(body.stream_options) && body.stream_options.include_usage === true;
-      const chunk = (delta: Json, finish: string | null) => ({ ...head, object: 'chat.completion.chunk', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(withUsage ? { usage: null } : {}) });
+      const chunk = (delta: Json, finish: string | null) => ({
+        ...head,
+        object: 'chat.completion.chunk',
+        choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+        ...(withUsage ? { usage: null } : {}),
+      });
       return (async function* stream() {
         // The generator's own controller also stops the model when the SDK stops reading it.
         const stop = new AbortController();
@@ -81,7 +100,10 @@ export function localLlmHandlers(engine: LocalLlmEngine, modelName: string): Mod
         ctx.signal.addEventListener('abort', onCancel, { once: true });
         const pieces = new TextQueue();
         const generation = engine.chat(conversation, { ...options, signal: stop.signal, onText: (t) => pieces.push(t) });
-        generation.then(() => pieces.end(), (err) => pieces.fail(err));
+        generation.then(
+          () => pieces.end(),
+          (err) => pieces.fail(err),
+        );
         try {
           yield chunk({ role: 'assistant', content: '' }, null);
           for await (const piece of pieces) yield chunk({ content: piece }, null);

@@ -95,7 +95,15 @@ export class NaiveBayes {
     for (const [label, c] of this.labels) {
       labels[label] = { documents: c.documents, tokens: c.tokens, counts: Object.fromEntries(c.counts) };
     }
-    return { format: MODEL_FORMAT, alpha: this.alpha, lowercase: this.lowercase, documents: this.documents, vocabulary: this.vocabulary, labels, trainedAt: new Date().toISOString() };
+    return {
+      format: MODEL_FORMAT,
+      alpha: this.alpha,
+      lowercase: this.lowercase,
+      documents: this.documents,
+      vocabulary: this.vocabulary,
+      labels,
+      trainedAt: new Date().toISOString(),
+    };
   }
 
   static fromJSON(saved: SavedModel, overrides: Partial<Pick<TrainingConfig, 'alpha' | 'lowercase'>> = {}): NaiveBayes {
@@ -122,10 +130,12 @@ export function readConfig(config: unknown): TrainingConfig {
   const given = (config ?? {}) as Record<string, unknown>;
   if (typeof given !== 'object' || Array.isArray(given)) throw new TrainingDataError('config must be an object');
   for (const key of Object.keys(given)) {
-    if (!['alpha', 'lowercase', 'incremental'].includes(key)) throw new TrainingDataError(`unknown config key '${key}' (known: alpha, lowercase, incremental)`);
+    if (!['alpha', 'lowercase', 'incremental'].includes(key))
+      throw new TrainingDataError(`unknown config key '${key}' (known: alpha, lowercase, incremental)`);
   }
   const alpha = given.alpha ?? 1;
-  if (typeof alpha !== 'number' || !(alpha > 0) || !Number.isFinite(alpha)) throw new TrainingDataError('config.alpha must be a number above 0');
+  if (typeof alpha !== 'number' || !(alpha > 0) || !Number.isFinite(alpha))
+    throw new TrainingDataError('config.alpha must be a number above 0');
   for (const flag of ['lowercase', 'incremental'] as const) {
     if (given[flag] !== undefined && typeof given[flag] !== 'boolean') throw new TrainingDataError(`config.${flag} must be true or false`);
   }
@@ -148,7 +158,8 @@ export function readExamples(trainData: string | undefined, targetsData: string 
     const text = targets ? item : (item as { text?: unknown } | null)?.text;
     const label = targets ? targets[i] : (item as { label?: unknown } | null)?.label;
     if (typeof text !== 'string') throw new TrainingDataError(`example ${i}: ${targets ? 'the text' : 'text'} must be a string`);
-    if (typeof label !== 'string' && typeof label !== 'number') throw new TrainingDataError(`example ${i}: label must be a string or a number`);
+    if (typeof label !== 'string' && typeof label !== 'number')
+      throw new TrainingDataError(`example ${i}: label must be a string or a number`);
     return { text, label: String(label) };
   });
   if (new Set(examples.map((e) => e.label)).size < 2) throw new TrainingDataError('the dataset needs examples of at least two labels');
@@ -162,7 +173,10 @@ function parseItems(text: string, what: string): unknown[] {
       const parsed = JSON.parse(trimmed) as unknown;
       if (Array.isArray(parsed)) return parsed;
     }
-    return trimmed.split(/\r?\n/).filter((line) => line.trim()).map((line) => JSON.parse(line) as unknown);
+    return trimmed
+      .split(/\r?\n/)
+      .filter((line) => line.trim())
+      .map((line) => JSON.parse(line) as unknown);
   } catch (err) {
     throw new TrainingDataError(`${what} is neither a JSON array nor JSON Lines: ${(err as Error).message}`);
   }

@@ -39,9 +39,10 @@ export function textClassifierHandlers(options: TextClassifierOptions = {}): Mod
         const config = readConfig(req.config?.json());
         const examples = readExamples(req.trainData.text, req.targetsData?.text);
         await report(ctx, 5);
-        const model = config.incremental && req.previousModelDir
-          ? NaiveBayes.fromJSON(await loadModel(req.previousModelDir), config)
-          : new NaiveBayes(config.alpha, config.lowercase);
+        const model =
+          config.incremental && req.previousModelDir
+            ? NaiveBayes.fromJSON(await loadModel(req.previousModelDir), config)
+            : new NaiveBayes(config.alpha, config.lowercase);
         const size = Math.ceil(examples.length / steps);
         for (let step = 0; step < steps; step++) {
           for (const example of examples.slice(step * size, (step + 1) * size)) model.learn(example);
@@ -59,7 +60,8 @@ export function textClassifierHandlers(options: TextClassifierOptions = {}): Mod
 
     async predict(req, ctx) {
       const modelDir = header(ctx.headers, FITTED_MODEL_DIR_HEADER);
-      if (!modelDir) throw ServiceError.badRequest('The text classifier answers through a fitted (derived) service: create one, fit it, and call that');
+      if (!modelDir)
+        throw ServiceError.badRequest('The text classifier answers through a fitted (derived) service: create one, fit it, and call that');
       const model = await cache.load(modelDir);
       const input = req.data.json<{ text?: unknown; texts?: unknown }>();
       if (typeof input?.text === 'string') return model.classify(input.text);
@@ -89,7 +91,11 @@ async function loadModel(modelDir: string): Promise<SavedModel> {
   try {
     text = await readFile(join(modelDir, MODEL_FILE), 'utf8');
   } catch (err) {
-    throw new ServiceError('platform-action.common.processing-exception', `No fitted model in ${modelDir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 500);
+    throw new ServiceError(
+      'platform-action.common.processing-exception',
+      `No fitted model in ${modelDir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      500,
+    );
   }
   return JSON.parse(text) as SavedModel;
 }

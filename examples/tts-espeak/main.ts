@@ -7,10 +7,9 @@
 import { serveModel } from '@model-gateway/sdk';
 import { TTS_DESCRIPTOR, createTtsHandlers } from './service.js';
 
-const service = serveModel(
-  createTtsHandlers({ binary: process.env.ESPEAK_NG_BIN, defaultVoice: process.env.TTS_DEFAULT_VOICE }),
-  { descriptor: TTS_DESCRIPTOR },
-);
+const service = serveModel(createTtsHandlers({ binary: process.env.ESPEAK_NG_BIN, defaultVoice: process.env.TTS_DEFAULT_VOICE }), {
+  descriptor: TTS_DESCRIPTOR,
+});
 const stop = () => void service.stop().then(() => process.exit(0));
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);

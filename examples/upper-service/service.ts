@@ -15,12 +15,16 @@ const words = (text: string): string[] => text.split(/\s+/).filter(Boolean);
 
 export const upperHandlers: ModelHandlers = {
   predict(request) {
-    const { text, stream } = request.data.json<UpperRequest>() ?? {};   // unreadable JSON → 400 for the caller
+    const { text, stream } = request.data.json<UpperRequest>() ?? {}; // unreadable JSON → 400 for the caller
     if (typeof text !== 'string' || !text) throw ServiceError.badRequest('send {"text": "<some text>"}');
-    if (stream === true) return (async function* () { for (const word of words(text)) yield { word: word.toUpperCase() }; })();
+    if (stream === true)
+      return (async function* () {
+        for (const word of words(text)) yield { word: word.toUpperCase() };
+      })();
     return { upper: text.toUpperCase() };
   },
-  ext(methodName, params) {                          // params: each the caller's text, as sent
+  ext(methodName, params) {
+    // params: each the caller's text, as sent
     if (methodName === 'info') return { name: 'upper', methods: ['info', 'count'], params };
     if (methodName === 'count') return { words: words(params.text ?? '').length };
     throw ServiceError.badRequest(`unknown ext method '${methodName}': try info or count`);

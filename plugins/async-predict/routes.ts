@@ -7,7 +7,16 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { callerOf, gatewayError, gatewayErrorFromTask, isAllowedServiceHeader, serviceOf, type PluginContext, type TaskCursor, type TaskRecord } from '../../core/plugins/index.js';
+import {
+  callerOf,
+  gatewayError,
+  gatewayErrorFromTask,
+  isAllowedServiceHeader,
+  serviceOf,
+  type PluginContext,
+  type TaskCursor,
+  type TaskRecord,
+} from '../../core/plugins/index.js';
 import { queuedCap } from './limits.js';
 import type { AsyncPredictOptions } from './options.js';
 import { createTaskReaders, type TaskReader } from './requests.js';
@@ -29,7 +38,12 @@ export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptio
     const request = await read(koa, service);
     await pipeline.checkStorage(caller, request.body.length);
     const task = await store.create(
-      { callerId: caller.account.id, serviceId: service.id, serviceAccountId: service.accountId, request: { ...request, keyName: caller.keyName } },
+      {
+        callerId: caller.account.id,
+        serviceId: service.id,
+        serviceAccountId: service.accountId,
+        request: { ...request, keyName: caller.keyName },
+      },
       { maxQueuedPerAccount: queuedCap(caller.account.requestsPerSecond) },
     );
     ctx.events.emit('task', { status: 'QUEUED' });
@@ -53,7 +67,10 @@ export function mountRoutes(router: Router, ctx: PluginContext<AsyncPredictOptio
     const task = TASK_ID.test(taskId) ? await store.get(taskId.toLowerCase()) : null;
     if (!task) throw gatewayError('ENTITY_NOT_FOUND_BY_ID', { args: { entity: 'task', id: taskId } });
     if (task.callerId !== caller.account.id) {
-      throw gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_DENIED', { args: { account: accountRef }, message: `Task '${taskId}' belongs to another account` });
+      throw gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_DENIED', {
+        args: { account: accountRef },
+        message: `Task '${taskId}' belongs to another account`,
+      });
     }
     return task;
   };
@@ -130,7 +147,10 @@ function listLimit(value: unknown): number {
   if (value === undefined) return DEFAULT_LIST_LIMIT;
   const limit = typeof value === 'string' && /^\d{1,3}$/.test(value) ? Number(value) : NaN;
   if (!(limit >= 1 && limit <= MAX_LIST_LIMIT)) {
-    throw gatewayError('VALIDATION_FAILED', { param: 'limit', args: { reason: `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}` } });
+    throw gatewayError('VALIDATION_FAILED', {
+      param: 'limit',
+      args: { reason: `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}` },
+    });
   }
   return limit;
 }
@@ -139,6 +159,7 @@ function listLimit(value: unknown): number {
 function cursorOf(value: unknown): TaskCursor | undefined {
   if (value === undefined) return undefined;
   const match = typeof value === 'string' ? /^(\d{1,15})\.([0-9a-f-]{36})$/.exec(value) : null;
-  if (!match || !TASK_ID.test(match[2]!)) throw gatewayError('VALIDATION_FAILED', { param: 'after', args: { reason: "after must be a page's next cursor" } });
+  if (!match || !TASK_ID.test(match[2]!))
+    throw gatewayError('VALIDATION_FAILED', { param: 'after', args: { reason: "after must be a page's next cursor" } });
   return { createdAt: Number(match[1]), taskId: match[2]! };
 }

@@ -7,7 +7,16 @@
  * other is UTF-8 JSON text (checked at creation) and goes as `json`, byte for byte. `dataType` is the
  * query's.
  */
-import { AnswerCollector, binaryMediaType, type PayloadProto, type ServiceResponse, type PredictRequestProto, type ServiceAnswer, type TaskRequestInfo, type TaskResult } from '../../core/plugins/index.js';
+import {
+  AnswerCollector,
+  binaryMediaType,
+  type PayloadProto,
+  type ServiceResponse,
+  type PredictRequestProto,
+  type ServiceAnswer,
+  type TaskRequestInfo,
+  type TaskResult,
+} from '../../core/plugins/index.js';
 
 /** The predict request a stored task is dispatched with. */
 export function predictRequestOf(info: TaskRequestInfo, body: Buffer): PredictRequestProto {

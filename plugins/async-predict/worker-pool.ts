@@ -14,8 +14,20 @@ import {
   every,
   AnswerCollector,
   GateHeaders,
-  GatewayError, LeaseKeeper, fromServiceError, gatewayError, serviceHeaders, taskErrorFrom, toGatewayError,
-  type ClaimedTask, type PluginContext, type PredictRequestProto, type ServiceAnswer, type ServiceCall, type ServiceEntry, type TaskRecord,
+  GatewayError,
+  LeaseKeeper,
+  fromServiceError,
+  gatewayError,
+  serviceHeaders,
+  taskErrorFrom,
+  toGatewayError,
+  type ClaimedTask,
+  type PluginContext,
+  type PredictRequestProto,
+  type ServiceAnswer,
+  type ServiceCall,
+  type ServiceEntry,
+  type TaskRecord,
   type TaskResult,
 } from '../../core/plugins/index.js';
 import { runningCap } from './limits.js';
@@ -61,7 +73,10 @@ export class WorkerPool {
     this.#leases = new LeaseKeeper<Job>({
       intervalMs: Math.max(10, Math.floor(leaseMs / 3)),
       renew: async (jobs) => {
-        const held = await ctx.store.renewLeases(jobs.map((job) => ({ taskId: job.task.taskId, leaseToken: job.leaseToken })), leaseMs);
+        const held = await ctx.store.renewLeases(
+          jobs.map((job) => ({ taskId: job.task.taskId, leaseToken: job.leaseToken })),
+          leaseMs,
+        );
         return new Set(jobs.filter((job) => held.has(job.task.taskId)));
       },
       onError: (err) => ctx.logger.warn({ err }, 'async lease renewal failed; trying again'),
@@ -109,7 +124,10 @@ export class WorkerPool {
     try {
       await this.#ctx.store.releaseLeases(left);
     } catch (err) {
-      this.#ctx.logger.warn({ err, tasks: left.length }, 'async task leases not released; the tasks are claimed again when the leases run out');
+      this.#ctx.logger.warn(
+        { err, tasks: left.length },
+        'async task leases not released; the tasks are claimed again when the leases run out',
+      );
     }
   }
 
@@ -125,7 +143,12 @@ export class WorkerPool {
         while (this.#running && this.#jobs.size < options.concurrency) {
           const serviceIds = this.#servedServiceIds();
           if (serviceIds.length === 0) break;
-          const task = await store.claim({ workerId: this.workerId, leaseMs: options.leaseMs, maxRunningPerAccount: this.#runningCapOf, serviceIds });
+          const task = await store.claim({
+            workerId: this.workerId,
+            leaseMs: options.leaseMs,
+            maxRunningPerAccount: this.#runningCapOf,
+            serviceIds,
+          });
           if (!task) break;
           if (this.#ctx.directory.serviceById(task.serviceId)?.batch && options.batchSize > 1) await this.#startBatches(task);
           else this.#startGroup([task]);
@@ -145,7 +168,12 @@ export class WorkerPool {
     const tasks = [first];
     try {
       while (tasks.length < options.batchSize && this.#running && this.#jobs.size + tasks.length < options.concurrency) {
-        const more = await store.claim({ workerId: this.workerId, leaseMs: options.leaseMs, maxRunningPerAccount: this.#runningCapOf, serviceIds: [first.serviceId] });
+        const more = await store.claim({
+          workerId: this.workerId,
+          leaseMs: options.leaseMs,
+          maxRunningPerAccount: this.#runningCapOf,
+          serviceIds: [first.serviceId],
+        });
         if (!more) break;
         tasks.push(more);
       }
@@ -209,7 +237,8 @@ export class WorkerPool {
     }
     try {
       if (!(outcome instanceof GatewayError)) {
-        if (await store.complete(taskId, job.leaseToken, outcome)) this.#ctx.events.emit('task', { status: 'COMPLETED', processingMs: Date.now() - job.claimedAt });
+        if (await store.complete(taskId, job.leaseToken, outcome))
+          this.#ctx.events.emit('task', { status: 'COMPLETED', processingMs: Date.now() - job.claimedAt });
         else logger.debug({ taskId }, 'async task result refused: cancelled or re-claimed meanwhile');
         return;
       }
@@ -220,7 +249,8 @@ export class WorkerPool {
         return;
       }
       if (outcome.status >= 500) logger.warn({ taskId, code: outcome.code, err: outcome.cause ?? outcome.message }, 'async task failed');
-      if (await store.fail(taskId, job.leaseToken, taskErrorFrom(outcome))) this.#ctx.events.emit('task', { status: 'FAILED', processingMs: Date.now() - job.claimedAt });
+      if (await store.fail(taskId, job.leaseToken, taskErrorFrom(outcome)))
+        this.#ctx.events.emit('task', { status: 'FAILED', processingMs: Date.now() - job.claimedAt });
     } catch (err) {
       logger.warn({ taskId, err }, 'async task outcome not stored; it will be claimed again');
     }
@@ -267,18 +297,23 @@ export class WorkerPool {
    * their own requestIds (1…n), matched back to their tasks. `stop` cancels the call at the service.
    */
   async #dispatch(service: ServiceEntry, items: readonly Item[], stop: AbortSignal): Promise<Map<Job, TaskResult | GatewayError>> {
-    const headersOf = (task: TaskRecord) => serviceHeaders({ requestId: task.taskId, callerAccountId: task.callerId, keyName: task.request.keyName });
+    const headersOf = (task: TaskRecord) =>
+      serviceHeaders({ requestId: task.taskId, callerAccountId: task.callerId, keyName: task.request.keyName });
     const timeoutMs = this.#ctx.options.taskTimeoutMs;
     const badResponse = (reason: string) => gatewayError('SERVICE_BAD_RESPONSE', { args: { service: service.name, reason } });
     const single = items.length === 1 ? items[0]! : undefined;
     const call: ServiceCall = single
       ? this.#ctx.gate.open(service, { predict: single.request }, { headers: headersOf(single.job.task), signal: stop, timeoutMs })
-      : this.#ctx.gate.open(service, {
-        batch: {
-          data: items.map(({ job, request }, i) => ({ requestId: i + 1, data: request.data, headers: headersOf(job.task) })),
-          ...(items[0]!.request.config ? { config: items[0]!.request.config } : {}),
-        },
-      }, { headers: { [GateHeaders.requestId]: randomUUID() }, signal: stop, timeoutMs });
+      : this.#ctx.gate.open(
+          service,
+          {
+            batch: {
+              data: items.map(({ job, request }, i) => ({ requestId: i + 1, data: request.data, headers: headersOf(job.task) })),
+              ...(items[0]!.request.config ? { config: items[0]!.request.config } : {}),
+            },
+          },
+          { headers: { [GateHeaders.requestId]: randomUUID() }, signal: stop, timeoutMs },
+        );
     const expected = single ? ['predict', 'partialPredict'] : ['batch'];
     const maxAnswerBytes = this.#ctx.config.gate.maxAnswerBytes;
     // A single answer is folded in as it comes, so that its bound holds while it arrives.
@@ -286,7 +321,8 @@ export class WorkerPool {
     const answers: ServiceAnswer[] = [];
     for await (const answer of call) {
       try {
-        if (!expected.includes(answer.body ?? '')) throw badResponse(`a ${answer.body ?? 'bodiless'} frame answered a ${single ? 'predict' : 'batch'} request`);
+        if (!expected.includes(answer.body ?? ''))
+          throw badResponse(`a ${answer.body ?? 'bodiless'} frame answered a ${single ? 'predict' : 'batch'} request`);
         if (single) collector.add(answer);
         else answers.push(answer);
       } catch (err) {
@@ -297,18 +333,20 @@ export class WorkerPool {
     }
     if (single) return new Map<Job, TaskResult | GatewayError>([[single.job, resultOf(collector.result())]]);
     const byRequestId = new Map((answers[0]?.batch?.data ?? []).map((item) => [Number(item.requestId), item]));
-    return new Map(items.map(({ job }, i): [Job, TaskResult | GatewayError] => {
-      const item = byRequestId.get(i + 1);
-      if (item?.body === 'predict' && item.predict) {
-        try {
-          return [job, resultOfFrames([{ body: 'predict', predict: item.predict }], service.name, maxAnswerBytes)];
-        } catch (err) {
-          return [job, toGatewayError(err)];
+    return new Map(
+      items.map(({ job }, i): [Job, TaskResult | GatewayError] => {
+        const item = byRequestId.get(i + 1);
+        if (item?.body === 'predict' && item.predict) {
+          try {
+            return [job, resultOfFrames([{ body: 'predict', predict: item.predict }], service.name, maxAnswerBytes)];
+          } catch (err) {
+            return [job, toGatewayError(err)];
+          }
         }
-      }
-      if (item?.body === 'error' && item.error) return [job, fromServiceError(item.error, service.name)];
-      return [job, badResponse(`the batch answer has no item ${i + 1}`)];
-    }));
+        if (item?.body === 'error' && item.error) return [job, fromServiceError(item.error, service.name)];
+        return [job, badResponse(`the batch answer has no item ${i + 1}`)];
+      }),
+    );
   }
 
   /** Waits up to `instanceWaitMs` for an instance of the service; false when none came (or the job stopped). */

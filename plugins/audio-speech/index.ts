@@ -66,7 +66,12 @@ export default definePlugin<AudioSpeechOptions>({
         voice: {
           oneOf: [
             { type: 'string', minLength: 1, maxLength: 100 },
-            { type: 'object', required: ['id'], additionalProperties: false, properties: { id: { type: 'string', minLength: 1, maxLength: 100 } } },
+            {
+              type: 'object',
+              required: ['id'],
+              additionalProperties: false,
+              properties: { id: { type: 'string', minLength: 1, maxLength: 100 } },
+            },
           ],
         },
         response_format: { enum: ['wav', 'pcm'] },
@@ -78,34 +83,45 @@ export default definePlugin<AudioSpeechOptions>({
     });
 
     // A synthesis holds one of the account's stream slots until its response is closed.
-    const admission = audioRequest(ctx, (koa) => ctx.http.readJson(koa), readBody, (body) => body.model);
-    router.post(openAiRoute('audio/speech'), ctx.admission.request(admission, async (koa, { caller, body, target: { service } }) => {
-      const format = body.response_format ?? 'wav';
-      const voice = typeof body.voice === 'object' ? body.voice.id : body.voice;
-      const request = bridge.checkSynthesis({
-        text: body.input,
-        ...(voice ? { voice } : {}),
-        output_audio_spec: { audio_encoding: 'LINEAR16_PCM', sample_rate_hertz: sampleRateHertz, chunk_size_kb: chunkSizeKb },
-      }, 'input');
-      const signal = ctx.http.closeSignal(koa);
-      const stream = bridge.synthesize(service, request, { context: ctx.http.callContext(koa, caller, service), signal });
-      const chunks = stream[Symbol.asyncIterator]();
+    const admission = audioRequest(
+      ctx,
+      (koa) => ctx.http.readJson(koa),
+      readBody,
+      (body) => body.model,
+    );
+    router.post(
+      openAiRoute('audio/speech'),
+      ctx.admission.request(admission, async (koa, { caller, body, target: { service } }) => {
+        const format = body.response_format ?? 'wav';
+        const voice = typeof body.voice === 'object' ? body.voice.id : body.voice;
+        const request = bridge.checkSynthesis(
+          {
+            text: body.input,
+            ...(voice ? { voice } : {}),
+            output_audio_spec: { audio_encoding: 'LINEAR16_PCM', sample_rate_hertz: sampleRateHertz, chunk_size_kb: chunkSizeKb },
+          },
+          'input',
+        );
+        const signal = ctx.http.closeSignal(koa);
+        const stream = bridge.synthesize(service, request, { context: ctx.http.callContext(koa, caller, service), signal });
+        const chunks = stream[Symbol.asyncIterator]();
 
-      // Nothing is sent before the first audio: a service that refuses the request (an unknown
-      // voice) still gets its own status. After that, audio goes out as it comes.
-      const first = await chunks.next();
-      const out = new PassThrough();
-      koa.status = 200;
-      koa.type = CONTENT_TYPES[format];
-      koa.set('Cache-Control', 'no-store');
-      koa.body = out;
-      if (format === 'wav') out.write(wavHeader(sampleRateHertz));
-      void relay(out, first, chunks, [signal, stream.failedSignal], (err) => {
-        // The status is gone: cutting the connection is the only way to say the audio is incomplete.
-        ctx.logger.warn({ requestId: koa.state.requestId, code: err.code, err: err.message }, 'speech stream failed after its start');
-        koa.res.destroy(err);
-      });
-    }));
+        // Nothing is sent before the first audio: a service that refuses the request (an unknown
+        // voice) still gets its own status. After that, audio goes out as it comes.
+        const first = await chunks.next();
+        const out = new PassThrough();
+        koa.status = 200;
+        koa.type = CONTENT_TYPES[format];
+        koa.set('Cache-Control', 'no-store');
+        koa.body = out;
+        if (format === 'wav') out.write(wavHeader(sampleRateHertz));
+        void relay(out, first, chunks, [signal, stream.failedSignal], (err) => {
+          // The status is gone: cutting the connection is the only way to say the audio is incomplete.
+          ctx.logger.warn({ requestId: koa.state.requestId, code: err.code, err: err.message }, 'speech stream failed after its start');
+          koa.res.destroy(err);
+        });
+      }),
+    );
   },
 });
 

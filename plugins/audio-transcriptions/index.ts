@@ -75,45 +75,57 @@ export default definePlugin<AudioTranscriptionsOptions>({
       },
       (body) => body.fields.model,
     );
-    router.post(openAiRoute('audio/transcriptions'), ctx.admission.request(admission, async (koa, { caller, body: { file, fields }, target: { service } }) => {
-      let audio;
-      try {
-        audio = readWav(file.data);
-      } catch (err) {
-        if (!(err instanceof WavFormatError)) throw err;
-        throw gatewayError('AUDIO_FORMAT_UNSUPPORTED', { param: 'file', args: { reason: `${err.message}; send a WAV file of 16-bit PCM` } });
-      }
-      const config: RecognitionConfig = bridge.checkRecognition({
-        audio_encoding: 'LINEAR16_PCM',
-        sample_rate_hertz: audio.sampleRate,
-        ...(fields.language ? { language_code: fields.language } : {}),
-        ...(fields.provider_specific ? { provider_specific: fields.provider_specific } : {}),
-      }, 'file');
-
-      const recognition = bridge.recognize(service, config, { context: ctx.http.callContext(koa, caller, service), signal: ctx.http.closeSignal(koa) });
-      const texts: string[] = [];
-      const collect = (async () => {
-        for await (const result of recognition) {
-          for (const chunk of result.chunks ?? []) {
-            const text = chunk.final ? chunk.alternatives?.[0]?.text?.trim() : undefined;
-            if (text) texts.push(text);
-          }
+    router.post(
+      openAiRoute('audio/transcriptions'),
+      ctx.admission.request(admission, async (koa, { caller, body: { file, fields }, target: { service } }) => {
+        let audio;
+        try {
+          audio = readWav(file.data);
+        } catch (err) {
+          if (!(err instanceof WavFormatError)) throw err;
+          throw gatewayError('AUDIO_FORMAT_UNSUPPORTED', {
+            param: 'file',
+            args: { reason: `${err.message}; send a WAV file of 16-bit PCM` },
+          });
         }
-      })();
-      for (let offset = 0; offset < audio.pcm.length; offset += ctx.options.chunkBytes) {
-        recognition.sendAudio(audio.pcm.subarray(offset, offset + ctx.options.chunkBytes));
-        await recognition.whenWritable();
-      }
-      recognition.end();
-      await collect;
+        const config: RecognitionConfig = bridge.checkRecognition(
+          {
+            audio_encoding: 'LINEAR16_PCM',
+            sample_rate_hertz: audio.sampleRate,
+            ...(fields.language ? { language_code: fields.language } : {}),
+            ...(fields.provider_specific ? { provider_specific: fields.provider_specific } : {}),
+          },
+          'file',
+        );
 
-      const text = texts.join(' ');
-      if (fields.response_format === 'text') {
-        koa.type = 'text/plain; charset=utf-8';
-        koa.body = text;
-      } else {
-        koa.body = { text };
-      }
-    }));
+        const recognition = bridge.recognize(service, config, {
+          context: ctx.http.callContext(koa, caller, service),
+          signal: ctx.http.closeSignal(koa),
+        });
+        const texts: string[] = [];
+        const collect = (async () => {
+          for await (const result of recognition) {
+            for (const chunk of result.chunks ?? []) {
+              const text = chunk.final ? chunk.alternatives?.[0]?.text?.trim() : undefined;
+              if (text) texts.push(text);
+            }
+          }
+        })();
+        for (let offset = 0; offset < audio.pcm.length; offset += ctx.options.chunkBytes) {
+          recognition.sendAudio(audio.pcm.subarray(offset, offset + ctx.options.chunkBytes));
+          await recognition.whenWritable();
+        }
+        recognition.end();
+        await collect;
+
+        const text = texts.join(' ');
+        if (fields.response_format === 'text') {
+          koa.type = 'text/plain; charset=utf-8';
+          koa.body = text;
+        } else {
+          koa.body = { text };
+        }
+      }),
+    );
   },
 });

@@ -24,7 +24,9 @@ export interface MultipartLimits {
 export function readMultipart(koa: Context, fileField: string, limits: MultipartLimits): Promise<MultipartForm> {
   const contentType = koa.get('content-type');
   if (!/^multipart\/form-data\b/i.test(contentType)) {
-    return Promise.reject(gatewayError('UNSUPPORTED_MEDIA_TYPE', { args: { contentType: contentType || 'none', expected: 'multipart/form-data' } }));
+    return Promise.reject(
+      gatewayError('UNSUPPORTED_MEDIA_TYPE', { args: { contentType: contentType || 'none', expected: 'multipart/form-data' } }),
+    );
   }
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
@@ -49,7 +51,10 @@ export function readMultipart(koa: Context, fileField: string, limits: Multipart
       reject(error);
     };
     parser.on('field', (name, value, info) => {
-      if (info.valueTruncated) fail(gatewayError('VALIDATION_FAILED', { param: name, args: { reason: `field '${name}' is longer than ${limits.fieldBytes} bytes` } }));
+      if (info.valueTruncated)
+        fail(
+          gatewayError('VALIDATION_FAILED', { param: name, args: { reason: `field '${name}' is longer than ${limits.fieldBytes} bytes` } }),
+        );
       else form.fields[name] = value;
     });
     parser.on('file', (name, stream, info) => {

@@ -45,7 +45,7 @@ const checkBody = compileBodyCheck<DirectBody>(DIRECT_BODY);
 
 export default definePlugin<ChatApiDirectOptions>({
   name: 'chatapi-direct',
-  description: 'Direct chat adapter: chat/completions and v1/messages in the service\'s own format (OpenAI or Anthropic)',
+  description: "Direct chat adapter: chat/completions and v1/messages in the service's own format (OpenAI or Anthropic)",
   configSchema: CHAT_ADAPTER_OPTIONS_SCHEMA,
   routes(router, ctx) {
     mountCors(router, BASE, ctx.options.cors);
@@ -53,42 +53,57 @@ export default definePlugin<ChatApiDirectOptions>({
     mountDirectMessages(router, ctx, BASE, dataTypeOf, (text) => ctx.http.parseJson(text));
 
     // The raw text is what the service gets; the parsed body is read for routing and checks only.
-    router.post(`${BASE}{/v1}/chat/completions`, ctx.admission.request(chatRequest(ctx, checkBody), async (koa, { caller, raw: { text }, body, target: { id, service } }) => {
-      if (service.family === 'anthropic') checkAnthropicBody(body);
+    router.post(
+      `${BASE}{/v1}/chat/completions`,
+      ctx.admission.request(chatRequest(ctx, checkBody), async (koa, { caller, raw: { text }, body, target: { id, service } }) => {
+        if (service.family === 'anthropic') checkAnthropicBody(body);
 
-      const stream = body.stream === true;
-      const json = service.family === 'anthropic' ? nativeMessagesBody(body, text) : text;
-      const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json, dataType: dataTypeOf(service) } } }, stream, undefined, {
-        model: id.model ?? service.defaultModel,
-        affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)),
-      });
-      const defaults: AnswerDefaults = {
-        id: `chatcmpl-${String(koa.state.requestId)}`,
-        created: Math.floor(Date.now() / 1000),
-        model: body.model,
-        object: 'chat.completion',
-        includeUsage: body.stream_options?.include_usage === true,
-      };
-      let usage: Usage | undefined;
-      if (stream) {
-        usage = service.family === 'anthropic'
-          ? await relaySse<AnthropicStreamState>(koa, call, ANTHROPIC_SSE, { stopped: false }, service.name)
-          : await relaySse(koa, call, OPENAI_SSE, defaults, service.name);
-      } else {
-        const answer = await collectAnswer(call, service.name);
-        const json = answer.whole ?? (service.family === 'anthropic' ? answer.parts.at(-1)! : mergeChunks(answer.parts, defaults));
-        usage = findUsage(json);
-        koa.type = 'application/json';
-        koa.body = markServedBy(koa, call, json);
-      }
-      if (usage) ctx.http.reportTokens(koa, tokenCounts(usage), body.model);
-      if (usage && ctx.options.logUsage) {
-        ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model: body.model, usage }, 'usage');
-      }
-    }));
+        const stream = body.stream === true;
+        const json = service.family === 'anthropic' ? nativeMessagesBody(body, text) : text;
+        const call = await openChatCall(
+          ctx,
+          koa,
+          caller,
+          service,
+          { predict: { data: { json, dataType: dataTypeOf(service) } } },
+          stream,
+          undefined,
+          {
+            model: id.model ?? service.defaultModel,
+            affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)),
+          },
+        );
+        const defaults: AnswerDefaults = {
+          id: `chatcmpl-${String(koa.state.requestId)}`,
+          created: Math.floor(Date.now() / 1000),
+          model: body.model,
+          object: 'chat.completion',
+          includeUsage: body.stream_options?.include_usage === true,
+        };
+        let usage: Usage | undefined;
+        if (stream) {
+          usage =
+            service.family === 'anthropic'
+              ? await relaySse<AnthropicStreamState>(koa, call, ANTHROPIC_SSE, { stopped: false }, service.name)
+              : await relaySse(koa, call, OPENAI_SSE, defaults, service.name);
+        } else {
+          const answer = await collectAnswer(call, service.name);
+          const json = answer.whole ?? (service.family === 'anthropic' ? answer.parts.at(-1)! : mergeChunks(answer.parts, defaults));
+          usage = findUsage(json);
+          koa.type = 'application/json';
+          koa.body = markServedBy(koa, call, json);
+        }
+        if (usage) ctx.http.reportTokens(koa, tokenCounts(usage), body.model);
+        if (usage && ctx.options.logUsage) {
+          ctx.logger.info(
+            { requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model: body.model, usage },
+            'usage',
+          );
+        }
+      }),
+    );
   },
 });
-
 
 /**
  * The predict data type per service family, as a reference into the published specs: the general

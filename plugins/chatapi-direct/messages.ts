@@ -36,30 +36,62 @@ export function mountDirectMessages(
   /** Only an Anthropic-family service speaks the Messages API on this adapter. */
   const messagesService = (body: DirectBody, { service }: ChatTarget): ServiceEntry => {
     if (service.family !== 'anthropic') {
-      throw gatewayError('VALIDATION_FAILED', { param: 'model', args: { reason: `'${body.model}' does not speak the Messages API here (not an Anthropic-family service): use chat/completions, or the standard adapter's v1/messages` } });
+      throw gatewayError('VALIDATION_FAILED', {
+        param: 'model',
+        args: {
+          reason: `'${body.model}' does not speak the Messages API here (not an Anthropic-family service): use chat/completions, or the standard adapter's v1/messages`,
+        },
+      });
     }
     return service;
   };
 
-  router.post(`${base}/v1/messages`, anthropicRoute, ctx.admission.request(steps, async (koa, { caller, raw: { text }, body, target }) => {
-    const passed = passedHeaders(koa);
-    const service = messagesService(body, target);
-    checkAnthropicBody(body);
-    const stream = body.stream === true;
-    const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: nativeMessagesBody(body, text), dataType: dataTypeOf(service) } } }, stream, passed, {
-      affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)),
-    });
-    const usage = await relayNativeMessages(koa, call, stream, service.name);
-    if (usage) ctx.http.reportTokens(koa, tokenCounts(usage), body.model);
-    if (usage && ctx.options.logUsage) {
-      ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model: body.model, endpoint: 'messages', usage }, 'usage');
-    }
-  }));
+  router.post(
+    `${base}/v1/messages`,
+    anthropicRoute,
+    ctx.admission.request(steps, async (koa, { caller, raw: { text }, body, target }) => {
+      const passed = passedHeaders(koa);
+      const service = messagesService(body, target);
+      checkAnthropicBody(body);
+      const stream = body.stream === true;
+      const call = await openChatCall(
+        ctx,
+        koa,
+        caller,
+        service,
+        { predict: { data: { json: nativeMessagesBody(body, text), dataType: dataTypeOf(service) } } },
+        stream,
+        passed,
+        {
+          affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)),
+        },
+      );
+      const usage = await relayNativeMessages(koa, call, stream, service.name);
+      if (usage) ctx.http.reportTokens(koa, tokenCounts(usage), body.model);
+      if (usage && ctx.options.logUsage) {
+        ctx.logger.info(
+          {
+            requestId: koa.state.requestId,
+            account: caller.account.name,
+            key: caller.keyName,
+            model: body.model,
+            endpoint: 'messages',
+            usage,
+          },
+          'usage',
+        );
+      }
+    }),
+  );
 
-  router.post(`${base}/v1/messages/count_tokens`, anthropicRoute, ctx.admission.request(steps, async (koa, { caller, raw: { text }, body, target }) => {
-    const passed = passedHeaders(koa);
-    const service = messagesService(body, target);
-    checkAnthropicBody(body, { maxTokensRequired: false });
-    koa.body = await countTokens(ctx, koa, caller, service, nativeMessagesBody(body, text), passed);
-  }));
+  router.post(
+    `${base}/v1/messages/count_tokens`,
+    anthropicRoute,
+    ctx.admission.request(steps, async (koa, { caller, raw: { text }, body, target }) => {
+      const passed = passedHeaders(koa);
+      const service = messagesService(body, target);
+      checkAnthropicBody(body, { maxTokensRequired: false });
+      koa.body = await countTokens(ctx, koa, caller, service, nativeMessagesBody(body, text), passed);
+    }),
+  );
 }

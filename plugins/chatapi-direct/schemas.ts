@@ -32,7 +32,10 @@ export function checkAnthropicBody(body: DirectBody, options: { maxTokensRequire
   const maxTokens = body.max_tokens;
   const skip = options.maxTokensRequired === false && maxTokens === undefined;
   if (!skip && (maxTokens === undefined || maxTokens === null)) {
-    throw gatewayError('VALIDATION_FAILED', { param: 'max_tokens', args: { reason: 'max_tokens is required for Anthropic-family services' } });
+    throw gatewayError('VALIDATION_FAILED', {
+      param: 'max_tokens',
+      args: { reason: 'max_tokens is required for Anthropic-family services' },
+    });
   }
   if (!skip && (!Number.isInteger(maxTokens) || (maxTokens as number) < 1)) {
     throw gatewayError('VALIDATION_FAILED', { param: 'max_tokens', args: { reason: 'max_tokens must be a positive integer' } });
@@ -42,8 +45,15 @@ export function checkAnthropicBody(body: DirectBody, options: { maxTokensRequire
     const message = messages[i];
     const content = typeof message === 'object' && message !== null ? (message as Record<string, unknown>).content : undefined;
     if (typeof content === 'string') continue;
-    if (Array.isArray(content) && content.every((part) => typeof part === 'object' && part !== null && typeof (part as Record<string, unknown>).type === 'string')) continue;
+    if (
+      Array.isArray(content) &&
+      content.every((part) => typeof part === 'object' && part !== null && typeof (part as Record<string, unknown>).type === 'string')
+    )
+      continue;
     const param = `messages[${i}].content`;
-    throw gatewayError('VALIDATION_FAILED', { param, args: { reason: `${param} must be a string or an array of typed parts, each with a string type` } });
+    throw gatewayError('VALIDATION_FAILED', {
+      param,
+      args: { reason: `${param} must be a string or an array of typed parts, each with a string type` },
+    });
   }
 }

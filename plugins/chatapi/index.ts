@@ -8,7 +8,15 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { callerOf, definePlugin, gatewayError, parsedPayload, type Caller, type FallbackTarget, type PluginContext } from '../../core/plugins/index.js';
+import {
+  callerOf,
+  definePlugin,
+  gatewayError,
+  parsedPayload,
+  type Caller,
+  type FallbackTarget,
+  type PluginContext,
+} from '../../core/plugins/index.js';
 import { completeAnswer, mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../_shared/openai/answers.js';
 import { CHAT_KEY, chatRequest } from '../_shared/openai/admission.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
@@ -80,48 +88,83 @@ function mountChatApi(router: Router, ctx: PluginContext<ChatApiOptions>, respon
   const logUsage = (koa: Context, caller: Caller, model: string, usage: Usage | undefined, endpoint = 'responses') => {
     if (usage) ctx.http.reportTokens(koa, tokenCounts(usage), model);
     if (usage && ctx.options.logUsage) {
-      ctx.logger.info({ requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model, endpoint, usage }, 'usage');
+      ctx.logger.info(
+        { requestId: koa.state.requestId, account: caller.account.name, key: caller.keyName, model, endpoint, usage },
+        'usage',
+      );
     }
   };
 
-  const predict = (endpoint: Endpoint) => ctx.admission.request(chatRequest(ctx, ENDPOINTS[endpoint].check), async (koa, { caller, raw: { text }, body, target: { id, service } }) => {
-    const spec = ENDPOINTS[endpoint];
-    const fallbacks = requestFallbacks(ctx, caller, body);
-    const split = splitRequest(body, endpoint, id.model ?? service.defaultModel, text);
-    ctx.pipeline.validateConfig(service, split.configObject, id.model);
+  const predict = (endpoint: Endpoint) =>
+    ctx.admission.request(
+      chatRequest(ctx, ENDPOINTS[endpoint].check),
+      async (koa, { caller, raw: { text }, body, target: { id, service } }) => {
+        const spec = ENDPOINTS[endpoint];
+        const fallbacks = requestFallbacks(ctx, caller, body);
+        const split = splitRequest(body, endpoint, id.model ?? service.defaultModel, text);
+        ctx.pipeline.validateConfig(service, split.configObject, id.model);
 
-    const stream = endpoint !== 'embeddings' && body.stream === true;
-    const types = dataTypes[endpoint]();
-    const call = await openChatCall(ctx, koa, caller, service, {
-      predict: { data: parsedPayload(split.data, split.dataObject, types.data), config: parsedPayload(split.config, split.configObject, types.config) },
-    }, stream, undefined, { fallbacks, model: id.model ?? service.defaultModel, affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)) });
-    const defaults: AnswerDefaults = {
-      id: `${spec.idPrefix}${String(koa.state.requestId)}`,
-      created: Math.floor(Date.now() / 1000),
-      model: body.model,
-      object: spec.object,
-      includeUsage: body.stream_options?.include_usage === true,
-    };
-    let usage: Usage | undefined;
-    if (stream) {
-      usage = await relaySse(koa, call, OPENAI_SSE, defaults, service.name);
-    } else {
-      const answer = await collectAnswer(call, service.name);
-      const text = endpoint === 'embeddings'
-        ? encodeEmbeddings(answer.whole ?? answer.parts.at(-1)!, body.encoding_format === 'base64' ? 'base64' : 'float', defaults, service.name)
-        : answer.whole !== undefined ? completeAnswer(answer.whole, defaults) : mergeChunks(answer.parts, defaults);
-      usage = findUsage(text);
-      koa.type = 'application/json';
-      koa.body = markServedBy(koa, call, text);
-    }
-    logUsage(koa, caller, body.model, usage, endpoint);
-  });
+        const stream = endpoint !== 'embeddings' && body.stream === true;
+        const types = dataTypes[endpoint]();
+        const call = await openChatCall(
+          ctx,
+          koa,
+          caller,
+          service,
+          {
+            predict: {
+              data: parsedPayload(split.data, split.dataObject, types.data),
+              config: parsedPayload(split.config, split.configObject, types.config),
+            },
+          },
+          stream,
+          undefined,
+          { fallbacks, model: id.model ?? service.defaultModel, affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)) },
+        );
+        const defaults: AnswerDefaults = {
+          id: `${spec.idPrefix}${String(koa.state.requestId)}`,
+          created: Math.floor(Date.now() / 1000),
+          model: body.model,
+          object: spec.object,
+          includeUsage: body.stream_options?.include_usage === true,
+        };
+        let usage: Usage | undefined;
+        if (stream) {
+          usage = await relaySse(koa, call, OPENAI_SSE, defaults, service.name);
+        } else {
+          const answer = await collectAnswer(call, service.name);
+          const text =
+            endpoint === 'embeddings'
+              ? encodeEmbeddings(
+                  answer.whole ?? answer.parts.at(-1)!,
+                  body.encoding_format === 'base64' ? 'base64' : 'float',
+                  defaults,
+                  service.name,
+                )
+              : answer.whole !== undefined
+                ? completeAnswer(answer.whole, defaults)
+                : mergeChunks(answer.parts, defaults);
+          usage = findUsage(text);
+          koa.type = 'application/json';
+          koa.body = markServedBy(koa, call, text);
+        }
+        logUsage(koa, caller, body.model, usage, endpoint);
+      },
+    );
 
   router.post(route('chat/completions'), predict('chat'));
   router.post(route('completions'), predict('completions'));
   router.post(route('embeddings'), predict('embeddings'));
 
-  mountResponses(router, { ctx, route, store: () => responseStore.get(), options: ctx.options.responses, chatTypes: dataTypes.chat, logUsage, seal });
+  mountResponses(router, {
+    ctx,
+    route,
+    store: () => responseStore.get(),
+    options: ctx.options.responses,
+    chatTypes: dataTypes.chat,
+    logUsage,
+    seal,
+  });
   mountMessages(router, { ctx, route: routePaths(BASE, '/v1', aliasPrefix), chatTypes: dataTypes.chat, logUsage, seal });
 
   const modelReader = ctx.admission.callerWith(CHAT_KEY, 'MODEL_REQUESTS');
@@ -154,12 +197,17 @@ function requestFallbacks(ctx: PluginContext<any>, caller: Caller, body: Record<
   if (models === undefined) return undefined;
   delete body.models;
   if (!Array.isArray(models) || models.length > MAX_REQUEST_MODELS || models.some((m) => typeof m !== 'string')) {
-    throw gatewayError('VALIDATION_FAILED', { param: 'models', args: { reason: `models must be an array of at most ${MAX_REQUEST_MODELS} model ids` } });
+    throw gatewayError('VALIDATION_FAILED', {
+      param: 'models',
+      args: { reason: `models must be an array of at most ${MAX_REQUEST_MODELS} model ids` },
+    });
   }
-  return (models as string[]).filter((m) => m !== body.model).map((m) => {
-    const { id, service } = resolveChatTarget(ctx, caller, m);
-    return id.model ? { service, model: id.model } : { service };
-  });
+  return (models as string[])
+    .filter((m) => m !== body.model)
+    .map((m) => {
+      const { id, service } = resolveChatTarget(ctx, caller, m);
+      return id.model ? { service, model: id.model } : { service };
+    });
 }
 
 /**

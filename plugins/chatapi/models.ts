@@ -69,7 +69,10 @@ export class ModelCatalog {
   /** One model id the caller can use; undefined when it names nothing the caller may call. */
   find(caller: Caller, id: string): OpenAiModel | undefined {
     const aliased = id.includes('/') ? undefined : this.#directory.serviceByAlias(id);
-    if (aliased) return this.#pipeline.mayCall(caller, aliased) ? { id, object: 'model', created: this.#bootTime, owned_by: aliased.account.name } : undefined;
+    if (aliased)
+      return this.#pipeline.mayCall(caller, aliased)
+        ? { id, object: 'model', created: this.#bootTime, owned_by: aliased.account.name }
+        : undefined;
     const parsed = parseModelId(id);
     const account = parsed && this.#directory.findAccount(parsed.author);
     const service = account && this.#directory.findService(account, parsed.service);

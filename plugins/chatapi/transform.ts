@@ -37,14 +37,24 @@ export interface SplitRequest {
  * instead of serialising the parsed values again: the messages, often most of the body, pass
  * through as they came (a 40 KB conversation: about 6 µs instead of 60).
  */
-export function splitRequest(body: Record<string, unknown>, endpoint: Endpoint, forwardedModel: string | undefined, text?: string): SplitRequest {
+export function splitRequest(
+  body: Record<string, unknown>,
+  endpoint: Endpoint,
+  forwardedModel: string | undefined,
+  text?: string,
+): SplitRequest {
   const dataFields = DATA_FIELDS[endpoint];
   const members = text === undefined ? undefined : topLevelValues(text);
   return (members && splitText(body, dataFields, forwardedModel, members)) ?? splitBySerialising(body, dataFields, forwardedModel);
 }
 
 /** The split from the members' raw text; undefined if a key of the parsed body has none. */
-function splitText(body: Record<string, unknown>, dataFields: ReadonlySet<string>, forwardedModel: string | undefined, members: ReadonlyMap<string, string>): SplitRequest | undefined {
+function splitText(
+  body: Record<string, unknown>,
+  dataFields: ReadonlySet<string>,
+  forwardedModel: string | undefined,
+  members: ReadonlyMap<string, string>,
+): SplitRequest | undefined {
   const data: string[] = [];
   const config: string[] = [];
   const dataObject: Record<string, unknown> = {};
@@ -69,7 +79,11 @@ function splitText(body: Record<string, unknown>, dataFields: ReadonlySet<string
   return { data: `{${data.join(',')}}`, dataObject, config: `{${config.join(',')}}`, configObject };
 }
 
-function splitBySerialising(body: Record<string, unknown>, dataFields: ReadonlySet<string>, forwardedModel: string | undefined): SplitRequest {
+function splitBySerialising(
+  body: Record<string, unknown>,
+  dataFields: ReadonlySet<string>,
+  forwardedModel: string | undefined,
+): SplitRequest {
   const data: Record<string, unknown> = {};
   const config: Record<string, unknown> = {};
   for (const key in body) {
@@ -129,7 +143,7 @@ export function encodeEmbeddings(json: string, encoding: 'float' | 'base64', def
       }
     }
     if (!sorted) {
-      data.sort((a, b) => ((isObject(a) ? Number(a.index) : 0) - (isObject(b) ? Number(b.index) : 0)));
+      data.sort((a, b) => (isObject(a) ? Number(a.index) : 0) - (isObject(b) ? Number(b.index) : 0));
       changed = true;
     }
   }
@@ -142,7 +156,9 @@ export function meanPool(tokens: readonly unknown[], service = 'the service'): n
   const sum = new Array<number>(width).fill(0);
   for (const token of tokens) {
     if (!Array.isArray(token) || token.length !== width || !token.every((v) => typeof v === 'number' && Number.isFinite(v))) {
-      throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service, reason: 'per-token embeddings must be vectors of finite numbers, all of one length' } });
+      throw gatewayError('SERVICE_BAD_RESPONSE', {
+        args: { service, reason: 'per-token embeddings must be vectors of finite numbers, all of one length' },
+      });
     }
     for (let i = 0; i < width; i++) sum[i]! += token[i] as number;
   }

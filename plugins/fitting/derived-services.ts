@@ -46,7 +46,10 @@ export class DerivedServices {
     const { directory, logger } = this.#ctx;
     const entry = this.entryOf(record);
     if (!entry) {
-      logger.warn({ serviceId: record.id, baseServiceId: record.baseServiceId, accountId: record.accountId }, 'derived service not served: its account or base service is no longer configured');
+      logger.warn(
+        { serviceId: record.id, baseServiceId: record.baseServiceId, accountId: record.accountId },
+        'derived service not served: its account or base service is no longer configured',
+      );
       return false;
     }
     const sameId = directory.serviceById(record.id);

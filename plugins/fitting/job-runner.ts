@@ -109,25 +109,41 @@ export class JobRunner {
     });
     try {
       const content = await this.#store.readDataset(plan.dataset.id);
-      if (!content) throw gatewayError('ENTITY_NOT_FOUND_BY_ID', { param: 'datasetId', args: { entity: 'dataset', id: plan.dataset.id }, message: `Dataset ${plan.dataset.id} was deleted before the fit started` });
-      await mkdir(job.modelDir, { recursive: true }).catch((err: unknown) => log.warn({ err }, 'model directory not created; the service must create it'));
+      if (!content)
+        throw gatewayError('ENTITY_NOT_FOUND_BY_ID', {
+          param: 'datasetId',
+          args: { entity: 'dataset', id: plan.dataset.id },
+          message: `Dataset ${plan.dataset.id} was deleted before the fit started`,
+        });
+      await mkdir(job.modelDir, { recursive: true }).catch((err: unknown) =>
+        log.warn({ err }, 'model directory not created; the service must create it'),
+      );
       if (controller.signal.aborted) return;
 
-      const call = gate.open(plan.base, {
-        fit: {
-          trainData: payloadOf(content.content, plan.dataset),
-          ...(content.targets ? { targetsData: payloadOf(content.targets, plan.dataset) } : {}),
-          ...(job.config !== null ? { config: { json: job.config } } : {}),
-          modelDir: job.modelDir,
-          ...(job.previousModelDir ? { previousModelDir: job.previousModelDir } : {}),
-          targetServiceInfo: { accountId: job.accountId, modelId: job.serviceId, modelName: plan.serviceName },
-          datasetInfo: { accountId: plan.dataset.accountId, datasetId: plan.dataset.id, name: plan.dataset.name, type: plan.dataset.dataType },
+      const call = gate.open(
+        plan.base,
+        {
+          fit: {
+            trainData: payloadOf(content.content, plan.dataset),
+            ...(content.targets ? { targetsData: payloadOf(content.targets, plan.dataset) } : {}),
+            ...(job.config !== null ? { config: { json: job.config } } : {}),
+            modelDir: job.modelDir,
+            ...(job.previousModelDir ? { previousModelDir: job.previousModelDir } : {}),
+            targetServiceInfo: { accountId: job.accountId, modelId: job.serviceId, modelName: plan.serviceName },
+            datasetInfo: {
+              accountId: plan.dataset.accountId,
+              datasetId: plan.dataset.id,
+              name: plan.dataset.name,
+              type: plan.dataset.dataType,
+            },
+          },
         },
-      }, {
-        headers: { ...plan.headers, [GateHeaders.fitJobId]: String(job.jobId) },
-        signal: controller.signal,
-        timeoutMs: options.fitTimeoutSec * 1000,
-      });
+        {
+          headers: { ...plan.headers, [GateHeaders.fitJobId]: String(job.jobId) },
+          signal: controller.signal,
+          timeoutMs: options.fitTimeoutSec * 1000,
+        },
+      );
       if (!(await this.#store.startJob(job.jobId, this.runnerId, leaseMs))) {
         call.cancel(gatewayError('REQUEST_CANCELED'));
         return;
@@ -139,9 +155,13 @@ export class JobRunner {
       for await (const answer of call) {
         if (answer.body === 'fitStatus') progress.set(clampPercentage(answer.fitStatus?.percentage));
         else if (answer.body === 'fit') finished = true;
-        else throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: plan.base.name, reason: `a ${answer.body ?? 'bodiless'} frame answered fit` } });
+        else
+          throw gatewayError('SERVICE_BAD_RESPONSE', {
+            args: { service: plan.base.name, reason: `a ${answer.body ?? 'bodiless'} frame answered fit` },
+          });
       }
-      if (!finished) throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: plan.base.name, reason: 'the fit ended without an answer' } });
+      if (!finished)
+        throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: plan.base.name, reason: 'the fit ended without an answer' } });
       await progress.flush();
       const done = await this.#store.completeJob(job.jobId, this.runnerId);
       if (!done) return;
@@ -168,7 +188,9 @@ export class JobRunner {
 
 /** The fit's payload: text datasets as the JSON member (as SDKs read `trainData`), others as bytes. */
 function payloadOf(data: Buffer, dataset: DatasetRecord): PayloadProto {
-  return dataset.encoding === 'text' ? { dataType: dataset.dataType, json: data.toString('utf8') } : { dataType: dataset.dataType, protobuf: data };
+  return dataset.encoding === 'text'
+    ? { dataType: dataset.dataType, json: data.toString('utf8') }
+    : { dataType: dataset.dataType, protobuf: data };
 }
 
 function clampPercentage(value: number | undefined): number {

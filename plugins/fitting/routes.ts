@@ -12,13 +12,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import {
-  callerOf,
-  compileRequestSchema,
-  gatewayError,
-  type Caller,
-  type ServiceEntry,
-} from '../../core/plugins/index.js';
+import { callerOf, compileRequestSchema, gatewayError, type Caller, type ServiceEntry } from '../../core/plugins/index.js';
 import datasetQuerySchema from '../../schemas/fitting/dataset-raw-query.schema.json' with { type: 'json' };
 import datasetSchema from '../../schemas/fitting/dataset.schema.json' with { type: 'json' };
 import derivedSchema from '../../schemas/fitting/derived.schema.json' with { type: 'json' };
@@ -70,7 +64,11 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
   const notFound = (entity: string, id: string | number, param?: string) =>
     gatewayError('ENTITY_NOT_FOUND_BY_ID', { args: { entity, id }, ...(param ? { param } : {}) });
   const othersEntity = (entity: string, id: string | number, param?: string) =>
-    gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_DENIED', { message: `The ${entity} '${id}' belongs to another account`, args: { id }, ...(param ? { param } : {}) });
+    gatewayError('ACCESS_TO_ANOTHER_ACCOUNT_DENIED', {
+      message: `The ${entity} '${id}' belongs to another account`,
+      args: { id },
+      ...(param ? { param } : {}),
+    });
 
   const ownDataset = async (caller: Caller, ref: string, param?: string): Promise<DatasetRecord> => {
     const { store } = runtime.opened;
@@ -93,12 +91,17 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
     const { store } = runtime.opened;
     const record = NUMERIC_ID.test(ref)
       ? await store.getDerived(Number(ref))
-      : (await store.listDerived(caller.account.id)).find((d) => d.name === ref) ?? null;
+      : ((await store.listDerived(caller.account.id)).find((d) => d.name === ref) ?? null);
     if (record && record.accountId !== caller.account.id) throw othersEntity('derived service', ref);
     if (record) return record;
     const configured = directory.findService(caller.account, ref);
     if (configured && !configured.base) {
-      throw gatewayError('SERVICE_NOT_FITTABLE', { args: { service: configured.name, reason: 'is not a derived service: create one with POST …/model/{model}/derived from a fittable service and fit that' } });
+      throw gatewayError('SERVICE_NOT_FITTABLE', {
+        args: {
+          service: configured.name,
+          reason: 'is not a derived service: create one with POST …/model/{model}/derived from a fittable service and fit that',
+        },
+      });
     }
     throw notFound('derived service', ref);
   };
@@ -108,7 +111,10 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
     const service = directory.service(koa.params.account ?? '', koa.params.model ?? '');
     pipeline.checkAccess(caller, service, { account: koa.params.account ?? '', model: koa.params.model ?? '' });
     const base = forReading && service.base ? directory.serviceById(service.base.serviceId) : service;
-    if (!base || base.base) throw gatewayError('SERVICE_NOT_FITTABLE', { args: { service: service.name, reason: 'is a derived service: fit it again instead of deriving from it' } });
+    if (!base || base.base)
+      throw gatewayError('SERVICE_NOT_FITTABLE', {
+        args: { service: service.name, reason: 'is a derived service: fit it again instead of deriving from it' },
+      });
     if (!base.fittable) throw gatewayError('SERVICE_NOT_FITTABLE', { args: { service: base.name } });
     return base;
   };
@@ -123,14 +129,23 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
       const caller = callerOf(koa);
       const base = fittableService(caller, koa, false);
       const raw = await http.readRawBody(koa);
-      const body = readDerived(raw.length > 0 ? http.parseJson(raw.toString('utf8')) : { ...(typeof koa.query.name === 'string' ? { name: koa.query.name } : {}) });
+      const body = readDerived(
+        raw.length > 0 ? http.parseJson(raw.toString('utf8')) : { ...(typeof koa.query.name === 'string' ? { name: koa.query.name } : {}) },
+      );
       const clash = directory.findService(caller.account, body.name);
       const { store } = runtime.opened;
-      if (clash) throw gatewayError('CONFLICT', { param: 'name', args: { reason: `The account already has a service named '${body.name}'` } });
+      if (clash)
+        throw gatewayError('CONFLICT', { param: 'name', args: { reason: `The account already has a service named '${body.name}'` } });
       let id: number;
       do id = options.derivedIdStart - 1 + (await store.nextId('derived'));
       while (directory.serviceById(id));
-      const record = await store.createDerived({ id, accountId: caller.account.id, name: body.name, description: body.description ?? '', baseServiceId: base.id });
+      const record = await store.createDerived({
+        id,
+        accountId: caller.account.id,
+        name: body.name,
+        description: body.description ?? '',
+        baseServiceId: base.id,
+      });
       derived.register(record);
       ctx.logger.info({ serviceId: id, baseServiceId: base.id, accountId: caller.account.id }, 'derived service created');
       koa.body = baseView(record);
@@ -151,7 +166,10 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
       }
       const body = readFit(raw);
       const base = directory.serviceById(service.baseServiceId);
-      if (!base) throw gatewayError('SERVICE_NOT_FITTABLE', { args: { service: service.name, reason: 'cannot be fitted: its base service is no longer configured' } });
+      if (!base)
+        throw gatewayError('SERVICE_NOT_FITTABLE', {
+          args: { service: service.name, reason: 'cannot be fitted: its base service is no longer configured' },
+        });
       const dataset = await ownDataset(caller, String(body.datasetId), 'datasetId');
       const chosen = chooseConfig(base, body);
       if (!gate.hasInstances(base.id)) throw gatewayError('NO_ACTIVE_INSTANCES', { args: { service: base.name } });
@@ -193,7 +211,8 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
       const service = await ownDerived(caller, koa.params.model ?? '');
       const { store } = runtime.opened;
       const outcome = await store.deleteDerived(service.id);
-      if (outcome === 'busy') throw gatewayError('CONFLICT', { args: { reason: `Service '${service.name}' has a fitting job running; cancel it first` } });
+      if (outcome === 'busy')
+        throw gatewayError('CONFLICT', { args: { reason: `Service '${service.name}' has a fitting job running; cancel it first` } });
       derived.unregister(service.id);
       await rm(join(runtime.modelRoot, String(service.id)), { recursive: true, force: true }).catch(() => undefined);
       koa.status = 204;
@@ -208,7 +227,9 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
     router.post(`${account}/dataset`, admission.caller('MODIFY_DATA'), admission.counted, admission.ownAccount, async (koa) => {
       const caller = callerOf(koa);
       if (!koa.request.is('json')) {
-        throw gatewayError('UNSUPPORTED_MEDIA_TYPE', { args: { contentType: koa.get('content-type'), expected: 'application/json (or POST …/dataset/raw for raw content)' } });
+        throw gatewayError('UNSUPPORTED_MEDIA_TYPE', {
+          args: { contentType: koa.get('content-type'), expected: 'application/json (or POST …/dataset/raw for raw content)' },
+        });
       }
       const body = readDataset(await http.readJson(koa));
       const content = asBytes(body.content);
@@ -222,10 +243,14 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
       const caller = callerOf(koa);
       const query = readDatasetQuery({ ...koa.query });
       const content = await http.readRawBody(koa);
-      if (content.length === 0) throw gatewayError('VALIDATION_FAILED', { param: 'body', args: { reason: 'the body is empty; send the dataset content' } });
+      if (content.length === 0)
+        throw gatewayError('VALIDATION_FAILED', { param: 'body', args: { reason: 'the body is empty; send the dataset content' } });
       const dataType = query.dataType ?? (koa.get('content-type') || 'application/octet-stream');
       if (!PRINTABLE.test(dataType)) {
-        throw gatewayError('VALIDATION_FAILED', { param: 'dataType', args: { reason: 'dataType (here the Content-Type) must be printable ASCII of at most 500 characters' } });
+        throw gatewayError('VALIDATION_FAILED', {
+          param: 'dataType',
+          args: { reason: 'dataType (here the Content-Type) must be printable ASCII of at most 500 characters' },
+        });
       }
       const encoding = isUtf8(content) ? 'text' : 'binary';
       koa.body = datasetView(directory, await createDataset(caller, query.name, query.description, dataType, content, null, encoding));
@@ -247,7 +272,11 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
       if (!bytes) throw notFound('targets of dataset', dataset.id);
       koa.set('X-Content-Type-Options', 'nosniff');
       koa.set('Content-Disposition', 'attachment');
-      koa.type = MEDIA_TYPE.test(dataset.dataType) ? dataset.dataType : dataset.encoding === 'text' ? 'text/plain; charset=utf-8' : 'application/octet-stream';
+      koa.type = MEDIA_TYPE.test(dataset.dataType)
+        ? dataset.dataType
+        : dataset.encoding === 'text'
+          ? 'text/plain; charset=utf-8'
+          : 'application/octet-stream';
       koa.body = bytes;
     });
 
@@ -283,12 +312,27 @@ export function mountRoutes(router: Router, runtime: FittingRuntime): void {
   }
 
   async function createDataset(
-    caller: Caller, name: string, description: string | undefined, dataType: string, content: Buffer, targets: Buffer | null, encoding: 'text' | 'binary',
+    caller: Caller,
+    name: string,
+    description: string | undefined,
+    dataType: string,
+    content: Buffer,
+    targets: Buffer | null,
+    encoding: 'text' | 'binary',
   ): Promise<DatasetRecord> {
     await pipeline.checkStorage(caller, content.length + (targets?.length ?? 0));
     const { store } = runtime.opened;
     const id = await store.nextId('dataset');
-    const record = await store.createDataset({ id, accountId: caller.account.id, name, description: description ?? '', dataType, encoding, content, targets });
+    const record = await store.createDataset({
+      id,
+      accountId: caller.account.id,
+      name,
+      description: description ?? '',
+      dataType,
+      encoding,
+      content,
+      targets,
+    });
     ctx.logger.info({ datasetId: id, accountId: caller.account.id, size: content.length }, 'dataset created');
     return record;
   }
@@ -303,7 +347,11 @@ function chooseConfig(base: ServiceEntry, body: FitBody): { configId: number | n
   if (body.config != null) return { configId: null, config: body.config };
   if (body.configId != null) {
     const found = base.fitConfigs.find((c) => String(c.id) === String(body.configId));
-    if (!found) throw gatewayError('ENTITY_NOT_FOUND_BY_ID', { param: 'configId', args: { entity: `fitting config of service '${base.name}'`, id: body.configId } });
+    if (!found)
+      throw gatewayError('ENTITY_NOT_FOUND_BY_ID', {
+        param: 'configId',
+        args: { entity: `fitting config of service '${base.name}'`, id: body.configId },
+      });
     return { configId: found.id, config: found.config };
   }
   const fallback = base.fitConfigs.find((c) => c.default);

@@ -65,7 +65,8 @@ export class FittingRuntime {
   async sweep(): Promise<void> {
     const { store } = this.opened;
     const expired = await store.expireJobs(Date.now(), jobErrorOf(gatewayError('FITTING_INTERRUPTED')));
-    for (const job of expired) this.ctx.logger.warn({ jobId: job.jobId, serviceId: job.serviceId }, 'fitting job failed: its gateway stopped renewing it');
+    for (const job of expired)
+      this.ctx.logger.warn({ jobId: job.jobId, serviceId: job.serviceId }, 'fitting job failed: its gateway stopped renewing it');
     for (const service of await store.applyPendingResults()) this.derived.register(service);
   }
 

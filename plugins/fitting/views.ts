@@ -26,7 +26,9 @@ export function derivedView(directory: Names, record: DerivedServiceRecord, base
     name: record.name,
     accountName: directory.findAccount(record.accountId)?.name ?? null,
     description: record.description,
-    baseService: base ? serviceRef(directory, base.accountId, base.id) : { id: { accountId: null, modelId: record.baseServiceId }, name: null, accountName: null },
+    baseService: base
+      ? serviceRef(directory, base.accountId, base.id)
+      : { id: { accountId: null, modelId: record.baseServiceId }, name: null, accountName: null },
     /** Predict works once true: the latest successful fit's model is in use. */
     fitted: record.modelDir !== null,
     fittedAt: record.fittedAt,

@@ -1,5 +1,12 @@
 import type { Context } from 'koa';
-import { definePlugin, gatewayError, PLATFORM_KEY_HEADER, type Caller, type PluginContext, type ServiceEntry } from '../../core/plugins/index.js';
+import {
+  definePlugin,
+  gatewayError,
+  PLATFORM_KEY_HEADER,
+  type Caller,
+  type PluginContext,
+  type ServiceEntry,
+} from '../../core/plugins/index.js';
 
 const BEARER = /^bearer\s+/i;
 
@@ -38,7 +45,9 @@ export default definePlugin({
       const reasons = missing.filter(visible).map((s) => `service ${s.account.name}/${s.name} has no connected instance`);
       const hidden = missing.length - reasons.length;
       if (hidden) reasons.push(`${hidden} other required service(s) have no connected instance`);
-      koa.body = missing.length ? { status, reasons, instances: instanceCounts(ctx, visible) } : { status, instances: instanceCounts(ctx, visible) };
+      koa.body = missing.length
+        ? { status, reasons, instances: instanceCounts(ctx, visible) }
+        : { status, instances: instanceCounts(ctx, visible) };
     });
   },
 });

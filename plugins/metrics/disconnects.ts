@@ -8,4 +8,3 @@ export function disconnectKind(reason: string | undefined): string {
   if (reason.startsWith('gateway shutdown')) return 'gateway_shutdown';
   return 'other';
 }
-

@@ -58,7 +58,10 @@ export class FastCounter extends Family<{ value: number }> {
 
   get() {
     return Promise.resolve({
-      name: this.name, help: this.help, type: this.type, aggregator: this.aggregator,
+      name: this.name,
+      help: this.help,
+      type: this.type,
+      aggregator: this.aggregator,
       values: [...this.series.values()].map(({ labels, state }) => ({ labels, value: state.value })),
     });
   }

@@ -15,13 +15,15 @@ type Json = Record<string, any>;
 /** The document with every `./folder/file.schema.json` reference inlined as a component. */
 export function bundledDocument(path = OPENAPI_PATH): Json {
   const doc = parseYaml(readFileSync(path, 'utf8')) as Json;
-  const schemas: Json = (doc.components ??= {}).schemas ??= {};
+  const schemas: Json = ((doc.components ??= {}).schemas ??= {});
   const inline = (node: unknown): void => {
     if (Array.isArray(node)) return node.forEach(inline);
     if (!node || typeof node !== 'object') return;
     const object = node as Json;
     if (typeof object.$ref === 'string' && !object.$ref.startsWith('#')) {
-      const name = basename(object.$ref).replace(/\.schema\.json$|\.json$/, '').replace(/(^|-)([a-z0-9])/g, (_m, _d, c: string) => c.toUpperCase());
+      const name = basename(object.$ref)
+        .replace(/\.schema\.json$|\.json$/, '')
+        .replace(/(^|-)([a-z0-9])/g, (_m, _d, c: string) => c.toUpperCase());
       if (!schemas[name]) {
         const { $id: _id, $schema: _schema, ...schema } = JSON.parse(readFileSync(join(dirname(path), object.$ref), 'utf8')) as Json;
         schemas[name] = schema;
@@ -39,7 +41,9 @@ export function bundledDocument(path = OPENAPI_PATH): Json {
 export function forPlugins(doc: Json, enabled: ReadonlySet<string>, serverUrl?: string): Json {
   const paths: Json = {};
   for (const [path, item] of Object.entries(doc.paths as Json)) {
-    const kept = Object.fromEntries(Object.entries(item as Json).filter(([, op]) => !(op as Json)['x-plugin'] || enabled.has((op as Json)['x-plugin'])));
+    const kept = Object.fromEntries(
+      Object.entries(item as Json).filter(([, op]) => !(op as Json)['x-plugin'] || enabled.has((op as Json)['x-plugin'])),
+    );
     if (Object.keys(kept).length) paths[path] = kept;
   }
   return { ...doc, ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}), paths };

@@ -17,11 +17,15 @@ export default definePlugin({
   configSchema: { type: 'object', additionalProperties: false, properties: {} },
   routes(router, { dataTypes }) {
     router.get('/specs', (ctx) => {
-      ctx.body = { specsUrl: dataTypes.specsUrl, files: dataTypes.fileNames().map((name) => ({ name, url: `${dataTypes.specsUrl}/${name}` })) };
+      ctx.body = {
+        specsUrl: dataTypes.specsUrl,
+        files: dataTypes.fileNames().map((name) => ({ name, url: `${dataTypes.specsUrl}/${name}` })),
+      };
     });
     router.get('/specs/:file', (ctx) => {
       const text = dataTypes.file(ctx.params.file!);
-      if (text === undefined) throw gatewayError('ENTITY_NOT_FOUND_BY_ID', { param: 'file', args: { entity: 'data-type file', id: ctx.params.file } });
+      if (text === undefined)
+        throw gatewayError('ENTITY_NOT_FOUND_BY_ID', { param: 'file', args: { entity: 'data-type file', id: ctx.params.file } });
       ctx.set('Cache-Control', 'public, max-age=300');
       ctx.type = 'application/json';
       ctx.body = text;

@@ -49,7 +49,11 @@ export function createHandlers(plugin: PluginContext): Record<'predict' | 'predi
       const { caller, service } = admitted(ctx);
       const query = readPredictQuery(ctx.query);
       const raw = await http.readRawBody(ctx);
-      if (raw.length === 0) throw gatewayError('VALIDATION_FAILED', { param: 'body', args: { reason: 'the body is empty; send the predict data in the service\'s format' } });
+      if (raw.length === 0)
+        throw gatewayError('VALIDATION_FAILED', {
+          param: 'body',
+          args: { reason: "the body is empty; send the predict data in the service's format" },
+        });
       // Text goes as a json payload; a binary Content-Type, or bytes that are not UTF-8, as protobuf
       // bytes: either way the service gets the bytes as sent (a json string would replace bad UTF-8).
       const text = binaryMediaType(ctx.get('content-type')) === undefined ? utf8Text(raw) : undefined;
@@ -57,7 +61,11 @@ export function createHandlers(plugin: PluginContext): Record<'predict' | 'predi
       if (query.dataType) data.dataType = query.dataType;
       const check = dataTypes.checkFor(query.dataType, ctx.origin);
       if (check) {
-        if (text === undefined) throw gatewayError('DATA_TYPE_MISMATCH', { param: 'body', args: { param: 'body', dataType: query.dataType, reason: 'a binary or non-UTF-8 body is not JSON' } });
+        if (text === undefined)
+          throw gatewayError('DATA_TYPE_MISMATCH', {
+            param: 'body',
+            args: { param: 'body', dataType: query.dataType, reason: 'a binary or non-UTF-8 body is not JSON' },
+          });
         check(http.parseJson(text, 'body'));
       }
       const config = pipeline.predictConfig(service, undefined, { configId: query.configId });

@@ -55,7 +55,10 @@ export const openAiDialect: Dialect = {
     if (Array.isArray(body.messages)) return '/chat/completions';
     if (body.prompt !== undefined) return '/completions';
     if (body.input !== undefined) return '/embeddings';
-    throw gatewayError('VALIDATION_FAILED', { param: 'data', args: { reason: 'expected a chat (messages), completion (prompt) or embeddings (input) request' } });
+    throw gatewayError('VALIDATION_FAILED', {
+      param: 'data',
+      args: { reason: 'expected a chat (messages), completion (prompt) or embeddings (input) request' },
+    });
   },
   auth: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
   headers: {},
@@ -98,7 +101,11 @@ const errorOrSelf = (body: unknown): Json => (isObject(body) ? body : {});
 function responsesStreamError(data: string): ApiErrorProto {
   const body = errorOrSelf(parse(data));
   const error = isObject(body.error) ? body.error : body;
-  const fields = { message: stringOr(error.message) ?? 'the engine reported an error mid-stream', code: stringOr(error.code), param: stringOr(error.param) };
+  const fields = {
+    message: stringOr(error.message) ?? 'the engine reported an error mid-stream',
+    code: stringOr(error.code),
+    param: stringOr(error.param),
+  };
   return engineError('openai', 502, error === body ? fields : { ...fields, type: stringOr(error.type) }, {});
 }
 
@@ -106,14 +113,27 @@ function responsesStreamError(data: string): ApiErrorProto {
 function openAiError(status: number, text: string, headers: EngineHeaders, fallback: string): ApiErrorProto {
   const body = parse(text);
   const error = isObject(body) ? (isObject(body.error) ? body.error : body) : {};
-  return engineError('openai', status, {
-    message: stringOr(error.message) ?? fallback, type: stringOr(error.type), code: stringOr(error.code), param: stringOr(error.param),
-  }, headers);
+  return engineError(
+    'openai',
+    status,
+    {
+      message: stringOr(error.message) ?? fallback,
+      type: stringOr(error.type),
+      code: stringOr(error.code),
+      param: stringOr(error.param),
+    },
+    headers,
+  );
 }
 
 /** HTTP status of an Anthropic error that arrives as a stream event (after the engine's 200). */
 const ANTHROPIC_EVENT_STATUS: Record<string, number> = {
-  overloaded_error: 529, rate_limit_error: 429, api_error: 500, invalid_request_error: 400, request_too_large: 413, timeout_error: 504,
+  overloaded_error: 529,
+  rate_limit_error: 429,
+  api_error: 500,
+  invalid_request_error: 400,
+  request_too_large: 413,
+  timeout_error: 504,
 };
 
 export const anthropicDialect: Dialect = {
@@ -126,7 +146,10 @@ export const anthropicDialect: Dialect = {
     if (!looksLikeObject(data)) return badEvent(`a stream event is not a JSON object: ${data.slice(0, 80)}`);
     if (event === 'error') {
       const type = stringOr(errorOf(parse(data)).type);
-      return { kind: 'error', error: anthropicError(ANTHROPIC_EVENT_STATUS[type ?? ''] ?? 500, data, {}, 'the engine reported an error mid-stream') };
+      return {
+        kind: 'error',
+        error: anthropicError(ANTHROPIC_EVENT_STATUS[type ?? ''] ?? 500, data, {}, 'the engine reported an error mid-stream'),
+      };
     }
     return { kind: 'chunk', json: data, last: event === 'message_stop' };
   },

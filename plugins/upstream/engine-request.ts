@@ -2,7 +2,15 @@
  * From a predict request (what any model service receives) to the JSON body an HTTP engine takes:
  * the data and config merged, and the model named as the engine knows it. Pure; no HTTP.
  */
-import { gatewayError, parseJson, parsedValueOf, type PayloadProto, type PredictRequestProto, type ServiceEntry, type UpstreamConfig } from '../../core/plugins/index.js';
+import {
+  gatewayError,
+  parseJson,
+  parsedValueOf,
+  type PayloadProto,
+  type PredictRequestProto,
+  type ServiceEntry,
+  type UpstreamConfig,
+} from '../../core/plugins/index.js';
 
 export type Json = Record<string, unknown>;
 
@@ -13,7 +21,10 @@ export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !=
  * body for a `nativeResponses` service), whose `model` is `<author>/<service>[/model]`.
  */
 export function isDirectDataType(dataType: string | undefined): boolean {
-  return dataType !== undefined && (dataType.endsWith('#/ChatCompletionDirectProxy') || dataType.endsWith('#/JsonObject') || isResponsesRequestType(dataType));
+  return (
+    dataType !== undefined &&
+    (dataType.endsWith('#/ChatCompletionDirectProxy') || dataType.endsWith('#/JsonObject') || isResponsesRequestType(dataType))
+  );
 }
 
 /** Whether a payload's data type marks a Responses request passed as the caller sent it: it goes to the engine's `/responses`. */
@@ -66,7 +77,7 @@ export function engineModel(ours: string | undefined, upstream: UpstreamConfig, 
   }
   if (upstream.defaultModel) return upstream.defaultModel;
   const fallback = service.defaultModel;
-  return fallback === undefined ? undefined : models.get(fallback) ?? fallback;
+  return fallback === undefined ? undefined : (models.get(fallback) ?? fallback);
 }
 
 /** Whether a payload's data type marks the standard adapter's chat request (OpenAI's format, split). */
@@ -75,7 +86,8 @@ export function isChatRequestType(dataType: string | undefined): boolean {
 }
 
 /** Where Messages requests go, for the refusal of other formats to a Messages engine. */
-const MESSAGES_ROUTES = 'POST /api/adapters/chatapi/v1/messages (any client of the Anthropic SDKs) or /api/adapters/chatapi-direct/v1/messages';
+const MESSAGES_ROUTES =
+  'POST /api/adapters/chatapi/v1/messages (any client of the Anthropic SDKs) or /api/adapters/chatapi-direct/v1/messages';
 
 /**
  * The engine body of a predict: the data object, over the config object when the request is not a
@@ -95,7 +107,10 @@ export function engineBody(predict: PredictRequestProto, upstream: UpstreamConfi
   const body: Json = config ? { ...config, ...data } : { ...data };
   const model = engineModel(ourModel(body.model, direct), upstream, service);
   if (model === undefined) {
-    throw gatewayError('VALIDATION_FAILED', { param: 'model', args: { reason: `no model: name one as <author>/${service.name}/<model>, or set the service's upstream.defaultModel` } });
+    throw gatewayError('VALIDATION_FAILED', {
+      param: 'model',
+      args: { reason: `no model: name one as <author>/${service.name}/<model>, or set the service's upstream.defaultModel` },
+    });
   }
   body.model = model;
   capOutputTokens(body, upstream.maxOutputTokens, isResponsesRequestType(predict.data?.dataType));
@@ -138,9 +153,17 @@ const capped = (asked: unknown, cap: number): unknown => (typeof asked === 'numb
  */
 function objectOf(payload: PayloadProto | undefined, what: string): Json {
   const json = payload?.json;
-  if (!json) throw gatewayError('VALIDATION_FAILED', { param: what, args: { reason: `the predict ${what} must be a JSON object for an HTTP engine` } });
+  if (!json)
+    throw gatewayError('VALIDATION_FAILED', {
+      param: what,
+      args: { reason: `the predict ${what} must be a JSON object for an HTTP engine` },
+    });
   const parsed = parsedValueOf(payload);
   const value = parsed !== undefined ? parsed : parseJson(json, what);
-  if (!isObject(value)) throw gatewayError('VALIDATION_FAILED', { param: what, args: { reason: `the predict ${what} must be a JSON object for an HTTP engine` } });
+  if (!isObject(value))
+    throw gatewayError('VALIDATION_FAILED', {
+      param: what,
+      args: { reason: `the predict ${what} must be a JSON object for an HTTP engine` },
+    });
   return value;
 }

@@ -6,7 +6,14 @@
  * chat adapters and usage logging apply as they do to a dialled-in service. With a health check,
  * the instance takes requests only while the engine answers it.
  */
-import { definePlugin, type LocalInstanceHandle, type PluginContext, type ServiceChange, type ServiceEntry, type UpstreamConfig } from '../../core/plugins/index.js';
+import {
+  definePlugin,
+  type LocalInstanceHandle,
+  type PluginContext,
+  type ServiceChange,
+  type ServiceEntry,
+  type UpstreamConfig,
+} from '../../core/plugins/index.js';
 import { UpstreamWorker } from './worker.js';
 
 /** One service's engine: its worker, its place in the Gate, its health-check timer. */
@@ -107,7 +114,10 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 function connect(ctx: PluginContext, service: ServiceEntry, upstream: UpstreamConfig, generation: number): Connector {
   const apiKey = upstream.apiKey ?? (upstream.apiKeyEnv ? process.env[upstream.apiKeyEnv] : undefined);
   if (upstream.apiKeyEnv && !apiKey) {
-    ctx.logger.warn({ service: service.name, env: upstream.apiKeyEnv }, 'upstream key variable is not set; calling the engine without a key');
+    ctx.logger.warn(
+      { service: service.name, env: upstream.apiKeyEnv },
+      'upstream key variable is not set; calling the engine without a key',
+    );
   }
   const worker = new UpstreamWorker({ service, upstream, apiKey, maxAnswerBytes: ctx.config.gate.maxAnswerBytes });
   // The instance's name reaches callers (`x-served-by`): the service's name, never the engine's host,
@@ -138,7 +148,11 @@ function connect(ctx: PluginContext, service: ServiceEntry, upstream: UpstreamCo
       probed();
       if (connector.closed) return;
       failures = healthy ? 0 : failures + 1;
-      handle.reportHealth({ status: healthy ? 'healthy' : 'unhealthy', consecutiveFailures: healthy ? 0 : failures, checkedAt: Date.now() });
+      handle.reportHealth({
+        status: healthy ? 'healthy' : 'unhealthy',
+        consecutiveFailures: healthy ? 0 : failures,
+        checkedAt: Date.now(),
+      });
       if (healthy || failures >= check.failuresBeforeDown) handle.setServing(healthy);
       connector.timer = setTimeout(probe, check.intervalMs).unref();
     };

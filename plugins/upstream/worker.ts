@@ -125,7 +125,11 @@ export class UpstreamWorker implements LocalWorker {
     } else if (message.ext || message.batch || message.fit || message.partialPredict) {
       reply({
         requestId,
-        error: { code: 'platform-action.common.method-not-supported', message: `Service '${this.#service.name}' (an HTTP engine) answers predict requests only`, statusCode: 400 },
+        error: {
+          code: 'platform-action.common.method-not-supported',
+          message: `Service '${this.#service.name}' (an HTTP engine) answers predict requests only`,
+          statusCode: 400,
+        },
       });
     }
     // heartBeat, serviceInfo, stopServing: nothing to do for an engine the gateway calls itself.
@@ -141,7 +145,11 @@ export class UpstreamWorker implements LocalWorker {
 
   /** Whether the engine answers its health-check path with a 2xx within the timeout. */
   async healthy(path: string, timeoutMs: number): Promise<boolean> {
-    const call = requestWholeAnswer(this.#pool, { path: this.#basePath + path, method: 'GET', headers: this.#headers }, this.#maxAnswerBytes);
+    const call = requestWholeAnswer(
+      this.#pool,
+      { path: this.#basePath + path, method: 'GET', headers: this.#headers },
+      this.#maxAnswerBytes,
+    );
     const timer = setTimeout(() => call.abort(), timeoutMs);
     try {
       const { statusCode } = await call.answer;
@@ -184,7 +192,12 @@ export class UpstreamWorker implements LocalWorker {
     // A Responses body (only an `api: openai` engine gets one: engineBody refuses it for Anthropic's).
     const dialect = isResponsesRequestType(predict.data?.dataType) ? openAiResponsesDialect : this.#dialect;
     const stream = body.stream === true;
-    const request = { path: this.#basePath + dialect.path(body), method: 'POST' as const, headers: this.#requestHeaders(callerHeaders, stream), body: JSON.stringify(body) };
+    const request = {
+      path: this.#basePath + dialect.path(body),
+      method: 'POST' as const,
+      headers: this.#requestHeaders(callerHeaders, stream),
+      body: JSON.stringify(body),
+    };
     if (stream) {
       try {
         await this.#predictStreamed(requestId, request, body, dialect, reply);
@@ -244,7 +257,11 @@ export class UpstreamWorker implements LocalWorker {
     try {
       const res = await this.#pool.request({ ...request, signal: controller.signal });
       if (res.statusCode >= 300 || !String(res.headers['content-type'] ?? '').includes('text/event-stream')) {
-        const answer = this.#wholeAnswer({ statusCode: res.statusCode, headers: res.headers, text: await readBoundedText(res.body, this.#maxAnswerBytes) });
+        const answer = this.#wholeAnswer({
+          statusCode: res.statusCode,
+          headers: res.headers,
+          text: await readBoundedText(res.body, this.#maxAnswerBytes),
+        });
         answered = true;
         reply({ requestId, ...answer });
         return;
@@ -331,7 +348,14 @@ export class UpstreamWorker implements LocalWorker {
       const model = engineModel(ourModel(request.model, true), this.#upstream, this.#service);
       const { count, status } = await this.#promptTokens(model === undefined ? request : { ...request, model }, requestId, calls);
       if (count !== undefined) return reply({ requestId, ext: { data: { json: JSON.stringify({ input_tokens: count }) } } });
-      reply({ requestId, error: { code: 'platform-action.common.method-not-supported', message: `the engine has no usable ${TOKENIZE_PATHS} (it answered ${status})`, statusCode: 501 } });
+      reply({
+        requestId,
+        error: {
+          code: 'platform-action.common.method-not-supported',
+          message: `the engine has no usable ${TOKENIZE_PATHS} (it answered ${status})`,
+          statusCode: 501,
+        },
+      });
     } catch (err) {
       if (!calls.at(-1)?.aborted) reply({ requestId, error: asProto(this.#failure(err)) });
     } finally {
@@ -349,7 +373,11 @@ export class UpstreamWorker implements LocalWorker {
     let missing: string | undefined;
     for (const { path, body } of tokenizeRequests(request)) {
       if (path === missing) continue;
-      const call = requestWholeAnswer(this.#pool, { path: rootPath(this.#basePath) + path, method: 'POST', headers: this.#headers, body: JSON.stringify(body) }, this.#maxAnswerBytes);
+      const call = requestWholeAnswer(
+        this.#pool,
+        { path: rootPath(this.#basePath) + path, method: 'POST', headers: this.#headers, body: JSON.stringify(body) },
+        this.#maxAnswerBytes,
+      );
       calls.push(call);
       this.#inFlight.set(requestId, call);
       const answer = await call.answer;
@@ -388,13 +416,19 @@ export class UpstreamWorker implements LocalWorker {
     // The service's name only: the engine's URL (and any credentials in it) is the operator's, never a caller's.
     const args = { service: this.#service.name };
     if (err instanceof undiciErrors.ConnectTimeoutError) {
-      return gatewayError('UPSTREAM_UNREACHABLE', { args: { ...args, reason: `no connection within ${this.#upstream.connectTimeoutMs} ms` } });
+      return gatewayError('UPSTREAM_UNREACHABLE', {
+        args: { ...args, reason: `no connection within ${this.#upstream.connectTimeoutMs} ms` },
+      });
     }
     if (err instanceof undiciErrors.HeadersTimeoutError) {
-      return gatewayError('UPSTREAM_TIMEOUT', { args: { ...args, reason: `sent no response within ${this.#upstream.firstByteTimeoutMs} ms` } });
+      return gatewayError('UPSTREAM_TIMEOUT', {
+        args: { ...args, reason: `sent no response within ${this.#upstream.firstByteTimeoutMs} ms` },
+      });
     }
     if (err instanceof undiciErrors.BodyTimeoutError) {
-      return gatewayError('UPSTREAM_TIMEOUT', { args: { ...args, reason: `went silent for ${this.#upstream.idleTimeoutMs} ms in the middle of its answer` } });
+      return gatewayError('UPSTREAM_TIMEOUT', {
+        args: { ...args, reason: `went silent for ${this.#upstream.idleTimeoutMs} ms in the middle of its answer` },
+      });
     }
     if (err instanceof AnswerTooLarge) {
       return gatewayError('SERVICE_ANSWER_TOO_LARGE', { args: { service: this.#service.name, limit: err.limit } });
@@ -412,7 +446,11 @@ export class UpstreamWorker implements LocalWorker {
 /** The request of a `count_tokens` call: the Messages body as JSON text. */
 function parseRequest(json: string | undefined): Json {
   const value = json ? parseJson(json, 'request') : undefined;
-  if (!isObject(value)) throw gatewayError('VALIDATION_FAILED', { param: 'request', args: { reason: 'count_tokens expects the Messages request as a JSON object in the param "request"' } });
+  if (!isObject(value))
+    throw gatewayError('VALIDATION_FAILED', {
+      param: 'request',
+      args: { reason: 'count_tokens expects the Messages request as a JSON object in the param "request"' },
+    });
   return value;
 }
 

@@ -66,7 +66,15 @@ export class Accountant {
         if (e.accountId === undefined) return;
         const currency = e.currency === undefined ? 'units' : CURRENCY.test(e.currency) ? e.currency : 'other';
         addCost(this.#spendRow(e.accountId, e.service, undefined, '', e.at), currency, e.amount);
-        this.#store.charge({ accountId: e.accountId, service: e.service, day: dayOf(e.at), amount: e.amount, currency, idempotencyKey: e.idempotencyKey })
+        this.#store
+          .charge({
+            accountId: e.accountId,
+            service: e.service,
+            day: dayOf(e.at),
+            amount: e.amount,
+            currency,
+            idempotencyKey: e.idempotencyKey,
+          })
           .catch((err: unknown) => ctx.logger.warn({ err }, 'usage: charge not booked'));
       }),
     );
@@ -77,7 +85,8 @@ export class Accountant {
     const day = dayOf(at);
     const key = `${accountId}\n${service}\n${day}`;
     let delta = this.#pending.get(key);
-    if (!delta) this.#pending.set(key, (delta = { accountId, service, day, requests: 0, inputTokens: 0, outputTokens: 0, charges: 0, amounts: {} }));
+    if (!delta)
+      this.#pending.set(key, (delta = { accountId, service, day, requests: 0, inputTokens: 0, outputTokens: 0, charges: 0, amounts: {} }));
     return delta;
   }
 
@@ -90,7 +99,11 @@ export class Accountant {
       id = `${accountId}\n${day}\n${service}\n${name}\n${key}`;
     }
     let row = this.#pendingSpend.get(id);
-    if (!row) this.#pendingSpend.set(id, (row = { accountId, day, service, model: name, key, requests: 0, inputTokens: 0, outputTokens: 0, cost: {} }));
+    if (!row)
+      this.#pendingSpend.set(
+        id,
+        (row = { accountId, day, service, model: name, key, requests: 0, inputTokens: 0, outputTokens: 0, cost: {} }),
+      );
     return row;
   }
 

@@ -32,20 +32,28 @@ export default definePlugin<UsageOptions>({
       routes(router) {
         // Only one's own usage: another account, existing or not, is 403 ACCESS_TO_ANOTHER_ACCOUNT_DENIED,
         // as on every account route (it used to say such an account did not exist).
-        router.get('/api/platformgateway/account/:account/usage', ctx.admission.caller('READ_DATA'), ctx.admission.ownAccount, async (koa) => {
-          const { account } = callerOf(koa);
-          const today = dayOf(Date.now());
-          const to = dayParam(koa.query.to, today, 'to');
-          const from = dayParam(koa.query.from, dayOf(Date.parse(to) - 29 * DAY_MS), 'from');
-          if (from > to || Date.parse(to) - Date.parse(from) > (MAX_DAYS - 1) * DAY_MS) {
-            throw gatewayError('VALIDATION_FAILED', { param: 'from', args: { reason: `from must not be after to, and the period at most ${MAX_DAYS} days` } });
-          }
-          const state = running;
-          if (!state) throw gatewayError('GATE_IS_SHUT_DOWN');
-          await state.accountant.flush();
-          const rows = await state.store.read(account.id, from, to);
-          koa.body = { account: account.name, from, to, days: rows.map(view), totals: totals(rows) };
-        });
+        router.get(
+          '/api/platformgateway/account/:account/usage',
+          ctx.admission.caller('READ_DATA'),
+          ctx.admission.ownAccount,
+          async (koa) => {
+            const { account } = callerOf(koa);
+            const today = dayOf(Date.now());
+            const to = dayParam(koa.query.to, today, 'to');
+            const from = dayParam(koa.query.from, dayOf(Date.parse(to) - 29 * DAY_MS), 'from');
+            if (from > to || Date.parse(to) - Date.parse(from) > (MAX_DAYS - 1) * DAY_MS) {
+              throw gatewayError('VALIDATION_FAILED', {
+                param: 'from',
+                args: { reason: `from must not be after to, and the period at most ${MAX_DAYS} days` },
+              });
+            }
+            const state = running;
+            if (!state) throw gatewayError('GATE_IS_SHUT_DOWN');
+            await state.accountant.flush();
+            const rows = await state.store.read(account.id, from, to);
+            koa.body = { account: account.name, from, to, days: rows.map(view), totals: totals(rows) };
+          },
+        );
       },
       async start() {
         const store = await ctx.storage.open<UsageStore>({ docs: (docs) => DocUsageStore.open(docs) });
@@ -79,7 +87,15 @@ function dayParam(value: unknown, fallback: string, name: string): string {
 }
 
 function view(row: UsageRow) {
-  return { day: row.day, service: row.service, requests: row.requests, inputTokens: row.inputTokens, outputTokens: row.outputTokens, charges: row.charges, amounts: row.amounts };
+  return {
+    day: row.day,
+    service: row.service,
+    requests: row.requests,
+    inputTokens: row.inputTokens,
+    outputTokens: row.outputTokens,
+    charges: row.charges,
+    amounts: row.amounts,
+  };
 }
 
 function totals(rows: readonly UsageRow[]) {

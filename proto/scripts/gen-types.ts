@@ -30,7 +30,16 @@ export function generatorFlags(): string[] {
 export function generateTypes(outDir: string): void {
   rmSync(outDir, { recursive: true, force: true });
   const cli = require.resolve('@grpc/proto-loader/build/bin/proto-loader-gen-types.js');
-  const args = [cli, ...generatorFlags(), '--grpcLib=@grpc/grpc-js', '--includeComments', '--importFileExtension=.js', '-O', outDir, 'gate.proto'];
+  const args = [
+    cli,
+    ...generatorFlags(),
+    '--grpcLib=@grpc/grpc-js',
+    '--includeComments',
+    '--importFileExtension=.js',
+    '-O',
+    outDir,
+    'gate.proto',
+  ];
   const run = spawnSync(process.execPath, args, { cwd: PROTO_DIR, encoding: 'utf8' });
   if (run.status !== 0) throw new Error(`proto-loader-gen-types failed: ${run.stderr || run.stdout}`);
 }

@@ -56,7 +56,11 @@ export function parseLoadReport(headers: StringMap | undefined): LoadReport | un
         break;
       }
       case LOAD_HEADERS.models:
-        (report ??= {}).models = value.split(',').map((m) => m.trim()).filter((m) => m !== '').slice(0, 256);
+        (report ??= {}).models = value
+          .split(',')
+          .map((m) => m.trim())
+          .filter((m) => m !== '')
+          .slice(0, 256);
         break;
     }
   }

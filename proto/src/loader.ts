@@ -47,6 +47,10 @@ export function gateServiceDefinition(): GateDefinition {
 }
 
 /** The constructor of the generated `GateClient` stub. */
-export function gateClientConstructor(): new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ChannelOptions) => GateClient {
+export function gateClientConstructor(): new (
+  address: string,
+  credentials: grpc.ChannelCredentials,
+  options?: grpc.ChannelOptions,
+) => GateClient {
   return loadGatePackage().com.platform.gate.Gate;
 }

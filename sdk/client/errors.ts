@@ -38,7 +38,7 @@ export class GateClientError extends Error {
     const statusCode =
       proto.statusCode !== undefined && proto.statusCode > 0
         ? proto.statusCode
-        : (proto.status !== 'OK' ? statusOfSimpleStatus(proto.status) : undefined) ?? 500;
+        : ((proto.status !== 'OK' ? statusOfSimpleStatus(proto.status) : undefined) ?? 500);
     const code = proto.code || 'unknown-error';
     return new GateClientError(code, proto.message || code, statusCode, { ...(proto.args ?? {}) });
   }

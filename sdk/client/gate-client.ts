@@ -49,9 +49,7 @@ export interface CallOptions {
 }
 
 export type ClientRequestBody =
-  | { predict: PredictRequestProto }
-  | { ext: ExtendedRequestProto }
-  | { partialPredict: PartialPredictRequestProto };
+  { predict: PredictRequestProto } | { ext: ExtendedRequestProto } | { partialPredict: PartialPredictRequestProto };
 
 export interface JsonPredictOptions extends CallOptions {
   /** Sent JSON-encoded as PredictRequestProto.config. */

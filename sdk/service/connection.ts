@@ -1,11 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import type {
-  ClusterUpdateProto,
-  GateToServiceProto,
-  HeartBeatProto,
-  ServiceInfoProto,
-  StartServingProto,
-} from '@model-gateway/protocol';
+import type { ClusterUpdateProto, GateToServiceProto, HeartBeatProto, ServiceInfoProto, StartServingProto } from '@model-gateway/protocol';
 import { createGateStub, type GateStub } from '../grpc.js';
 import { Backoff } from './backoff.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -128,7 +122,11 @@ export class GateConnection {
       if (healthy) this.backoff.reset();
       const delay = this.backoff.next();
       // One short line per failed attempt, with the wait before the next one.
-      if (failure) this.log.warn({ gateway: this.name, err: shortReason(failure), retryInMs: delay }, `model-sdk: cannot reach gateway ${this.name}: ${shortReason(failure)}; retrying in ${(delay / 1000).toFixed(1)} s`);
+      if (failure)
+        this.log.warn(
+          { gateway: this.name, err: shortReason(failure), retryInMs: delay },
+          `model-sdk: cannot reach gateway ${this.name}: ${shortReason(failure)}; retrying in ${(delay / 1000).toFixed(1)} s`,
+        );
       else this.log.debug({ gateway: this.name, delay }, 'model-sdk: reconnecting');
       await this.sleep(delay);
     }
@@ -148,7 +146,9 @@ export class GateConnection {
     if (this.closed) return false;
 
     const dispatcher = this.host.dispatcher;
-    const session = new StreamSession(stub.processAsync(new grpc.Metadata()), this.name, this.log, options.heartbeatGraceMs, () => dispatcher.loadHeaders());
+    const session = new StreamSession(stub.processAsync(new grpc.Metadata()), this.name, this.log, options.heartbeatGraceMs, () =>
+      dispatcher.loadHeaders(),
+    );
     session.onMessage = (message) => this.onMessage(session, message);
     this.session = session;
     // startServing is always the first message of every stream, reconnects included.
@@ -158,7 +158,11 @@ export class GateConnection {
     const end = await session.done;
     this.session = undefined;
     // After a refused token there is no reconnect to announce: onGateError said why.
-    if (session.receivedAny && !this.closed && !this.fatal) this.log.info({ gateway: this.name, reason: end.reason, err: end.error?.message }, `model-sdk: disconnected from gateway ${this.name} (${end.error?.message ?? end.reason}); reconnecting`);
+    if (session.receivedAny && !this.closed && !this.fatal)
+      this.log.info(
+        { gateway: this.name, reason: end.reason, err: end.error?.message },
+        `model-sdk: disconnected from gateway ${this.name} (${end.error?.message ?? end.reason}); reconnecting`,
+      );
     else this.log.debug({ gateway: this.name, reason: end.reason, err: end.error?.message }, 'model-sdk: stream closed');
     this.host.onSessionClosed(this, end);
     return session.receivedAny;
@@ -183,12 +187,17 @@ export class GateConnection {
         this.host.onCluster(this, message.cluster ?? {});
         break;
       case 'serviceInfo':
-        this.log.info({ gateway: this.name, service: message.serviceInfo?.modelName, accountId: message.serviceInfo?.accountId },
-          `model-sdk: connected to gateway ${this.name} as service '${message.serviceInfo?.modelName ?? '?'}' (account ${message.serviceInfo?.accountId ?? '?'})`);
+        this.log.info(
+          { gateway: this.name, service: message.serviceInfo?.modelName, accountId: message.serviceInfo?.accountId },
+          `model-sdk: connected to gateway ${this.name} as service '${message.serviceInfo?.modelName ?? '?'}' (account ${message.serviceInfo?.accountId ?? '?'})`,
+        );
         this.host.onServiceInfo(message.serviceInfo ?? {});
         break;
       case 'stopServing':
-        this.log.info({ gateway: this.name, reason: message.stopServing?.reason }, 'model-sdk: gateway sent stopServing; draining, then reconnecting');
+        this.log.info(
+          { gateway: this.name, reason: message.stopServing?.reason },
+          'model-sdk: gateway sent stopServing; draining, then reconnecting',
+        );
         void session.drainAndClose({
           drainTimeoutMs: this.host.options.drainTimeoutMs,
           halfCloseTimeoutMs: this.host.options.halfCloseTimeoutMs,

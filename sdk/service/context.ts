@@ -3,7 +3,6 @@ import type { LazyAbort } from './abort.js';
 import type { SdkLogger } from './logger.js';
 import { traceContextOf, type TraceContext } from './trace-context.js';
 
-
 export interface RequestContextInit {
   requestId: number;
   headers: StringMap;

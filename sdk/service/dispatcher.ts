@@ -40,7 +40,12 @@ class RequestScope<C extends RequestContext = RequestContext> {
   }
 
   /** Builds the envelope; final answers also carry Z-Server-Time. */
-  envelope<K extends keyof ServiceToGateBodies>(key: K, body: ServiceToGateBodies[K], final: boolean, extra?: StringMap): ServiceToGateProto {
+  envelope<K extends keyof ServiceToGateBodies>(
+    key: K,
+    body: ServiceToGateBodies[K],
+    final: boolean,
+    extra?: StringMap,
+  ): ServiceToGateProto {
     const timing = final ? { [SERVER_TIME_HEADER]: String(this.ctx.elapsedMs()) } : undefined;
     const headers = mergeHeaders(this.ctx.responseHeaders, extra, timing);
     const message: ServiceToGateProto = { requestId: this.requestId, [key]: body };
@@ -110,10 +115,14 @@ export class Dispatcher {
           const handler = this.handlers.predict;
           if (!handler) throw ServiceError.methodNotSupported('predict');
           const request = message.predict ?? {};
-          const result = await handler.call(this.handlers, {
-            data: new Payload(request.data ?? {}, 'data'),
-            config: request.config ? new Payload(request.config, 'config') : undefined,
-          }, scope.ctx);
+          const result = await handler.call(
+            this.handlers,
+            {
+              data: new Payload(request.data ?? {}, 'data'),
+              config: request.config ? new Payload(request.config, 'config') : undefined,
+            },
+            scope.ctx,
+          );
           await this.answerPrediction(scope, result, 'predict');
         });
         return;
@@ -123,32 +132,46 @@ export class Dispatcher {
           if (!handler) throw ServiceError.methodNotSupported('ext');
           const methodName = message.ext?.methodName ?? '';
           const result = await handler.call(this.handlers, methodName, extParamTexts(message.ext?.params), scope.ctx);
-          if (isAsyncIterable(result)) throw new ServiceError(ServiceErrorCodes.processingException, 'An ext handler cannot stream its answer', 500);
+          if (isAsyncIterable(result))
+            throw new ServiceError(ServiceErrorCodes.processingException, 'An ext handler cannot stream its answer', 500);
           const response = toModelResponse(result);
           const headers = mergeHeaders(scope.ctx.responseHeaders, response.headers);
           const statusCode = response.statusCode ?? scope.ctx.statusCode;
-          scope.answer('ext', { data: response.data, ...(headers ? { headers } : {}), ...(statusCode !== undefined ? { statusCode } : {}) }, response.headers);
+          scope.answer(
+            'ext',
+            { data: response.data, ...(headers ? { headers } : {}), ...(statusCode !== undefined ? { statusCode } : {}) },
+            response.headers,
+          );
         });
         return;
       case 'batch':
         this.run(session, message, (scope) => this.onBatch(scope, message));
         return;
       case 'fit':
-        this.run(session, message, async (scope) => {
-          const handler = this.handlers.fit;
-          if (!handler) throw ServiceError.methodNotSupported('fit');
-          const fit = message.fit ?? {};
-          await handler.call(this.handlers, {
-            trainData: new Payload(fit.trainData ?? {}, 'trainData'),
-            targetsData: fit.targetsData ? new Payload(fit.targetsData, 'targetsData') : undefined,
-            config: fit.config ? new Payload(fit.config, 'config') : undefined,
-            modelDir: fit.modelDir ?? '',
-            previousModelDir: fit.previousModelDir,
-            targetServiceInfo: fit.targetServiceInfo,
-            datasetInfo: fit.datasetInfo,
-          }, scope.ctx as FitContext);
-          scope.answer('fit', {});
-        }, true);
+        this.run(
+          session,
+          message,
+          async (scope) => {
+            const handler = this.handlers.fit;
+            if (!handler) throw ServiceError.methodNotSupported('fit');
+            const fit = message.fit ?? {};
+            await handler.call(
+              this.handlers,
+              {
+                trainData: new Payload(fit.trainData ?? {}, 'trainData'),
+                targetsData: fit.targetsData ? new Payload(fit.targetsData, 'targetsData') : undefined,
+                config: fit.config ? new Payload(fit.config, 'config') : undefined,
+                modelDir: fit.modelDir ?? '',
+                previousModelDir: fit.previousModelDir,
+                targetServiceInfo: fit.targetServiceInfo,
+                datasetInfo: fit.datasetInfo,
+              },
+              scope.ctx as FitContext,
+            );
+            scope.answer('fit', {});
+          },
+          true,
+        );
         return;
       case 'status':
         this.run(session, message, async (scope) => {
@@ -258,7 +281,11 @@ export class Dispatcher {
       let current = await iterator.next();
       if (current.done) {
         completed = true;
-        scope.answer('partialPredict', { start: true, finish: true, ...(ctx.statusCode !== undefined ? { statusCode: ctx.statusCode } : {}) });
+        scope.answer('partialPredict', {
+          start: true,
+          finish: true,
+          ...(ctx.statusCode !== undefined ? { statusCode: ctx.statusCode } : {}),
+        });
         return;
       }
       if (ctx.eagerFrames) {
@@ -313,7 +340,11 @@ export class Dispatcher {
    * `ctx.eagerFrames`: every frame goes out when it is yielded; a data-less `finish` frame ends the
    * stream. Resolves true when the iterable was read to its end.
    */
-  private async streamEagerly(scope: RequestScope, iterator: AsyncIterator<unknown>, firstResult: IteratorResult<unknown>): Promise<boolean> {
+  private async streamEagerly(
+    scope: RequestScope,
+    iterator: AsyncIterator<unknown>,
+    firstResult: IteratorResult<unknown>,
+  ): Promise<boolean> {
     const { ctx, session } = scope;
     let first = true;
     let sentHeaders: StringMap = {};
@@ -321,7 +352,11 @@ export class Dispatcher {
       if (ctx.cancelled) return false;
       if (current.done) {
         const statusCode = first ? ctx.statusCode : undefined;
-        scope.answer('partialPredict', { ...(first ? { start: true } : {}), finish: true, ...(statusCode !== undefined ? { statusCode } : {}) });
+        scope.answer('partialPredict', {
+          ...(first ? { start: true } : {}),
+          finish: true,
+          ...(statusCode !== undefined ? { statusCode } : {}),
+        });
         return true;
       }
       const response = toModelResponse(current.value);
@@ -418,10 +453,16 @@ export class Dispatcher {
     if (chunk) input.push(chunk);
     if (finish) input.end();
     const handler = this.handlers.partialPredict;
-    this.run(session, message, async (scope) => {
-      if (!handler) throw ServiceError.methodNotSupported('partialPredict');
-      const result = await handler.call(this.handlers, input, scope.ctx);
-      await this.answerPrediction(scope, result, 'partialPredict');
-    }, false, input);
+    this.run(
+      session,
+      message,
+      async (scope) => {
+        if (!handler) throw ServiceError.methodNotSupported('partialPredict');
+        const result = await handler.call(this.handlers, input, scope.ctx);
+        await this.answerPrediction(scope, result, 'partialPredict');
+      },
+      false,
+      input,
+    );
   }
 }

@@ -1,11 +1,4 @@
-import type {
-  DatasetInfoProto,
-  LoadReport,
-  PayloadProto,
-  ServiceInfoProto,
-  StatusResponseProto,
-  StringMap,
-} from '@model-gateway/protocol';
+import type { DatasetInfoProto, LoadReport, PayloadProto, ServiceInfoProto, StatusResponseProto, StringMap } from '@model-gateway/protocol';
 import type { Payload } from '../payload.js';
 import type { FitContext, RequestContext } from './context.js';
 

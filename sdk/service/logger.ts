@@ -19,7 +19,10 @@ export const silentLogger: SdkLogger = { debug: noop, info: noop, warn: noop, er
  * fields (for structured loggers) are left out, an error's first line excepted.
  */
 function line(args: unknown[]): string {
-  const text = args.filter((a): a is string => typeof a === 'string').join(' ').replace(/^model-sdk: /, '');
+  const text = args
+    .filter((a): a is string => typeof a === 'string')
+    .join(' ')
+    .replace(/^model-sdk: /, '');
   const fields = args.find((a): a is Record<string, unknown> => typeof a === 'object' && a !== null);
   const err = fields?.err instanceof Error ? fields.err.message.split('\n')[0] : undefined;
   return `[model-sdk] ${text}${err && !text.includes(err) ? `: ${err}` : ''}`;

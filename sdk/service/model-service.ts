@@ -189,7 +189,10 @@ export class ModelService extends EventEmitter<ModelServiceEvents> implements Co
       return;
     }
     if (!current || !servers.includes(current)) {
-      this.options.logger.warn({ gateway: connection.name, servers, current }, 'model-sdk: cluster update without currentServer in servers ignored');
+      this.options.logger.warn(
+        { gateway: connection.name, servers, current },
+        'model-sdk: cluster update without currentServer in servers ignored',
+      );
       return;
     }
     if (this.connections.get(connection.name) !== connection) return; // already closed or replaced

@@ -75,7 +75,10 @@ export class ConfigurationError extends Error {
 
 /** `host:port` without a scheme or a trailing slash; gRPC targets have neither. */
 export function normalizeAddress(address: string): string {
-  return address.trim().replace(/^(grpc|http|https):\/\//i, '').replace(/\/+$/, '');
+  return address
+    .trim()
+    .replace(/^(grpc|http|https):\/\//i, '')
+    .replace(/\/+$/, '');
 }
 
 export function parseAddressList(value: string | string[] | undefined): string[] {
@@ -97,7 +100,9 @@ function envNumber(raw: string | undefined): number | undefined {
 /** Options with their defaults filled in from the environment; throws ConfigurationError when a required one is missing. */
 export function resolveOptions(options: ModelServiceOptions, hasFitHandler: boolean): ResolvedOptions {
   const env = options.env ?? process.env;
-  const gateways = parseAddressList(options.gateways ?? (env.PLATFORM_GRPC_HOSTS?.trim() ? env.PLATFORM_GRPC_HOSTS : env.PLATFORM_GRPC_HOST));
+  const gateways = parseAddressList(
+    options.gateways ?? (env.PLATFORM_GRPC_HOSTS?.trim() ? env.PLATFORM_GRPC_HOSTS : env.PLATFORM_GRPC_HOST),
+  );
   if (gateways.length === 0) {
     throw new ConfigurationError('No gateway address: pass options.gateways or set PLATFORM_GRPC_HOSTS or PLATFORM_GRPC_HOST');
   }

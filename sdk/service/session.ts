@@ -134,7 +134,10 @@ export class StreamSession {
     if (!(interval > 0) || !Number.isFinite(interval)) {
       if (!this.warnedBadInterval) {
         this.warnedBadInterval = true;
-        this.log.warn({ gateway: this.gateway, interval }, 'model-sdk: gateway heartBeat without a positive interval; not heartbeating yet');
+        this.log.warn(
+          { gateway: this.gateway, interval },
+          'model-sdk: gateway heartBeat without a positive interval; not heartbeating yet',
+        );
       }
       return;
     }
@@ -195,7 +198,8 @@ export class StreamSession {
     this.accepting = false;
     if (opts.sendStopServing !== undefined) this.send({ stopServing: { reason: opts.sendStopServing } });
     const idle = await this.waitIdle(opts.drainTimeoutMs);
-    if (!idle) this.log.warn({ gateway: this.gateway, inflight: this.inflight.size }, 'model-sdk: drain timed out; closing with requests in flight');
+    if (!idle)
+      this.log.warn({ gateway: this.gateway, inflight: this.inflight.size }, 'model-sdk: drain timed out; closing with requests in flight');
     this.halfClose();
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {

@@ -109,7 +109,12 @@ describe.skipIf(!engineReady)('coding agents through the gateway to a real engin
     );
     const exchanges = tap.exchanges.slice(before);
     // What the run cost, for docs/agents.md: the agent's wall time and each engine request's.
-    const engineCalls = exchanges.map((e) => `${e.path} ${e.status} ${JSON.stringify(e.request ?? '').length} B max_tokens ${e.request?.max_tokens} ${finishReason(e.answer)} ${e.ms} ms`).join('; ');
+    const engineCalls = exchanges
+      .map(
+        (e) =>
+          `${e.path} ${e.status} ${JSON.stringify(e.request ?? '').length} B max_tokens ${e.request?.max_tokens} ${finishReason(e.answer)} ${e.ms} ms`,
+      )
+      .join('; ');
     process.stderr.write(`${agent}: ${Math.round(performance.now() - started)} ms, exit ${run.code}; engine: ${engineCalls}\n`);
     const diagnostics = `exit ${run.code}\nengine: ${exchanges.map((e) => `${e.path} ${e.status} ${(e.status === 200 ? chatAnswerText(e.answer) : e.answer).slice(0, 300)}`).join('\n')}\nstdout:\n${run.stdout.slice(-3000)}\nstderr:\n${run.stderr.slice(-3000)}`;
     const turns = exchanges.filter((e) => e.path === '/v1/chat/completions' && (e.request?.tools?.length ?? 0) > 0);

@@ -33,7 +33,14 @@ function imports(file: string): string[] {
 function packageImports(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   const specifiers = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'";]*?from\s+['"]([^'"]+)['"]/g)].map((m) => m[1]!);
-  return specifiers.filter((s) => !s.startsWith('.')).map((s) => s.split('/').slice(0, s.startsWith('@') ? 2 : 1).join('/'));
+  return specifiers
+    .filter((s) => !s.startsWith('.'))
+    .map((s) =>
+      s
+        .split('/')
+        .slice(0, s.startsWith('@') ? 2 : 1)
+        .join('/'),
+    );
 }
 
 const inside = (path: string, dir: string) => path === dir || path.startsWith(dir + sep);
@@ -42,7 +49,10 @@ const rel = (path: string) => relative(root, path);
 describe('architecture', () => {
   it('core never imports a plugin', () => {
     const violations = sourceFiles(join(root, 'core')).flatMap((file) =>
-      imports(file).filter((target) => inside(target, join(root, 'plugins'))).map((target) => `${rel(file)} → ${rel(target)}`));
+      imports(file)
+        .filter((target) => inside(target, join(root, 'plugins')))
+        .map((target) => `${rel(file)} → ${rel(target)}`),
+    );
     expect(violations).toEqual([]);
   });
 
@@ -50,7 +60,10 @@ describe('architecture', () => {
     const grpcDir = join(root, 'core', 'grpc');
     const allowed = join(grpcDir, 'api-error.ts');
     const violations = sourceFiles(join(root, 'core', 'gate')).flatMap((file) =>
-      imports(file).filter((target) => inside(target, grpcDir) && target !== allowed).map((target) => `${rel(file)} → ${rel(target)}`));
+      imports(file)
+        .filter((target) => inside(target, grpcDir) && target !== allowed)
+        .map((target) => `${rel(file)} → ${rel(target)}`),
+    );
     expect(violations).toEqual([]);
   });
 
@@ -85,7 +98,10 @@ describe('architecture', () => {
   it('the protocol imports nothing outside proto/', () => {
     const protoDir = join(root, 'proto');
     const violations = sourceFiles(protoDir).flatMap((file) =>
-      imports(file).filter((target) => !inside(target, protoDir)).map((target) => `${rel(file)} → ${rel(target)}`));
+      imports(file)
+        .filter((target) => !inside(target, protoDir))
+        .map((target) => `${rel(file)} → ${rel(target)}`),
+    );
     expect(violations).toEqual([]);
   });
 
@@ -94,10 +110,16 @@ describe('architecture', () => {
     const manifest = JSON.parse(readFileSync(join(sdkDir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     const allowed = new Set(Object.keys(manifest.dependencies));
     expect(allowed).toContain('@model-gateway/protocol');
-    const violations = sourceFiles(sdkDir).filter((file) => !inside(file, join(sdkDir, 'dist'))).flatMap((file) => [
-      ...imports(file).filter((target) => !inside(target, sdkDir)).map((target) => `${rel(file)} → ${rel(target)}`),
-      ...packageImports(file).filter((name) => !name.startsWith('node:') && !allowed.has(name)).map((name) => `${rel(file)} → ${name}`),
-    ]);
+    const violations = sourceFiles(sdkDir)
+      .filter((file) => !inside(file, join(sdkDir, 'dist')))
+      .flatMap((file) => [
+        ...imports(file)
+          .filter((target) => !inside(target, sdkDir))
+          .map((target) => `${rel(file)} → ${rel(target)}`),
+        ...packageImports(file)
+          .filter((name) => !name.startsWith('node:') && !allowed.has(name))
+          .map((name) => `${rel(file)} → ${name}`),
+      ]);
     expect(violations).toEqual([]);
   });
 
@@ -106,14 +128,22 @@ describe('architecture', () => {
     const violations = sourceFiles(join(root, 'core')).flatMap((file) =>
       stringLiterals(parse(file))
         .filter((literal) => !isEventName(literal))
-        .flatMap((literal) => plugins.filter((name) => literal.text === name || literal.text.includes(`'${name}'`)).map((name) => `${rel(file)}:${line(literal)} names '${name}'`)));
+        .flatMap((literal) =>
+          plugins
+            .filter((name) => literal.text === name || literal.text.includes(`'${name}'`))
+            .map((name) => `${rel(file)}:${line(literal)} names '${name}'`),
+        ),
+    );
     expect(violations).toEqual([]);
   });
 
   it('every built-in plugin has a plugin.json saying whether it keeps state', () => {
     const missing = builtinPluginFolders().filter((name) => {
       try {
-        return typeof (JSON.parse(readFileSync(join(root, 'plugins', name, 'plugin.json'), 'utf8')) as { stateful?: unknown }).stateful !== 'boolean';
+        return (
+          typeof (JSON.parse(readFileSync(join(root, 'plugins', name, 'plugin.json'), 'utf8')) as { stateful?: unknown }).stateful !==
+          'boolean'
+        );
       } catch {
         return true;
       }
@@ -126,16 +156,30 @@ describe('architecture', () => {
     // adapters through admission.request); a route that called them by hand could skip or reorder one.
     const stage = /\bpipeline\s*\.\s*(authenticate|countRequest|requirePermission|checkOwnAccount)\s*\(/g;
     const files = [...sourceFiles(join(root, 'plugins')), ...sourceFiles(join(root, 'examples', 'custom-plugin'))];
-    const violations = files.flatMap((file) => [...readFileSync(file, 'utf8').matchAll(stage)].map((m) => `${rel(file)} calls pipeline.${m[1]}`));
+    const violations = files.flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(stage)].map((m) => `${rel(file)} calls pipeline.${m[1]}`),
+    );
     expect(violations).toEqual([]);
   });
 
   it("core makes admission's checks in one place: only core/admission/pipeline.ts throws their codes", () => {
-    const codes = ['API_KEY_MISSING', 'API_KEY_INVALID', 'ACCOUNT_BLOCKED', 'TOKEN_PERMISSION_REQUIRED', 'RATE_LIMIT_EXCEEDED',
-      'ACCESS_TO_ANOTHER_ACCOUNT_DENIED', 'ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED'];
+    const codes = [
+      'API_KEY_MISSING',
+      'API_KEY_INVALID',
+      'ACCOUNT_BLOCKED',
+      'TOKEN_PERMISSION_REQUIRED',
+      'RATE_LIMIT_EXCEEDED',
+      'ACCESS_TO_ANOTHER_ACCOUNT_DENIED',
+      'ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED',
+    ];
     const allowed = new Set([join(root, 'core', 'admission', 'pipeline.ts'), join(root, 'core', 'errors.ts')]);
-    const violations = sourceFiles(join(root, 'core')).filter((file) => !allowed.has(file)).flatMap((file) =>
-      stringLiterals(parse(file)).filter((literal) => codes.includes(literal.text)).map((literal) => `${rel(file)}:${line(literal)} throws ${literal.text}`));
+    const violations = sourceFiles(join(root, 'core'))
+      .filter((file) => !allowed.has(file))
+      .flatMap((file) =>
+        stringLiterals(parse(file))
+          .filter((literal) => codes.includes(literal.text))
+          .map((literal) => `${rel(file)}:${line(literal)} throws ${literal.text}`),
+      );
     expect(violations).toEqual([]);
   });
 
@@ -164,7 +208,13 @@ const line = (node: ts.Node) => node.getSourceFile().getLineAndCharacterOfPositi
 function stringLiterals(source: ts.SourceFile): ts.LiteralLikeNode[] {
   const found: ts.LiteralLikeNode[] = [];
   const visit = (node: ts.Node) => {
-    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateHead(node) || ts.isTemplateMiddle(node) || ts.isTemplateTail(node)) {
+    if (
+      ts.isStringLiteral(node) ||
+      ts.isNoSubstitutionTemplateLiteral(node) ||
+      ts.isTemplateHead(node) ||
+      ts.isTemplateMiddle(node) ||
+      ts.isTemplateTail(node)
+    ) {
       found.push(node);
     }
     ts.forEachChild(node, visit);
@@ -176,8 +226,12 @@ function stringLiterals(source: ts.SourceFile): ts.LiteralLikeNode[] {
 /** An event name given to an emitter (`events.emit('usage', …)`): core's own event, which a plugin may share a word with. */
 function isEventName(literal: ts.Node): boolean {
   const call = literal.parent;
-  return ts.isCallExpression(call) && call.arguments[0] === literal && ts.isPropertyAccessExpression(call.expression) &&
-    ['emit', 'has', 'on', 'off', 'once'].includes(call.expression.name.text);
+  return (
+    ts.isCallExpression(call) &&
+    call.arguments[0] === literal &&
+    ts.isPropertyAccessExpression(call.expression) &&
+    ['emit', 'has', 'on', 'off', 'once'].includes(call.expression.name.text)
+  );
 }
 
 const COLLECTIONS = new Set(['Map', 'WeakMap', 'Set', 'WeakSet']);
@@ -191,13 +245,23 @@ function moduleStateProblems(source: ts.SourceFile): string[] {
     const mutable = (statement.declarationList.flags & ts.NodeFlags.BlockScoped) !== ts.NodeFlags.Const;
     for (const declaration of statement.declarationList.declarations) {
       const name = declaration.name.getText(source);
-      if (mutable) problems.push(`line ${line(declaration)}: module-level ${statement.declarationList.getFirstToken(source)?.getText(source)} ${name}`);
+      if (mutable)
+        problems.push(
+          `line ${line(declaration)}: module-level ${statement.declarationList.getFirstToken(source)?.getText(source)} ${name}`,
+        );
       const init = declaration.initializer;
       const keyTypes = [
         declaration.type?.getText(source),
-        init && ts.isNewExpression(init) && ts.isIdentifier(init.expression) && COLLECTIONS.has(init.expression.text) ? (init.typeArguments?.[0]?.getText(source) ?? '(untyped)') : undefined,
+        init && ts.isNewExpression(init) && ts.isIdentifier(init.expression) && COLLECTIONS.has(init.expression.text)
+          ? (init.typeArguments?.[0]?.getText(source) ?? '(untyped)')
+          : undefined,
       ];
-      if (keyTypes.some((text) => text !== undefined && (CONTEXT_TYPE.test(text) || text === '(untyped)' && /WeakMap|WeakSet/.test(init!.getText(source))))) {
+      if (
+        keyTypes.some(
+          (text) =>
+            text !== undefined && (CONTEXT_TYPE.test(text) || (text === '(untyped)' && /WeakMap|WeakSet/.test(init!.getText(source)))),
+        )
+      ) {
         problems.push(`line ${line(declaration)}: ${name} keeps state keyed by a context (put it in the plugin's instance)`);
       }
     }

@@ -30,7 +30,15 @@ describe('HTTP core', () => {
     const res = await request(app()).get('/coded');
     expect(res.status).toBe(403);
     expect(res.headers['x-should-retry']).toBe('false');
-    expect(res.body).toEqual({ error: { code: 'TOKEN_PERMISSION_REQUIRED', message: 'The API key lacks the READ_DATA permission', type: 'permission_error', param: null, args: { permission: 'READ_DATA' } } });
+    expect(res.body).toEqual({
+      error: {
+        code: 'TOKEN_PERMISSION_REQUIRED',
+        message: 'The API key lacks the READ_DATA permission',
+        type: 'permission_error',
+        param: null,
+        args: { permission: 'READ_DATA' },
+      },
+    });
   });
 
   it('hides the message of unexpected errors', async () => {
@@ -50,7 +58,10 @@ describe('HTTP core', () => {
     const bad = await request(app()).post('/json').set('content-type', 'application/json').send('{"a":');
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe('MALFORMED_JSON');
-    const big = await request(app()).post('/json').set('content-type', 'application/json').send(JSON.stringify({ a: 'x'.repeat(4096) }));
+    const big = await request(app())
+      .post('/json')
+      .set('content-type', 'application/json')
+      .send(JSON.stringify({ a: 'x'.repeat(4096) }));
     expect(big.status).toBe(413);
     expect(big.body.error).toMatchObject({ code: 'REQUEST_TOO_LARGE', args: { limit: '2048' } });
     const ok = await request(app()).post('/json').send({ a: 1 });

@@ -14,7 +14,7 @@ function capture() {
 }
 
 describe('logger', () => {
-  it('censors secrets in objects logged one level down, and leaves the caller\'s object alone', () => {
+  it("censors secrets in objects logged one level down, and leaves the caller's object alone", () => {
     const { lines, logger } = capture();
     const headers = { authorization: 'Bearer sk-secret', 'PLATFORM-API-KEY': 'k1', 'content-type': 'application/json' };
     logger.info({ headers, call: { authToken: 't', connectionToken: 'c', key: 'raw', model: 'm' }, requestId: 'r1' }, 'request');
@@ -30,15 +30,31 @@ describe('logger', () => {
 
   it('censors what child loggers log, and keeps top-level fields such as a key name', () => {
     const { lines, logger } = capture();
-    logger.child({ plugin: 'chatapi' }).info({ key: 'key-name', upstream: { Authorization: 'Bearer x' }, usage: { total_tokens: 3 } }, 'usage');
-    expect(lines[0]).toMatchObject({ plugin: 'chatapi', upstream: { Authorization: '[redacted]' }, key: 'key-name', usage: { total_tokens: 3 } });
+    logger
+      .child({ plugin: 'chatapi' })
+      .info({ key: 'key-name', upstream: { Authorization: 'Bearer x' }, usage: { total_tokens: 3 } }, 'usage');
+    expect(lines[0]).toMatchObject({
+      plugin: 'chatapi',
+      upstream: { Authorization: '[redacted]' },
+      key: 'key-name',
+      usage: { total_tokens: 3 },
+    });
   });
 
   it('writes every line to stdout, the last ones too when the process exits', async () => {
     const { spawnSync } = await import('node:child_process');
-    const script = "import { createLogger } from './core/observe/logger.ts'; const l = createLogger(); l.info('first'); setTimeout(() => { l.info('second'); setTimeout(() => {}, 300); }, 200);";
-    const out = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 10_000 });
-    expect(out.stdout.trim().split('\n').map((line) => JSON.parse(line).msg)).toEqual(['first', 'second']);
+    const script =
+      "import { createLogger } from './core/observe/logger.ts'; const l = createLogger(); l.info('first'); setTimeout(() => { l.info('second'); setTimeout(() => {}, 300); }, 200);";
+    const out = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
+    expect(
+      out.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).msg),
+    ).toEqual(['first', 'second']);
   });
 
   it('returns the same object when there is nothing to censor', () => {

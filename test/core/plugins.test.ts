@@ -26,7 +26,9 @@ async function bootFails(plugins: Record<string, unknown>): Promise<BootError> {
 
 describe('plugin loader', () => {
   it('mounts an enabled built-in plugin and leaves a disabled one out', async () => {
-    const on = await createGateway(buildConfig(testConfigInput({ plugins: { enabled: ['health'] } }), { env: {} }), { logger: silentLogger() });
+    const on = await createGateway(buildConfig(testConfigInput({ plugins: { enabled: ['health'] } }), { env: {} }), {
+      logger: silentLogger(),
+    });
     const res = await request(on.app.callback()).get('/health');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: 'ok' });
@@ -38,13 +40,19 @@ describe('plugin loader', () => {
   });
 
   it('loads a custom plugin from a path, validates its options and serves it through the Gate', async () => {
-    const gw = await startTestGateway(testConfigInput({ plugins: { custom: [{ path: customPluginPath }], options: { shout: { greeting: 'HEY' } } } }));
+    const gw = await startTestGateway(
+      testConfigInput({ plugins: { custom: [{ path: customPluginPath }], options: { shout: { greeting: 'HEY' } } } }),
+    );
     const client = rawClient(gw.grpcAddress);
     const service = new RawServiceStream(client);
     try {
       service.startServing(ECHO_TOKEN, 'shout');
       await service.next((m) => m.body === 'serviceInfo');
-      const pending = request(gw.httpUrl).post('/api/custom/shout/demo/echo').set('PLATFORM-API-KEY', TEST_KEY).send({ text: 'quiet words' }).then((r) => r);
+      const pending = request(gw.httpUrl)
+        .post('/api/custom/shout/demo/echo')
+        .set('PLATFORM-API-KEY', TEST_KEY)
+        .send({ text: 'quiet words' })
+        .then((r) => r);
       const req = await service.next((m) => m.body === 'predict');
       service.send({ requestId: req.requestId, predict: { data: json({ got: JSON.parse(req.predict!.data!.json!).text }) } });
       const res = await pending;
@@ -60,30 +68,45 @@ describe('plugin loader', () => {
   });
 
   it('stops the boot with a coded error naming the plugin', async () => {
-    expect(await bootFails({ enabled: ['no-such-plugin'] })).toMatchObject({ code: 'PLUGIN_NOT_FOUND', message: expect.stringContaining('no-such-plugin') });
+    expect(await bootFails({ enabled: ['no-such-plugin'] })).toMatchObject({
+      code: 'PLUGIN_NOT_FOUND',
+      message: expect.stringContaining('no-such-plugin'),
+    });
     expect(await bootFails({ enabled: ['../health'] })).toMatchObject({ code: 'PLUGIN_NOT_FOUND' });
-    expect(await bootFails({ custom: [{ path: fixture('no-default.ts') }] })).toMatchObject({ code: 'PLUGIN_INVALID', message: expect.stringContaining('no-default.ts') });
+    expect(await bootFails({ custom: [{ path: fixture('no-default.ts') }] })).toMatchObject({
+      code: 'PLUGIN_INVALID',
+      message: expect.stringContaining('no-default.ts'),
+    });
     const badName = await bootFails({ custom: [{ path: fixture('bad-name.ts') }] });
     expect(badName.code).toBe('PLUGIN_INVALID');
     expect(badName.problems).toEqual(expect.arrayContaining([expect.stringContaining('kebab-case'), 'routes must be a function']));
     expect(await bootFails({ custom: [{ path: fixture('does-not-exist.ts') }] })).toMatchObject({ code: 'PLUGIN_NOT_FOUND' });
-    expect(await bootFails({ enabled: ['health'], custom: [{ path: fixture('health-again.ts') }] })).toMatchObject({ code: 'PLUGIN_DUPLICATE', message: expect.stringContaining("'health'") });
+    expect(await bootFails({ enabled: ['health'], custom: [{ path: fixture('health-again.ts') }] })).toMatchObject({
+      code: 'PLUGIN_DUPLICATE',
+      message: expect.stringContaining("'health'"),
+    });
     const options = await bootFails({ custom: [{ path: customPluginPath }], options: { shout: { greeting: 5 } } });
     expect(options).toMatchObject({ code: 'PLUGIN_OPTIONS_INVALID' });
     expect(options.problems).toEqual(['plugins.options.shout/greeting: must be string']);
-    expect(await bootFails({ options: { ghost: {} } })).toMatchObject({ code: 'PLUGIN_OPTIONS_INVALID', message: expect.stringContaining('ghost') });
+    expect(await bootFails({ options: { ghost: {} } })).toMatchObject({
+      code: 'PLUGIN_OPTIONS_INVALID',
+      message: expect.stringContaining('ghost'),
+    });
   });
 
   it('starts the plugins before the gateway listens for HTTP and gRPC', async () => {
-    const freePort = () => new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = probe.address() as AddressInfo;
-        probe.close(() => resolve(port));
+    const freePort = () =>
+      new Promise<number>((resolve) => {
+        const probe = createServer().listen(0, '127.0.0.1', () => {
+          const { port } = probe.address() as AddressInfo;
+          probe.close(() => resolve(port));
+        });
       });
-    });
     const [httpPort, grpcPort] = [await freePort(), await freePort()];
     const { seen } = await import('../fixtures/plugins/probe-listeners.js');
-    const gw = await startTestGateway(testConfigInput({ server: { httpPort, grpcPort }, plugins: { custom: [{ path: fixture('probe-listeners.ts') }] } }));
+    const gw = await startTestGateway(
+      testConfigInput({ server: { httpPort, grpcPort }, plugins: { custom: [{ path: fixture('probe-listeners.ts') }] } }),
+    );
     try {
       expect(seen).toEqual([{ http: false, grpc: false }]);
       const health = await request(gw.httpUrl).get('/nothing-here');
@@ -123,7 +146,10 @@ describe('plugin loader', () => {
   });
 
   it('a disabled custom plugin is not loaded', async () => {
-    const gw = await createGateway(buildConfig(testConfigInput({ plugins: { custom: [{ path: customPluginPath, enabled: false }] } }), { env: {} }), { logger: silentLogger() });
+    const gw = await createGateway(
+      buildConfig(testConfigInput({ plugins: { custom: [{ path: customPluginPath, enabled: false }] } }), { env: {} }),
+      { logger: silentLogger() },
+    );
     expect(gw.plugins).toHaveLength(0);
   });
 });

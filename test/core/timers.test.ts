@@ -44,12 +44,16 @@ describe('every', () => {
   it('hands thrown and rejected errors to onError and goes on', async () => {
     const errors: string[] = [];
     let runs = 0;
-    const stop = every(100, () => {
-      runs++;
-      if (runs === 1) throw new Error('sync');
-      if (runs === 2) return Promise.reject(new Error('async'));
-      return undefined;
-    }, { onError: (err) => errors.push((err as Error).message) });
+    const stop = every(
+      100,
+      () => {
+        runs++;
+        if (runs === 1) throw new Error('sync');
+        if (runs === 2) return Promise.reject(new Error('async'));
+        return undefined;
+      },
+      { onError: (err) => errors.push((err as Error).message) },
+    );
     await vi.advanceTimersByTimeAsync(300);
     expect(errors).toEqual(['sync', 'async']);
     expect(runs).toBe(3);

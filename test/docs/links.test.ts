@@ -75,9 +75,11 @@ describe('files in the repository', () => {
     for (const file of tracked) {
       const path = join(repoRoot, file);
       if (!existsSync(path) || !statSync(path).isFile() || file.endsWith('package-lock.json')) continue;
-      readFileSync(path, 'utf8').split('\n').forEach((line, i) => {
-        if (outside.test(line)) citing.push(`${file}:${i + 1}: ${line.trim()}`);
-      });
+      readFileSync(path, 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (outside.test(line)) citing.push(`${file}:${i + 1}: ${line.trim()}`);
+        });
     }
     expect(citing).toEqual([]);
   });

@@ -26,14 +26,20 @@ const addFormats = ajvFormats.default as unknown as (ajv: Ajv2020) => Ajv2020;
 const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
 ajv.addSchema({ ...document, $id: 'openapi' }, 'openapi');
 
-interface Operation { path: string; method: string; pattern: RegExp; op: Record<string, any> }
+interface Operation {
+  path: string;
+  method: string;
+  pattern: RegExp;
+  op: Record<string, any>;
+}
 const operations: Operation[] = Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
   Object.entries(item).map(([method, op]) => ({
     path,
     method: method.toUpperCase(),
     pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
     op,
-  })));
+  })),
+);
 const exercised = new Set<Operation>();
 
 /**
@@ -49,7 +55,10 @@ function routeKey(method: string, path: string): string {
     .replace(/^\/v1\//, '/api/adapters/chatapi/v1/')
     .replace(/:\w+|\*\w+|\{\w+\}/g, '{}')
     .replace(/^\/api\/platformcore\/account\//, '/api/platformgate/account/')
-    .replace(/^\/api\/platformgateway\/(account\/\{\}\/model\/\{\}\/(?:predict|predict-with-config|predict-with-config-v2|ext))$/, '/api/platformgate/$1');
+    .replace(
+      /^\/api\/platformgateway\/(account\/\{\}\/model\/\{\}\/(?:predict|predict-with-config|predict-with-config-v2|ext))$/,
+      '/api/platformgate/$1',
+    );
   return `${method} ${normalized}`;
 }
 
@@ -57,7 +66,10 @@ function routeKey(method: string, path: string): string {
 function deref<T = any>(node: any): T {
   let value = node;
   while (value && typeof value.$ref === 'string') {
-    value = value.$ref.slice(2).split('/').reduce((o: any, k: string) => o?.[k.replace(/~1/g, '/')], document);
+    value = value.$ref
+      .slice(2)
+      .split('/')
+      .reduce((o: any, k: string) => o?.[k.replace(/~1/g, '/')], document);
   }
   return value as T;
 }
@@ -94,16 +106,31 @@ describe('the OpenAPI document describes the demo', () => {
   const services: ModelService[] = [];
   const problems: string[] = [];
 
-  type CallInit = { body?: unknown; raw?: BodyInit; type?: string; key?: string | null; bearer?: boolean; keyHeader?: string; headers?: Record<string, string> };
+  type CallInit = {
+    body?: unknown;
+    raw?: BodyInit;
+    type?: string;
+    key?: string | null;
+    bearer?: boolean;
+    keyHeader?: string;
+    headers?: Record<string, string>;
+  };
   const call = async (method: string, path: string, init: CallInit = {}) => {
     const headers: Record<string, string> = {};
-    if (init.key !== null) headers[init.keyHeader ?? (init.bearer ? 'authorization' : 'PLATFORM-API-KEY')] = init.bearer ? `Bearer ${init.key ?? KEY}` : init.key ?? KEY;
+    if (init.key !== null)
+      headers[init.keyHeader ?? (init.bearer ? 'authorization' : 'PLATFORM-API-KEY')] = init.bearer
+        ? `Bearer ${init.key ?? KEY}`
+        : (init.key ?? KEY);
     if (init.body !== undefined) headers['content-type'] = 'application/json';
     if (init.type) headers['content-type'] = init.type;
     Object.assign(headers, init.headers);
-    const response = await fetch(`${base}${path}`, { method, headers, body: init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body)) });
+    const response = await fetch(`${base}${path}`, {
+      method,
+      headers,
+      body: init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body)),
+    });
     const copy = response.clone();
-    problems.push(...await conforms(method, `${base}${path}`, response));
+    problems.push(...(await conforms(method, `${base}${path}`, response)));
     return copy;
   };
 
@@ -115,7 +142,7 @@ describe('the OpenAPI document describes the demo', () => {
     gateway = await createGateway({ ...config, store: { ...config.store, dataDir } }, { logger: silentLogger() });
     const { httpUrl, grpcAddress } = await gateway.start();
     base = httpUrl;
-    services.push(...await startDemoServices(grpcAddress));
+    services.push(...(await startDemoServices(grpcAddress)));
   });
 
   afterAll(async () => {
@@ -154,7 +181,13 @@ describe('the OpenAPI document describes the demo', () => {
     const taskId = (await created.json()) as string;
     await call('POST', `${A}/model/upper/async/predict-with-config`, { body: { data: { text: 'hi' } } });
     await call('POST', `${A}/model/upper/async/predict-with-config-v2`, { body: { data: '{"text":"hi"}' } });
-    await eventually(async () => (await (await fetch(`${base}${A}/async/task/${taskId}`, { headers: { 'PLATFORM-API-KEY': KEY } })).json() as any).status === 'COMPLETED', 10_000, 'the task');
+    await eventually(
+      async () =>
+        ((await (await fetch(`${base}${A}/async/task/${taskId}`, { headers: { 'PLATFORM-API-KEY': KEY } })).json()) as any).status ===
+        'COMPLETED',
+      10_000,
+      'the task',
+    );
     await call('GET', `${A}/async/task/${taskId}`);
     await call('GET', `${A}/async/task/${taskId}/response`);
     await call('GET', `${A}/async/tasks?limit=2`);
@@ -167,7 +200,10 @@ describe('the OpenAPI document describes the demo', () => {
     await call('POST', '/api/adapters/chatapi/v1/chat/completions', { body: { ...chat, stream: true }, bearer: true });
     await call('POST', '/api/adapters/chatapi/v1/chat/completions', { body: { ...chat, temperature: 9 }, bearer: true });
     await call('POST', '/api/adapters/chatapi/v1/completions', { body: { model: 'demo/echo', prompt: 'hi' }, bearer: true });
-    await call('POST', '/api/adapters/chatapi/v1/embeddings', { body: { model: 'demo/echo', input: 'hi', encoding_format: 'float' }, bearer: true });
+    await call('POST', '/api/adapters/chatapi/v1/embeddings', {
+      body: { model: 'demo/echo', input: 'hi', encoding_format: 'float' },
+      bearer: true,
+    });
     await call('GET', '/api/adapters/chatapi/v1/models', { bearer: true });
     await call('GET', '/api/adapters/chatapi/v1/models/demo%2Fecho', { bearer: true });
     await call('POST', '/api/adapters/chatapi-direct/v1/chat/completions', { body: chat, bearer: true });
@@ -188,11 +224,23 @@ describe('the OpenAPI document describes the demo', () => {
     await call('POST', '/api/adapters/chatapi/v1/messages', { body: { ...message, stream: true }, bearer: true });
     await call('POST', '/api/adapters/chatapi/v1/messages', { body: message, keyHeader: 'x-api-key', key: 'wrong-key-0123456789' });
     await call('POST', '/api/adapters/chatapi/v1/messages', { body: { model: 'demo/echo' }, keyHeader: 'x-api-key' });
-    await call('POST', '/api/adapters/chatapi/v1/messages/count_tokens', { body: { model: 'demo/echo', messages: message.messages }, keyHeader: 'x-api-key' });
-    await call('POST', '/api/adapters/chatapi/v1/messages/count_tokens', { body: { model: 'demo/nothing', messages: message.messages }, keyHeader: 'x-api-key' });
+    await call('POST', '/api/adapters/chatapi/v1/messages/count_tokens', {
+      body: { model: 'demo/echo', messages: message.messages },
+      keyHeader: 'x-api-key',
+    });
+    await call('POST', '/api/adapters/chatapi/v1/messages/count_tokens', {
+      body: { model: 'demo/nothing', messages: message.messages },
+      keyHeader: 'x-api-key',
+    });
     // The demo has no Anthropic-family service, so the direct adapter's Messages routes refuse demo/echo.
-    await call('POST', '/api/adapters/chatapi-direct/v1/messages', { body: { ...message, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] }, keyHeader: 'x-api-key' });
-    await call('POST', '/api/adapters/chatapi-direct/v1/messages/count_tokens', { body: { model: 'demo/echo', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] }, bearer: true });
+    await call('POST', '/api/adapters/chatapi-direct/v1/messages', {
+      body: { ...message, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] },
+      keyHeader: 'x-api-key',
+    });
+    await call('POST', '/api/adapters/chatapi-direct/v1/messages/count_tokens', {
+      body: { model: 'demo/echo', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] },
+      bearer: true,
+    });
     await call('POST', '/api/adapters/chatapi-direct/v1/messages', { body: message, key: null });
 
     await call('GET', '/metrics', { key: null });
@@ -208,7 +256,15 @@ describe('the OpenAPI document describes the demo', () => {
     form.set('file', new Blob([Buffer.alloc(10)], { type: 'audio/wav' }), 'x.wav');
     await call('POST', '/api/adapters/chatapi/v1/audio/transcriptions', { raw: form, bearer: true });
 
-    const dataset = await call('POST', `${G}/dataset`, { body: { name: 'reviews', content: [{ text: 'good', label: 'positive' }, { text: 'bad', label: 'negative' }] } });
+    const dataset = await call('POST', `${G}/dataset`, {
+      body: {
+        name: 'reviews',
+        content: [
+          { text: 'good', label: 'positive' },
+          { text: 'bad', label: 'negative' },
+        ],
+      },
+    });
     const datasetId = ((await dataset.json()) as any).id.datasetId as number;
     await call('POST', `${G}/dataset/raw?name=raw-reviews`, { raw: 'good\tpositive\n', type: 'text/plain' });
     await call('GET', `${G}/dataset`);
@@ -218,7 +274,11 @@ describe('the OpenAPI document describes the demo', () => {
     await call('GET', `${G}/model/text-classifier/fit-config`);
     const job = await call('POST', `${G}/model/sentiment/fit`, { body: { datasetId } });
     const jobId = ((await job.json()) as any).jobId as string;
-    await eventually(async () => ((await (await fetch(`${base}${G}/job/${jobId}`, { headers: { 'PLATFORM-API-KEY': KEY } })).json()) as any).done === true, 10_000, 'the fit');
+    await eventually(
+      async () => ((await (await fetch(`${base}${G}/job/${jobId}`, { headers: { 'PLATFORM-API-KEY': KEY } })).json()) as any).done === true,
+      10_000,
+      'the fit',
+    );
     await call('GET', `${G}/job`);
     await call('GET', `${G}/job/${jobId}`);
     await call('POST', `${G}/job/${jobId}/cancel`);
@@ -238,28 +298,47 @@ describe('the OpenAPI document describes the demo', () => {
     await call('GET', `${U}/auth/session`, session);
     await call('PUT', `${U}/auth/session`, { ...session, body: { account: 'demo' } });
     await call('PUT', `${U}/auth/session`, { ...session, body: { account: 'no-such-account' } });
-    const sessions = ((await (await call('GET', `${U}/auth/sessions`, session)).json()) as any).sessions as { id: string; current: boolean }[];
-    await call('POST', `${U}/auth/setup`, { key: null, body: { token: 'not-the-token', email: 'x@example.com', password: 'password-123' } });
+    const sessions = ((await (await call('GET', `${U}/auth/sessions`, session)).json()) as any).sessions as {
+      id: string;
+      current: boolean;
+    }[];
+    await call('POST', `${U}/auth/setup`, {
+      key: null,
+      body: { token: 'not-the-token', email: 'x@example.com', password: 'password-123' },
+    });
     await call('GET', `${U}/accounts`, session);
     await call('POST', `${U}/accounts`, { ...session, body: { name: `tour-${Date.now()}`, displayName: 'Tour' } });
     await call('POST', `${U}/accounts`, { ...session, body: { name: 'demo' } });
     await call('GET', `${U}/accounts/demo`, session);
     await call('PATCH', `${U}/accounts/demo`, { ...session, body: { displayName: 'Demo' } });
     await call('GET', `${U}/account/demo/members`, session);
-    const member = await call('POST', `${U}/account/demo/members`, { ...session, body: { email: 'tour@example.com', role: 'viewer', password: 'tour-password-1' } });
+    const member = await call('POST', `${U}/account/demo/members`, {
+      ...session,
+      body: { email: 'tour@example.com', role: 'viewer', password: 'tour-password-1' },
+    });
     const userId = ((await member.json()) as any).userId as string;
     await call('PATCH', `${U}/account/demo/members/${userId}`, { ...session, body: { role: 'developer' } });
     await call('DELETE', `${U}/account/demo/members/${userId}`, session);
     await call('GET', `${U}/account/demo/services`, session);
     const serviceName = `tour-engine-${Date.now()}`;
-    await call('POST', `${U}/account/demo/services`, { ...session, body: { name: serviceName, upstream: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1' } } });
+    await call('POST', `${U}/account/demo/services`, {
+      ...session,
+      body: { name: serviceName, upstream: { api: 'openai', baseUrl: 'http://127.0.0.1:9/v1' } },
+    });
     await call('POST', `${U}/account/demo/services`, { ...session, body: { name: 'echo' } });
     await call('GET', `${U}/account/demo/services/${serviceName}`, session);
     await call('PATCH', `${U}/account/demo/services/${serviceName}`, { ...session, body: { public: true, newConnectionToken: true } });
     await call('PATCH', `${U}/account/demo/services/echo`, { ...session, body: { public: false } });
     await call('DELETE', `${U}/account/demo/services/${serviceName}`, session);
     await call('GET', `${U}/account/demo/api-keys`, session);
-    const key = ((await (await call('POST', `${U}/account/demo/api-keys`, { ...session, body: { name: 'tour', permissions: ['READ_DATA'], budgets: [{ unit: 'tokens', limit: 1000, period: 'day' }] } })).json()) as any).id as string;
+    const key = (
+      (await (
+        await call('POST', `${U}/account/demo/api-keys`, {
+          ...session,
+          body: { name: 'tour', permissions: ['READ_DATA'], budgets: [{ unit: 'tokens', limit: 1000, period: 'day' }] },
+        })
+      ).json()) as any
+    ).id as string;
     await call('POST', `${U}/account/demo/api-keys`, { ...session, body: { name: 'tour', permissions: ['NOPE'] } });
     await call('GET', `${U}/account/demo/api-keys/${key}`, session);
     await call('PATCH', `${U}/account/demo/api-keys/${key}`, { ...session, body: { name: 'tour-renamed', expiresAt: null } });
@@ -278,12 +357,17 @@ describe('the OpenAPI document describes the demo', () => {
     const documented = new Set(operations.map((o) => routeKey(o.method, o.path)));
     const registered = gateway.plugins.flatMap(({ definition, router }) =>
       // The alias prefix's catch-all (a 404 with a hint) is no operation.
-      (router?.stack ?? []).filter((layer) => layer.path !== '/v1{/*rest}').flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((m) => ({ plugin: definition.name, key: routeKey(m, String(layer.path)) }))));
+      (router?.stack ?? [])
+        .filter((layer) => layer.path !== '/v1{/*rest}')
+        .flatMap((layer) =>
+          layer.methods.filter((m) => m !== 'HEAD').map((m) => ({ plugin: definition.name, key: routeKey(m, String(layer.path)) })),
+        ),
+    );
     expect(registered.length).toBeGreaterThan(0);
     expect(registered.filter((r) => !documented.has(r.key)).map((r) => `${r.key} (${r.plugin})`)).toEqual([]);
   });
 
-  it('the served document has the enabled plugins\' paths, this gateway as server, and no external refs', async () => {
+  it("the served document has the enabled plugins' paths, this gateway as server, and no external refs", async () => {
     const served = (await (await fetch(`${base}/openapi.json`)).json()) as Record<string, any>;
     expect(served.openapi).toBe('3.1.0');
     expect(served.servers).toEqual([{ url: base }]);

@@ -39,17 +39,40 @@ const ready = requirePrerequisite('schemathesis fuzzing of the OpenAPI document'
 
 function runSchemathesis(url: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(SCHEMATHESIS, [
-      'run', `${url}/openapi.json`,
-      '--checks', 'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance',
-      '--phases', 'examples,coverage,fuzzing',
-      '--max-examples', String(EXAMPLES), '--seed', '20031',
-      '--workers', '1', '--generation-database', 'none', '--no-color', '--request-timeout', '10',
-      '--header', `PLATFORM-API-KEY: ${KEY}`, '--header', `Authorization: Bearer ${KEY}`,
-    ], { cwd: repoRoot, env: { ...process.env, SCHEMATHESIS_HOOKS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      SCHEMATHESIS,
+      [
+        'run',
+        `${url}/openapi.json`,
+        '--checks',
+        'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance',
+        '--phases',
+        'examples,coverage,fuzzing',
+        '--max-examples',
+        String(EXAMPLES),
+        '--seed',
+        '20031',
+        '--workers',
+        '1',
+        '--generation-database',
+        'none',
+        '--no-color',
+        '--request-timeout',
+        '10',
+        '--header',
+        `PLATFORM-API-KEY: ${KEY}`,
+        '--header',
+        `Authorization: Bearer ${KEY}`,
+      ],
+      { cwd: repoRoot, env: { ...process.env, SCHEMATHESIS_HOOKS: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let output = '';
-    child.stdout.on('data', (c: Buffer) => { output += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { output += c.toString(); });
+    child.stdout.on('data', (c: Buffer) => {
+      output += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      output += c.toString();
+    });
     child.on('exit', (code) => resolve({ code, output }));
   });
 }
@@ -70,7 +93,7 @@ describe.skipIf(!ready)('schemathesis against the demo', () => {
     gateway = await createGateway(config, { logger: silentLogger() });
     const { httpUrl, grpcAddress } = await gateway.start();
     url = httpUrl;
-    services.push(...await startDemoServices(grpcAddress));
+    services.push(...(await startDemoServices(grpcAddress)));
   });
 
   afterAll(async () => {

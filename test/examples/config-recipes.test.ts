@@ -40,7 +40,12 @@ interface RunningGateway {
 
 /** The upper-case service of examples/upper-service, in this process, dialling the given gateways. */
 async function upperService(token: string, ...gateways: string[]): Promise<ModelService> {
-  const service = new ModelService(upperHandlers, { descriptor: { name: 'upper' }, gateways, connectionToken: token, logger: sdkSilentLogger }).start();
+  const service = new ModelService(upperHandlers, {
+    descriptor: { name: 'upper' },
+    gateways,
+    connectionToken: token,
+    logger: sdkSilentLogger,
+  }).start();
   await service.ready();
   return service;
 }
@@ -55,7 +60,11 @@ const RECIPES: Record<string, Recipe> = {
       const gw = await start();
       const service = await upperService('acme-upper-token-0123', gw.grpcAddress);
       try {
-        const answer = await post(`${gw.httpUrl}/api/custom/shout/acme/upper`, { 'PLATFORM-API-KEY': 'acme-api-key-0123456789' }, { text: 'hello' });
+        const answer = await post(
+          `${gw.httpUrl}/api/custom/shout/acme/upper`,
+          { 'PLATFORM-API-KEY': 'acme-api-key-0123456789' },
+          { text: 'hello' },
+        );
         expect(answer.status).toBe(200);
         expect(await answer.json()).toEqual({ greeting: 'HEY', answer: { upper: 'HELLO' } });
       } finally {
@@ -80,10 +89,14 @@ const RECIPES: Record<string, Recipe> = {
         expect(created.status).toBe(200);
         const taskId = (await created.json()) as string;
         let answer: Response | undefined;
-        await eventually(async () => {
-          answer = await fetch(`${b.httpUrl}/api/platformgateway/account/acme/async/task/${taskId}/response`, { headers: key });
-          return answer.status !== 204;
-        }, 20_000, 'the task to complete, seen from gateway B');
+        await eventually(
+          async () => {
+            answer = await fetch(`${b.httpUrl}/api/platformgateway/account/acme/async/task/${taskId}/response`, { headers: key });
+            return answer.status !== 204;
+          },
+          20_000,
+          'the task to complete, seen from gateway B',
+        );
         expect(answer!.status).toBe(200);
         expect(await answer!.json()).toEqual({ upper: 'SHARED' });
       } finally {
@@ -105,19 +118,34 @@ const RECIPES: Record<string, Recipe> = {
       const llama = await startLlamaCppServer();
       try {
         const gw = await start({
-          OPENAI_BASE_URL: `${openai.url}/v1`, ANTHROPIC_BASE_URL: anthropic.url,
-          VLLM_BASE_URL: `${openai.url}/v1`, OLLAMA_BASE_URL: `${openai.url}/v1`,
-          LLAMA_CPP_BASE_URL: `${llama.url}/v1`, LLAMA_CPP_MODEL: llama.model,
+          OPENAI_BASE_URL: `${openai.url}/v1`,
+          ANTHROPIC_BASE_URL: anthropic.url,
+          VLLM_BASE_URL: `${openai.url}/v1`,
+          OLLAMA_BASE_URL: `${openai.url}/v1`,
+          LLAMA_CPP_BASE_URL: `${llama.url}/v1`,
+          LLAMA_CPP_MODEL: llama.model,
         });
         const key = { authorization: 'Bearer acme-api-key-0123456789' };
-        await eventually(() => [3, 4, 5].every((id) => gw.gateway.gate.instances(id)[0]?.state === 'serving'), 15_000, 'the engines to pass their health checks');
+        await eventually(
+          () => [3, 4, 5].every((id) => gw.gateway.gate.instances(id)[0]?.state === 'serving'),
+          15_000,
+          'the engines to pass their health checks',
+        );
         // Anthropic's engine takes Messages bodies: the Messages route relays them as they are.
-        const message = await post(`${gw.httpUrl}/api/adapters/chatapi/v1/messages`, { 'x-api-key': 'acme-api-key-0123456789' }, { model: 'acme/claude/haiku', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] });
+        const message = await post(
+          `${gw.httpUrl}/api/adapters/chatapi/v1/messages`,
+          { 'x-api-key': 'acme-api-key-0123456789' },
+          { model: 'acme/claude/haiku', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] },
+        );
         expect(message.status).toBe(200);
         expect(((await message.json()) as { content: { text: string }[] }).content[0]!.text).toBe('Claude heard: hi');
         expect(anthropic.requests.at(-1)!.body.model).toBe('claude-3-5-haiku-latest');
         for (const model of ['acme/openai/mini', 'acme/vllm', 'acme/ollama', 'acme/llamacpp']) {
-          const answer = await post(`${gw.httpUrl}/api/adapters/chatapi/v1/chat/completions`, key, { model, max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] });
+          const answer = await post(`${gw.httpUrl}/api/adapters/chatapi/v1/chat/completions`, key, {
+            model,
+            max_tokens: 8,
+            messages: [{ role: 'user', content: 'hi' }],
+          });
           expect(answer.status, model).toBe(200);
           const body = (await answer.json()) as { choices: { message: { content: string } }[] };
           expect(body.choices[0]!.message.content.length, model).toBeGreaterThan(0);
@@ -146,20 +174,24 @@ describe('config recipes (examples/configs)', () => {
 
   for (const [file, recipe] of Object.entries(RECIPES)) {
     const ready = recipe.prerequisite ? requirePrerequisite(`config recipe ${file}`, recipe.prerequisite()) : true;
-    it.skipIf(!ready)(`${file} loads and serves requests`, async () => {
-      const started: Gateway[] = [];
-      const start = async (env: Record<string, string> = {}): Promise<RunningGateway> => {
-        const config = loadConfigFile(join(RECIPES_DIR, file), { env: { HTTP_PORT: '0', GRPC_PORT: '0', ...recipe.env, ...env } });
-        const gateway = await createGateway(config, { logger: silentLogger() });
-        started.push(gateway);
-        const { httpUrl, grpcAddress } = await gateway.start();
-        return { gateway, httpUrl, grpcAddress };
-      };
-      try {
-        await recipe.check(start);
-      } finally {
-        for (const gateway of started.reverse()) await gateway.close();
-      }
-    }, 60_000);
+    it.skipIf(!ready)(
+      `${file} loads and serves requests`,
+      async () => {
+        const started: Gateway[] = [];
+        const start = async (env: Record<string, string> = {}): Promise<RunningGateway> => {
+          const config = loadConfigFile(join(RECIPES_DIR, file), { env: { HTTP_PORT: '0', GRPC_PORT: '0', ...recipe.env, ...env } });
+          const gateway = await createGateway(config, { logger: silentLogger() });
+          started.push(gateway);
+          const { httpUrl, grpcAddress } = await gateway.start();
+          return { gateway, httpUrl, grpcAddress };
+        };
+        try {
+          await recipe.check(start);
+        } finally {
+          for (const gateway of started.reverse()) await gateway.close();
+        }
+      },
+      60_000,
+    );
   }
 });

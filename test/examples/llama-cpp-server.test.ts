@@ -23,18 +23,44 @@ describe.skipIf(!ready)('upstream connector: llama.cpp server with a real model'
 
   beforeAll(async () => {
     engine = await startLlamaCppServer();
-    gw = await startTestGateway(testConfigInput({
-      services: [{
-        id: 50, name: 'llamacpp', account: 'demo', public: true, family: 'openai',
-        upstream: { api: 'openai', baseUrl: `${engine.url}/v1`, defaultModel: engine.model, firstByteTimeoutMs: 60_000, healthCheck: { path: '/models', intervalMs: 1000, timeoutMs: 2000 } },
-      }, {
-        // The same engine with the bounds for small engines (docs/upstreams.md): its window is the
-        // server's --n_ctx (startLlamaCppServer's default).
-        id: 51, name: 'bounded', account: 'demo', public: true, family: 'openai',
-        upstream: { api: 'openai', baseUrl: `${engine.url}/v1`, defaultModel: engine.model, firstByteTimeoutMs: 60_000, maxOutputTokens: 8, contextTokens: 2048 },
-      }],
-      plugins: { enabled: ['chatapi', 'upstream'] },
-    }));
+    gw = await startTestGateway(
+      testConfigInput({
+        services: [
+          {
+            id: 50,
+            name: 'llamacpp',
+            account: 'demo',
+            public: true,
+            family: 'openai',
+            upstream: {
+              api: 'openai',
+              baseUrl: `${engine.url}/v1`,
+              defaultModel: engine.model,
+              firstByteTimeoutMs: 60_000,
+              healthCheck: { path: '/models', intervalMs: 1000, timeoutMs: 2000 },
+            },
+          },
+          {
+            // The same engine with the bounds for small engines (docs/upstreams.md): its window is the
+            // server's --n_ctx (startLlamaCppServer's default).
+            id: 51,
+            name: 'bounded',
+            account: 'demo',
+            public: true,
+            family: 'openai',
+            upstream: {
+              api: 'openai',
+              baseUrl: `${engine.url}/v1`,
+              defaultModel: engine.model,
+              firstByteTimeoutMs: 60_000,
+              maxOutputTokens: 8,
+              contextTokens: 2048,
+            },
+          },
+        ],
+        plugins: { enabled: ['chatapi', 'upstream'] },
+      }),
+    );
     openai = new OpenAI({ apiKey: TEST_KEY, baseURL: `${gw.httpUrl}/api/adapters/chatapi`, maxRetries: 0, timeout: 60_000 });
     anthropic = new Anthropic({ apiKey: TEST_KEY, baseURL: `${gw.httpUrl}/api/adapters/chatapi`, maxRetries: 0, timeout: 60_000 });
   }, 150_000);
@@ -49,9 +75,11 @@ describe.skipIf(!ready)('upstream connector: llama.cpp server with a real model'
     expect(gw.gateway.gate.instances(50)).toMatchObject([{ kind: 'local', state: 'serving' }]);
   });
 
-  it('answers a chat completion with the engine\'s text and usage that adds up', async () => {
+  it("answers a chat completion with the engine's text and usage that adds up", async () => {
     const completion = await openai.chat.completions.create({
-      model: 'demo/llamacpp', max_tokens: 12, temperature: 0,
+      model: 'demo/llamacpp',
+      max_tokens: 12,
+      temperature: 0,
       messages: [{ role: 'user', content: 'Name a color.' }],
     });
     expect(completion.choices[0]!.message.content!.trim().length).toBeGreaterThan(0);
@@ -61,10 +89,13 @@ describe.skipIf(!ready)('upstream connector: llama.cpp server with a real model'
     expect(usage.prompt_tokens + usage.completion_tokens).toBe(usage.total_tokens);
   }, 90_000);
 
-  it('streams the engine\'s tokens as several chunks, up to the token limit', async () => {
+  it("streams the engine's tokens as several chunks, up to the token limit", async () => {
     // llama.cpp's server sends no usage in streams, and the gateway never invents token counts.
     const stream = await openai.chat.completions.create({
-      model: 'demo/llamacpp', max_tokens: 16, temperature: 0, stream: true,
+      model: 'demo/llamacpp',
+      max_tokens: 16,
+      temperature: 0,
+      stream: true,
       messages: [{ role: 'user', content: 'Count from one to ten.' }],
     });
     const pieces: string[] = [];
@@ -80,7 +111,13 @@ describe.skipIf(!ready)('upstream connector: llama.cpp server with a real model'
   }, 90_000);
 
   it('serves the Responses API from the same engine (translated to a chat request)', async () => {
-    const response = await openai.responses.create({ model: 'demo/llamacpp', input: 'Say hello.', max_output_tokens: 16, temperature: 0, store: false });
+    const response = await openai.responses.create({
+      model: 'demo/llamacpp',
+      input: 'Say hello.',
+      max_output_tokens: 16,
+      temperature: 0,
+      store: false,
+    });
     // A tiny model may not stop by itself within the limit: then the response is incomplete, by rule.
     if (response.status === 'incomplete') expect(response.incomplete_details?.reason).toBe('max_output_tokens');
     else expect(response.status).toBe('completed');
@@ -90,14 +127,16 @@ describe.skipIf(!ready)('upstream connector: llama.cpp server with a real model'
 
   it('asks the engine for no more than upstream.maxOutputTokens, whatever the caller asked', async () => {
     const completion = await openai.chat.completions.create({
-      model: 'demo/bounded', max_tokens: 200, temperature: 0,
+      model: 'demo/bounded',
+      max_tokens: 200,
+      temperature: 0,
       messages: [{ role: 'user', content: 'Count from one to fifty, in words.' }],
     });
     expect(completion.usage!.completion_tokens).toBeLessThanOrEqual(8);
     expect(completion.choices[0]!.finish_reason).toBe('length');
   }, 90_000);
 
-  it('answers a streamed prompt over the engine\'s window 400 CONTEXT_LENGTH_EXCEEDED, and the next request normally', async () => {
+  it("answers a streamed prompt over the engine's window 400 CONTEXT_LENGTH_EXCEEDED, and the next request normally", async () => {
     // About 2,400 tokens against a 2,048-token window: the engine answers the stream 200 and ends it
     // with no event (its whole answer would be a 400); then it closes the connection, which the
     // next request must not be sent on.
@@ -106,7 +145,9 @@ describe.skipIf(!ready)('upstream connector: llama.cpp server with a real model'
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ code: 'CONTEXT_LENGTH_EXCEEDED' });
-    expect((err as Error).message).toMatch(/prompt is too long: \d+ tokens, and the maximum context length of service 'bounded' is 2048 tokens/);
+    expect((err as Error).message).toMatch(
+      /prompt is too long: \d+ tokens, and the maximum context length of service 'bounded' is 2048 tokens/,
+    );
     const next = await openai.chat.completions.create({ model: 'demo/bounded', messages: [{ role: 'user', content: 'Say hi.' }] });
     expect(next.choices[0]!.message.content!.trim().length).toBeGreaterThan(0);
   }, 90_000);
@@ -121,13 +162,21 @@ describe.skipIf(!ready)('upstream connector: llama.cpp server with a real model'
         .create({ model: 'demo/llamacpp', stream: true, messages: [{ role: 'user', content: 'hello world '.repeat(1200) }] })
         .catch((e: unknown) => e);
       expect((err as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ code: 'STREAM_CUT_OFF' });
-      const next = await openai.chat.completions.create({ model: 'demo/llamacpp', max_tokens: 4, messages: [{ role: 'user', content: 'Say hi.' }] });
+      const next = await openai.chat.completions.create({
+        model: 'demo/llamacpp',
+        max_tokens: 4,
+        messages: [{ role: 'user', content: 'Say hi.' }],
+      });
       expect(next.choices[0]!.message.content!.trim().length).toBeGreaterThan(0);
     }
   }, 90_000);
 
   it('serves the Anthropic Messages API from the same engine', async () => {
-    const message = await anthropic.messages.create({ model: 'demo/llamacpp', max_tokens: 10, messages: [{ role: 'user', content: 'Say hello.' }] });
+    const message = await anthropic.messages.create({
+      model: 'demo/llamacpp',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'Say hello.' }],
+    });
     expect(message.type).toBe('message');
     const text = message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
     expect(text.trim().length).toBeGreaterThan(0);

@@ -34,12 +34,14 @@ describe.skipIf(!ready)('local LLM service on node-llama-cpp', () => {
   let client: OpenAI;
 
   beforeAll(async () => {
-    gw = await startTestGateway(testConfigInput({
-      // The model runs in this process too; on a busy 2-core machine a heartbeat may come late.
-      gate: { heartbeatIntervalMs: 5000, defaultTimeoutSec: 60 },
-      services: [{ id: 40, name: 'llm', account: 'demo', public: true, family: 'openai', connectionTokens: [{ token: TOKEN }] }],
-      plugins: { enabled: ['chatapi'] },
-    }));
+    gw = await startTestGateway(
+      testConfigInput({
+        // The model runs in this process too; on a busy 2-core machine a heartbeat may come late.
+        gate: { heartbeatIntervalMs: 5000, defaultTimeoutSec: 60 },
+        services: [{ id: 40, name: 'llm', account: 'demo', public: true, family: 'openai', connectionTokens: [{ token: TOKEN }] }],
+        plugins: { enabled: ['chatapi'] },
+      }),
+    );
     const { LocalLlmEngine } = await import(ENGINE_MODULE);
     const { startLocalLlmService } = await import(SERVICE_MODULE);
     engine = await LocalLlmEngine.load({ modelPath, threads: 2, sequences: 2, contextSize: 1024 });
@@ -55,7 +57,11 @@ describe.skipIf(!ready)('local LLM service on node-llama-cpp', () => {
 
   it('streams real tokens, and the usage adds up', async () => {
     const stream = await client.chat.completions.create({
-      model: 'demo/llm', stream: true, stream_options: { include_usage: true }, max_tokens: 16, temperature: 0,
+      model: 'demo/llm',
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: 16,
+      temperature: 0,
       messages: [{ role: 'user', content: 'Name three colors.' }],
     });
     const pieces: string[] = [];
@@ -84,7 +90,9 @@ describe.skipIf(!ready)('local LLM service on node-llama-cpp', () => {
       additionalProperties: false,
     };
     const completion = await client.chat.completions.create({
-      model: 'demo/llm', max_tokens: 40, temperature: 0,
+      model: 'demo/llm',
+      max_tokens: 40,
+      temperature: 0,
       messages: [{ role: 'user', content: 'Is the sky blue? Answer in JSON.' }],
       response_format: { type: 'json_schema', json_schema: { name: 'verdict', schema } },
     });
@@ -96,10 +104,16 @@ describe.skipIf(!ready)('local LLM service on node-llama-cpp', () => {
 
   it('stops generating when the caller goes away', async () => {
     const controller = new AbortController();
-    const stream = await client.chat.completions.create({
-      model: 'demo/llm', stream: true, max_tokens: 1000, temperature: 0.8,
-      messages: [{ role: 'user', content: 'Write a very long story about a dragon.' }],
-    }, { signal: controller.signal });
+    const stream = await client.chat.completions.create(
+      {
+        model: 'demo/llm',
+        stream: true,
+        max_tokens: 1000,
+        temperature: 0.8,
+        messages: [{ role: 'user', content: 'Write a very long story about a dragon.' }],
+      },
+      { signal: controller.signal },
+    );
     let chunks = 0;
     await (async () => {
       for await (const _chunk of stream) if (++chunks === 4) controller.abort();

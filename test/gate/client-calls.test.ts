@@ -35,10 +35,15 @@ function serveEcho(stream: RawServiceStream): void {
       }
     } else if (m.body === 'partialPredict') {
       const seen = partials.get(requestId) ?? [];
-      seen.push({ data: m.partialPredict.data?.json ? JSON.parse(m.partialPredict.data.json) : null, start: !!m.partialPredict.start, finish: !!m.partialPredict.finish });
+      seen.push({
+        data: m.partialPredict.data?.json ? JSON.parse(m.partialPredict.data.json) : null,
+        start: !!m.partialPredict.start,
+        finish: !!m.partialPredict.finish,
+      });
       partials.set(requestId, seen);
       stream.send({ requestId, partialPredict: { data: json({ ack: seen.length }), finish: !!m.partialPredict.finish } });
-      if (m.partialPredict.finish) stream.send({ requestId: 0, deferredBillingCharge: { billingRequestId: JSON.stringify(seen), amountInUnits: 1 } });
+      if (m.partialPredict.finish)
+        stream.send({ requestId: 0, deferredBillingCharge: { billingRequestId: JSON.stringify(seen), amountInUnits: 1 } });
     } else if (m.body === 'ext') {
       stream.send({ requestId, ext: { data: json({ method: m.ext.methodName, params: m.ext.params }) } });
     }
@@ -75,7 +80,11 @@ describe('Gate client calls', () => {
   });
 
   const request = (extra: Partial<ClientRequestProto> = {}): ClientRequestProto => ({
-    account: 'demo', model: 'echo', authToken: TEST_KEY, predict: { data: json({ hi: 1 }) }, ...extra,
+    account: 'demo',
+    model: 'echo',
+    authToken: TEST_KEY,
+    predict: { data: json({ hi: 1 }) },
+    ...extra,
   });
 
   it('process: addresses account and model by name or by ID', async () => {
@@ -86,7 +95,12 @@ describe('Gate client calls', () => {
   });
 
   it('process: ext requests reach the service method', async () => {
-    const res = await processUnary(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, ext: { methodName: 'info', params: { a: { json: '"b"', dataType: 'text' } } } });
+    const res = await processUnary(client, {
+      account: 'demo',
+      model: 'echo',
+      authToken: TEST_KEY,
+      ext: { methodName: 'info', params: { a: { json: '"b"', dataType: 'text' } } },
+    });
     expect(JSON.parse(res.ext!.data!.json!)).toMatchObject({ method: 'info', params: { a: { json: '"b"', dataType: 'text' } } });
   });
 
@@ -137,7 +151,12 @@ describe('Gate client calls', () => {
     ['unknown account', { account: 'ghost' }, 'ACCOUNT_NOT_FOUND', 400],
     ['unknown service', { model: 'ghost' }, 'SERVICE_NOT_FOUND', 400],
     ['service ID of another account', { account: 'other', model: '10' }, 'SERVICE_NOT_FOUND', 400],
-    ['private service of another account', { model: 'private', authToken: OTHER_ACCOUNT_KEY }, 'ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED', 403],
+    [
+      'private service of another account',
+      { model: 'private', authToken: OTHER_ACCOUNT_KEY },
+      'ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED',
+      403,
+    ],
     ['no body', { predict: undefined }, 'VALIDATION_FAILED', 400],
     ['config that is not JSON', { predict: { data: json(1), config: { json: '{oops' } } }, 'MALFORMED_JSON', 400],
   ])('in-band error for %s', async (_what, extra, code, statusCode) => {
@@ -146,19 +165,31 @@ describe('Gate client calls', () => {
 
   it('process: the answer is read by the one answer reader (allowed headers, final statuses, no JSON/protobuf mix)', async () => {
     const answerWith = (frame: object) => request({ predict: { data: json({ answerWith: frame }) } });
-    const ok = await processUnary(client, answerWith({
-      headers: { 'x-model-version': '7', 'set-cookie': 'a=b' },
-      predict: { data: json({ ok: true }), statusCode: 201, headers: { location: '/elsewhere', 'content-language': 'de' } },
-    }));
+    const ok = await processUnary(
+      client,
+      answerWith({
+        headers: { 'x-model-version': '7', 'set-cookie': 'a=b' },
+        predict: { data: json({ ok: true }), statusCode: 201, headers: { location: '/elsewhere', 'content-language': 'de' } },
+      }),
+    );
     expect(JSON.parse(ok.predict!.data!.json!)).toEqual({ ok: true });
     expect(ok.headers).toEqual({ 'x-model-version': '7', 'content-language': 'de' });
     const interim = await processUnary(client, answerWith({ predict: { data: json({}), statusCode: 103 } }));
     expect(interim.error).toMatchObject({ statusCode: 502 });
     expect(interim.error!.message).toMatch(/not a final HTTP status/);
-    const mixed = await processUnary(client, request({ predict: { data: json({ answerWith: [
-      { partialPredict: { data: json(1), start: true } },
-      { partialPredict: { data: { protobuf: [1, 2] }, finish: true } },
-    ] }) } }));
+    const mixed = await processUnary(
+      client,
+      request({
+        predict: {
+          data: json({
+            answerWith: [
+              { partialPredict: { data: json(1), start: true } },
+              { partialPredict: { data: { protobuf: [1, 2] }, finish: true } },
+            ],
+          }),
+        },
+      }),
+    );
     expect(mixed.error).toMatchObject({ statusCode: 502 });
     expect(mixed.error!.message).toMatch(/mixed JSON and protobuf/);
   });

@@ -11,11 +11,17 @@ describe('cluster updates', () => {
   const workers = (index: number) => workerCluster({ index, sharedPort: 9090, ownPorts: [9091, 9092, 9093] });
 
   it("tells a stream on a worker's own port every worker's own port, under the host it dialled", () => {
-    expect(workers(1)('gw.local:9092')).toEqual({ servers: ['gw.local:9091', 'gw.local:9092', 'gw.local:9093'], currentServer: 'gw.local:9092' });
+    expect(workers(1)('gw.local:9092')).toEqual({
+      servers: ['gw.local:9091', 'gw.local:9092', 'gw.local:9093'],
+      currentServer: 'gw.local:9092',
+    });
   });
 
   it('tells a stream on the shared port its own address and the other workers, so each worker is reached once', () => {
-    expect(workers(0)('127.0.0.1:9090')).toEqual({ servers: ['127.0.0.1:9090', '127.0.0.1:9092', '127.0.0.1:9093'], currentServer: '127.0.0.1:9090' });
+    expect(workers(0)('127.0.0.1:9090')).toEqual({
+      servers: ['127.0.0.1:9090', '127.0.0.1:9092', '127.0.0.1:9093'],
+      currentServer: '127.0.0.1:9090',
+    });
     expect(workers(2)('[::1]:9090')).toEqual({ servers: ['[::1]:9090', '[::1]:9091', '[::1]:9092'], currentServer: '[::1]:9090' });
   });
 

@@ -20,14 +20,27 @@ describe('Gate routing of derived services', () => {
 
   const derived = (ready: boolean, modelDir = '/models/500/run-1'): ServiceEntry => {
     const base = gw!.gateway.directory.serviceById(10)!;
-    return { ...base, id: 500, name: 'my-fitted', public: false, connectionTokenHashes: [], fittable: false, base: { serviceId: 10, modelDir, ready } };
+    return {
+      ...base,
+      id: 500,
+      name: 'my-fitted',
+      public: false,
+      connectionTokenHashes: [],
+      fittable: false,
+      base: { serviceId: 10, modelDir, ready },
+    };
   };
 
   const start = async () => {
     gw = await startTestGateway();
     service = serveModel(
       { predict: (_req, ctx) => ({ headers: ctx.headers }) },
-      { descriptor: { name: 'echo' }, gateways: [gw.grpcAddress], connectionToken: ECHO_TOKEN, logger: { debug() {}, info() {}, warn() {}, error() {} } },
+      {
+        descriptor: { name: 'echo' },
+        gateways: [gw.grpcAddress],
+        connectionToken: ECHO_TOKEN,
+        logger: { debug() {}, info() {}, warn() {}, error() {} },
+      },
     );
     await service.ready();
     client = new GateClient({ address: gw.grpcAddress, authToken: TEST_KEY, account: 'demo' });
@@ -37,7 +50,10 @@ describe('Gate routing of derived services', () => {
     await start();
     gw!.gateway.directory.addService(derived(true));
     expect(gw!.gateway.gate.hasInstances(500)).toBe(true);
-    const answer = await client!.predictJson<{ headers: Record<string, string> }>({}, { model: 'my-fitted', headers: { [FITTED_MODEL_DIR_HEADER]: '/etc', 'x-kept': 'yes' } });
+    const answer = await client!.predictJson<{ headers: Record<string, string> }>(
+      {},
+      { model: 'my-fitted', headers: { [FITTED_MODEL_DIR_HEADER]: '/etc', 'x-kept': 'yes' } },
+    );
     expect(answer.headers).toMatchObject({
       [FITTED_MODEL_DIR_HEADER]: '/models/500/run-1',
       [DERIVED_SERVICE_ID_HEADER]: '500',
@@ -51,10 +67,13 @@ describe('Gate routing of derived services', () => {
     gw!.gateway.directory.addService(derived(false));
     const err = await client!.predictJson({}, { model: 'my-fitted' }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'SERVICE_NOT_FITTED', statusCode: 400 });
-    const direct = await client!.predictJson<{ headers: Record<string, string> }>({}, {
-      model: 'echo',
-      headers: { 'platform-fitted-model-dir': '/other/account/model', [DERIVED_SERVICE_ID_HEADER]: '1' },
-    });
+    const direct = await client!.predictJson<{ headers: Record<string, string> }>(
+      {},
+      {
+        model: 'echo',
+        headers: { 'platform-fitted-model-dir': '/other/account/model', [DERIVED_SERVICE_ID_HEADER]: '1' },
+      },
+    );
     expect(Object.keys(direct.headers).map((h) => h.toUpperCase())).not.toContain(FITTED_MODEL_DIR_HEADER);
     expect(Object.keys(direct.headers).map((h) => h.toUpperCase())).not.toContain(DERIVED_SERVICE_ID_HEADER);
   });

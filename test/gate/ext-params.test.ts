@@ -89,7 +89,15 @@ describe('ext parameters over HTTP and gRPC, with the SDK on both ends', () => {
     });
     expect(await overHttp({ methodName: 'm', params: { n: 'x' } })).toEqual({
       status: 400,
-      body: { error: { code: 'platform-action.common.bad-request', message: 'n must be a whole number', type: 'invalid_request_error', param: 'n', args: { param: 'n' } } },
+      body: {
+        error: {
+          code: 'platform-action.common.bad-request',
+          message: 'n must be a whole number',
+          type: 'invalid_request_error',
+          param: 'n',
+          args: { param: 'n' },
+        },
+      },
     });
   });
 

@@ -108,10 +108,13 @@ describe('a service stream shares its writes fairly between accounts (#25)', () 
     // buffer (four here as a rule; five in one full local run): so the check is that the last one,
     // and not all, were written (before the fix all eight were), and that a cancelled request written
     // at all came before its cancel.
-    const written = seen.flatMap((m, at) => (m.body === 'predict' ? [{ i: (JSON.parse(m.predict!.data!.json!) as { i: number }).i, at, requestId: m.requestId }] : []));
+    const written = seen.flatMap((m, at) =>
+      m.body === 'predict' ? [{ i: (JSON.parse(m.predict!.data!.json!) as { i: number }).i, at, requestId: m.requestId }] : [],
+    );
     expect(written.map((w) => w.i)).toEqual(expect.arrayContaining([0, 1, 2, 3]));
     expect(written.map((w) => w.i)).not.toContain(LARGE - 1);
     expect(written.length).toBeLessThan(LARGE);
-    for (const w of written.filter((x) => x.i >= 4)) expect(seen.findIndex((m) => m.body === 'cancel' && m.requestId === w.requestId)).toBeGreaterThan(w.at);
+    for (const w of written.filter((x) => x.i >= 4))
+      expect(seen.findIndex((m) => m.body === 'cancel' && m.requestId === w.requestId)).toBeGreaterThan(w.at);
   });
 });

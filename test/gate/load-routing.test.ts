@@ -19,7 +19,13 @@ describe('load-aware routing', () => {
   const instance = (name: string, token: string) => {
     const service = serveModel(
       {
-        predict: () => ({ id: 'x', object: 'chat.completion', created: 1, model: name, choices: [{ index: 0, message: { role: 'assistant', content: name, refusal: null }, logprobs: null, finish_reason: 'stop' }] }),
+        predict: () => ({
+          id: 'x',
+          object: 'chat.completion',
+          created: 1,
+          model: name,
+          choices: [{ index: 0, message: { role: 'assistant', content: name, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+        }),
         load: () => loads[name],
       },
       { gateways: gw.grpcAddress, connectionToken: token, logger: silentLogger, instanceBootUuid: `boot-${name}`, descriptor: { name } },
@@ -29,14 +35,24 @@ describe('load-aware routing', () => {
   };
 
   beforeAll(async () => {
-    gw = await startTestGateway(testConfigInput({
-      gate: { heartbeatIntervalMs: 50, defaultTimeoutSec: 10 },
-      services: [
-        { id: 60, name: 'pool', account: 'demo', public: true, family: 'openai', connectionTokens: [{ token: TOKEN }] },
-        { id: 61, name: 'affine', account: 'demo', public: true, family: 'openai', affinity: { messages: 1 }, connectionTokens: [{ token: AFFINE_TOKEN }] },
-      ],
-      plugins: { enabled: ['chatapi'] },
-    }));
+    gw = await startTestGateway(
+      testConfigInput({
+        gate: { heartbeatIntervalMs: 50, defaultTimeoutSec: 10 },
+        services: [
+          { id: 60, name: 'pool', account: 'demo', public: true, family: 'openai', connectionTokens: [{ token: TOKEN }] },
+          {
+            id: 61,
+            name: 'affine',
+            account: 'demo',
+            public: true,
+            family: 'openai',
+            affinity: { messages: 1 },
+            connectionTokens: [{ token: AFFINE_TOKEN }],
+          },
+        ],
+        plugins: { enabled: ['chatapi'] },
+      }),
+    );
     loads.busy = { inFlight: 3, queueDepth: 6, kvCacheUsage: 0.9, models: ['llama-8b'] };
     loads.idle = { inFlight: 0, queueDepth: 0, kvCacheUsage: 0.1, models: ['qwen-7b'] };
     await Promise.all([instance('busy', TOKEN), instance('idle', TOKEN), instance('left', AFFINE_TOKEN), instance('right', AFFINE_TOKEN)]);
@@ -48,8 +64,17 @@ describe('load-aware routing', () => {
   });
 
   const ask = async (model: string, first = 'hello') => {
-    const res = await request(gw.httpUrl).post('/api/adapters/chatapi/chat/completions').set('Authorization', TEST_KEY)
-      .send({ model, messages: [{ role: 'user', content: first }, { role: 'user', content: 'and then?' }] }).expect(200);
+    const res = await request(gw.httpUrl)
+      .post('/api/adapters/chatapi/chat/completions')
+      .set('Authorization', TEST_KEY)
+      .send({
+        model,
+        messages: [
+          { role: 'user', content: first },
+          { role: 'user', content: 'and then?' },
+        ],
+      })
+      .expect(200);
     return res.body.choices[0].message.content as string;
   };
 
@@ -74,7 +99,11 @@ describe('load-aware routing', () => {
   it('follows the reports as they change', async () => {
     loads.busy = { inFlight: 0, queueDepth: 0 };
     loads.idle = { inFlight: 4, queueDepth: 9 };
-    await eventually(() => gw.gateway.gate.instances(60).find((i) => i.bootUuid === 'boot-idle')?.load?.queueDepth === 9, 5000, 'the new reports');
+    await eventually(
+      () => gw.gateway.gate.instances(60).find((i) => i.bootUuid === 'boot-idle')?.load?.queueDepth === 9,
+      5000,
+      'the new reports',
+    );
     expect(await ask('demo/pool')).toBe('busy');
   });
 

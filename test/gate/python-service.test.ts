@@ -42,15 +42,29 @@ describe.skipIf(!ready)('a model service written in Python with grpcio', () => {
         // 'close': after its stderr has been read to the end (the stacks come last).
         child.on('close', (code, signal) => {
           clearTimeout(timer);
-          reject(new Error(gaveUp
-            ? `python service not ready within 40 s; its stderr, with the stacks of its threads:\n${stderr.slice(-6000)}`
-            : `python service exited (${code ?? signal}): ${stderr}`));
+          reject(
+            new Error(
+              gaveUp
+                ? `python service not ready within 40 s; its stderr, with the stacks of its threads:\n${stderr.slice(-6000)}`
+                : `python service exited (${code ?? signal}): ${stderr}`,
+            ),
+          );
         });
       });
-      const res = await processUnary(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, headers: { 'Z-requestId': 'py-1' }, predict: { data: json({ hello: 'python' }) } });
+      const res = await processUnary(client, {
+        account: 'demo',
+        model: 'echo',
+        authToken: TEST_KEY,
+        headers: { 'Z-requestId': 'py-1' },
+        predict: { data: json({ hello: 'python' }) },
+      });
       expect(res.error).toBeUndefined();
       // The service reads the gateway's Z-requestId (a UUID); the caller's 'py-1' is not passed on.
-      expect(JSON.parse(res.predict!.data!.json!)).toEqual({ python: true, echo: { hello: 'python' }, requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+      expect(JSON.parse(res.predict!.data!.json!)).toEqual({
+        python: true,
+        echo: { hello: 'python' },
+        requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      });
       // ext parameters decode as PayloadProto on the service side (a string map would drop its stream),
       // reached under the {gateway} prefix the public SDK's REST client uses.
       const ext = await request(gw.httpUrl)

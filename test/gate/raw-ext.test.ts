@@ -77,7 +77,9 @@ describe('large ext params travel to the service as sent (#25)', () => {
     // ext calls at once, each with params of its own, each arrive exactly as sent.
     expect(rawExtInPieces).toBe(true);
     const paramsOf = (call: number, large: boolean) =>
-      Object.fromEntries(Array.from({ length: large ? 100 : 2 }, (_, i) => [`c${call}-${i}`, { json: String(call).repeat(large ? 4000 : 10) }]));
+      Object.fromEntries(
+        Array.from({ length: large ? 100 : 2 }, (_, i) => [`c${call}-${i}`, { json: String(call).repeat(large ? 4000 : 10) }]),
+      );
     const calls = Array.from({ length: 16 }, (_, call) => ({ call, params: paramsOf(call, call % 2 === 0) }));
     seen.length = 0;
     const answers = await Promise.all(

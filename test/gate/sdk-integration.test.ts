@@ -17,7 +17,13 @@ describe('SDK model service and client against the gateway', () => {
   });
 
   const serve = (handlers: Parameters<typeof serveModel>[0], extra: Record<string, unknown> = {}) => {
-    const service = serveModel(handlers, { descriptor: { name: 'sdk-echo' }, gateways: [gw!.grpcAddress], connectionToken: ECHO_TOKEN, logger: quiet, ...extra });
+    const service = serveModel(handlers, {
+      descriptor: { name: 'sdk-echo' },
+      gateways: [gw!.grpcAddress],
+      connectionToken: ECHO_TOKEN,
+      logger: quiet,
+      ...extra,
+    });
     services.push(service);
     return service;
   };
@@ -33,7 +39,10 @@ describe('SDK model service and client against the gateway', () => {
       predict(req) {
         const data = req.data.json<{ n?: number; fail?: boolean; text?: string }>();
         if (data.fail) throw new Error('model exploded');
-        if (data.n) return (async function* () { for (let i = 0; i < data.n!; i++) yield { i }; })();
+        if (data.n)
+          return (async function* () {
+            for (let i = 0; i < data.n!; i++) yield { i };
+          })();
         return { upper: String(data.text).toUpperCase(), config: req.config?.json() ?? null };
       },
       ext: (method, params) => ({ method, params }),
@@ -54,15 +63,18 @@ describe('SDK model service and client against the gateway', () => {
     gw = await startTestGateway();
     let aborted = false;
     const service = serve({
-      predict: (_req, ctx) => new Promise((resolve) => {
-        ctx.signal.addEventListener('abort', () => {
-          aborted = true;
-          resolve('too late');
-        });
-      }),
+      predict: (_req, ctx) =>
+        new Promise((resolve) => {
+          ctx.signal.addEventListener('abort', () => {
+            aborted = true;
+            resolve('too late');
+          });
+        }),
     });
     await service.ready();
-    const err = await client().predictJson({ slow: true }, { timeoutSec: 1 }).catch((e: unknown) => e);
+    const err = await client()
+      .predictJson({ slow: true }, { timeoutSec: 1 })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'PREDICT_TIMEOUT', statusCode: 504 });
     await eventually(() => aborted, 3000, 'the handler signal to abort');
   });
@@ -70,7 +82,13 @@ describe('SDK model service and client against the gateway', () => {
   it('two SDK instances share the load', async () => {
     gw = await startTestGateway();
     const seen: string[] = [];
-    const slow = (name: string) => ({ predict: async () => { seen.push(name); await new Promise((r) => setTimeout(r, 50)); return name; } });
+    const slow = (name: string) => ({
+      predict: async () => {
+        seen.push(name);
+        await new Promise((r) => setTimeout(r, 50));
+        return name;
+      },
+    });
     // Two processes in reality: each has its own boot UUID (one process shares one).
     await Promise.all([serve(slow('a'), { instanceBootUuid: 'boot-a' }).ready(), serve(slow('b'), { instanceBootUuid: 'boot-b' }).ready()]);
     await eventually(() => gw!.gateway.gate.instances(10).length === 2, 3000, 'two instances');

@@ -26,7 +26,9 @@ describe('Gate processAsync', () => {
   });
 
   it('answers healthCheck with status Ok', async () => {
-    const reply = await new Promise<any>((resolve, reject) => client.healthCheck({}, (e: Error | null, r: unknown) => (e ? reject(e) : resolve(r))));
+    const reply = await new Promise<any>((resolve, reject) =>
+      client.healthCheck({}, (e: Error | null, r: unknown) => (e ? reject(e) : resolve(r))),
+    );
     expect(reply.status).toBe('Ok');
   });
 
@@ -181,14 +183,21 @@ describe('Gate processAsync', () => {
     const pending = predict();
     const req = await s.next((m) => m.body === 'predict');
     s.send({ requestId: req.requestId, error: { code: 'platform-action.common.bad-request', message: 'no q' } });
-    expect((await pending).error).toMatchObject({ code: 'platform-action.common.bad-request', message: 'no q', statusCode: 400, status: 'BAD_REQUEST' });
+    expect((await pending).error).toMatchObject({
+      code: 'platform-action.common.bad-request',
+      message: 'no q',
+      statusCode: 400,
+      status: 'BAD_REQUEST',
+    });
   });
 
   it('sends an empty JSON config when the method descriptor declares a config input and none was given', async () => {
     const declaring = open();
     declaring.startServing(ECHO_TOKEN, 'template', {
       name: 'template',
-      methods: { predict: { input: { data: { type: 'PredictRequest' }, config: { type: 'PredictConfig' } }, output: { type: 'PredictResponse' } } },
+      methods: {
+        predict: { input: { data: { type: 'PredictRequest' }, config: { type: 'PredictConfig' } }, output: { type: 'PredictResponse' } },
+      },
     });
     await declaring.next((m) => m.body === 'serviceInfo');
     const pending = predict();
@@ -258,7 +267,9 @@ describe('Gate processAsync', () => {
 
 describe('Gate cluster updates', () => {
   it('sends cluster{servers, currentServer} only when several gateways are configured', async () => {
-    const gw = await startTestGateway(testConfigInput({ gate: { heartbeatIntervalMs: 200, servers: ['127.0.0.1:1', '127.0.0.1:2'], currentServer: '127.0.0.1:1' } }));
+    const gw = await startTestGateway(
+      testConfigInput({ gate: { heartbeatIntervalMs: 200, servers: ['127.0.0.1:1', '127.0.0.1:2'], currentServer: '127.0.0.1:1' } }),
+    );
     const client = rawClient(gw.grpcAddress);
     const s = new RawServiceStream(client);
     try {

@@ -7,7 +7,13 @@ import { ServiceSession, type ServiceStream } from '../../core/gate/service-sess
 /** A service stream whose transport takes one message and then waits until told to go on. */
 function slowStream() {
   const pending: (() => void)[] = [];
-  const stream = new Writable({ objectMode: true, highWaterMark: 1, write(_m, _e, done) { pending.push(done); } });
+  const stream = new Writable({
+    objectMode: true,
+    highWaterMark: 1,
+    write(_m, _e, done) {
+      pending.push(done);
+    },
+  });
   return { stream: stream as unknown as ServiceStream, flush: () => pending.splice(0).forEach((done) => done()) };
 }
 

@@ -20,7 +20,11 @@ function callWithHooks() {
   return { call: new ServiceCall(1, 7, hooks), cancelled, released };
 }
 
-const chunk = (i: number, finish = false) => ({ requestId: 1, body: 'partialPredict' as const, partialPredict: { data: { json: String(i) }, finish } });
+const chunk = (i: number, finish = false) => ({
+  requestId: 1,
+  body: 'partialPredict' as const,
+  partialPredict: { data: { json: String(i) }, finish },
+});
 
 describe('ServiceCall stream deadlines', () => {
   beforeEach(() => void vi.useFakeTimers());
@@ -51,9 +55,11 @@ describe('ServiceCall stream deadlines', () => {
     expect(call.failureCode).toBe('STREAM_IDLE_TIMEOUT');
     expect(cancelled).toEqual([1]);
     const read: string[] = [];
-    await expect((async () => {
-      for await (const frame of call) read.push(frame.partialPredict!.data!.json!);
-    })()).rejects.toMatchObject({ code: 'STREAM_IDLE_TIMEOUT', args: { timeoutSec: '0.1' } });
+    await expect(
+      (async () => {
+        for await (const frame of call) read.push(frame.partialPredict!.data!.json!);
+      })(),
+    ).rejects.toMatchObject({ code: 'STREAM_IDLE_TIMEOUT', args: { timeoutSec: '0.1' } });
     expect(read).toEqual(['0', '1', '2', '3', '4', '5']);
   });
 

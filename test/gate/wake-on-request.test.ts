@@ -41,29 +41,67 @@ describe('wake on request', () => {
     const grpcPort = await freePort();
     const grpcAddress = `127.0.0.1:${grpcPort}`;
     // The HTTP waker: the "orchestrator" starts the service when it is called.
-    hook = http.createServer((req, res) => {
-      hookCalls++;
-      hooked ??= new ModelService(upperHandlers, { descriptor: { name: 'upper' }, gateways: grpcAddress, connectionToken: HOOKED_TOKEN, logger: silentLogger }).start();
-      res.writeHead(202).end();
-    }).listen(0, '127.0.0.1');
+    hook = http
+      .createServer((req, res) => {
+        hookCalls++;
+        hooked ??= new ModelService(upperHandlers, {
+          descriptor: { name: 'upper' },
+          gateways: grpcAddress,
+          connectionToken: HOOKED_TOKEN,
+          logger: silentLogger,
+        }).start();
+        res.writeHead(202).end();
+      })
+      .listen(0, '127.0.0.1');
     await new Promise((r) => hook.once('listening', r));
     const hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/wake`;
 
-    gw = await startTestGateway(testConfigInput({
-      server: { host: '127.0.0.1', httpPort: 0, grpcPort },
-      limits: { instanceWaitersPerAccount: 3 },
-      services: [
-        {
-          id: 60, name: 'sleepy', account: 'demo', public: true, connectionTokens: [{ token: SLEEPY_TOKEN }], waitForInstanceMs: 30_000,
-          waker: { command: [process.execPath, '--import', 'tsx', WAKER, grpcAddress, SLEEPY_TOKEN, pidFile], cooldownMs: 60_000 },
-        },
-        { id: 61, name: 'hooked', account: 'demo', public: true, family: 'openai', connectionTokens: [{ token: HOOKED_TOKEN }], waitForInstanceMs: 30_000, waker: { url: hookUrl } },
-        { id: 62, name: 'absent', account: 'demo', public: true, family: 'openai', connectionTokens: [{ token: 'absent-service-token-01' }], waitForInstanceMs: 300 },
-        { id: 63, name: 'slow', account: 'demo', public: true, connectionTokens: [{ token: 'slow-service-token-0001' }], waitForInstanceMs: 1500 },
-        { id: 64, name: 'late', account: 'demo', public: true, connectionTokens: [{ token: LATE_TOKEN }], waitForInstanceMs: 30_000 },
-      ],
-      plugins: { enabled: ['sync-predict', 'chatapi'] },
-    }));
+    gw = await startTestGateway(
+      testConfigInput({
+        server: { host: '127.0.0.1', httpPort: 0, grpcPort },
+        limits: { instanceWaitersPerAccount: 3 },
+        services: [
+          {
+            id: 60,
+            name: 'sleepy',
+            account: 'demo',
+            public: true,
+            connectionTokens: [{ token: SLEEPY_TOKEN }],
+            waitForInstanceMs: 30_000,
+            waker: { command: [process.execPath, '--import', 'tsx', WAKER, grpcAddress, SLEEPY_TOKEN, pidFile], cooldownMs: 60_000 },
+          },
+          {
+            id: 61,
+            name: 'hooked',
+            account: 'demo',
+            public: true,
+            family: 'openai',
+            connectionTokens: [{ token: HOOKED_TOKEN }],
+            waitForInstanceMs: 30_000,
+            waker: { url: hookUrl },
+          },
+          {
+            id: 62,
+            name: 'absent',
+            account: 'demo',
+            public: true,
+            family: 'openai',
+            connectionTokens: [{ token: 'absent-service-token-01' }],
+            waitForInstanceMs: 300,
+          },
+          {
+            id: 63,
+            name: 'slow',
+            account: 'demo',
+            public: true,
+            connectionTokens: [{ token: 'slow-service-token-0001' }],
+            waitForInstanceMs: 1500,
+          },
+          { id: 64, name: 'late', account: 'demo', public: true, connectionTokens: [{ token: LATE_TOKEN }], waitForInstanceMs: 30_000 },
+        ],
+        plugins: { enabled: ['sync-predict', 'chatapi'] },
+      }),
+    );
   }, 30_000);
 
   afterAll(async () => {
@@ -138,7 +176,12 @@ describe('wake on request', () => {
     });
     await new Promise((r) => setTimeout(r, 300));
     expect(gw.gateway.gate.hasInstances(64)).toBe(false);
-    const late = new ModelService(upperHandlers, { descriptor: { name: 'upper' }, gateways: gw.grpcAddress, connectionToken: LATE_TOKEN, logger: silentLogger }).start();
+    const late = new ModelService(upperHandlers, {
+      descriptor: { name: 'upper' },
+      gateways: gw.grpcAddress,
+      connectionToken: LATE_TOKEN,
+      logger: silentLogger,
+    }).start();
     try {
       const answer = await unary;
       expect(answer.error).toBeUndefined();
@@ -153,9 +196,14 @@ describe('wake on request', () => {
     }
   }, 60_000);
 
-  it('ends a gRPC client call\'s wait with NO_INSTANCE_IN_TIME in-band', async () => {
+  it("ends a gRPC client call's wait with NO_INSTANCE_IN_TIME in-band", async () => {
     const client = rawClient(gw.grpcAddress);
-    const answer = await processUnary(client, { account: 'demo', model: 'absent', authToken: TEST_KEY, predict: { data: json({ text: 'x' }) } });
+    const answer = await processUnary(client, {
+      account: 'demo',
+      model: 'absent',
+      authToken: TEST_KEY,
+      predict: { data: json({ text: 'x' }) },
+    });
     client.close();
     expect(answer.error).toMatchObject({ code: 'NO_INSTANCE_IN_TIME', statusCode: 503 });
   });

@@ -57,7 +57,12 @@ describe('access log', () => {
     const streamed = await fetch(`${fx.base}/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TEST_KEY}`, 'content-type': 'application/json', 'x-request-id': 'access-log-3' },
-      body: JSON.stringify({ model: 'demo/echo', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'a b c' }] }),
+      body: JSON.stringify({
+        model: 'demo/echo',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'a b c' }],
+      }),
     });
     const text = await streamed.text();
     await new Promise((r) => setTimeout(r, 20));
@@ -72,7 +77,12 @@ describe('access log', () => {
   it('names no plugin or route for a path no plugin serves', async () => {
     await fetch(`${fx.gw.httpUrl}/no/such/path`, { headers: { 'x-request-id': 'access-log-4' } });
     await new Promise((r) => setTimeout(r, 20));
-    expect(requestLines().find((l) => l.requestId === 'access-log-4')).toMatchObject({ status: 404, plugin: 'none', route: 'unmatched', code: 'NOT_FOUND' });
+    expect(requestLines().find((l) => l.requestId === 'access-log-4')).toMatchObject({
+      status: 404,
+      plugin: 'none',
+      route: 'unmatched',
+      code: 'NOT_FOUND',
+    });
   });
 });
 
@@ -80,7 +90,10 @@ describe('access log switched off', () => {
   it('writes no request line with server.accessLog false', async () => {
     const { startTestGateway, testConfigInput } = await import('../support/gateway.js');
     const log = capturingLogger();
-    const gw = await startTestGateway(testConfigInput({ server: { httpPort: 0, grpcPort: 0, accessLog: false }, plugins: { enabled: ['health'] } }), { logger: log.logger });
+    const gw = await startTestGateway(
+      testConfigInput({ server: { httpPort: 0, grpcPort: 0, accessLog: false }, plugins: { enabled: ['health'] } }),
+      { logger: log.logger },
+    );
     try {
       expect((await fetch(`${gw.httpUrl}/health/live`)).status).toBe(200);
       expect(log.lines.filter((l) => l.msg === 'request')).toEqual([]);

@@ -3,7 +3,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectLaunchedServices } from '../../core/bin/expect-launched.js';
 import { launchServices } from '../../core/bin/launcher.js';
 import { silentLogger } from '../../core/observe/logger.js';
-import { ECHO_TOKEN, OTHER_ACCOUNT_KEY, PRIVATE_TOKEN, TEST_KEY, eventually, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
+import {
+  ECHO_TOKEN,
+  OTHER_ACCOUNT_KEY,
+  PRIVATE_TOKEN,
+  TEST_KEY,
+  eventually,
+  startTestGateway,
+  testConfigInput,
+  type TestGateway,
+} from '../support/gateway.js';
 import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/mongo-server.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
 import { RawServiceStream, json, rawClient } from '../support/raw-gate-client.js';
@@ -31,7 +40,11 @@ describe('health probes', () => {
     const ready = await get(`${gw.httpUrl}/health/ready`);
     expect(ready.status).toBe(200);
     expect(ready.body.status).toBe('ready');
-    expect(ready.body.checks.map((c: any) => [c.name, c.ok])).toEqual([['started', true], ['draining', true], ['store', true]]);
+    expect(ready.body.checks.map((c: any) => [c.name, c.ok])).toEqual([
+      ['started', true],
+      ['draining', true],
+      ['store', true],
+    ]);
   });
 
   it('is degraded while a required service has no instance, naming it only to callers who may see it', async () => {
@@ -52,9 +65,15 @@ describe('health probes', () => {
     echo.startServing(ECHO_TOKEN, 'boot-e');
     await eventually(() => gw.gateway.gate.hasInstances(11) && gw.gateway.gate.hasInstances(10));
     expect((await get(`${gw.httpUrl}/health`)).body).toEqual({ status: 'ok' });
-    expect((await get(`${gw.httpUrl}/health`, { 'PLATFORM-API-KEY': TEST_KEY })).body).toEqual({ status: 'ok', instances: { 'demo/echo': 1, 'demo/private': 1 } });
+    expect((await get(`${gw.httpUrl}/health`, { 'PLATFORM-API-KEY': TEST_KEY })).body).toEqual({
+      status: 'ok',
+      instances: { 'demo/echo': 1, 'demo/private': 1 },
+    });
     // Another account sees the public service only.
-    expect((await get(`${gw.httpUrl}/health`, { 'PLATFORM-API-KEY': OTHER_ACCOUNT_KEY })).body).toEqual({ status: 'ok', instances: { 'demo/echo': 1 } });
+    expect((await get(`${gw.httpUrl}/health`, { 'PLATFORM-API-KEY': OTHER_ACCOUNT_KEY })).body).toEqual({
+      status: 'ok',
+      instances: { 'demo/echo': 1 },
+    });
     service.close();
     echo.close();
     client.close();
@@ -90,12 +109,22 @@ describe('health of launched services', () => {
 
 describe('graceful shutdown (what SIGTERM runs)', () => {
   it('stops taking requests, reports not ready, and lets requests in flight finish', async () => {
-    const gw = await startTestGateway(testConfigInput({ plugins: { enabled: ['health', 'sync-predict'] }, gate: { heartbeatIntervalMs: 200, defaultTimeoutSec: 10, drainTimeoutMs: 5000 } }));
+    const gw = await startTestGateway(
+      testConfigInput({
+        plugins: { enabled: ['health', 'sync-predict'] },
+        gate: { heartbeatIntervalMs: 200, defaultTimeoutSec: 10, drainTimeoutMs: 5000 },
+      }),
+    );
     const client = rawClient(gw.grpcAddress);
     const service = new RawServiceStream(client);
     service.startServing(ECHO_TOKEN, 'boot-drain');
     await eventually(() => gw.gateway.gate.hasInstances(10));
-    const predict = () => fetch(`${gw.httpUrl}/api/platformgate/account/demo/model/echo/predict`, { method: 'POST', headers: { 'PLATFORM-API-KEY': TEST_KEY, 'content-type': 'application/json' }, body: '{"q":1}' });
+    const predict = () =>
+      fetch(`${gw.httpUrl}/api/platformgate/account/demo/model/echo/predict`, {
+        method: 'POST',
+        headers: { 'PLATFORM-API-KEY': TEST_KEY, 'content-type': 'application/json' },
+        body: '{"q":1}',
+      });
 
     const inFlight = predict();
     const request = await service.next((m) => m.body === 'predict');

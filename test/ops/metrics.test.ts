@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoService } from '../../examples/echo-service/service.js';
 import { silentLogger, type ModelService } from '../../sdk/index.js';
-import { ECHO_TOKEN, PRIVATE_TOKEN, TEST_KEY, eventually, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
+import {
+  ECHO_TOKEN,
+  PRIVATE_TOKEN,
+  TEST_KEY,
+  eventually,
+  startTestGateway,
+  testConfigInput,
+  type TestGateway,
+} from '../support/gateway.js';
 import { RawServiceStream, json, processUnary, rawClient, type RawClient } from '../support/raw-gate-client.js';
 import { hasFamily, sampleSum } from './prometheus-text.js';
 
@@ -15,7 +23,9 @@ describe('metrics plugin', () => {
   let raw: RawServiceStream;
 
   beforeAll(async () => {
-    const input = testConfigInput({ plugins: { enabled: ['chatapi', 'async-predict', 'metrics'], options: { metrics: { bearerToken: METRICS_TOKEN } } } });
+    const input = testConfigInput({
+      plugins: { enabled: ['chatapi', 'async-predict', 'metrics'], options: { metrics: { bearerToken: METRICS_TOKEN } } },
+    });
     input.services[0].family = 'openai';
     input.accounts.push({ id: 5, name: 'limited', requestsPerSecond: 1 });
     input.apiKeys.push({ name: 'limited', account: 'limited', key: LIMITED_KEY, permissions: ['MODEL_REQUESTS'] });
@@ -47,11 +57,12 @@ describe('metrics plugin', () => {
     const res = await fetch(`${gw.httpUrl}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
     return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
   };
-  const chat = (body: Record<string, unknown>, key = TEST_KEY) => fetch(`${gw.httpUrl}/api/adapters/chatapi/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'one two three four' }], ...body }),
-  });
+  const chat = (body: Record<string, unknown>, key = TEST_KEY) =>
+    fetch(`${gw.httpUrl}/api/adapters/chatapi/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'demo/echo', messages: [{ role: 'user', content: 'one two three four' }], ...body }),
+    });
 
   it('refuses a scrape without the configured bearer token', async () => {
     expect((await scrape('')).status).toBe(401);
@@ -63,7 +74,13 @@ describe('metrics plugin', () => {
 
   it('moves every family as requests flow (scrape before and after)', async () => {
     const before = (await scrape()).text;
-    const chatLabels = { plugin: 'chatapi', route: '/api/adapters/chatapi{/v1}/chat/completions', method: 'POST', status: '200', service: 'demo/echo' };
+    const chatLabels = {
+      plugin: 'chatapi',
+      route: '/api/adapters/chatapi{/v1}/chat/completions',
+      method: 'POST',
+      status: '200',
+      service: 'demo/echo',
+    };
 
     const whole = (await (await chat({})).json()) as { usage: { prompt_tokens: number; completion_tokens: number } };
     const streamed = await chat({ stream: true });
@@ -72,19 +89,50 @@ describe('metrics plugin', () => {
     await chat({}, LIMITED_KEY);
     expect((await chat({}, LIMITED_KEY)).status).toBe(429);
     // A gRPC client call to the raw service, and a billing charge for it.
-    const answer = await processUnary(client, { account: 'demo', model: 'private', authToken: TEST_KEY, predict: { data: json({ q: 1 }) } });
+    const answer = await processUnary(client, {
+      account: 'demo',
+      model: 'private',
+      authToken: TEST_KEY,
+      predict: { data: json({ q: 1 }) },
+    });
     expect(answer.error).toBeFalsy();
-    raw.send({ requestId: 0, deferredBillingCharges: { charges: [{ idempotencyKey: 'k-1', amount: 7, currency: 'USD' }], params: { callerAccountId: 1 } } });
+    raw.send({
+      requestId: 0,
+      deferredBillingCharges: { charges: [{ idempotencyKey: 'k-1', amount: 7, currency: 'USD' }], params: { callerAccountId: 1 } },
+    });
     // An async task through to its result.
-    const created = await fetch(`${gw.httpUrl}/api/platformgateway/account/demo/model/echo/async/predict`, { method: 'POST', headers: { 'PLATFORM-API-KEY': TEST_KEY, 'content-type': 'application/json' }, body: JSON.stringify({ messages: [] }) });
+    const created = await fetch(`${gw.httpUrl}/api/platformgateway/account/demo/model/echo/async/predict`, {
+      method: 'POST',
+      headers: { 'PLATFORM-API-KEY': TEST_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [] }),
+    });
     const taskId = (await created.json()) as string;
-    await eventually(async () => (await (await fetch(`${gw.httpUrl}/api/platformgateway/account/demo/async/task/${taskId}`, { headers: { 'PLATFORM-API-KEY': TEST_KEY } })).json() as any).status === 'COMPLETED', 5000, 'task completed');
+    await eventually(
+      async () =>
+        (
+          (await (
+            await fetch(`${gw.httpUrl}/api/platformgateway/account/demo/async/task/${taskId}`, {
+              headers: { 'PLATFORM-API-KEY': TEST_KEY },
+            })
+          ).json()) as any
+        ).status === 'COMPLETED',
+      5000,
+      'task completed',
+    );
     // A reconnect of the same process (same boot UUID), then a stream lost without goodbye.
     const second = connectRaw('raw-boot-1');
-    await eventually(async () => sampleSum((await scrape()).text, 'gateway_service_reconnects_total', { service: 'demo/private' }) >= 1, 5000, 'reconnect counted');
+    await eventually(
+      async () => sampleSum((await scrape()).text, 'gateway_service_reconnects_total', { service: 'demo/private' }) >= 1,
+      5000,
+      'reconnect counted',
+    );
     raw.close(); // replaced already: a graceful end
     second.cancel(); // still serving, no stopServing: a lost stream
-    await eventually(async () => sampleSum((await scrape()).text, 'gateway_service_streams_dropped_total', { service: 'demo/private' }) >= 1, 5000, 'drop counted');
+    await eventually(
+      async () => sampleSum((await scrape()).text, 'gateway_service_streams_dropped_total', { service: 'demo/private' }) >= 1,
+      5000,
+      'drop counted',
+    );
     raw = connectRaw('raw-boot-2');
     await eventually(() => gw.gateway.gate.hasInstances(11), 5000, 'raw service back');
 
@@ -102,8 +150,12 @@ describe('metrics plugin', () => {
     expect(moved('gateway_service_call_duration_seconds_count', { service: 'demo/private' })).toBe(1);
     expect(moved('gateway_stream_first_chunk_seconds_count', { service: 'demo/echo' })).toBe(1);
     expect(moved('gateway_stream_chunk_gap_seconds_count', { service: 'demo/echo' })).toBeGreaterThanOrEqual(1);
-    expect(moved('gateway_tokens_total', { account: 'demo', service: 'demo/echo', direction: 'input' })).toBeGreaterThanOrEqual(whole.usage.prompt_tokens);
-    expect(moved('gateway_tokens_total', { account: 'demo', service: 'demo/echo', direction: 'output' })).toBeGreaterThanOrEqual(whole.usage.completion_tokens);
+    expect(moved('gateway_tokens_total', { account: 'demo', service: 'demo/echo', direction: 'input' })).toBeGreaterThanOrEqual(
+      whole.usage.prompt_tokens,
+    );
+    expect(moved('gateway_tokens_total', { account: 'demo', service: 'demo/echo', direction: 'output' })).toBeGreaterThanOrEqual(
+      whole.usage.completion_tokens,
+    );
     expect(moved('gateway_billing_charges_total', { service: 'demo/private', currency: 'USD' })).toBe(1);
     expect(moved('gateway_billing_amount_total', { service: 'demo/private', currency: 'USD' })).toBe(7);
     expect(moved('gateway_rejections_total', { code: 'RATE_LIMIT_EXCEEDED' })).toBe(1);
@@ -149,6 +201,12 @@ describe('label cardinality', () => {
   it('keeps the first values of a label and counts any later one as other', async () => {
     const { LabelCap } = await import('../../plugins/metrics/label-cap.js');
     const cap = new LabelCap(2);
-    expect([cap.value('a'), cap.value('b'), cap.value('c'), cap.value('a'), cap.value(undefined)]).toEqual(['a', 'b', 'other', 'a', 'none']);
+    expect([cap.value('a'), cap.value('b'), cap.value('c'), cap.value('a'), cap.value(undefined)]).toEqual([
+      'a',
+      'b',
+      'other',
+      'a',
+      'none',
+    ]);
   });
 });

@@ -26,12 +26,13 @@ function configFor(mongodbUri: string): Record<string, unknown> {
 
 type PerSecond = Map<string, { admitted: number; refused: number }>;
 
-const send = (gw: GatewayProcess, dispatcher: Agent) => fetch(`${gw.httpUrl}/api/adapters/chatapi/chat/completions`, {
-  method: 'POST',
-  headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-  body: '{"model":"shared/none","messages":[]}',
-  dispatcher,
-} as RequestInit);
+const send = (gw: GatewayProcess, dispatcher: Agent) =>
+  fetch(`${gw.httpUrl}/api/adapters/chatapi/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+    body: '{"model":"shared/none","messages":[]}',
+    dispatcher,
+  } as RequestInit);
 
 /** One answer: when it was sent and answered (this machine's clock, which the gateways share), and its status. */
 interface Answer {
@@ -67,9 +68,13 @@ async function overload(gateways: GatewayProcess[]): Promise<Answer[]> {
   const dispatcher = new Agent({ connections: 8 });
   const answers: Answer[] = [];
   const end = Date.now() + SECONDS * 1000;
-  await Promise.all(gateways.flatMap((gw) => Array.from({ length: CALLERS }, async () => {
-    while (Date.now() < end) answers.push(await answer(gw, dispatcher));
-  })));
+  await Promise.all(
+    gateways.flatMap((gw) =>
+      Array.from({ length: CALLERS }, async () => {
+        while (Date.now() < end) answers.push(await answer(gw, dispatcher));
+      }),
+    ),
+  );
   await dispatcher.close();
   return answers;
 }
@@ -107,48 +112,56 @@ function mostAdmittedInTwoSeconds(answers: Answer[]): number {
 
 /** The seconds between the first and the last (those two may be partly covered by the load). */
 const interior = (perWindow: Map<string, { admitted: number; refused: number }>) =>
-  [...perWindow.entries()].sort(([a], [b]) => Date.parse(a) - Date.parse(b)).slice(1, -1).map(([, counts]) => counts);
+  [...perWindow.entries()]
+    .sort(([a], [b]) => Date.parse(a) - Date.parse(b))
+    .slice(1, -1)
+    .map(([, counts]) => counts);
 
-describe.skipIf(!requirePrerequisite('shared rate limits on MongoDB', mongoPrerequisite()))('shared rate limits across gateway processes', () => {
-  let server: MongoTestServer;
-  /**
-   * Three gateway processes on one database, started once: the first test's load goes to two of them,
-   * the second's to all three. A gateway leases a share of a window's rate only when it admits a
-   * request, so the idle third takes nothing from the first test's two.
-   */
-  const running: GatewayProcess[] = [];
-  beforeAll(async () => {
-    server = await startMongo();
-    const uri = server.freshDatabaseUri();
-    running.push(...(await Promise.all(Array.from({ length: 3 }, () => spawnGateway(configFor(uri))))));
-  });
-  afterAll(async () => {
-    await Promise.all(running.map((g) => g.stop()));
-    await server?.stop();
-  });
+describe.skipIf(!requirePrerequisite('shared rate limits on MongoDB', mongoPrerequisite()))(
+  'shared rate limits across gateway processes',
+  () => {
+    let server: MongoTestServer;
+    /**
+     * Three gateway processes on one database, started once: the first test's load goes to two of them,
+     * the second's to all three. A gateway leases a share of a window's rate only when it admits a
+     * request, so the idle third takes nothing from the first test's two.
+     */
+    const running: GatewayProcess[] = [];
+    beforeAll(async () => {
+      server = await startMongo();
+      const uri = server.freshDatabaseUri();
+      running.push(...(await Promise.all(Array.from({ length: 3 }, () => spawnGateway(configFor(uri))))));
+    });
+    afterAll(async () => {
+      await Promise.all(running.map((g) => g.stop()));
+      await server?.stop();
+    });
 
-  for (const count of [2, 3]) {
-    it(`holds ${RATE}/s within 10% with ${count} gateways, and refuses nothing below the rate`, async () => {
-      const gateways = running.slice(0, count);
-      // Overload: every whole second in which callers asked for more than the rate admits the rate,
-      // within 10% on average (counted by the second of the Date header, which may move an answer
-      // admitted at a window's end into the next one; the mean is exact), and no two neighbouring
-      // seconds admit more than 10% above twice the rate, counting the answers surely inside them.
-      const answers = await overload(gateways);
-      const seconds = interior(perSecondOf(answers));
-      const mostInTwo = mostAdmittedInTwoSeconds(answers);
-      process.stdout.write(`shared limit, ${count} gateways, ${RATE}/s: admitted/refused per second ${seconds.map((s) => `${s.admitted}/${s.refused}`).join(', ')}; at most ${mostInTwo} surely in two seconds\n`);
-      expect(mostInTwo).toBeLessThanOrEqual(2 * RATE * 1.1);
-      const over = seconds.filter((s) => s.refused > 0);
-      expect(over.length).toBeGreaterThanOrEqual(2);
-      const mean = over.reduce((n, s) => n + s.admitted, 0) / over.length;
-      expect(mean).toBeGreaterThanOrEqual(RATE * 0.9);
-      expect(mean).toBeLessThanOrEqual(RATE * 1.1);
-      // The overload's last window is spent: start the next phase in a fresh one.
-      await new Promise((r) => setTimeout(r, 1100));
-      // Below the rate (half of it): nothing refused.
-      const under = await paced(gateways, (RATE / 2) * SECONDS);
-      expect(under.filter((a) => a.refused)).toHaveLength(0);
-    }, 120_000);
-  }
-});
+    for (const count of [2, 3]) {
+      it(`holds ${RATE}/s within 10% with ${count} gateways, and refuses nothing below the rate`, async () => {
+        const gateways = running.slice(0, count);
+        // Overload: every whole second in which callers asked for more than the rate admits the rate,
+        // within 10% on average (counted by the second of the Date header, which may move an answer
+        // admitted at a window's end into the next one; the mean is exact), and no two neighbouring
+        // seconds admit more than 10% above twice the rate, counting the answers surely inside them.
+        const answers = await overload(gateways);
+        const seconds = interior(perSecondOf(answers));
+        const mostInTwo = mostAdmittedInTwoSeconds(answers);
+        process.stdout.write(
+          `shared limit, ${count} gateways, ${RATE}/s: admitted/refused per second ${seconds.map((s) => `${s.admitted}/${s.refused}`).join(', ')}; at most ${mostInTwo} surely in two seconds\n`,
+        );
+        expect(mostInTwo).toBeLessThanOrEqual(2 * RATE * 1.1);
+        const over = seconds.filter((s) => s.refused > 0);
+        expect(over.length).toBeGreaterThanOrEqual(2);
+        const mean = over.reduce((n, s) => n + s.admitted, 0) / over.length;
+        expect(mean).toBeGreaterThanOrEqual(RATE * 0.9);
+        expect(mean).toBeLessThanOrEqual(RATE * 1.1);
+        // The overload's last window is spent: start the next phase in a fresh one.
+        await new Promise((r) => setTimeout(r, 1100));
+        // Below the rate (half of it): nothing refused.
+        const under = await paced(gateways, (RATE / 2) * SECONDS);
+        expect(under.filter((a) => a.refused)).toHaveLength(0);
+      }, 120_000);
+    }
+  },
+);

@@ -18,7 +18,10 @@ const GRPC_CALLER_TRACE = '5e2f8c1a9b3d4e6f7a8b9c0d1e2f3a4b';
 const GRPC_SPAN = 'com.platform.gate.Gate/process';
 
 const chatAnswer = {
-  id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'm',
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  created: 1,
+  model: 'm',
   choices: [{ index: 0, message: { role: 'assistant', content: 'hello' }, finish_reason: 'stop' }],
   usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 },
 };
@@ -31,24 +34,31 @@ describe('OpenTelemetry traces (OTLP/HTTP protobuf to a loopback receiver)', () 
   const sdkSaw: (TraceContext | undefined)[] = [];
   let spans: ReceivedSpan[];
 
-  const chat = (model: string, traceId: string) => fetch(`${gw.httpUrl}/api/adapters/chatapi/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${TEST_KEY}`, 'content-type': 'application/json', traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
-    body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
-  });
+  const chat = (model: string, traceId: string) =>
+    fetch(`${gw.httpUrl}/api/adapters/chatapi/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_KEY}`, 'content-type': 'application/json', traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
+    });
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
     gw = await startTestGateway({ ...chatConfigInput(), tracing: { otlpEndpoint: receiver.url, serviceName: 'gw-under-test' } });
     plain = await startRawModel(gw.grpcAddress, CHAT_TOKENS.plain, () => chatAnswer);
-    sdkService = serveModel({
-      predict(_req, ctx) {
-        sdkSaw.push(ctx.traceContext);
-        return chatAnswer;
+    sdkService = serveModel(
+      {
+        predict(_req, ctx) {
+          sdkSaw.push(ctx.traceContext);
+          return chatAnswer;
+        },
       },
-    }, { descriptor: { name: 'traced-echo' }, gateways: gw.grpcAddress, connectionToken: CHAT_TOKENS.echo, logger: silentLogger });
+      { descriptor: { name: 'traced-echo' }, gateways: gw.grpcAddress, connectionToken: CHAT_TOKENS.echo, logger: silentLogger },
+    );
     await sdkService.ready();
-    for (const [model, traceId] of [['demo/plain', CALLER_TRACE], ['demo/echo', SDK_CALLER_TRACE]] as const) {
+    for (const [model, traceId] of [
+      ['demo/plain', CALLER_TRACE],
+      ['demo/echo', SDK_CALLER_TRACE],
+    ] as const) {
       const res = await chat(model, traceId);
       expect(res.status, await res.text()).toBe(200);
     }
@@ -72,13 +82,17 @@ describe('OpenTelemetry traces (OTLP/HTTP protobuf to a loopback receiver)', () 
     expect(new Set(spans.map((s) => s.serviceName))).toEqual(new Set(['gw-under-test']));
   });
 
-  it('makes the request span a child of the caller\'s span, named by method and route template', () => {
+  it("makes the request span a child of the caller's span, named by method and route template", () => {
     const request = named('POST /api/adapters/chatapi{/v1}/chat/completions');
     expect(request.traceId).toBe(CALLER_TRACE);
     expect(request.parentSpanId).toBe(CALLER_SPAN);
     expect(request.attributes).toMatchObject({
-      'http.request.method': 'POST', 'http.response.status_code': 200, 'http.route': '/api/adapters/chatapi{/v1}/chat/completions',
-      'gen_ai.system': 'demo/plain', 'gen_ai.usage.input_tokens': 3, 'gen_ai.usage.output_tokens': 5,
+      'http.request.method': 'POST',
+      'http.response.status_code': 200,
+      'http.route': '/api/adapters/chatapi{/v1}/chat/completions',
+      'gen_ai.system': 'demo/plain',
+      'gen_ai.usage.input_tokens': 3,
+      'gen_ai.usage.output_tokens': 5,
     });
   });
 
@@ -94,15 +108,17 @@ describe('OpenTelemetry traces (OTLP/HTTP protobuf to a loopback receiver)', () 
     expect(call.events).toEqual(['first_byte', 'stream_end']);
   });
 
-  it('sends the service a traceparent whose parent is the gateway\'s service-call span', () => {
+  it("sends the service a traceparent whose parent is the gateway's service-call span", () => {
     const call = named('gateway.service_call');
     expect(plain.requests.at(-1)!.headers.traceparent).toBe(`00-${CALLER_TRACE}-${call.spanId}-01`);
   });
 
-  it('gives an SDK handler the trace context, parented on the gateway\'s service-call span', () => {
+  it("gives an SDK handler the trace context, parented on the gateway's service-call span", () => {
     const call = named('gateway.service_call', SDK_CALLER_TRACE);
     expect(call.attributes['gen_ai.request.model']).toBe('echo-1');
-    expect(sdkSaw).toEqual([{ traceparent: `00-${SDK_CALLER_TRACE}-${call.spanId}-01`, traceId: SDK_CALLER_TRACE, parentId: call.spanId, sampled: true }]);
+    expect(sdkSaw).toEqual([
+      { traceparent: `00-${SDK_CALLER_TRACE}-${call.spanId}-01`, traceId: SDK_CALLER_TRACE, parentId: call.spanId, sampled: true },
+    ]);
   });
 });
 
@@ -119,7 +135,11 @@ describe('tracing of gRPC client calls', () => {
     const client = rawClient(gw.grpcAddress);
     const metadata = new grpc.Metadata();
     metadata.set('traceparent', `00-${GRPC_CALLER_TRACE}-${CALLER_SPAN}-01`);
-    const answer = await processUnary(client, { account: 'demo', model: 'plain', authToken: TEST_KEY, predict: { data: json({ messages: [] }) } }, metadata);
+    const answer = await processUnary(
+      client,
+      { account: 'demo', model: 'plain', authToken: TEST_KEY, predict: { data: json({ messages: [] }) } },
+      metadata,
+    );
     expect(answer.error).toBeUndefined();
     const refused = await processUnary(client, { account: 'demo', model: 'plain', authToken: 'not-a-key', predict: { data: json({}) } });
     expect(refused.error?.code).toBe('API_KEY_INVALID');
@@ -131,12 +151,16 @@ describe('tracing of gRPC client calls', () => {
   });
   afterAll(async () => receiver?.close());
 
-  it('makes a call a SERVER span named by the RPC, child of the caller\'s traceparent metadata, with the stages and the service call under it', () => {
+  it("makes a call a SERVER span named by the RPC, child of the caller's traceparent metadata, with the stages and the service call under it", () => {
     const call = spans.find((s) => s.name === GRPC_SPAN && s.traceId === GRPC_CALLER_TRACE)!;
     expect(call.parentSpanId).toBe(CALLER_SPAN);
     expect(call.attributes).toMatchObject({
-      'rpc.system': 'grpc', 'rpc.service': 'com.platform.gate.Gate', 'rpc.method': 'process',
-      'gateway.error_code': 'OK', 'http.response.status_code': 200, 'gen_ai.system': 'demo/plain',
+      'rpc.system': 'grpc',
+      'rpc.service': 'com.platform.gate.Gate',
+      'rpc.method': 'process',
+      'gateway.error_code': 'OK',
+      'http.response.status_code': 200,
+      'gen_ai.system': 'demo/plain',
     });
     for (const name of ['gateway.admission', 'gateway.validation', 'gateway.dispatch', 'gateway.service_call']) {
       const child = spans.filter((s) => s.name === name && s.traceId === GRPC_CALLER_TRACE);
@@ -151,7 +175,12 @@ describe('tracing of gRPC client calls', () => {
     const refused = spans.find((s) => s.name === GRPC_SPAN && s.traceId !== GRPC_CALLER_TRACE)!;
     expect(refused.parentSpanId).toBeFalsy();
     expect(refused.attributes).toMatchObject({ 'gateway.error_code': 'API_KEY_INVALID', 'http.response.status_code': 401 });
-    expect(spans.filter((s) => s.traceId === refused.traceId).map((s) => s.name).sort()).toEqual([GRPC_SPAN, 'gateway.admission'].sort());
+    expect(
+      spans
+        .filter((s) => s.traceId === refused.traceId)
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual([GRPC_SPAN, 'gateway.admission'].sort());
   });
 });
 
@@ -165,7 +194,10 @@ describe('tracing off', () => {
   it('is turned on by OTEL_EXPORTER_OTLP_ENDPOINT (as a base URL) unless the config names an endpoint', () => {
     const fromEnv = buildConfig(chatConfigInput(), { env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' } });
     expect(fromEnv.tracing.otlpEndpoint).toBe('http://collector:4318/v1/traces');
-    const configured = buildConfig({ ...chatConfigInput(), tracing: { otlpEndpoint: 'http://mine:4318/v1/traces' } }, { env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' } });
+    const configured = buildConfig(
+      { ...chatConfigInput(), tracing: { otlpEndpoint: 'http://mine:4318/v1/traces' } },
+      { env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' } },
+    );
     expect(configured.tracing.otlpEndpoint).toBe('http://mine:4318/v1/traces');
   });
 });

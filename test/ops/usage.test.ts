@@ -4,7 +4,17 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoService } from '../../examples/echo-service/service.js';
 import { silentLogger, type ModelService } from '../../sdk/index.js';
-import { ECHO_TOKEN, OTHER_ACCOUNT_KEY, PRIVATE_TOKEN, READ_ONLY_KEY, TEST_KEY, eventually, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
+import {
+  ECHO_TOKEN,
+  OTHER_ACCOUNT_KEY,
+  PRIVATE_TOKEN,
+  READ_ONLY_KEY,
+  TEST_KEY,
+  eventually,
+  startTestGateway,
+  testConfigInput,
+  type TestGateway,
+} from '../support/gateway.js';
 import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/mongo-server.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
 import { RawServiceStream, json, processUnary, rawClient, startOkService, type RawClient } from '../support/raw-gate-client.js';
@@ -17,7 +27,10 @@ function usageSuite(kind: string, storeConfig: () => Record<string, unknown>) {
     let raw: RawServiceStream;
 
     beforeAll(async () => {
-      const input = testConfigInput({ store: storeConfig(), plugins: { enabled: ['chatapi', 'usage', 'async-predict'], options: { usage: { flushIntervalMs: 100 } } } });
+      const input = testConfigInput({
+        store: storeConfig(),
+        plugins: { enabled: ['chatapi', 'usage', 'async-predict'], options: { usage: { flushIntervalMs: 100 } } },
+      });
       input.services[0].family = 'openai';
       gw = await startTestGateway(input);
       echo = startEchoService({ gateways: gw.grpcAddress, connectionToken: ECHO_TOKEN, logger: silentLogger });
@@ -34,7 +47,9 @@ function usageSuite(kind: string, storeConfig: () => Record<string, unknown>) {
     });
 
     const usage = async (key = TEST_KEY, account = 'demo', query = '') => {
-      const res = await fetch(`${gw.httpUrl}/api/platformgateway/account/${account}/usage${query}`, { headers: { 'PLATFORM-API-KEY': key } });
+      const res = await fetch(`${gw.httpUrl}/api/platformgateway/account/${account}/usage${query}`, {
+        headers: { 'PLATFORM-API-KEY': key },
+      });
       return { status: res.status, body: (await res.json()) as any };
     };
 
@@ -51,15 +66,26 @@ function usageSuite(kind: string, storeConfig: () => Record<string, unknown>) {
         input += body.usage.prompt_tokens;
         output += body.usage.completion_tokens;
       }
-      const answer = await processUnary(client, { account: 'demo', model: 'private', authToken: TEST_KEY, predict: { data: json({ q: 1 }) } });
+      const answer = await processUnary(client, {
+        account: 'demo',
+        model: 'private',
+        authToken: TEST_KEY,
+        predict: { data: json({ q: 1 }) },
+      });
       expect(answer.error).toBeFalsy();
       const charge = (idempotencyKey: string, amount: number) =>
-        raw.send({ requestId: 0, deferredBillingCharges: { charges: [{ idempotencyKey, amount, currency: 'USD' }], params: { callerAccountId: 1 } } });
+        raw.send({
+          requestId: 0,
+          deferredBillingCharges: { charges: [{ idempotencyKey, amount, currency: 'USD' }], params: { callerAccountId: 1 } },
+        });
       charge('charge-1', 5);
       charge('charge-1', 5); // the same charge again: booked once
       charge('charge-2', 3);
       // A charge for another (known) account does not show in demo's usage.
-      raw.send({ requestId: 0, deferredBillingCharges: { charges: [{ idempotencyKey: 'charge-3', amount: 11, currency: 'USD' }], params: { callerAccountId: 2 } } });
+      raw.send({
+        requestId: 0,
+        deferredBillingCharges: { charges: [{ idempotencyKey: 'charge-3', amount: 11, currency: 'USD' }], params: { callerAccountId: 2 } },
+      });
 
       const today = new Date().toISOString().slice(0, 10);
       await eventually(async () => (await usage()).body.totals?.charges === 2, 5000, 'charges booked');
@@ -78,12 +104,17 @@ function usageSuite(kind: string, storeConfig: () => Record<string, unknown>) {
       await new Promise((r) => setTimeout(r, 300));
       expect((await usage()).body.totals.charges).toBe(2);
       // The other account sees its own charge only.
-      await eventually(async () => (await usage(OTHER_ACCOUNT_KEY, 'other')).body.totals?.amounts?.USD === 11, 5000, 'other account charge');
+      await eventually(
+        async () => (await usage(OTHER_ACCOUNT_KEY, 'other')).body.totals?.amounts?.USD === 11,
+        5000,
+        'other account charge',
+      );
       expect((await usage(OTHER_ACCOUNT_KEY, 'other')).body.totals.requests).toBe(0);
     });
 
     it('counts an async task as one request of its service, once, whether or not it has run yet', async () => {
-      const echoRequests = async () => ((await usage()).body.days as { service: string; requests: number }[]).find((d) => d.service === 'demo/echo')?.requests ?? 0;
+      const echoRequests = async () =>
+        ((await usage()).body.days as { service: string; requests: number }[]).find((d) => d.service === 'demo/echo')?.requests ?? 0;
       const before = await echoRequests();
       const created = await fetch(`${gw.httpUrl}/api/platformgateway/account/demo/model/echo/async/predict-with-config`, {
         method: 'POST',
@@ -93,7 +124,13 @@ function usageSuite(kind: string, storeConfig: () => Record<string, unknown>) {
       expect(created.status).toBe(200);
       const taskId = (await created.json()) as string;
       const state = async () =>
-        ((await (await fetch(`${gw.httpUrl}/api/platformgateway/account/demo/async/task/${taskId}`, { headers: { 'PLATFORM-API-KEY': TEST_KEY } })).json()) as { status: string }).status;
+        (
+          (await (
+            await fetch(`${gw.httpUrl}/api/platformgateway/account/demo/async/task/${taskId}`, {
+              headers: { 'PLATFORM-API-KEY': TEST_KEY },
+            })
+          ).json()) as { status: string }
+        ).status;
       await eventually(async () => (await state()) === 'COMPLETED', 5000, 'the task completed');
       await eventually(async () => (await echoRequests()) === before + 1, 5000, 'the task counted');
       // The worker's call to the service later is not a second request.
@@ -105,9 +142,14 @@ function usageSuite(kind: string, storeConfig: () => Record<string, unknown>) {
         headers: { 'PLATFORM-API-KEY': TEST_KEY, 'content-type': 'application/json' },
         body: JSON.stringify({ data: {} }),
       });
-      expect({ status: refused.status, code: ((await refused.json()) as { error: { code: string } }).error.code }).toEqual({ status: 400, code: 'SERVICE_NOT_FOUND' });
+      expect({ status: refused.status, code: ((await refused.json()) as { error: { code: string } }).error.code }).toEqual({
+        status: 400,
+        code: 'SERVICE_NOT_FOUND',
+      });
       await new Promise((r) => setTimeout(r, 300));
-      expect((await usage()).body.totals.requests).toBe(((await usage()).body.days as { requests: number }[]).reduce((n, d) => n + d.requests, 0));
+      expect((await usage()).body.totals.requests).toBe(
+        ((await usage()).body.days as { requests: number }[]).reduce((n, d) => n + d.requests, 0),
+      );
       expect(await echoRequests()).toBe(before + 1);
     });
 
@@ -117,7 +159,10 @@ function usageSuite(kind: string, storeConfig: () => Record<string, unknown>) {
       for (const account of ['demo', '1', 'nobody']) {
         const other = await usage(OTHER_ACCOUNT_KEY, account);
         expect(other.status).toBe(403);
-        expect(other.body.error).toMatchObject({ code: 'ACCESS_TO_ANOTHER_ACCOUNT_DENIED', message: `Access to account '${account}' is denied` });
+        expect(other.body.error).toMatchObject({
+          code: 'ACCESS_TO_ANOTHER_ACCOUNT_DENIED',
+          message: `Access to account '${account}' is denied`,
+        });
       }
       expect((await usage(READ_ONLY_KEY)).status).toBe(200);
       expect((await usage('')).status).toBe(401);

@@ -31,20 +31,24 @@ interface Answer {
 /** One request on a connection of its own: the primary hands each new connection to the next worker. */
 function call(url: string, method: 'GET' | 'POST', body?: unknown): Promise<Answer> {
   return new Promise((done, fail) => {
-    const req = httpRequest(url, { method, agent: false, headers: { 'PLATFORM-API-KEY': TEST_KEY, 'content-type': 'application/json' } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let parsed: unknown = text;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          // not JSON: kept as text
-        }
-        done({ status: res.statusCode ?? 0, worker: res.headers['x-gateway-worker'] as string | undefined, body: parsed });
-      });
-    });
+    const req = httpRequest(
+      url,
+      { method, agent: false, headers: { 'PLATFORM-API-KEY': TEST_KEY, 'content-type': 'application/json' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            // not JSON: kept as text
+          }
+          done({ status: res.statusCode ?? 0, worker: res.headers['x-gateway-worker'] as string | undefined, body: parsed });
+        });
+      },
+    );
     req.on('error', fail);
     req.end(body === undefined ? undefined : JSON.stringify(body));
   });
@@ -54,11 +58,17 @@ function call(url: string, method: 'GET' | 'POST', body?: unknown): Promise<Answ
 class GatewayOutput {
   readonly text: string[] = [];
   lines(): Record<string, any>[] {
-    return this.text.join('').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, any>);
+    return this.text
+      .join('')
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, any>);
   }
   /** The pid of each worker that logged `gateway listening`, latest last. */
   workerPids(index: number): number[] {
-    return this.lines().filter((l) => l.msg === 'gateway listening' && l.worker === index).map((l) => l.pid as number);
+    return this.lines()
+      .filter((l) => l.msg === 'gateway listening' && l.worker === index)
+      .map((l) => l.pid as number);
   }
 }
 
@@ -74,7 +84,9 @@ function startGateway(configPath: string, env: Record<string, string>, output: G
 }
 
 const exited = (child: ChildProcess) =>
-  child.exitCode !== null || child.signalCode !== null ? Promise.resolve(child.exitCode) : new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve(child.exitCode)
+    : new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
 
 const alive = (pid: number) => {
   try {
@@ -101,16 +113,22 @@ describe.skipIf(!requirePrerequisite('gateway workers on MongoDB', mongoPrerequi
     const [httpPort, grpcPort] = [await freePort(), await freePort()];
     httpUrl = `http://127.0.0.1:${httpPort}`;
     sharedGrpc = `127.0.0.1:${grpcPort}`;
-    await writeFile(join(dir, 'gateway.json'), JSON.stringify({
-      // workerGrpcPort 0: the primary picks a free port for each worker.
-      server: { host: '127.0.0.1', httpPort, grpcPort, workers: 2, workerGrpcPort: 0 },
-      gate: { heartbeatIntervalMs: 500, drainTimeoutMs: 3000 },
-      store: { kind: 'mongodb', mongodbUri: mongo.freshDatabaseUri() },
-      accounts: [{ id: 1, name: 'demo', requestsPerSecond: 1000 }],
-      apiKeys: [{ name: 'all', account: 'demo', key: TEST_KEY, permissions: ['MODEL_REQUESTS', 'READ_DATA', 'MODIFY_DATA'] }],
-      services: [{ id: 10, name: 'echo', account: 'demo', public: true, connectionTokens: [{ token: ECHO_TOKEN }] }],
-      plugins: { enabled: ['health', 'metrics', 'sync-predict', 'async-predict'], options: { 'async-predict': { pollMs: 100 }, metrics: { unauthenticated: true } } },
-    }));
+    await writeFile(
+      join(dir, 'gateway.json'),
+      JSON.stringify({
+        // workerGrpcPort 0: the primary picks a free port for each worker.
+        server: { host: '127.0.0.1', httpPort, grpcPort, workers: 2, workerGrpcPort: 0 },
+        gate: { heartbeatIntervalMs: 500, drainTimeoutMs: 3000 },
+        store: { kind: 'mongodb', mongodbUri: mongo.freshDatabaseUri() },
+        accounts: [{ id: 1, name: 'demo', requestsPerSecond: 1000 }],
+        apiKeys: [{ name: 'all', account: 'demo', key: TEST_KEY, permissions: ['MODEL_REQUESTS', 'READ_DATA', 'MODIFY_DATA'] }],
+        services: [{ id: 10, name: 'echo', account: 'demo', public: true, connectionTokens: [{ token: ECHO_TOKEN }] }],
+        plugins: {
+          enabled: ['health', 'metrics', 'sync-predict', 'async-predict'],
+          options: { 'async-predict': { pollMs: 100 }, metrics: { unauthenticated: true } },
+        },
+      }),
+    );
   });
   afterAll(async () => {
     await service?.stop();
@@ -144,47 +162,77 @@ describe.skipIf(!requirePrerequisite('gateway workers on MongoDB', mongoPrerequi
     expect(listening.sharedGrpcPort).toBe(Number(sharedGrpc.split(':')[1]));
 
     // The service is configured with the shared port only; the cluster update takes it to both workers.
-    service = new ModelService({
-      predict: (req) => {
-        served++;
-        return { echo: req.data.json<{ text: string }>().text };
+    service = new ModelService(
+      {
+        predict: (req) => {
+          served++;
+          return { echo: req.data.json<{ text: string }>().text };
+        },
       },
-    }, { descriptor: { name: 'echo' }, gateways: [sharedGrpc], connectionToken: ECHO_TOKEN, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+      {
+        descriptor: { name: 'echo' },
+        gateways: [sharedGrpc],
+        connectionToken: ECHO_TOKEN,
+        logger: { debug() {}, info() {}, warn() {}, error() {} },
+      },
+    );
     service.start();
-    await eventually(() => service!.connectedGateways().sort().join() === [...own].sort().join(), 20_000, 'the service to hold a stream to each worker');
+    await eventually(
+      () => service!.connectedGateways().sort().join() === [...own].sort().join(),
+      20_000,
+      'the service to hold a stream to each worker',
+    );
     expect(service.gateways().sort()).toEqual([...own].sort());
-    await eventually(async () => {
-      const seen = await instancesByWorker();
-      return seen.size === 2 && [...seen.values()].every((n) => n === 1);
-    }, 20_000, 'each worker to see exactly one instance');
+    await eventually(
+      async () => {
+        const seen = await instancesByWorker();
+        return seen.size === 2 && [...seen.values()].every((n) => n === 1);
+      },
+      20_000,
+      'each worker to see exactly one instance',
+    );
 
-    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => call(`${httpUrl}/api/platformgate/account/demo/model/echo/predict`, 'POST', { text: `t${i}` })));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => call(`${httpUrl}/api/platformgate/account/demo/model/echo/predict`, 'POST', { text: `t${i}` })),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
     expect(answers.map((a) => a.body.echo)).toEqual(Array.from({ length: 8 }, (_, i) => `t${i}`));
     expect(new Set(answers.map((a) => a.worker))).toEqual(new Set(['0', '1']));
     expect(served).toBeGreaterThanOrEqual(8);
 
     // /metrics answers for every worker, whichever takes the scrape: the primary sums their figures.
-    const predicts = (text: string) => text.split('\n')
-      .filter((l) => l.startsWith('gateway_http_requests_total{') && l.includes('plugin="sync-predict"') && l.includes('status="200"'))
-      .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+    const predicts = (text: string) =>
+      text
+        .split('\n')
+        .filter((l) => l.startsWith('gateway_http_requests_total{') && l.includes('plugin="sync-predict"') && l.includes('status="200"'))
+        .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
     const scrapedBy = new Map<string, number>();
-    await eventually(async () => {
-      const res = await call(`${httpUrl}/metrics`, 'GET');
-      if (res.status === 200 && res.worker !== undefined) scrapedBy.set(res.worker, predicts(res.body as string));
-      return scrapedBy.size === 2 && [...scrapedBy.values()].every((n) => n === 8);
-    }, 20_000, 'both workers to report the 8 predicts of both');
+    await eventually(
+      async () => {
+        const res = await call(`${httpUrl}/metrics`, 'GET');
+        if (res.status === 200 && res.worker !== undefined) scrapedBy.set(res.worker, predicts(res.body as string));
+        return scrapedBy.size === 2 && [...scrapedBy.values()].every((n) => n === 8);
+      },
+      20_000,
+      'both workers to report the 8 predicts of both',
+    );
   }, 120_000);
 
   it('shares the store: an async task created on one worker is read to completion from both', async () => {
-    const created = await Promise.all(Array.from({ length: 4 }, (_, i) => call(`${httpUrl}${P}/model/echo/async/predict-with-config`, 'POST', { data: { text: `a${i}` } })));
+    const created = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => call(`${httpUrl}${P}/model/echo/async/predict-with-config`, 'POST', { data: { text: `a${i}` } })),
+    );
     expect(created.map((c) => c.status)).toEqual([200, 200, 200, 200]);
     const readers = new Set<string>();
-    await eventually(async () => {
-      const reads = await Promise.all(created.map((c) => call(`${httpUrl}${P}/async/task/${c.body as string}`, 'GET')));
-      for (const r of reads) readers.add(r.worker ?? '?');
-      return reads.every((r) => r.status === 200 && r.body.status === 'COMPLETED');
-    }, 30_000, 'every task to complete');
+    await eventually(
+      async () => {
+        const reads = await Promise.all(created.map((c) => call(`${httpUrl}${P}/async/task/${c.body as string}`, 'GET')));
+        for (const r of reads) readers.add(r.worker ?? '?');
+        return reads.every((r) => r.status === 200 && r.body.status === 'COMPLETED');
+      },
+      30_000,
+      'every task to complete',
+    );
     expect(new Set(created.map((c) => c.worker))).toEqual(new Set(['0', '1']));
     expect(readers).toEqual(new Set(['0', '1']));
   }, 60_000);
@@ -194,13 +242,21 @@ describe.skipIf(!requirePrerequisite('gateway workers on MongoDB', mongoPrerequi
     expect(before).toBeDefined();
     process.kill(before!, 'SIGKILL');
     await eventually(() => output.workerPids(1).length === 2, 30_000, 'worker 1 to be forked again and listen');
-    expect(output.lines().some((l) => l.msg === 'gateway worker exited; restarting it' && l.worker === 1 && l.signal === 'SIGKILL')).toBe(true);
-    await eventually(async () => {
-      const seen = await instancesByWorker();
-      return seen.size === 2 && [...seen.values()].every((n) => n === 1);
-    }, 30_000, 'the service to stream to the new worker 1 again');
+    expect(output.lines().some((l) => l.msg === 'gateway worker exited; restarting it' && l.worker === 1 && l.signal === 'SIGKILL')).toBe(
+      true,
+    );
+    await eventually(
+      async () => {
+        const seen = await instancesByWorker();
+        return seen.size === 2 && [...seen.values()].every((n) => n === 1);
+      },
+      30_000,
+      'the service to stream to the new worker 1 again',
+    );
     expect(service!.connectedGateways()).toHaveLength(2);
-    const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => call(`${httpUrl}/api/platformgate/account/demo/model/echo/predict`, 'POST', { text: `r${i}` })));
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => call(`${httpUrl}/api/platformgate/account/demo/model/echo/predict`, 'POST', { text: `r${i}` })),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(6).fill(200));
     expect(new Set(answers.map((a) => a.worker))).toEqual(new Set(['0', '1']));
   }, 90_000);
@@ -209,7 +265,13 @@ describe.skipIf(!requirePrerequisite('gateway workers on MongoDB', mongoPrerequi
     const pids = [output.workerPids(0).at(-1)!, output.workerPids(1).at(-1)!];
     gateway!.kill('SIGTERM');
     expect(await exited(gateway!)).toBe(0);
-    expect(output.lines().filter((l) => l.msg === 'worker shutting down: draining').map((l) => l.worker).sort()).toEqual([0, 1]);
+    expect(
+      output
+        .lines()
+        .filter((l) => l.msg === 'worker shutting down: draining')
+        .map((l) => l.worker)
+        .sort(),
+    ).toEqual([0, 1]);
     expect(pids.filter(alive)).toEqual([]);
   }, 60_000);
 });
@@ -232,40 +294,59 @@ describe('GATEWAY_WORKERS=2 on the default store (embedded, no MongoDB)', () => 
     const [httpPort, grpcPort] = [await freePort(), await freePort()];
     const httpUrl = `http://127.0.0.1:${httpPort}`;
     // No store section: the embedded default, under .data next to this config.
-    await writeFile(join(dir, 'gateway.json'), JSON.stringify({
-      server: { host: '127.0.0.1', httpPort, grpcPort, workerGrpcPort: 0 },
-      gate: { heartbeatIntervalMs: 500, drainTimeoutMs: 3000 },
-      accounts: [{ id: 1, name: 'demo', requestsPerSecond: 1000 }],
-      apiKeys: [{ name: 'all', account: 'demo', key: TEST_KEY, permissions: ['MODEL_REQUESTS', 'READ_DATA', 'MODIFY_DATA'] }],
-      services: [{ id: 10, name: 'echo', account: 'demo', public: true, connectionTokens: [{ token: ECHO_TOKEN }] }],
-      plugins: { enabled: ['health', 'sync-predict', 'async-predict'], options: { 'async-predict': { pollMs: 100 } } },
-    }));
+    await writeFile(
+      join(dir, 'gateway.json'),
+      JSON.stringify({
+        server: { host: '127.0.0.1', httpPort, grpcPort, workerGrpcPort: 0 },
+        gate: { heartbeatIntervalMs: 500, drainTimeoutMs: 3000 },
+        accounts: [{ id: 1, name: 'demo', requestsPerSecond: 1000 }],
+        apiKeys: [{ name: 'all', account: 'demo', key: TEST_KEY, permissions: ['MODEL_REQUESTS', 'READ_DATA', 'MODIFY_DATA'] }],
+        services: [{ id: 10, name: 'echo', account: 'demo', public: true, connectionTokens: [{ token: ECHO_TOKEN }] }],
+        plugins: { enabled: ['health', 'sync-predict', 'async-predict'], options: { 'async-predict': { pollMs: 100 } } },
+      }),
+    );
     const output = new GatewayOutput();
     const env: Record<string, string> = { GATEWAY_WORKERS: '2', MONGODB_URI: '' };
     gateway = startGateway(join(dir, 'gateway.json'), env, output);
     await eventually(() => output.text.join('').includes('Gateway ready'), 60_000, `the gateway to start:\n${output.text.join('')}`);
     expect(output.text.join('')).toContain('store embedded');
-    service = new ModelService({ predict: (req) => ({ echo: req.data.json<{ text: string }>().text }) }, {
-      descriptor: { name: 'echo' }, gateways: [`127.0.0.1:${grpcPort}`], connectionToken: ECHO_TOKEN, logger: { debug() {}, info() {}, warn() {}, error() {} },
-    });
+    service = new ModelService(
+      { predict: (req) => ({ echo: req.data.json<{ text: string }>().text }) },
+      {
+        descriptor: { name: 'echo' },
+        gateways: [`127.0.0.1:${grpcPort}`],
+        connectionToken: ECHO_TOKEN,
+        logger: { debug() {}, info() {}, warn() {}, error() {} },
+      },
+    );
     service.start();
     await eventually(() => service!.connectedGateways().length === 2, 20_000, 'the service to hold a stream to each worker');
     const seen = new Map<string, number>();
-    await eventually(async () => {
-      const res = await call(`${httpUrl}/health`, 'GET');
-      if (res.worker !== undefined) seen.set(res.worker, (res.body?.instances?.['demo/echo'] as number | undefined) ?? 0);
-      return seen.size === 2 && [...seen.values()].every((n) => n === 1);
-    }, 20_000, 'each worker to see the instance');
+    await eventually(
+      async () => {
+        const res = await call(`${httpUrl}/health`, 'GET');
+        if (res.worker !== undefined) seen.set(res.worker, (res.body?.instances?.['demo/echo'] as number | undefined) ?? 0);
+        return seen.size === 2 && [...seen.values()].every((n) => n === 1);
+      },
+      20_000,
+      'each worker to see the instance',
+    );
 
-    const created = await Promise.all(Array.from({ length: 6 }, (_, i) => call(`${httpUrl}${P}/model/echo/async/predict-with-config`, 'POST', { data: { text: `e${i}` } })));
+    const created = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => call(`${httpUrl}${P}/model/echo/async/predict-with-config`, 'POST', { data: { text: `e${i}` } })),
+    );
     expect(created.map((c) => c.status)).toEqual(Array(6).fill(200));
     expect(new Set(created.map((c) => c.worker))).toEqual(new Set(['0', '1']));
     const readers = new Set<string>();
-    await eventually(async () => {
-      const reads = await Promise.all(created.map((c) => call(`${httpUrl}${P}/async/task/${c.body as string}`, 'GET')));
-      for (const r of reads) readers.add(r.worker ?? '?');
-      return reads.every((r) => r.status === 200 && r.body.status === 'COMPLETED');
-    }, 30_000, 'every task to complete');
+    await eventually(
+      async () => {
+        const reads = await Promise.all(created.map((c) => call(`${httpUrl}${P}/async/task/${c.body as string}`, 'GET')));
+        for (const r of reads) readers.add(r.worker ?? '?');
+        return reads.every((r) => r.status === 200 && r.body.status === 'COMPLETED');
+      },
+      30_000,
+      'every task to complete',
+    );
     expect(readers).toEqual(new Set(['0', '1']));
     const results = await Promise.all(created.map((c) => call(`${httpUrl}${P}/async/task/${c.body as string}/response`, 'GET')));
     expect(results.map((r) => r.body.echo)).toEqual(Array.from({ length: 6 }, (_, i) => `e${i}`));
@@ -277,11 +358,14 @@ describe('server.workers on the memory store', () => {
     const dir = await mkdtemp(join(tmpdir(), 'gw-workers-memory-'));
     try {
       const configPath = join(dir, 'gateway.json');
-      await writeFile(configPath, JSON.stringify({
-        server: { host: '127.0.0.1', httpPort: 0, grpcPort: 0 },
-        store: { kind: 'memory' },
-        plugins: { enabled: ['sync-predict', 'async-predict'] },
-      }));
+      await writeFile(
+        configPath,
+        JSON.stringify({
+          server: { host: '127.0.0.1', httpPort: 0, grpcPort: 0 },
+          store: { kind: 'memory' },
+          plugins: { enabled: ['sync-predict', 'async-predict'] },
+        }),
+      );
       const output = new GatewayOutput();
       const child = startGateway(configPath, { GATEWAY_WORKERS: '2' }, output);
       expect(await exited(child)).toBe(1);

@@ -39,7 +39,10 @@ process.once('SIGTERM', () => void service.stop().then(() => process.exit(0)));
 /** Runs a command without blocking the test worker (npm pack and install take a while). */
 async function run(command: string, args: string[], cwd: string): Promise<string> {
   try {
-    const { stdout } = await promisify(execFile)(command, args, { cwd, env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false' } });
+    const { stdout } = await promisify(execFile)(command, args, {
+      cwd,
+      env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false' },
+    });
     return stdout;
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; message: string };
@@ -64,14 +67,28 @@ describe('the SDK installed from its npm tarball', () => {
     await run(process.execPath, ['scripts/build.mjs', '--if-stale'], ROOT);
     await run('npm', ['pack', '--ignore-scripts', '--pack-destination', tarballs, '--workspace', 'proto', '--workspace', 'sdk'], ROOT);
     const packed = readdirSync(tarballs).map((name) => join(tarballs, name));
-    expect(packed.map((p) => p.slice(tarballs.length + 1)).sort()).toEqual(['model-gateway-protocol-0.1.0.tgz', 'model-gateway-sdk-0.1.0.tgz']);
+    expect(packed.map((p) => p.slice(tarballs.length + 1)).sort()).toEqual([
+      'model-gateway-protocol-0.1.0.tgz',
+      'model-gateway-sdk-0.1.0.tgz',
+    ]);
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'packed-service', private: true, type: 'module' }));
     await run('npm', ['install', '--prefer-offline', '--no-package-lock', ...packed, '@types/node@20', 'typescript@5'], app);
     writeFileSync(join(app, 'service.ts'), SERVICE_SOURCE);
-    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'out', types: ['node'], skipLibCheck: true },
-      files: ['service.ts'],
-    }));
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          outDir: 'out',
+          types: ['node'],
+          skipLibCheck: true,
+        },
+        files: ['service.ts'],
+      }),
+    );
   }, 240_000);
 
   afterAll(async () => {
@@ -81,7 +98,9 @@ describe('the SDK installed from its npm tarball', () => {
   });
 
   it('resolves the packages from the install, not from the repository', async () => {
-    const where = (await run(process.execPath, ['--input-type=module', '-e', "console.log(import.meta.resolve('@model-gateway/sdk'))"], app)).trim();
+    const where = (
+      await run(process.execPath, ['--input-type=module', '-e', "console.log(import.meta.resolve('@model-gateway/sdk'))"], app)
+    ).trim();
     expect(where).toBe(`file://${join(app, 'node_modules', '@model-gateway', 'sdk', 'dist', 'index.js')}`);
   });
 
@@ -98,16 +117,22 @@ describe('the SDK installed from its npm tarball', () => {
     });
     await new Promise<void>((resolve, reject) => {
       child!.once('exit', (code) => reject(new Error(`the packed service exited with ${code}`)));
-      child!.stdout!.on('data', (chunk: Buffer) => { if (chunk.toString().includes('ready')) resolve(); });
+      child!.stdout!.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('ready')) resolve();
+      });
     });
 
-    const http = await request(gw.httpUrl).post('/api/platformgate/account/demo/model/echo/predict')
-      .set('PLATFORM-API-KEY', TEST_KEY).send({ text: 'packed' });
+    const http = await request(gw.httpUrl)
+      .post('/api/platformgate/account/demo/model/echo/predict')
+      .set('PLATFORM-API-KEY', TEST_KEY)
+      .send({ text: 'packed' });
     expect(http.body).toEqual({ upper: 'PACKED' });
     expect(http.status).toBe(200);
 
-    const bad = await request(gw.httpUrl).post('/api/platformgate/account/demo/model/echo/predict')
-      .set('PLATFORM-API-KEY', TEST_KEY).send({ text: '' });
+    const bad = await request(gw.httpUrl)
+      .post('/api/platformgate/account/demo/model/echo/predict')
+      .set('PLATFORM-API-KEY', TEST_KEY)
+      .send({ text: '' });
     expect(bad.status).toBe(400);
 
     const client = new GateClient({ address: gw.grpcAddress, authToken: TEST_KEY, account: 'demo', model: 'echo' });

@@ -8,7 +8,17 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayError } from '../../core/errors.js';
 import { DAY_MS } from '../../core/tasks/task-store.js';
-import { BLOCKED_KEY, ECHO_TOKEN, OTHER_ACCOUNT_KEY, READ_ONLY_KEY, TEST_KEY, eventually, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
+import {
+  BLOCKED_KEY,
+  ECHO_TOKEN,
+  OTHER_ACCOUNT_KEY,
+  READ_ONLY_KEY,
+  TEST_KEY,
+  eventually,
+  startTestGateway,
+  testConfigInput,
+  type TestGateway,
+} from '../support/gateway.js';
 import { ScriptedService } from '../support/scripted-service.js';
 
 export const REQUESTS_ONLY_KEY = 'test-key-model-requests-only-01';
@@ -35,7 +45,10 @@ export function suiteConfig(store: Record<string, unknown>, options: Record<stri
   // A lease that runs out hands its task to a worker again (at-least-once), and the suite counts the
   // service's deliveries exactly: its lease (renewed every third of it) must outlast the stalls of a
   // loaded 2-core CI, where 1 s once re-delivered a held task on the MongoDB store.
-  const input = testConfigInput({ store, plugins: { enabled: ['async-predict'], options: { 'async-predict': { leaseMs: 3_000, pollMs: 50, ...options } } } });
+  const input = testConfigInput({
+    store,
+    plugins: { enabled: ['async-predict'], options: { 'async-predict': { leaseMs: 3_000, pollMs: 50, ...options } } },
+  });
   input.accounts.push({ id: 4, name: 'limited', requestsPerSecond: 2 });
   input.apiKeys.push(
     { name: 'requests-only', account: 'demo', key: REQUESTS_ONLY_KEY, permissions: ['MODEL_REQUESTS'] },
@@ -58,9 +71,15 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
     let service: ScriptedService;
     const http = () => request(gw.httpUrl);
 
-    const create = (variant: '' | '-with-config' | '-with-config-v2', body: unknown, opts: { key?: string; account?: string; model?: string; query?: string; type?: string } = {}) => {
+    const create = (
+      variant: '' | '-with-config' | '-with-config-v2',
+      body: unknown,
+      opts: { key?: string; account?: string; model?: string; query?: string; type?: string } = {},
+    ) => {
       const path = `${P}/account/${opts.account ?? 'demo'}/model/${opts.model ?? 'echo'}/async/predict${variant}${opts.query ?? ''}`;
-      const req = http().post(path).set('PLATFORM-API-KEY', opts.key ?? TEST_KEY);
+      const req = http()
+        .post(path)
+        .set('PLATFORM-API-KEY', opts.key ?? TEST_KEY);
       if (opts.type) req.set('Content-Type', opts.type);
       else if (variant === '' && typeof body === 'string') req.set('Content-Type', 'application/json');
       if (Buffer.isBuffer(body)) req.serialize((raw) => raw); // as is, even when the type says JSON
@@ -72,12 +91,20 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
       expect(res.body).toMatch(UUID);
       return res.body as string;
     };
-    const status = (taskId: string, key = TEST_KEY, account = 'demo') => http().get(`${P}/account/${account}/async/task/${taskId}`).set('PLATFORM-API-KEY', key);
-    const result = (taskId: string, key = TEST_KEY, account = 'demo') => http().get(`${P}/account/${account}/async/task/${taskId}/response`).set('PLATFORM-API-KEY', key);
-    const cancel = (taskId: string, key = TEST_KEY, account = 'demo') => http().post(`${P}/account/${account}/async/task/${taskId}/cancel`).set('PLATFORM-API-KEY', key);
-    const statusOf = async (taskId: string, key = TEST_KEY, account = 'demo'): Promise<string> => (await status(taskId, key, account)).body.status;
+    const status = (taskId: string, key = TEST_KEY, account = 'demo') =>
+      http().get(`${P}/account/${account}/async/task/${taskId}`).set('PLATFORM-API-KEY', key);
+    const result = (taskId: string, key = TEST_KEY, account = 'demo') =>
+      http().get(`${P}/account/${account}/async/task/${taskId}/response`).set('PLATFORM-API-KEY', key);
+    const cancel = (taskId: string, key = TEST_KEY, account = 'demo') =>
+      http().post(`${P}/account/${account}/async/task/${taskId}/cancel`).set('PLATFORM-API-KEY', key);
+    const statusOf = async (taskId: string, key = TEST_KEY, account = 'demo'): Promise<string> =>
+      (await status(taskId, key, account)).body.status;
     const finished = async (taskId: string, key = TEST_KEY, account = 'demo') => {
-      await eventually(async () => ['COMPLETED', 'CANCELED'].includes(await statusOf(taskId, key, account)), 15_000, `task ${taskId} to finish`);
+      await eventually(
+        async () => ['COMPLETED', 'CANCELED'].includes(await statusOf(taskId, key, account)),
+        15_000,
+        `task ${taskId} to finish`,
+      );
       return (await status(taskId, key, account)).body;
     };
     const expectError = (res: request.Response, httpStatus: number, code: string) => {
@@ -125,10 +152,20 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
       });
 
       it('predict-with-config: data and config objects; dataType passed on', async () => {
-        const taskId = await createdId(await create('-with-config', { data: { echo: { q: 'hi' } }, config: { temperature: 0.7 }, dataType: 'https://specs/x.json#/Req' }));
+        const taskId = await createdId(
+          await create('-with-config', {
+            data: { echo: { q: 'hi' } },
+            config: { temperature: 0.7 },
+            dataType: 'https://specs/x.json#/Req',
+          }),
+        );
         expect(await finished(taskId)).toMatchObject({ status: 'COMPLETED' });
         expect(lastReceived().text).toBe('{"echo":{"q":"hi"}}');
-        expect((await result(taskId)).body).toEqual({ echo: { q: 'hi' }, config: '{"temperature":0.7}', dataType: 'https://specs/x.json#/Req' });
+        expect((await result(taskId)).body).toEqual({
+          echo: { q: 'hi' },
+          config: '{"temperature":0.7}',
+          dataType: 'https://specs/x.json#/Req',
+        });
       });
 
       it('predict-with-config-v2: data and config strings reach the service as given', async () => {
@@ -182,11 +219,15 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
         const got = Buffer.from(lastReceived().text!, 'utf8');
         expect(got.length).toBe(bytes.length);
         expect(got.equals(bytes)).toBe(true);
-        const res = await http().get(`${P}/account/demo/async/task/${taskId}/response`).set('PLATFORM-API-KEY', TEST_KEY).buffer(true).parse((r, cb) => {
-          const chunks: Buffer[] = [];
-          r.on('data', (c: Buffer) => chunks.push(c));
-          r.on('end', () => cb(null, Buffer.concat(chunks)));
-        });
+        const res = await http()
+          .get(`${P}/account/demo/async/task/${taskId}/response`)
+          .set('PLATFORM-API-KEY', TEST_KEY)
+          .buffer(true)
+          .parse((r, cb) => {
+            const chunks: Buffer[] = [];
+            r.on('data', (c: Buffer) => chunks.push(c));
+            r.on('end', () => cb(null, Buffer.concat(chunks)));
+          });
         expect(res.status).toBe(200);
         expect((res.body as Buffer).equals(bytes)).toBe(true);
         expect(await harness.fileSizes(gw)).toContain(bytes.length);
@@ -208,7 +249,9 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
       });
 
       it('an interim status from the service fails the task as the sync answer would (502)', async () => {
-        const taskId = await createdId(await create('-with-config', { data: { frame: { predict: { data: { json: '1' }, statusCode: 103 } } } }));
+        const taskId = await createdId(
+          await create('-with-config', { data: { frame: { predict: { data: { json: '1' }, statusCode: 103 } } } }),
+        );
         expect(await finished(taskId)).toMatchObject({ status: 'CANCELED' });
         const res = await result(taskId);
         expect(res.status).toBe(502);
@@ -221,17 +264,32 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
         expect(await finished(taskId)).toMatchObject({ status: 'CANCELED', completedAt: expect.any(Number) });
         const res = await result(taskId);
         expect(res.status).toBe(422);
-        expect(res.body).toEqual({ error: { code: fail.code, message: fail.message, type: 'invalid_request_error', param: null, args: { lang: 'xx' } } });
+        expect(res.body).toEqual({
+          error: { code: fail.code, message: fail.message, type: 'invalid_request_error', param: null, args: { lang: 'xx' } },
+        });
       });
 
       it("a service error naming a parameter keeps it as the stored result's param", async () => {
         // The service names the field in args.param, as the SDKs do; the stored error lost it before.
-        const fail = { code: 'platform-action.common.bad-request', message: 'no such language', statusCode: 400, args: { lang: 'xx', param: 'lang' } };
+        const fail = {
+          code: 'platform-action.common.bad-request',
+          message: 'no such language',
+          statusCode: 400,
+          args: { lang: 'xx', param: 'lang' },
+        };
         const taskId = await createdId(await create('-with-config', { data: { fail } }));
         expect(await finished(taskId)).toMatchObject({ status: 'CANCELED' });
         const res = await result(taskId);
         expect(res.status).toBe(400);
-        expect(res.body).toEqual({ error: { code: fail.code, message: fail.message, type: 'invalid_request_error', param: 'lang', args: { lang: 'xx', param: 'lang' } } });
+        expect(res.body).toEqual({
+          error: {
+            code: fail.code,
+            message: fail.message,
+            type: 'invalid_request_error',
+            param: 'lang',
+            args: { lang: 'xx', param: 'lang' },
+          },
+        });
       });
 
       it('a task whose service instance dies mid-task is dispatched again to the next instance', async () => {
@@ -311,7 +369,12 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
         await service.heldRequest('cap-2');
         await new Promise((r) => setTimeout(r, 200));
         expect(service.received.length - seen).toBe(2); // the running cap: 2
-        expect(await Promise.all(ids.map((id) => statusOf(id, LIMITED_KEY, 'limited')))).toEqual(['PROCESSING', 'PROCESSING', 'QUEUED', 'QUEUED']);
+        expect(await Promise.all(ids.map((id) => statusOf(id, LIMITED_KEY, 'limited')))).toEqual([
+          'PROCESSING',
+          'PROCESSING',
+          'QUEUED',
+          'QUEUED',
+        ]);
         expectError(await createAllowed({ data: { hold: 'cap-5' } }), 429, 'TOO_MANY_IDLE_ASYNC_TASKS');
 
         service.release('cap-1');
@@ -331,12 +394,17 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
         for (let i = 0; i < 4; i++) results.push(await create('-with-config', { data: { echo: i } }, { key: LIMITED_KEY }));
         const codes = results.map((r) => (r.status === 200 ? 'ok' : r.body.error.code));
         expect(codes.filter((c) => c === 'RATE_LIMIT_EXCEEDED').length).toBeGreaterThanOrEqual(1);
-        expectError(results.find((r) => r.status === 429)!, 429, 'RATE_LIMIT_EXCEEDED');
+        expectError(
+          results.find((r) => r.status === 429)!,
+          429,
+          'RATE_LIMIT_EXCEEDED',
+        );
       });
     });
 
     describe('list', () => {
-      const list = (query = '', key = TEST_KEY, account = 'demo') => http().get(`${P}/account/${account}/async/tasks${query}`).set('PLATFORM-API-KEY', key);
+      const list = (query = '', key = TEST_KEY, account = 'demo') =>
+        http().get(`${P}/account/${account}/async/tasks${query}`).set('PLATFORM-API-KEY', key);
 
       it("pages through the caller's own tasks, newest first, and no other account's", async () => {
         const ids: string[] = [];
@@ -348,7 +416,13 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
         const first = await list('?limit=2');
         expect(first.status).toBe(200);
         expect(first.body.tasks.map((t: { taskId: string }) => t.taskId)).toEqual([ids[2], ids[1]]);
-        expect(first.body.tasks[0]).toEqual({ taskId: ids[2], callerId: 1, status: expect.any(String), createdAt: expect.any(Number), completedAt: expect.toBeOneOf([null, expect.any(Number)]) });
+        expect(first.body.tasks[0]).toEqual({
+          taskId: ids[2],
+          callerId: 1,
+          status: expect.any(String),
+          createdAt: expect.any(Number),
+          completedAt: expect.toBeOneOf([null, expect.any(Number)]),
+        });
         expect(first.body.next).toEqual(expect.any(String));
         const second = await list(`?limit=1&after=${encodeURIComponent(first.body.next)}`);
         expect(second.body.tasks.map((t: { taskId: string }) => t.taskId)).toEqual([ids[0]]);
@@ -389,7 +463,12 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
         ['key without MODEL_REQUESTS', { key: READ_ONLY_KEY }, 403, 'TOKEN_PERMISSION_REQUIRED'],
         ['unknown account', { account: 'ghost' }, 400, 'ACCOUNT_NOT_FOUND'],
         ['unknown service', { model: 'ghost' }, 400, 'SERVICE_NOT_FOUND'],
-        ['private service of another account', { model: 'private', key: OTHER_ACCOUNT_KEY }, 403, 'ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED'],
+        [
+          'private service of another account',
+          { model: 'private', key: OTHER_ACCOUNT_KEY },
+          403,
+          'ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED',
+        ],
         ['service with no instance connected', { model: 'offline' }, 400, 'NO_ACTIVE_INSTANCES'],
       ])('creation: %s', async (_what, opts, httpStatus, code) => {
         for (const variant of ['', '-with-config', '-with-config-v2'] as const) {
@@ -425,9 +504,15 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
         expectError(await create('', '{"echo": 1}', { query: `?dataType=${encodeURIComponent(jsonArray)}` }), 400, 'DATA_TYPE_MISMATCH');
         expectError(await create('-with-config', { data: { echo: 1 }, dataType: jsonArray }), 400, 'DATA_TYPE_MISMATCH');
         expectError(await create('-with-config-v2', { data: '{"echo": 1}', dataType: jsonArray }), 400, 'DATA_TYPE_MISMATCH');
-        expectError(await create('-with-config', { data: {}, dataType: `${gw.httpUrl}/specs/common.json#/NoSuchType` }), 400, 'UNKNOWN_DATA_TYPE');
+        expectError(
+          await create('-with-config', { data: {}, dataType: `${gw.httpUrl}/specs/common.json#/NoSuchType` }),
+          400,
+          'UNKNOWN_DATA_TYPE',
+        );
         expect(service.received.length).toBe(seen);
-        const ok = await createdId(await create('-with-config', { data: { echo: 'typed' }, dataType: `${gw.httpUrl}/specs/common.json#/JsonObject` }));
+        const ok = await createdId(
+          await create('-with-config', { data: { echo: 'typed' }, dataType: `${gw.httpUrl}/specs/common.json#/JsonObject` }),
+        );
         expect(await finished(ok)).toMatchObject({ status: 'COMPLETED' });
       });
 
@@ -441,7 +526,8 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
         gw.gateway.pipeline.addValidator({
           validate(_service, config) {
             const t = (config as { temperature?: number }).temperature;
-            if (typeof t === 'number' && t > 2) throw gatewayError('PARAMETER_OUT_OF_RANGE', { args: { param: 'temperature', reason: 'must be at most 2' } });
+            if (typeof t === 'number' && t > 2)
+              throw gatewayError('PARAMETER_OUT_OF_RANGE', { args: { param: 'temperature', reason: 'must be at most 2' } });
           },
         });
         const seen = service.received.length;
@@ -471,7 +557,7 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
         expect((await result(otherTask, OTHER_ACCOUNT_KEY, 'other')).body).toMatchObject({ echo: 'theirs' });
       });
 
-      it('the path account must be the caller\'s, by name or by ID', async () => {
+      it("the path account must be the caller's, by name or by ID", async () => {
         const mine = await createdId(await create('-with-config', { data: { echo: 'mine' } }));
         expect((await status(mine, TEST_KEY, '1')).status).toBe(200);
         expectError(await status(mine, TEST_KEY, 'other'), 403, 'ACCESS_TO_ANOTHER_ACCOUNT_DENIED');
@@ -537,10 +623,16 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
         shortService?.close();
         await short?.close();
       });
-      const on = (method: 'get' | 'post', path: string) => request(short.httpUrl)[method](`${P}/account/demo${path}`).set('PLATFORM-API-KEY', TEST_KEY);
+      const on = (method: 'get' | 'post', path: string) =>
+        request(short.httpUrl)[method](`${P}/account/demo${path}`).set('PLATFORM-API-KEY', TEST_KEY);
 
       const createOnShort = async (data: unknown) =>
-        createdId(await request(short.httpUrl).post(`${P}/account/demo/model/echo/async/predict-with-config`).set('PLATFORM-API-KEY', TEST_KEY).send({ data }));
+        createdId(
+          await request(short.httpUrl)
+            .post(`${P}/account/demo/model/echo/async/predict-with-config`)
+            .set('PLATFORM-API-KEY', TEST_KEY)
+            .send({ data }),
+        );
       const connectShortService = async () => {
         shortService ??= new ScriptedService(short.grpcAddress, ECHO_TOKEN);
         await shortService.ready();
@@ -569,7 +661,11 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
         await connectShortService();
         const taskId = await createOnShort({ big: 500 });
         await eventually(async () => (await on('get', `/async/task/${taskId}`)).body.status === 'COMPLETED', 5_000, 'completion');
-        await eventually(async () => (await on('get', `/async/task/${taskId}/response`)).body?.error?.code === 'ENTITY_NOT_FOUND_BY_ID', 10_000, 'the reaper');
+        await eventually(
+          async () => (await on('get', `/async/task/${taskId}/response`)).body?.error?.code === 'ENTITY_NOT_FOUND_BY_ID',
+          10_000,
+          'the reaper',
+        );
         expectError(await on('get', `/async/task/${taskId}`), 404, 'ENTITY_NOT_FOUND_BY_ID');
       });
     });
@@ -584,26 +680,46 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
       afterAll(async () => {
         await waiting?.close();
       });
-      const onWaiting = (method: 'get' | 'post', path: string) => request(waiting.httpUrl)[method](`${P}/account/demo${path}`).set('PLATFORM-API-KEY', TEST_KEY);
+      const onWaiting = (method: 'get' | 'post', path: string) =>
+        request(waiting.httpUrl)[method](`${P}/account/demo${path}`).set('PLATFORM-API-KEY', TEST_KEY);
 
       it('a batch service gets waiting tasks with the same config as one batch; each task gets its own item', async () => {
         const fail = { code: 'platform-action.common.bad-request', message: 'item refused', statusCode: 422 };
         const send = async (data: unknown, temperature: number) =>
-          createdId(await request(waiting.httpUrl).post(`${P}/account/demo/model/batching/async/predict-with-config`).set('PLATFORM-API-KEY', TEST_KEY).send({ data, config: { temperature } }));
+          createdId(
+            await request(waiting.httpUrl)
+              .post(`${P}/account/demo/model/batching/async/predict-with-config`)
+              .set('PLATFORM-API-KEY', TEST_KEY)
+              .send({ data, config: { temperature } }),
+          );
         const cool = [await send({ echo: 'c1' }, 0.1), await send({ fail }, 0.1), await send({ echo: 'c3' }, 0.1)];
         const warm = [await send({ echo: 'w1' }, 0.2), await send({ echo: 'w2' }, 0.2)];
         const batchService = new ScriptedService(waiting.grpcAddress, BATCH_TOKEN); // the tasks waited for an instance
         try {
           await batchService.until(() => batchService.batches.length === 2, 5_000, 'two batches');
           const sizes = batchService.batches.map((b) => [b.config, b.items.length]).sort();
-          expect(sizes).toEqual([['{"temperature":0.1}', 3], ['{"temperature":0.2}', 2]]);
+          expect(sizes).toEqual([
+            ['{"temperature":0.1}', 3],
+            ['{"temperature":0.2}', 2],
+          ]);
           expect(batchService.received).toHaveLength(0); // no single predict
-          expect(batchService.batches.flatMap((b) => b.items.map((i) => i.headers['Z-requestId'])).sort()).toEqual([...cool, ...warm].sort());
-          for (const [taskId, echo, batchSize] of [[cool[0], 'c1', 3], [cool[2], 'c3', 3], [warm[0], 'w1', 2], [warm[1], 'w2', 2]] as const) {
+          expect(batchService.batches.flatMap((b) => b.items.map((i) => i.headers['Z-requestId'])).sort()).toEqual(
+            [...cool, ...warm].sort(),
+          );
+          for (const [taskId, echo, batchSize] of [
+            [cool[0], 'c1', 3],
+            [cool[2], 'c3', 3],
+            [warm[0], 'w1', 2],
+            [warm[1], 'w2', 2],
+          ] as const) {
             await eventually(async () => (await onWaiting('get', `/async/task/${taskId}`)).body.status === 'COMPLETED', 5_000, echo);
             expect((await onWaiting('get', `/async/task/${taskId}/response`)).body).toMatchObject({ echo, batchSize });
           }
-          await eventually(async () => (await onWaiting('get', `/async/task/${cool[1]}`)).body.status === 'CANCELED', 5_000, 'the failed item');
+          await eventually(
+            async () => (await onWaiting('get', `/async/task/${cool[1]}`)).body.status === 'CANCELED',
+            5_000,
+            'the failed item',
+          );
           expectError(await onWaiting('get', `/async/task/${cool[1]}/response`), 422, fail.code);
         } finally {
           batchService.close();
@@ -613,81 +729,96 @@ export function asyncPredictSuite(name: string, harness: StoreHarness): void {
 
     // Only a shared store (MongoDB) can serve two gateways; the memory suite does not register these
     // at all rather than count them as skipped.
-    if (harness.shared) describe('two gateway processes on one store', () => {
-      let second: TestGateway;
-      let secondService: ScriptedService;
-      beforeAll(async () => {
-        const input = suiteConfig(gw.gateway.config.store as unknown as Record<string, unknown>);
-        second = await startTestGateway(input);
-        secondService = new ScriptedService(second.grpcAddress, ECHO_TOKEN);
-        await secondService.ready();
-      });
-      afterAll(async () => {
-        secondService?.close();
-        await second?.close();
-      });
+    if (harness.shared)
+      describe('two gateway processes on one store', () => {
+        let second: TestGateway;
+        let secondService: ScriptedService;
+        beforeAll(async () => {
+          const input = suiteConfig(gw.gateway.config.store as unknown as Record<string, unknown>);
+          second = await startTestGateway(input);
+          secondService = new ScriptedService(second.grpcAddress, ECHO_TOKEN);
+          await secondService.ready();
+        });
+        afterAll(async () => {
+          secondService?.close();
+          await second?.close();
+        });
 
-      it('a task created on one gateway is read and cancelled on the other; its worker stops it at the next renewal', async () => {
-        const res = await request(second.httpUrl).post(`${P}/account/demo/model/echo/async/predict-with-config`).set('PLATFORM-API-KEY', TEST_KEY).send({ data: { hold: 'x-proc' } });
-        const taskId = await createdId(res);
-        // Whichever gateway's worker claimed it, its service instance holds it.
-        await eventually(() => service.isHeld('x-proc') || secondService.isHeld('x-proc'), 10_000, 'dispatch');
-        const runner = service.isHeld('x-proc') ? service : secondService;
-        const other = runner === service ? second : gw; // the gateway that does not run it
-        const requestId = await runner.heldRequest('x-proc');
-        expect((await request(other.httpUrl).get(`${P}/account/demo/async/task/${taskId}`).set('PLATFORM-API-KEY', TEST_KEY)).body.status).toBe('PROCESSING');
-        expect((await request(other.httpUrl).post(`${P}/account/demo/async/task/${taskId}/cancel`).set('PLATFORM-API-KEY', TEST_KEY)).status).toBe(200);
-        await runner.until(() => runner.cancels.includes(requestId), 5_000, 'cancel from the other process');
-        expect(await statusOf(taskId)).toBe('CANCELED');
-      });
+        it('a task created on one gateway is read and cancelled on the other; its worker stops it at the next renewal', async () => {
+          const res = await request(second.httpUrl)
+            .post(`${P}/account/demo/model/echo/async/predict-with-config`)
+            .set('PLATFORM-API-KEY', TEST_KEY)
+            .send({ data: { hold: 'x-proc' } });
+          const taskId = await createdId(res);
+          // Whichever gateway's worker claimed it, its service instance holds it.
+          await eventually(() => service.isHeld('x-proc') || secondService.isHeld('x-proc'), 10_000, 'dispatch');
+          const runner = service.isHeld('x-proc') ? service : secondService;
+          const other = runner === service ? second : gw; // the gateway that does not run it
+          const requestId = await runner.heldRequest('x-proc');
+          expect(
+            (await request(other.httpUrl).get(`${P}/account/demo/async/task/${taskId}`).set('PLATFORM-API-KEY', TEST_KEY)).body.status,
+          ).toBe('PROCESSING');
+          expect(
+            (await request(other.httpUrl).post(`${P}/account/demo/async/task/${taskId}/cancel`).set('PLATFORM-API-KEY', TEST_KEY)).status,
+          ).toBe(200);
+          await runner.until(() => runner.cancels.includes(requestId), 5_000, 'cancel from the other process');
+          expect(await statusOf(taskId)).toBe('CANCELED');
+        });
 
-      it('a gateway shut down mid-task releases its lease: another gateway claims the task at once and completes it', async () => {
-        // A lease far longer than the wait below: only the release on close lets the task move on in time.
-        const input = suiteConfig(gw.gateway.config.store as unknown as Record<string, unknown>, { leaseMs: 60_000 });
-        input.gate.drainTimeoutMs = 100;
-        const leaving = await startTestGateway(input);
-        // Only the leaving gateway has an instance of 'offline', so its worker runs the task.
-        const leavingService = new ScriptedService(leaving.grpcAddress, OFFLINE_TOKEN);
-        await leavingService.ready();
-        const res = await request(leaving.httpUrl).post(`${P}/account/demo/model/offline/async/predict-with-config`).set('PLATFORM-API-KEY', TEST_KEY).send({ data: { hold: 'handover' } });
-        const taskId = await createdId(res);
-        await leavingService.heldRequest('handover');
-        await leaving.close();
-        leavingService.close();
-        expect(await statusOf(taskId)).toBe('PROCESSING'); // not failed: left to another gateway
+        it('a gateway shut down mid-task releases its lease: another gateway claims the task at once and completes it', async () => {
+          // A lease far longer than the wait below: only the release on close lets the task move on in time.
+          const input = suiteConfig(gw.gateway.config.store as unknown as Record<string, unknown>, { leaseMs: 60_000 });
+          input.gate.drainTimeoutMs = 100;
+          const leaving = await startTestGateway(input);
+          // Only the leaving gateway has an instance of 'offline', so its worker runs the task.
+          const leavingService = new ScriptedService(leaving.grpcAddress, OFFLINE_TOKEN);
+          await leavingService.ready();
+          const res = await request(leaving.httpUrl)
+            .post(`${P}/account/demo/model/offline/async/predict-with-config`)
+            .set('PLATFORM-API-KEY', TEST_KEY)
+            .send({ data: { hold: 'handover' } });
+          const taskId = await createdId(res);
+          await leavingService.heldRequest('handover');
+          await leaving.close();
+          leavingService.close();
+          expect(await statusOf(taskId)).toBe('PROCESSING'); // not failed: left to another gateway
 
-        const staying = new ScriptedService(gw.grpcAddress, OFFLINE_TOKEN);
-        try {
-          await staying.heldRequest('handover', 10_000); // claimed again long before the 60 s lease would run out
-          staying.release('handover', { handedOver: true });
-          expect(await finished(taskId)).toMatchObject({ status: 'COMPLETED' });
-          expect((await result(taskId)).body).toEqual({ handedOver: true });
-        } finally {
-          staying.close();
-        }
-      });
-
-      it('the caps hold across both gateways', async () => {
-        const createOn = async (g: TestGateway, key: string) => {
-          for (;;) {
-            const res = await request(g.httpUrl).post(`${P}/account/demo/model/echo/async/predict-with-config`).set('PLATFORM-API-KEY', LIMITED_KEY).send({ data: { hold: key } });
-            if (res.body?.error?.code !== 'RATE_LIMIT_EXCEEDED') return res;
-            await new Promise((r) => setTimeout(r, 100));
+          const staying = new ScriptedService(gw.grpcAddress, OFFLINE_TOKEN);
+          try {
+            await staying.heldRequest('handover', 10_000); // claimed again long before the 60 s lease would run out
+            staying.release('handover', { handedOver: true });
+            expect(await finished(taskId)).toMatchObject({ status: 'COMPLETED' });
+            expect((await result(taskId)).body).toEqual({ handedOver: true });
+          } finally {
+            staying.close();
           }
-        };
-        const all = [service, secondService];
-        const heldCount = (prefix: string) => all.reduce((n, s) => n + ['1', '2', '3', '4', '5'].filter((k) => s.isHeld(prefix + k)).length, 0);
-        for (const [i, g] of [gw, second, gw, second].entries()) await createdId(await createOn(g, `both-${i + 1}`));
-        await eventually(() => heldCount('both-') === 2, 10_000, 'two running');
-        await new Promise((r) => setTimeout(r, 300));
-        expect(heldCount('both-')).toBe(2); // running cap 2 over both processes
-        expectError(await createOn(second, 'both-5'), 429, 'TOO_MANY_IDLE_ASYNC_TASKS'); // 2 queued over both
-        for (let k = 1; k <= 4; k++) {
-          const key = `both-${k}`;
-          await eventually(() => all.some((s) => s.isHeld(key)), 10_000, key);
-          all.find((s) => s.isHeld(key))!.release(key);
-        }
+        });
+
+        it('the caps hold across both gateways', async () => {
+          const createOn = async (g: TestGateway, key: string) => {
+            for (;;) {
+              const res = await request(g.httpUrl)
+                .post(`${P}/account/demo/model/echo/async/predict-with-config`)
+                .set('PLATFORM-API-KEY', LIMITED_KEY)
+                .send({ data: { hold: key } });
+              if (res.body?.error?.code !== 'RATE_LIMIT_EXCEEDED') return res;
+              await new Promise((r) => setTimeout(r, 100));
+            }
+          };
+          const all = [service, secondService];
+          const heldCount = (prefix: string) =>
+            all.reduce((n, s) => n + ['1', '2', '3', '4', '5'].filter((k) => s.isHeld(prefix + k)).length, 0);
+          for (const [i, g] of [gw, second, gw, second].entries()) await createdId(await createOn(g, `both-${i + 1}`));
+          await eventually(() => heldCount('both-') === 2, 10_000, 'two running');
+          await new Promise((r) => setTimeout(r, 300));
+          expect(heldCount('both-')).toBe(2); // running cap 2 over both processes
+          expectError(await createOn(second, 'both-5'), 429, 'TOO_MANY_IDLE_ASYNC_TASKS'); // 2 queued over both
+          for (let k = 1; k <= 4; k++) {
+            const key = `both-${k}`;
+            await eventually(() => all.some((s) => s.isHeld(key)), 10_000, key);
+            all.find((s) => s.isHeld(key))!.release(key);
+          }
+        });
       });
-    });
   });
 }

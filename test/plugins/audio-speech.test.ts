@@ -41,7 +41,12 @@ describe('audio-speech plugin: POST /api/adapters/chatapi/audio/speech', () => {
       },
     });
 
-    const response = await openai().audio.speech.create({ model: 'demo/tts', input: 'Hello there.', voice: 'alloy', response_format: 'wav' });
+    const response = await openai().audio.speech.create({
+      model: 'demo/tts',
+      input: 'Hello there.',
+      voice: 'alloy',
+      response_format: 'wav',
+    });
     expect(response.headers.get('content-type')).toBe('audio/wav');
     expect(response.headers.get('transfer-encoding')).toBe('chunked');
     expect(response.headers.get('content-length')).toBeNull();
@@ -60,7 +65,13 @@ describe('audio-speech plugin: POST /api/adapters/chatapi/audio/speech', () => {
     expect(body.toString('ascii', 0, 4)).toBe('RIFF');
     expect(body.readUInt32LE(40)).toBe(0xffffffff);
     expect(readWav(body)).toEqual({ sampleRate: 24000, channels: 1, pcm: counting(0, 17288) });
-    expect(requests).toEqual([{ text: 'Hello there.', voice: 'alloy', output_audio_spec: { audio_encoding: 'LINEAR16_PCM', sample_rate_hertz: 24000, chunk_size_kb: 4 } }]);
+    expect(requests).toEqual([
+      {
+        text: 'Hello there.',
+        voice: 'alloy',
+        output_audio_spec: { audio_encoding: 'LINEAR16_PCM', sample_rate_hertz: 24000, chunk_size_kb: 4 },
+      },
+    ]);
   });
 
   it('returns raw PCM for response_format pcm, at /v1 and without it, with a Bearer or a raw key', async () => {
@@ -84,12 +95,13 @@ describe('audio-speech plugin: POST /api/adapters/chatapi/audio/speech', () => {
     expect(Buffer.from(await raw.arrayBuffer()).length).toBe(9999);
   });
 
-  it('answers errors in the OpenAI envelope: 401, 400 with param, 404 unknown model, the service\'s 400', async () => {
+  it("answers errors in the OpenAI envelope: 401, 400 with param, 404 unknown model, the service's 400", async () => {
     await start();
     await serve({
       async *partialPredict(input) {
         for await (const chunk of input) {
-          if (readTtsRequest(chunk.data).voice === 'nobody') throw ServiceError.badRequest("voice 'nobody' does not exist", { voice: 'nobody' });
+          if (readTtsRequest(chunk.data).voice === 'nobody')
+            throw ServiceError.badRequest("voice 'nobody' does not exist", { voice: 'nobody' });
         }
         yield audioPayload(counting(0, 10));
       },
@@ -117,9 +129,17 @@ describe('audio-speech plugin: POST /api/adapters/chatapi/audio/speech', () => {
 
     const refused = await speak({ model: 'demo/tts', input: 'x', voice: 'nobody' }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
-    expect(refused).toMatchObject({ status: 400, code: 'platform-action.common.bad-request', message: expect.stringContaining("voice 'nobody' does not exist") });
+    expect(refused).toMatchObject({
+      status: 400,
+      code: 'platform-action.common.bad-request',
+      message: expect.stringContaining("voice 'nobody' does not exist"),
+    });
 
-    const missing = await fetch(`${gw!.httpUrl}/api/adapters/chatapi/v1/audio/speech`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const missing = await fetch(`${gw!.httpUrl}/api/adapters/chatapi/v1/audio/speech`, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(missing.status).toBe(401);
     expect(await missing.json()).toMatchObject({ error: { code: 'API_KEY_MISSING', type: 'authentication_error' } });
   });
@@ -172,7 +192,12 @@ describe('audio-speech plugin: POST /api/adapters/chatapi/audio/speech', () => {
   it.skipIf(!ready)('speaks with the espeak-ng example service', async () => {
     await start();
     services.push(await startTtsService(gw!.grpcAddress));
-    const response = await openai().audio.speech.create({ model: 'demo/tts', input: 'The quick brown fox jumps over the lazy dog.', voice: 'alloy', response_format: 'wav' });
+    const response = await openai().audio.speech.create({
+      model: 'demo/tts',
+      input: 'The quick brown fox jumps over the lazy dog.',
+      voice: 'alloy',
+      response_format: 'wav',
+    });
     const audio = readWav(Buffer.from(await response.arrayBuffer()));
     expect(audio.sampleRate).toBe(24000);
     const seconds = audio.pcm.length / 2 / 24000;

@@ -5,7 +5,15 @@ import { asrResponsePayload, readRecognitionConfig, type ModelHandlers, type Mod
 import { TEST_KEY, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
 import { describePythonFailure, pythonPrerequisite, runPython } from '../support/python.js';
-import { ASR_TOKEN, PHRASE_GRAMMAR, speechConfigInput, speechEnginesPrerequisite, startAsrService, startService, startTtsService } from '../support/speech.js';
+import {
+  ASR_TOKEN,
+  PHRASE_GRAMMAR,
+  speechConfigInput,
+  speechEnginesPrerequisite,
+  startAsrService,
+  startService,
+  startTtsService,
+} from '../support/speech.js';
 
 const wavOf = (pcm: Buffer, rate: number, channels = 1) => Buffer.concat([wavHeader(rate, channels, pcm.length), pcm]);
 const samples = (values: number[]) => {
@@ -39,7 +47,8 @@ describe('audio-transcriptions plugin: POST /api/adapters/chatapi/audio/transcri
         audio.push(chunk.data.bytes ?? Buffer.alloc(0));
       }
       const pcm = Buffer.concat(audio);
-      const final = (text: string) => asrResponsePayload({ chunks: [{ alternatives: [{ text }], final: true, end_of_utterance: true }], final: true });
+      const final = (text: string) =>
+        asrResponsePayload({ chunks: [{ alternatives: [{ text }], final: true, end_of_utterance: true }], final: true });
       yield asrResponsePayload({ chunks: [{ alternatives: [{ text: 'tentative' }], final: false }] });
       yield final(JSON.stringify(config));
       yield final(`${pcm.length} ${pcm.length >= 4 ? `${pcm.readInt16LE(0)},${pcm.readInt16LE(2)}` : ''}`);
@@ -58,11 +67,18 @@ describe('audio-transcriptions plugin: POST /api/adapters/chatapi/audio/transcri
     // Every sample arrived (sent in pieces), tentative results were not part of the transcript.
     expect(audio).toBe('100000 -100,-99');
 
-    const text = await openai().audio.transcriptions.create({ model: 'demo/asr', file: await toFile(wavOf(samples([7, 8]), 16000), 'a.wav'), response_format: 'text' });
+    const text = await openai().audio.transcriptions.create({
+      model: 'demo/asr',
+      file: await toFile(wavOf(samples([7, 8]), 16000), 'a.wav'),
+      response_format: 'text',
+    });
     expect(text).toBe('{"audio_encoding":"LINEAR16_PCM","sample_rate_hertz":16000} 4 7,8');
 
     // Stereo is mixed down to mono.
-    const stereo = await openai().audio.transcriptions.create({ model: 'demo/asr', file: await toFile(wavOf(samples([10, 30, -10, -30]), 8000, 2), 'b.wav') });
+    const stereo = await openai().audio.transcriptions.create({
+      model: 'demo/asr',
+      file: await toFile(wavOf(samples([10, 30, -10, -30]), 8000, 2), 'b.wav'),
+    });
     expect(stereo.text.endsWith('} 4 20,-20')).toBe(true);
   });
 
@@ -70,13 +86,19 @@ describe('audio-transcriptions plugin: POST /api/adapters/chatapi/audio/transcri
     await start(['audio-transcriptions'], { 'audio-transcriptions': { maxFileBytes: 4096 } });
     services.push(await startService(gw!.grpcAddress, ASR_TOKEN, reportingService()));
     const wav = () => toFile(wavOf(samples([1, 2, 3]), 16000), 'a.wav');
-    const transcribe = async (body: Record<string, unknown>, key?: string) => openai(key).audio.transcriptions.create(body as never).catch((e: unknown) => e);
+    const transcribe = async (body: Record<string, unknown>, key?: string) =>
+      openai(key)
+        .audio.transcriptions.create(body as never)
+        .catch((e: unknown) => e);
 
     expect(await transcribe({ model: 'demo/asr', file: await wav() }, 'wrong')).toMatchObject({ status: 401, code: 'API_KEY_INVALID' });
     const notWav = await transcribe({ model: 'demo/asr', file: await toFile(Buffer.from('ID3\u0004 an mp3 file'), 'a.mp3') });
     expect(notWav).toBeInstanceOf(OpenAI.BadRequestError);
     expect(notWav).toMatchObject({ status: 400, param: 'file', code: 'AUDIO_FORMAT_UNSUPPORTED' });
-    expect(await transcribe({ model: 'demo/asr', file: await wav(), response_format: 'srt' })).toMatchObject({ status: 400, param: 'response_format' });
+    expect(await transcribe({ model: 'demo/asr', file: await wav(), response_format: 'srt' })).toMatchObject({
+      status: 400,
+      param: 'response_format',
+    });
     expect(await transcribe({ model: 'demo/asr', file: await wav(), stream: true })).toMatchObject({ status: 400, param: 'stream' });
     const unknown = await transcribe({ model: 'demo/nope', file: await wav() });
     expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
@@ -95,7 +117,11 @@ describe('audio-transcriptions plugin: POST /api/adapters/chatapi/audio/transcri
     const modelless = await fetch(url, { method: 'POST', headers: { authorization: TEST_KEY }, body: noModel });
     expect(modelless.status).toBe(400);
     expect(await modelless.json()).toMatchObject({ error: { param: 'model' } });
-    const asJson = await fetch(url, { method: 'POST', headers: { authorization: TEST_KEY, 'content-type': 'application/json' }, body: '{"model":"demo/asr"}' });
+    const asJson = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: TEST_KEY, 'content-type': 'application/json' },
+      body: '{"model":"demo/asr"}',
+    });
     expect(asJson.status).toBe(415);
     expect(await asJson.json()).toMatchObject({ error: { code: 'UNSUPPORTED_MEDIA_TYPE' } });
   });
@@ -121,7 +147,9 @@ describe('audio-transcriptions plugin: POST /api/adapters/chatapi/audio/transcri
     await start(['audio-speech', 'audio-transcriptions']);
     services.push(await startTtsService(gw!.grpcAddress), await startAsrService(gw!.grpcAddress));
     const phrase = 'open the door please';
-    const run = await runPython('openai_audio.py', [`${gw!.httpUrl}/api/adapters/chatapi/v1`, TEST_KEY, phrase, PHRASE_GRAMMAR], { timeoutMs: 90_000 });
+    const run = await runPython('openai_audio.py', [`${gw!.httpUrl}/api/adapters/chatapi/v1`, TEST_KEY, phrase, PHRASE_GRAMMAR], {
+      timeoutMs: 90_000,
+    });
     expect(run.code, describePythonFailure(run)).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({
       speech_content_type: 'audio/wav',

@@ -44,7 +44,12 @@ describe('Vercel AI SDK against the adapters', () => {
       tools: {
         get_weather: tool({
           description: 'Weather in a city',
-          inputSchema: jsonSchema<{ city: string }>({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false }),
+          inputSchema: jsonSchema<{ city: string }>({
+            type: 'object',
+            properties: { city: { type: 'string' } },
+            required: ['city'],
+            additionalProperties: false,
+          }),
           execute: async (input) => {
             calls.push(input);
             return '21 C';

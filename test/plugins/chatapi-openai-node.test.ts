@@ -54,7 +54,12 @@ describe('official openai Node SDK against the standard adapter', () => {
   });
 
   it('streams with stream_options.include_usage: a last chunk with usage and no choices', async () => {
-    const stream = await client.chat.completions.create({ model: 'demo/echo', messages, stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'demo/echo',
+      messages,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     const chunks: OpenAI.ChatCompletionChunk[] = [];
     for await (const chunk of stream) chunks.push(chunk);
     const last = chunks.at(-1)!;
@@ -73,18 +78,31 @@ describe('official openai Node SDK against the standard adapter', () => {
   });
 
   describe('a tool call through the upstream connector', () => {
-    const tools: OpenAI.ChatCompletionTool[] = [{
-      type: 'function',
-      function: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
-    }];
+    const tools: OpenAI.ChatCompletionTool[] = [
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          description: 'Weather in a city',
+          parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        },
+      },
+    ];
     const ask: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris?' }];
 
     it('returns the tool call of a non-streamed answer', async () => {
       const before = fx.openAiUpstream.requests.length;
-      const completion = await client.chat.completions.create({ model: 'demo/openai-proxy/gpt-4o-mini', messages: ask, tools, tool_choice: 'auto' });
+      const completion = await client.chat.completions.create({
+        model: 'demo/openai-proxy/gpt-4o-mini',
+        messages: ask,
+        tools,
+        tool_choice: 'auto',
+      });
       const choice = completion.choices[0]!;
       expect(choice.finish_reason).toBe('tool_calls');
-      expect(choice.message.tool_calls).toEqual([{ id: 'call_weather_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }]);
+      expect(choice.message.tool_calls).toEqual([
+        { id: 'call_weather_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+      ]);
       const upstream = fx.openAiUpstream.requests[before]!;
       expect(upstream.path).toBe('/v1/chat/completions');
       expect(upstream.headers.authorization).toBe('Bearer upstream-openai-key');
@@ -92,30 +110,91 @@ describe('official openai Node SDK against the standard adapter', () => {
     });
 
     it('assembles a streamed tool call with finalChatCompletion()', async () => {
-      const runner = client.chat.completions.stream({ model: 'demo/openai-proxy/gpt-4o-mini', messages: ask, tools, stream_options: { include_usage: true } });
+      const runner = client.chat.completions.stream({
+        model: 'demo/openai-proxy/gpt-4o-mini',
+        messages: ask,
+        tools,
+        stream_options: { include_usage: true },
+      });
       const final = await runner.finalChatCompletion();
       const choice = final.choices[0]!;
       expect(choice.finish_reason).toBe('tool_calls');
-      expect(choice.message.tool_calls?.[0]).toMatchObject({ id: 'call_weather_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } });
+      expect(choice.message.tool_calls?.[0]).toMatchObject({
+        id: 'call_weather_1',
+        type: 'function',
+        function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+      });
       expect(final.usage).toMatchObject({ total_tokens: 13 });
     });
   });
 
   describe('errors raise the SDK class of their status, with the gateway message and request id', () => {
     const cases: [string, () => Promise<unknown>, new (...args: any[]) => Error, number, string][] = [
-      ['401', () => failing('not-a-key').chat.completions.create({ model: 'demo/echo', messages }), OpenAI.AuthenticationError, 401, 'API key is not valid'],
-      ['403 permission', () => failing(READ_ONLY_KEY).chat.completions.create({ model: 'demo/echo', messages }), OpenAI.PermissionDeniedError, 403, 'lacks the MODEL_REQUESTS permission'],
-      ['404 private', () => failing(OTHER_ACCOUNT_KEY).chat.completions.create({ model: 'demo/private', messages }), OpenAI.NotFoundError, 404, 'not available to this key'],
-      ['404', () => failing().chat.completions.create({ model: 'demo/no-such-service', messages }), OpenAI.NotFoundError, 404, "Model 'demo/no-such-service' does not exist"],
+      [
+        '401',
+        () => failing('not-a-key').chat.completions.create({ model: 'demo/echo', messages }),
+        OpenAI.AuthenticationError,
+        401,
+        'API key is not valid',
+      ],
+      [
+        '403 permission',
+        () => failing(READ_ONLY_KEY).chat.completions.create({ model: 'demo/echo', messages }),
+        OpenAI.PermissionDeniedError,
+        403,
+        'lacks the MODEL_REQUESTS permission',
+      ],
+      [
+        '404 private',
+        () => failing(OTHER_ACCOUNT_KEY).chat.completions.create({ model: 'demo/private', messages }),
+        OpenAI.NotFoundError,
+        404,
+        'not available to this key',
+      ],
+      [
+        '404',
+        () => failing().chat.completions.create({ model: 'demo/no-such-service', messages }),
+        OpenAI.NotFoundError,
+        404,
+        "Model 'demo/no-such-service' does not exist",
+      ],
       ['400', () => failing().chat.completions.create({ model: 'demo/echo', messages: [] }), OpenAI.BadRequestError, 400, 'messages'],
-      ['400 registry', () => failing().chat.completions.create({ model: 'demo/echo/echo-1', messages, temperature: 3 }), OpenAI.BadRequestError, 400, "Parameter 'temperature'"],
-      ['500', () => failing().chat.completions.create({ model: 'demo/faulty', messages: [{ role: 'user', content: 'fail-500' }] }), OpenAI.InternalServerError, 500, 'the model crashed'],
-      ['503', () => failing().chat.completions.create({ model: 'demo/faulty', messages: [{ role: 'user', content: 'fail-503' }], stream: true }), OpenAI.InternalServerError, 503, 'the model is overloaded'],
-      ['429 upstream', () => failing().chat.completions.create({ model: 'demo/openai-proxy/gpt-4o', messages: [{ role: 'user', content: 'upstream-error' }] }), OpenAI.RateLimitError, 429, 'upstream quota exhausted'],
+      [
+        '400 registry',
+        () => failing().chat.completions.create({ model: 'demo/echo/echo-1', messages, temperature: 3 }),
+        OpenAI.BadRequestError,
+        400,
+        "Parameter 'temperature'",
+      ],
+      [
+        '500',
+        () => failing().chat.completions.create({ model: 'demo/faulty', messages: [{ role: 'user', content: 'fail-500' }] }),
+        OpenAI.InternalServerError,
+        500,
+        'the model crashed',
+      ],
+      [
+        '503',
+        () => failing().chat.completions.create({ model: 'demo/faulty', messages: [{ role: 'user', content: 'fail-503' }], stream: true }),
+        OpenAI.InternalServerError,
+        503,
+        'the model is overloaded',
+      ],
+      [
+        '429 upstream',
+        () =>
+          failing().chat.completions.create({ model: 'demo/openai-proxy/gpt-4o', messages: [{ role: 'user', content: 'upstream-error' }] }),
+        OpenAI.RateLimitError,
+        429,
+        'upstream quota exhausted',
+      ],
     ];
     for (const [name, call, Class, status, message] of cases) {
       it(`${name} → ${Class.name}`, async () => {
-        const err = await call().then(() => undefined, (e: unknown) => e);
+        const err = await call().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         expect(err).toBeInstanceOf(Class);
         const e = err as InstanceType<typeof OpenAI.APIError>;
         expect(e.status).toBe(status);
@@ -126,7 +205,9 @@ describe('official openai Node SDK against the standard adapter', () => {
     }
 
     it('400 carries the param', async () => {
-      const err = (await failing().chat.completions.create({ model: 'demo/echo', messages: [{ content: 'x' } as never] }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.BadRequestError>;
+      const err = (await failing()
+        .chat.completions.create({ model: 'demo/echo', messages: [{ content: 'x' } as never] })
+        .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.BadRequestError>;
       expect(err).toBeInstanceOf(OpenAI.BadRequestError);
       expect(err.param).toBe('messages[0].role');
       expect(err.code).toBe('VALIDATION_FAILED');
@@ -138,11 +219,15 @@ describe('official openai Node SDK against the standard adapter', () => {
       await limited.chat.completions.create({ model: 'demo/echo', messages }).catch(() => undefined);
       const err = await limited.chat.completions.create({ model: 'demo/echo', messages }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(OpenAI.RateLimitError);
-      expect((err as Error).message).toContain("exceeded its limit of 1 requests per second");
+      expect((err as Error).message).toContain('exceeded its limit of 1 requests per second');
     });
 
     it('an error after the stream started is thrown by the iterator as APIError with the message', async () => {
-      const stream = await failing().chat.completions.create({ model: 'demo/faulty', messages: [{ role: 'user', content: 'fail-mid-stream' }], stream: true });
+      const stream = await failing().chat.completions.create({
+        model: 'demo/faulty',
+        messages: [{ role: 'user', content: 'fail-mid-stream' }],
+        stream: true,
+      });
       const seen: string[] = [];
       const err = await (async () => {
         for await (const chunk of stream) seen.push(chunk.choices[0]?.delta.content ?? '');
@@ -156,7 +241,9 @@ describe('official openai Node SDK against the standard adapter', () => {
   it('lists and retrieves models, ids with slashes included', async () => {
     const ids: string[] = [];
     for await (const model of client.models.list()) ids.push(model.id);
-    expect(ids).toEqual(expect.arrayContaining(['demo/echo', 'demo/echo/echo-1', 'demo/echo/echo-2', 'demo/private', 'demo/openai-proxy', 'demo/claude']));
+    expect(ids).toEqual(
+      expect.arrayContaining(['demo/echo', 'demo/echo/echo-1', 'demo/echo/echo-2', 'demo/private', 'demo/openai-proxy', 'demo/claude']),
+    );
     const other = new OpenAI({ apiKey: OTHER_ACCOUNT_KEY, baseURL: fx.base, maxRetries: 0 });
     const visible: string[] = [];
     for await (const model of other.models.list()) visible.push(model.id);
@@ -164,7 +251,12 @@ describe('official openai Node SDK against the standard adapter', () => {
     expect(visible).not.toContain('demo/private');
 
     const model = await client.models.retrieve('demo/echo/echo-2');
-    expect(model).toMatchObject({ id: 'demo/echo/echo-2', object: 'model', owned_by: 'demo', created: Date.parse('2026-02-01T00:00:00Z') / 1000 });
+    expect(model).toMatchObject({
+      id: 'demo/echo/echo-2',
+      object: 'model',
+      owned_by: 'demo',
+      created: Date.parse('2026-02-01T00:00:00Z') / 1000,
+    });
     await expect(client.models.retrieve('demo/echo/unknown')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     await expect(other.models.retrieve('demo/private')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
   });

@@ -24,12 +24,24 @@ describe.skipIf(!ready)('official openai Python client against the standard adap
     const result = await runPython('chatapi_openai.py', [fx.base], {
       env: { CHAT_KEY: TEST_KEY, READ_ONLY_KEY, OTHER_KEY: OTHER_ACCOUNT_KEY, LIMITED_KEY },
     });
-    const lines = result.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { check: string; ok: boolean; error?: string; trace?: string });
+    const lines = result.stdout
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { check: string; ok: boolean; error?: string; trace?: string });
     const failures = lines.filter((l) => !l.ok).map((l) => `${l.check}: ${l.error}\n${l.trace}`);
     expect(failures, describePythonFailure(result)).toEqual([]);
     expect(lines.map((l) => l.check)).toEqual([
-      'chat_completion', 'chat_stream', 'chat_stream_include_usage', 'chat_stream_helper', 'tool_call_through_proxy',
-      'errors', 'error_mid_stream', 'models', 'embeddings', 'legacy_completions',
+      'chat_completion',
+      'chat_stream',
+      'chat_stream_include_usage',
+      'chat_stream_helper',
+      'tool_call_through_proxy',
+      'errors',
+      'error_mid_stream',
+      'models',
+      'embeddings',
+      'legacy_completions',
     ]);
     expect(result.code).toBe(0);
   });

@@ -3,7 +3,15 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayError } from '../../core/errors.js';
 import { echoAnswer } from '../../examples/echo-service/echo.js';
-import { BLOCKED_KEY, OTHER_ACCOUNT_KEY, READ_ONLY_KEY, TEST_KEY, eventually, startTestGateway, type TestGateway } from '../support/gateway.js';
+import {
+  BLOCKED_KEY,
+  OTHER_ACCOUNT_KEY,
+  READ_ONLY_KEY,
+  TEST_KEY,
+  eventually,
+  startTestGateway,
+  type TestGateway,
+} from '../support/gateway.js';
 import { CHAT_TOKENS, LIMITED_KEY, chatConfigInput, rawPost, sseData } from '../support/chat.js';
 import { RawServiceError, sleep, startRawModel, type RawModel } from '../support/raw-model.js';
 
@@ -19,29 +27,54 @@ describe('standard chat adapter over raw HTTP', () => {
     'fail-now': () => {
       throw new RawServiceError('model.overloaded', 'the model is overloaded', 503);
     },
-    'fail-mid-stream': () => (async function* () {
-      yield { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] };
-      throw new RawServiceError('model.crashed', 'the model crashed mid-stream', 500);
-    })(),
-    'slow-first': () => (async function* () {
-      await sleep(1500);
-      yield { id: 'late' };
-    })(),
-    'stall-mid-stream': () => (async function* () {
-      yield { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] };
-      await sleep(1500);
-      yield { id: 'c1' };
-    })(),
-    'endless': () => (async function* () {
-      for (let i = 0; ; i++) {
-        yield { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: `${i} ` }, finish_reason: null }] };
-        await sleep(20);
-      }
-    })(),
-    'bare': () => ({ choices: [{ index: 0, message: { role: 'assistant', content: 'no ids here', refusal: null }, logprobs: null, finish_reason: 'stop' }] }),
-    'pretty-stream': () => (async function* () {
-      yield '{\n  "id": "p1",\n  "object": "chat.completion.chunk",\n  "created": 1,\n  "model": "m",\n  "choices": []\n}';
-    })(),
+    'fail-mid-stream': () =>
+      (async function* () {
+        yield {
+          id: 'c1',
+          object: 'chat.completion.chunk',
+          created: 1,
+          model: 'm',
+          choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
+        };
+        throw new RawServiceError('model.crashed', 'the model crashed mid-stream', 500);
+      })(),
+    'slow-first': () =>
+      (async function* () {
+        await sleep(1500);
+        yield { id: 'late' };
+      })(),
+    'stall-mid-stream': () =>
+      (async function* () {
+        yield {
+          id: 'c1',
+          object: 'chat.completion.chunk',
+          created: 1,
+          model: 'm',
+          choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
+        };
+        await sleep(1500);
+        yield { id: 'c1' };
+      })(),
+    endless: () =>
+      (async function* () {
+        for (let i = 0; ; i++) {
+          yield {
+            id: 'c1',
+            object: 'chat.completion.chunk',
+            created: 1,
+            model: 'm',
+            choices: [{ index: 0, delta: { content: `${i} ` }, finish_reason: null }],
+          };
+          await sleep(20);
+        }
+      })(),
+    bare: () => ({
+      choices: [{ index: 0, message: { role: 'assistant', content: 'no ids here', refusal: null }, logprobs: null, finish_reason: 'stop' }],
+    }),
+    'pretty-stream': () =>
+      (async function* () {
+        yield '{\n  "id": "p1",\n  "object": "chat.completion.chunk",\n  "created": 1,\n  "model": "m",\n  "choices": []\n}';
+      })(),
   };
 
   beforeAll(async () => {
@@ -59,19 +92,38 @@ describe('standard chat adapter over raw HTTP', () => {
     await gw?.close();
   });
 
-  const chat = (extra: Record<string, unknown> = {}) => ({ model: 'demo/echo', messages: [{ role: 'user', content: 'hello there' }], ...extra });
+  const chat = (extra: Record<string, unknown> = {}) => ({
+    model: 'demo/echo',
+    messages: [{ role: 'user', content: 'hello there' }],
+    ...extra,
+  });
 
   it('answers a chat completion with the service answer and a request id', async () => {
     const res = await request(gw.httpUrl).post(CHAT).set(auth).send(chat());
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.headers['x-request-id']).toBeTruthy();
-    expect(res.body).toMatchObject({ object: 'chat.completion', model: 'echo-1', choices: [{ index: 0, message: { role: 'assistant', content: 'Echo: hello there' }, finish_reason: 'stop' }] });
+    expect(res.body).toMatchObject({
+      object: 'chat.completion',
+      model: 'echo-1',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Echo: hello there' }, finish_reason: 'stop' }],
+    });
   });
 
   it('splits the body: model, messages and stream are data, every other field is config', async () => {
     const before = echo.requests.length;
-    const res = await request(gw.httpUrl).post(CHAT).set(auth).send(chat({ model: 'demo/echo/echo-2', stream: false, temperature: 0.5, max_tokens: 7, tools: [{ type: 'function', function: { name: 'f' } }] }));
+    const res = await request(gw.httpUrl)
+      .post(CHAT)
+      .set(auth)
+      .send(
+        chat({
+          model: 'demo/echo/echo-2',
+          stream: false,
+          temperature: 0.5,
+          max_tokens: 7,
+          tools: [{ type: 'function', function: { name: 'f' } }],
+        }),
+      );
     expect(res.status).toBe(200);
     const got = echo.requests[before]!;
     expect(got.data).toEqual({ model: 'echo-2', messages: [{ role: 'user', content: 'hello there' }], stream: false });
@@ -91,16 +143,29 @@ describe('standard chat adapter over raw HTTP', () => {
 
   it('refuses a config field outside the registry bounds of the named model with 400 naming it, before dispatch', async () => {
     const before = echo.requests.length;
-    const hot = await request(gw.httpUrl).post(CHAT).set(auth).send(chat({ model: 'demo/echo/echo-1', temperature: 3 }));
+    const hot = await request(gw.httpUrl)
+      .post(CHAT)
+      .set(auth)
+      .send(chat({ model: 'demo/echo/echo-1', temperature: 3 }));
     expect(hot.status).toBe(400);
     expect(hot.body.error).toMatchObject({ code: 'PARAMETER_OUT_OF_RANGE', type: 'invalid_request_error', param: 'temperature' });
     // Without a third part the service's default model (echo-1) applies.
-    const none = await request(gw.httpUrl).post(CHAT).set(auth).send(chat({ max_tokens: 0 }));
+    const none = await request(gw.httpUrl)
+      .post(CHAT)
+      .set(auth)
+      .send(chat({ max_tokens: 0 }));
     expect(none.status).toBe(400);
     expect(none.body.error).toMatchObject({ param: 'max_tokens' });
     expect(echo.requests.length).toBe(before);
     // echo-2 sets no bounds: the third part selects the registry model.
-    expect((await request(gw.httpUrl).post(CHAT).set(auth).send(chat({ model: 'demo/echo/echo-2', temperature: 3 }))).status).toBe(200);
+    expect(
+      (
+        await request(gw.httpUrl)
+          .post(CHAT)
+          .set(auth)
+          .send(chat({ model: 'demo/echo/echo-2', temperature: 3 }))
+      ).status,
+    ).toBe(200);
   });
 
   it('hands pipeline.validateConfig the service, the config and the model of the id', async () => {
@@ -108,22 +173,39 @@ describe('standard chat adapter over raw HTTP', () => {
     gw.gateway.pipeline.addValidator({
       validate(service, config, modelName) {
         seen.push({ service: service.name, config, modelName });
-        if ((config as Record<string, unknown>).user === 'banned') throw gatewayError('VALIDATION_FAILED', { param: 'user', args: { reason: 'banned user' } });
+        if ((config as Record<string, unknown>).user === 'banned')
+          throw gatewayError('VALIDATION_FAILED', { param: 'user', args: { reason: 'banned user' } });
       },
     });
-    await request(gw.httpUrl).post(CHAT).set(auth).send(chat({ model: 'demo/echo/echo-2', top_p: 0.5 })).expect(200);
-    await request(gw.httpUrl).post(CHAT).set(auth).send(chat({ top_p: 0.5 })).expect(200);
+    await request(gw.httpUrl)
+      .post(CHAT)
+      .set(auth)
+      .send(chat({ model: 'demo/echo/echo-2', top_p: 0.5 }))
+      .expect(200);
+    await request(gw.httpUrl)
+      .post(CHAT)
+      .set(auth)
+      .send(chat({ top_p: 0.5 }))
+      .expect(200);
     expect(seen).toEqual([
       { service: 'echo', config: { top_p: 0.5 }, modelName: 'echo-2' },
       { service: 'echo', config: { top_p: 0.5 }, modelName: undefined },
     ]);
-    const banned = await request(gw.httpUrl).post(CHAT).set(auth).send(chat({ user: 'banned' }));
+    const banned = await request(gw.httpUrl)
+      .post(CHAT)
+      .set(auth)
+      .send(chat({ user: 'banned' }));
     expect(banned.status).toBe(400);
     expect(banned.body.error.param).toBe('user');
   });
 
   it('accepts the key as Bearer (any case), raw, x-api-key and PLATFORM-API-KEY', async () => {
-    for (const headers of [{ Authorization: `bearer ${TEST_KEY}` }, { Authorization: TEST_KEY }, { 'x-api-key': TEST_KEY }, { 'PLATFORM-API-KEY': TEST_KEY }]) {
+    for (const headers of [
+      { Authorization: `bearer ${TEST_KEY}` },
+      { Authorization: TEST_KEY },
+      { 'x-api-key': TEST_KEY },
+      { 'PLATFORM-API-KEY': TEST_KEY },
+    ]) {
       const res = await request(gw.httpUrl).post(CHAT).set(headers).send(chat());
       expect(res.status, JSON.stringify(headers)).toBe(200);
     }
@@ -149,7 +231,10 @@ describe('standard chat adapter over raw HTTP', () => {
       [auth, chat({ messages: [{ content: 'no role' }] }), 400, 'VALIDATION_FAILED', 'invalid_request_error'],
     ];
     for (const [headers, body, status, code, type] of cases) {
-      const res = await request(gw.httpUrl).post(CHAT).set(headers).send(body as object);
+      const res = await request(gw.httpUrl)
+        .post(CHAT)
+        .set(headers)
+        .send(body as object);
       expect(res.status, code).toBe(status);
       expect(res.body.error, code).toMatchObject({ code, type });
       expect(res.headers['x-request-id']).toBeTruthy();
@@ -157,7 +242,10 @@ describe('standard chat adapter over raw HTTP', () => {
     }
     const missing = await request(gw.httpUrl).post(CHAT).set(auth).send({ model: 'demo/echo' });
     expect(missing.body.error.param).toBe('messages');
-    const noRole = await request(gw.httpUrl).post(CHAT).set(auth).send(chat({ messages: [{ content: 'x' }] }));
+    const noRole = await request(gw.httpUrl)
+      .post(CHAT)
+      .set(auth)
+      .send(chat({ messages: [{ content: 'x' }] }));
     expect(noRole.body.error.param).toBe('messages[0].role');
     const malformed = await request(gw.httpUrl).post(CHAT).set(auth).set('content-type', 'application/json').send('{"model":');
     expect(malformed.status).toBe(400);
@@ -171,20 +259,30 @@ describe('standard chat adapter over raw HTTP', () => {
     expect(res.status).toBe(429);
     expect(res.body.error).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', type: 'rate_limit_error' });
 
-    const failed = await request(gw.httpUrl).post(CHAT).set(auth).send(chat({ model: 'demo/faulty', messages: [{ role: 'user', content: 'fail-now' }] }));
+    const failed = await request(gw.httpUrl)
+      .post(CHAT)
+      .set(auth)
+      .send(chat({ model: 'demo/faulty', messages: [{ role: 'user', content: 'fail-now' }] }));
     expect(failed.status).toBe(503);
     expect(failed.body.error).toMatchObject({ code: 'model.overloaded', message: 'the model is overloaded', type: 'api_error' });
   });
 
   it('fills id, object, created and model when the service leaves them out', async () => {
-    const res = await request(gw.httpUrl).post(CHAT).set(auth).send(chat({ model: 'demo/faulty', messages: [{ role: 'user', content: 'bare' }] }));
+    const res = await request(gw.httpUrl)
+      .post(CHAT)
+      .set(auth)
+      .send(chat({ model: 'demo/faulty', messages: [{ role: 'user', content: 'bare' }] }));
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: `chatcmpl-${res.headers['x-request-id']}`, object: 'chat.completion', model: 'demo/faulty' });
     expect(typeof res.body.created).toBe('number');
   });
 
   it('serves models/{id} for ids with raw slashes and with %2F, under both bases', async () => {
-    for (const path of ['/api/adapters/chatapi/models/demo/echo/echo-1', '/api/adapters/chatapi/v1/models/demo%2Fecho%2Fecho-1', '/api/adapters/chatapi/models/demo%2Fecho']) {
+    for (const path of [
+      '/api/adapters/chatapi/models/demo/echo/echo-1',
+      '/api/adapters/chatapi/v1/models/demo%2Fecho%2Fecho-1',
+      '/api/adapters/chatapi/models/demo%2Fecho',
+    ]) {
       const res = await request(gw.httpUrl).get(path).set(auth);
       expect(res.status, path).toBe(200);
       expect(res.body.object).toBe('model');
@@ -192,7 +290,12 @@ describe('standard chat adapter over raw HTTP', () => {
     }
     const list = await request(gw.httpUrl).get('/api/adapters/chatapi/v1/models').set(auth);
     expect(list.body.object).toBe('list');
-    expect(list.body.data).toContainEqual({ id: 'demo/echo/echo-1', object: 'model', created: Date.parse('2026-01-01T00:00:00Z') / 1000, owned_by: 'demo' });
+    expect(list.body.data).toContainEqual({
+      id: 'demo/echo/echo-1',
+      object: 'model',
+      created: Date.parse('2026-01-01T00:00:00Z') / 1000,
+      owned_by: 'demo',
+    });
     expect((await request(gw.httpUrl).get('/api/adapters/chatapi/models')).status).toBe(401);
     const unknown = await request(gw.httpUrl).get('/api/adapters/chatapi/models/demo/echo/nope').set(auth);
     expect(unknown.status).toBe(404);
@@ -218,35 +321,55 @@ describe('standard chat adapter over raw HTTP', () => {
 
     it('passes the usage chunk through when stream_options.include_usage is set', async () => {
       const res = await rawPost(gw.httpUrl + CHAT, chat({ stream: true, stream_options: { include_usage: true } }), auth);
-      const chunks = sseData(res.text).slice(0, -1).map((e) => JSON.parse(e));
+      const chunks = sseData(res.text)
+        .slice(0, -1)
+        .map((e) => JSON.parse(e));
       expect(chunks.slice(0, -1).every((c) => c.usage === null)).toBe(true);
       expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 } });
     });
 
     it('keeps a pretty-printed chunk on one data line', async () => {
-      const res = await rawPost(gw.httpUrl + CHAT, chat({ model: 'demo/faulty', stream: true, messages: [{ role: 'user', content: 'pretty-stream' }] }), auth);
+      const res = await rawPost(
+        gw.httpUrl + CHAT,
+        chat({ model: 'demo/faulty', stream: true, messages: [{ role: 'user', content: 'pretty-stream' }] }),
+        auth,
+      );
       const events = sseData(res.text);
       expect(JSON.parse(events[0]!)).toMatchObject({ id: 'p1', object: 'chat.completion.chunk' });
     });
 
     it('answers an error before the first chunk as a JSON response', async () => {
-      const res = await rawPost(gw.httpUrl + CHAT, chat({ model: 'demo/faulty', stream: true, messages: [{ role: 'user', content: 'fail-now' }] }), auth);
+      const res = await rawPost(
+        gw.httpUrl + CHAT,
+        chat({ model: 'demo/faulty', stream: true, messages: [{ role: 'user', content: 'fail-now' }] }),
+        auth,
+      );
       expect(res.status).toBe(503);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       expect(JSON.parse(res.text).error).toMatchObject({ code: 'model.overloaded', type: 'api_error' });
     });
 
     it('ends the stream with one error event after the first chunk', async () => {
-      const res = await rawPost(gw.httpUrl + CHAT, chat({ model: 'demo/faulty', stream: true, messages: [{ role: 'user', content: 'fail-mid-stream' }] }), auth);
+      const res = await rawPost(
+        gw.httpUrl + CHAT,
+        chat({ model: 'demo/faulty', stream: true, messages: [{ role: 'user', content: 'fail-mid-stream' }] }),
+        auth,
+      );
       expect(res.status).toBe(200);
       const events = sseData(res.text);
       expect(events).toHaveLength(2);
-      expect(JSON.parse(events[1]!)).toEqual({ error: expect.objectContaining({ code: 'model.crashed', message: 'the model crashed mid-stream', type: 'api_error' }) });
+      expect(JSON.parse(events[1]!)).toEqual({
+        error: expect.objectContaining({ code: 'model.crashed', message: 'the model crashed mid-stream', type: 'api_error' }),
+      });
       expect(events).not.toContain('[DONE]');
     });
 
     it('enforces the first-chunk deadline (504 before any byte) and cancels the service request', async () => {
-      const res = await rawPost(gw.httpUrl + CHAT, chat({ model: 'demo/faulty', stream: true, messages: [{ role: 'user', content: 'slow-first' }] }), auth);
+      const res = await rawPost(
+        gw.httpUrl + CHAT,
+        chat({ model: 'demo/faulty', stream: true, messages: [{ role: 'user', content: 'slow-first' }] }),
+        auth,
+      );
       expect(res.status).toBe(504);
       expect(JSON.parse(res.text).error.code).toBe('STREAM_FIRST_CHUNK_TIMEOUT');
       const slow = faulty.requests.find((r) => r.data.messages[0].content === 'slow-first')!;
@@ -254,7 +377,11 @@ describe('standard chat adapter over raw HTTP', () => {
     });
 
     it('enforces the idle deadline between chunks with an error event', async () => {
-      const res = await rawPost(gw.httpUrl + CHAT, chat({ model: 'demo/faulty', stream: true, messages: [{ role: 'user', content: 'stall-mid-stream' }] }), auth);
+      const res = await rawPost(
+        gw.httpUrl + CHAT,
+        chat({ model: 'demo/faulty', stream: true, messages: [{ role: 'user', content: 'stall-mid-stream' }] }),
+        auth,
+      );
       expect(res.status).toBe(200);
       const events = sseData(res.text);
       expect(JSON.parse(events.at(-1)!).error.code).toBe('STREAM_IDLE_TIMEOUT');
@@ -278,11 +405,23 @@ describe('standard chat adapter over raw HTTP', () => {
     });
 
     it('turns a complete answer to a streaming request into chunks', async () => {
-      const res = await rawPost(gw.httpUrl + CHAT, chat({ model: 'demo/faulty', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'bare' }] }), auth);
+      const res = await rawPost(
+        gw.httpUrl + CHAT,
+        chat({
+          model: 'demo/faulty',
+          stream: true,
+          stream_options: { include_usage: true },
+          messages: [{ role: 'user', content: 'bare' }],
+        }),
+        auth,
+      );
       const events = sseData(res.text);
       expect(events.at(-1)).toBe('[DONE]');
       const chunks = events.slice(0, -1).map((e) => JSON.parse(e));
-      expect(chunks[0]).toMatchObject({ object: 'chat.completion.chunk', choices: [{ delta: { role: 'assistant', content: 'no ids here' } }] });
+      expect(chunks[0]).toMatchObject({
+        object: 'chat.completion.chunk',
+        choices: [{ delta: { role: 'assistant', content: 'no ids here' } }],
+      });
       expect(chunks[1].choices[0].finish_reason).toBe('stop');
     });
   });

@@ -34,11 +34,16 @@ describe.skipIf(!requirePrerequisite('fitting with MongoDB', mongoPrerequisite()
   });
 
   const boot = async (uri: string, fitting: Record<string, unknown> = {}) => {
-    const gw = await startTestGateway(fittingConfig(
-      dataDir,
-      { store: { kind: 'mongodb', mongodbUri: uri, dataDir }, gate: { heartbeatIntervalMs: 200, defaultTimeoutSec: 10, drainTimeoutMs: 200 } },
-      { leaseMs: 500, ...fitting },
-    ));
+    const gw = await startTestGateway(
+      fittingConfig(
+        dataDir,
+        {
+          store: { kind: 'mongodb', mongodbUri: uri, dataDir },
+          gate: { heartbeatIntervalMs: 200, defaultTimeoutSec: 10, drainTimeoutMs: 200 },
+        },
+        { leaseMs: 500, ...fitting },
+      ),
+    );
     gateways.push(gw);
     return gw;
   };
@@ -65,7 +70,9 @@ describe.skipIf(!requirePrerequisite('fitting with MongoDB', mongoPrerequisite()
     const steps = new StepGate();
     await services.pop()!.stop();
     await classifier(first, steps);
-    const interrupted = (await client.post(`/account/demo/model/${modelId}/fit`, { datasetId: dataset.id.datasetId, configId: 2 }).expect(200)).body;
+    const interrupted = (
+      await client.post(`/account/demo/model/${modelId}/fit`, { datasetId: dataset.id.datasetId, configId: 2 }).expect(200)
+    ).body;
     await eventually(() => steps.held > 0, 5000, 'the second fit to start');
     await gateways.pop()!.close();
     steps.open();
@@ -74,14 +81,24 @@ describe.skipIf(!requirePrerequisite('fitting with MongoDB', mongoPrerequisite()
     const second = await boot(uri);
     await classifier(second);
     client = api(second);
-    expect((await client.get(`/account/demo/job/${done.jobId}`).expect(200)).body).toMatchObject({ status: 'SUCCESS', percentage: 100, done: true });
+    expect((await client.get(`/account/demo/job/${done.jobId}`).expect(200)).body).toMatchObject({
+      status: 'SUCCESS',
+      percentage: 100,
+      done: true,
+    });
     const failed = (await client.get(`/account/demo/job/${interrupted.jobId}`).expect(200)).body;
     expect(failed).toMatchObject({ status: 'FAILED', errorCode: 'FITTING_INTERRUPTED' });
     expect(failed.errorMessage).toContain('start the fit again');
     expect((await client.get('/account/demo/dataset').expect(200)).body).toEqual([dataset]);
-    expect((await client.get(`/account/demo/derived/${modelId}`).expect(200)).body).toMatchObject({ name: 'sentiment', fitted: true, fittedByJobId: done.jobId });
+    expect((await client.get(`/account/demo/derived/${modelId}`).expect(200)).body).toMatchObject({
+      name: 'sentiment',
+      fitted: true,
+      fittedByJobId: done.jobId,
+    });
     // Registered again at boot: predict reaches the fitted model the first gateway's fit saved.
-    const answer = await client.post(`/account/demo/model/${modelId}/predict-with-config`, { data: { text: 'lovely and wonderful' } }).expect(200);
+    const answer = await client
+      .post(`/account/demo/model/${modelId}/predict-with-config`, { data: { text: 'lovely and wonderful' } })
+      .expect(200);
     expect(answer.body.label).toBe('positive');
     // New IDs continue the sequences.
     const next = (await client.post('/account/demo/model/text-classifier/derived', { name: 'second' }).expect(200)).body;
@@ -95,7 +112,19 @@ describe.skipIf(!requirePrerequisite('fitting with MongoDB', mongoPrerequisite()
     const connection = await openMongoConnection(uri);
     const store = await DocFittingStore.open({ docs: new MongoDocStore(connection) });
     await store.createDerived({ id: 100_000, accountId: 1, name: 'orphan', description: '', baseServiceId: 20 });
-    const crashed = { jobId: 7_000_001, accountId: 1, serviceId: 100_000, baseServiceId: 20, datasetId: 1, configId: null, config: null, modelDir: '/nowhere', previousModelDir: null, runnerId: 'gone', leaseMs: 60_000 };
+    const crashed = {
+      jobId: 7_000_001,
+      accountId: 1,
+      serviceId: 100_000,
+      baseServiceId: 20,
+      datasetId: 1,
+      configId: null,
+      config: null,
+      modelDir: '/nowhere',
+      previousModelDir: null,
+      runnerId: 'gone',
+      leaseMs: 60_000,
+    };
     await store.createJob(crashed);
     await store.startJob(crashed.jobId, 'gone', 300);
     await connection.close();
@@ -118,15 +147,25 @@ describe.skipIf(!requirePrerequisite('fitting with MongoDB', mongoPrerequisite()
     const dataset = (await clientA.post('/account/demo/dataset', { name: 'reviews', content: REVIEWS }).expect(200)).body;
     const { id } = (await clientA.post('/account/demo/model/text-classifier/derived', { name: 'shared' }).expect(200)).body;
     // The name is taken on every gateway at once.
-    expect((await clientB.post('/account/demo/model/text-classifier/derived', { name: 'shared' }).expect(409)).body.error.code).toBe('CONFLICT');
+    expect((await clientB.post('/account/demo/model/text-classifier/derived', { name: 'shared' }).expect(409)).body.error.code).toBe(
+      'CONFLICT',
+    );
     const job = (await clientA.post(`/account/demo/model/${id.modelId}/fit`, { datasetId: dataset.id.datasetId }).expect(200)).body;
     await eventually(() => steps.held > 0, 5000, 'the fit to start');
     // One job per service, whichever gateway is asked; the job reads the same through either.
-    expect((await clientB.post(`/account/demo/model/${id.modelId}/fit`, { datasetId: dataset.id.datasetId }).expect(409)).body.error.message).toContain(`job ${job.jobId})`);
+    expect(
+      (await clientB.post(`/account/demo/model/${id.modelId}/fit`, { datasetId: dataset.id.datasetId }).expect(409)).body.error.message,
+    ).toContain(`job ${job.jobId})`);
     expect((await clientB.get(`/account/demo/job/${job.jobId}`).expect(200)).body.status).toBe('RUNNING');
     steps.open();
     await waitForJob(clientB, 'demo', job.jobId);
-    await eventually(async () => (await clientB.post(`/account/demo/model/${id.modelId}/predict-with-config`, { data: { text: 'awful' } })).status === 200, 5000, 'gateway B to serve the fitted service');
-    expect((await clientB.post(`/account/demo/model/shared/predict-with-config`, { data: { text: 'awful and boring' } }).expect(200)).body.label).toBe('negative');
+    await eventually(
+      async () => (await clientB.post(`/account/demo/model/${id.modelId}/predict-with-config`, { data: { text: 'awful' } })).status === 200,
+      5000,
+      'gateway B to serve the fitted service',
+    );
+    expect(
+      (await clientB.post(`/account/demo/model/shared/predict-with-config`, { data: { text: 'awful and boring' } }).expect(200)).body.label,
+    ).toBe('negative');
   });
 });

@@ -42,10 +42,11 @@ export function fittingStoreConformance(kind: string, make: MakeStore): void {
       await harness.close();
     });
 
-    const derived = (id = 100, name = 'mine', accountId = 1) => store.createDerived({ id, accountId, name, description: '', baseServiceId: 20 });
+    const derived = (id = 100, name = 'mine', accountId = 1) =>
+      store.createDerived({ id, accountId, name, description: '', baseServiceId: 20 });
     const conflict = (err: unknown) => isGatewayError(err) && err.status === 409;
 
-    it('hands out increasing IDs per sequence (jobs are numbered too, as the platform\'s API types them)', async () => {
+    it("hands out increasing IDs per sequence (jobs are numbered too, as the platform's API types them)", async () => {
       expect([await store.nextId('dataset'), await store.nextId('dataset'), await store.nextId('derived')]).toEqual([1, 2, 1]);
       expect([await store.nextId('job'), await store.nextId('job'), await store.nextId('dataset')]).toEqual([1, 2, 3]);
     });
@@ -53,10 +54,45 @@ export function fittingStoreConformance(kind: string, make: MakeStore): void {
     it('keeps datasets with their content and targets, per account', async () => {
       const content = Buffer.from('["a","b"]');
       const big = Buffer.alloc(3 * 1024 * 1024, 7); // beyond the MongoDB store's inline size
-      const one = await store.createDataset({ id: 1, accountId: 1, name: 'small', description: 'd', dataType: 'application/json', encoding: 'text', content, targets: Buffer.from('["x","y"]') });
-      await store.createDataset({ id: 2, accountId: 1, name: 'big', description: '', dataType: 'application/octet-stream', encoding: 'binary', content: big, targets: null });
-      await store.createDataset({ id: 3, accountId: 2, name: 'theirs', description: '', dataType: 'text/plain', encoding: 'text', content, targets: null });
-      expect(one).toMatchObject({ id: 1, accountId: 1, name: 'small', size: content.length, targetsSize: 9, createdAt: clock, encoding: 'text' });
+      const one = await store.createDataset({
+        id: 1,
+        accountId: 1,
+        name: 'small',
+        description: 'd',
+        dataType: 'application/json',
+        encoding: 'text',
+        content,
+        targets: Buffer.from('["x","y"]'),
+      });
+      await store.createDataset({
+        id: 2,
+        accountId: 1,
+        name: 'big',
+        description: '',
+        dataType: 'application/octet-stream',
+        encoding: 'binary',
+        content: big,
+        targets: null,
+      });
+      await store.createDataset({
+        id: 3,
+        accountId: 2,
+        name: 'theirs',
+        description: '',
+        dataType: 'text/plain',
+        encoding: 'text',
+        content,
+        targets: null,
+      });
+      expect(one).toMatchObject({
+        id: 1,
+        accountId: 1,
+        name: 'small',
+        size: content.length,
+        targetsSize: 9,
+        createdAt: clock,
+        encoding: 'text',
+      });
       expect((await store.listDatasets(1)).map((d) => d.name)).toEqual(['small', 'big']);
       expect(await store.getDataset(3)).toMatchObject({ accountId: 2, targetsSize: null });
       const read = await store.readDataset(1);
@@ -147,7 +183,7 @@ export function fittingStoreConformance(kind: string, make: MakeStore): void {
       expect(await store.renewLeases([12, 13, 11], 'runner-a', 1000)).toEqual(new Set([12, 13]));
     });
 
-    it('lists an account\'s jobs newest first', async () => {
+    it("lists an account's jobs newest first", async () => {
       await derived(100);
       await derived(101, 'b');
       await store.createJob(newJob({ jobId: 21 }));
@@ -158,7 +194,7 @@ export function fittingStoreConformance(kind: string, make: MakeStore): void {
       expect((await store.listJobs(1, 1)).map((j) => j.jobId)).toEqual([22]);
     });
 
-    it('a later fit\'s model is not replaced by an earlier one applied late', async () => {
+    it("a later fit's model is not replaced by an earlier one applied late", async () => {
       await derived();
       await store.createJob(newJob({ jobId: 31, modelDir: '/m/old' }));
       await store.startJob(31, 'runner-a', 1000);

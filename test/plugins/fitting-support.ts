@@ -17,7 +17,11 @@ export function tempDataDir(): string {
 }
 
 /** The test config plus a public fittable text classifier (ID 20) and the fitting plugin. */
-export function fittingConfig(dataDir: string, overrides: Record<string, unknown> = {}, fittingOptions: Record<string, unknown> = {}): Record<string, any> {
+export function fittingConfig(
+  dataDir: string,
+  overrides: Record<string, unknown> = {},
+  fittingOptions: Record<string, unknown> = {},
+): Record<string, any> {
   const base = testConfigInput();
   return testConfigInput({
     services: [
@@ -70,7 +74,12 @@ export interface FitSeen {
 }
 
 /** The example classifier served over the SDK in this process, recording what `fit` receives. */
-export function serveClassifier(gw: TestGateway, options: TextClassifierOptions = {}, seen: FitSeen[] = [], sdk: Partial<ModelServiceOptions> = {}): ModelService {
+export function serveClassifier(
+  gw: TestGateway,
+  options: TextClassifierOptions = {},
+  seen: FitSeen[] = [],
+  sdk: Partial<ModelServiceOptions> = {},
+): ModelService {
   const handlers = textClassifierHandlers(options);
   const recording: ModelHandlers = {
     ...handlers,
@@ -117,10 +126,14 @@ export type Api = ReturnType<typeof api>;
 /** Polls the job until `done`; returns the final record. */
 export async function waitForJob(client: Api, account: string, jobId: number, timeoutMs = 10_000): Promise<Record<string, any>> {
   let job: Record<string, any> = {};
-  await eventually(async () => {
-    job = (await client.get(`/account/${account}/job/${jobId}`).expect(200)).body as Record<string, any>;
-    return job.done === true;
-  }, timeoutMs, `job ${jobId} to finish`);
+  await eventually(
+    async () => {
+      job = (await client.get(`/account/${account}/job/${jobId}`).expect(200)).body as Record<string, any>;
+      return job.done === true;
+    },
+    timeoutMs,
+    `job ${jobId} to finish`,
+  );
   return job;
 }
 

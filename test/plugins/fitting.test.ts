@@ -50,7 +50,8 @@ describe('fitting plugin', () => {
     return service;
   };
   const uploadReviews = async (c: Api = client, account = 'demo') =>
-    (await c.post(`/account/${account}/dataset`, { name: 'reviews', description: 'film reviews', content: REVIEWS }).expect(200)).body as Record<string, any>;
+    (await c.post(`/account/${account}/dataset`, { name: 'reviews', description: 'film reviews', content: REVIEWS }).expect(200))
+      .body as Record<string, any>;
   const derive = async (name = 'sentiment', c: Api = client) =>
     (await c.post('/account/demo/model/text-classifier/derived', { name }).expect(200)).body as Record<string, any>;
   const predict = (modelId: number, text: string, c: Api = client) =>
@@ -62,7 +63,14 @@ describe('fitting plugin', () => {
     await classifier({ afterProgress: steps.afterProgress }, seen);
 
     const dataset = await uploadReviews();
-    expect(dataset).toMatchObject({ id: { accountId: 1 }, name: 'reviews', datasetAccountName: 'demo', dataType: 'application/json', hasTargets: false, accessMode: 'private' });
+    expect(dataset).toMatchObject({
+      id: { accountId: 1 },
+      name: 'reviews',
+      datasetAccountName: 'demo',
+      dataType: 'application/json',
+      hasTargets: false,
+      accessMode: 'private',
+    });
     const datasetId = dataset.id.datasetId as number;
     expect((await client.get('/account/demo/dataset').expect(200)).body).toEqual([dataset]);
 
@@ -80,8 +88,20 @@ describe('fitting plugin', () => {
 
     const configs = (await client.get('/account/demo/model/text-classifier/fit-config').expect(200)).body;
     expect(configs).toEqual([
-      { id: { accountId: 1, modelId: CLASSIFIER_ID, configId: 1 }, name: 'smooth', isDefault: true, isManual: false, config: '{"alpha":1}' },
-      { id: { accountId: 1, modelId: CLASSIFIER_ID, configId: 2 }, name: 'sharp', isDefault: false, isManual: false, config: '{"alpha":0.1}' },
+      {
+        id: { accountId: 1, modelId: CLASSIFIER_ID, configId: 1 },
+        name: 'smooth',
+        isDefault: true,
+        isManual: false,
+        config: '{"alpha":1}',
+      },
+      {
+        id: { accountId: 1, modelId: CLASSIFIER_ID, configId: 2 },
+        name: 'sharp',
+        isDefault: false,
+        isManual: false,
+        config: '{"alpha":0.1}',
+      },
     ]);
     // The derived service lists its base's configs too.
     expect((await client.get(`/account/demo/model/${modelId}/fit-config`).expect(200)).body).toEqual(configs);
@@ -90,7 +110,16 @@ describe('fitting plugin', () => {
     expect(early.body.error).toMatchObject({ code: 'SERVICE_NOT_FITTED' });
 
     const created = (await client.post(`/account/1/model/${modelId}/fit`, { datasetId, config: { alpha: 0.5 } }).expect(200)).body;
-    expect(created).toMatchObject({ status: 'PENDING', percentage: 0, done: false, error: false, jobType: 'FIT', datasetId, configId: null, config: { alpha: 0.5 } });
+    expect(created).toMatchObject({
+      status: 'PENDING',
+      percentage: 0,
+      done: false,
+      error: false,
+      jobType: 'FIT',
+      datasetId,
+      configId: null,
+      config: { alpha: 0.5 },
+    });
     expect(created.service).toMatchObject({ id: { accountId: 1, modelId }, name: 'sentiment' });
     // An int64 number, as the platform's API and its public SDK's client (JobStatusData) type it.
     expect(Number.isSafeInteger(created.jobId) && created.jobId > 0).toBe(true);
@@ -101,7 +130,11 @@ describe('fitting plugin', () => {
     while (true) {
       await eventually(() => steps.held > 0, 5000, 'the next training step');
       const reported = steps.reported.at(-1)!;
-      await eventually(async () => (await client.get(`/account/demo/job/${jobId}`)).body.percentage === reported, 5000, `percentage ${reported}`);
+      await eventually(
+        async () => (await client.get(`/account/demo/job/${jobId}`)).body.percentage === reported,
+        5000,
+        `percentage ${reported}`,
+      );
       const job = (await client.get(`/account/demo/job/${jobId}`).expect(200)).body;
       observed.push({ status: job.status, percentage: job.percentage });
       if (reported === 100) break;
@@ -138,16 +171,27 @@ describe('fitting plugin', () => {
     expect((await predict(modelId, 'boring and awful, I hated it').expect(200)).body.label).toBe('negative');
     const grpc = new GateClient({ address: gw.grpcAddress, authToken: TEST_KEY, account: 'demo', model: String(modelId) });
     clients.push(grpc);
-    expect(await grpc.predictJson({ texts: ['great fun', 'terrible and dull'] })).toMatchObject({ predictions: [{ label: 'positive' }, { label: 'negative' }] });
+    expect(await grpc.predictJson({ texts: ['great fun', 'terrible and dull'] })).toMatchObject({
+      predictions: [{ label: 'positive' }, { label: 'negative' }],
+    });
     // By name as well, like any service.
-    expect((await client.post('/account/demo/model/sentiment/predict-with-config', { data: { text: 'beautiful' } }).expect(200)).body.label).toBe('positive');
+    expect(
+      (await client.post('/account/demo/model/sentiment/predict-with-config', { data: { text: 'beautiful' } }).expect(200)).body.label,
+    ).toBe('positive');
 
     // A refit with a named config: a new model directory, the previous one handed over.
     const refit = (await client.post(`/account/demo/model/sentiment/fit`, { datasetId: String(datasetId), configId: 2 }).expect(200)).body;
     expect(refit).toMatchObject({ status: 'PENDING', configId: 2, config: { alpha: 0.1 } });
     expect(await waitForJob(client, 'demo', refit.jobId)).toMatchObject({ status: 'SUCCESS', percentage: 100 });
-    expect(seen[1]).toMatchObject({ config: { alpha: 0.1 }, previousModelDir: fit.modelDir, modelDir: join(dataDir, 'fitted', String(modelId), String(refit.jobId)) });
-    expect((await client.get(`/account/demo/derived/sentiment`).expect(200)).body).toMatchObject({ fitted: true, fittedByJobId: refit.jobId });
+    expect(seen[1]).toMatchObject({
+      config: { alpha: 0.1 },
+      previousModelDir: fit.modelDir,
+      modelDir: join(dataDir, 'fitted', String(modelId), String(refit.jobId)),
+    });
+    expect((await client.get(`/account/demo/derived/sentiment`).expect(200)).body).toMatchObject({
+      fitted: true,
+      fittedByJobId: refit.jobId,
+    });
     expect((await predict(modelId, 'wonderful').expect(200)).body.label).toBe('positive');
 
     const jobs = (await client.get('/account/demo/job').expect(200)).body as Array<{ jobId: number }>;
@@ -159,11 +203,15 @@ describe('fitting plugin', () => {
   it('fits with the default config when neither config nor configId is given, and with texts plus targets', async () => {
     const seen: FitSeen[] = [];
     await classifier({}, seen);
-    const dataset = (await client.post('/account/demo/dataset', {
-      name: 'split',
-      content: REVIEWS.map((r) => r.text),
-      targets: REVIEWS.map((r) => r.label),
-    }).expect(200)).body;
+    const dataset = (
+      await client
+        .post('/account/demo/dataset', {
+          name: 'split',
+          content: REVIEWS.map((r) => r.text),
+          targets: REVIEWS.map((r) => r.label),
+        })
+        .expect(200)
+    ).body;
     expect(dataset).toMatchObject({ hasTargets: true });
     const { id } = await derive();
     const job = (await client.post(`/account/demo/model/${id.modelId}/fit`, { datasetId: dataset.id.datasetId }).expect(200)).body;
@@ -173,7 +221,7 @@ describe('fitting plugin', () => {
     expect((await predict(id.modelId, 'boring').expect(200)).body.label).toBe('negative');
   });
 
-  it('refuses bad fit requests: both config and configId, a missing dataset or config, another account\'s dataset', async () => {
+  it("refuses bad fit requests: both config and configId, a missing dataset or config, another account's dataset", async () => {
     await classifier();
     const mine = await uploadReviews();
     const other = api(gw, OTHER_ACCOUNT_KEY);
@@ -188,11 +236,21 @@ describe('fitting plugin', () => {
     expect(missing.body.error).toMatchObject({ code: 'ENTITY_NOT_FOUND_BY_ID', param: 'datasetId' });
     const foreign = await fit({ datasetId: theirs.id.datasetId }).expect(403);
     expect(foreign.body.error).toMatchObject({ code: 'ACCESS_TO_ANOTHER_ACCOUNT_DENIED', param: 'datasetId' });
-    expect((await fit({ datasetId: mine.id.datasetId, configId: 7 }).expect(404)).body.error).toMatchObject({ code: 'ENTITY_NOT_FOUND_BY_ID', param: 'configId' });
-    expect((await client.post('/account/demo/model/999999/fit', { datasetId: mine.id.datasetId }).expect(404)).body.error.code).toBe('ENTITY_NOT_FOUND_BY_ID');
+    expect((await fit({ datasetId: mine.id.datasetId, configId: 7 }).expect(404)).body.error).toMatchObject({
+      code: 'ENTITY_NOT_FOUND_BY_ID',
+      param: 'configId',
+    });
+    expect((await client.post('/account/demo/model/999999/fit', { datasetId: mine.id.datasetId }).expect(404)).body.error.code).toBe(
+      'ENTITY_NOT_FOUND_BY_ID',
+    );
     // A configured service is not a derived one.
-    expect((await client.post('/account/demo/model/text-classifier/fit', { datasetId: mine.id.datasetId }).expect(400)).body.error.code).toBe('SERVICE_NOT_FITTABLE');
-    expect((await client.post(`/account/demo/model/${id.modelId}/fit`).set('content-type', 'application/json').send('{').expect(400)).body.error.code).toBe('MALFORMED_JSON');
+    expect(
+      (await client.post('/account/demo/model/text-classifier/fit', { datasetId: mine.id.datasetId }).expect(400)).body.error.code,
+    ).toBe('SERVICE_NOT_FITTABLE');
+    expect(
+      (await client.post(`/account/demo/model/${id.modelId}/fit`).set('content-type', 'application/json').send('{').expect(400)).body.error
+        .code,
+    ).toBe('MALFORMED_JSON');
   });
 
   it('keeps each account to its own datasets, jobs and derived services', async () => {
@@ -215,20 +273,27 @@ describe('fitting plugin', () => {
     denied(await other.post(`/account/other/model/${id.modelId}/fit`, { datasetId: 1 }).expect(403));
     denied(await other.get(`/account/other/derived/${id.modelId}`).expect(403));
     expect((await other.get('/account/other/job/999999').expect(404)).body.error.code).toBe('ENTITY_NOT_FOUND_BY_ID');
-    expect((await other.get('/account/other/job/00000000-0000-4000-8000-000000000000').expect(404)).body.error.code).toBe('ENTITY_NOT_FOUND_BY_ID');
+    expect((await other.get('/account/other/job/00000000-0000-4000-8000-000000000000').expect(404)).body.error.code).toBe(
+      'ENTITY_NOT_FOUND_BY_ID',
+    );
     expect((await other.get('/account/other/job/not-a-job').expect(404)).body.error.code).toBe('ENTITY_NOT_FOUND_BY_ID');
     expect((await other.get('/account/other/dataset').expect(200)).body).toEqual([]);
     // A derived service is private to its owner, also for predict.
     expect((await predict(id.modelId, 'lovely', other).expect(403)).body.error.code).toBe('ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED');
     // Deriving from a public fittable service of another account is fine; the name is theirs to choose.
     const theirs = await derive('sentiment', other);
-    expect(theirs).toMatchObject({ id: { accountId: 2 }, name: 'sentiment', baseService: { id: { accountId: 1, modelId: CLASSIFIER_ID } } });
+    expect(theirs).toMatchObject({
+      id: { accountId: 2 },
+      name: 'sentiment',
+      baseService: { id: { accountId: 1, modelId: CLASSIFIER_ID } },
+    });
   });
 
   it('checks permissions, names and fittability', async () => {
     await classifier();
     const readOnly = api(gw, READ_ONLY_KEY);
-    const required = (res: { body: any }, permission: string) => expect(res.body.error).toMatchObject({ code: 'TOKEN_PERMISSION_REQUIRED', args: { permission } });
+    const required = (res: { body: any }, permission: string) =>
+      expect(res.body.error).toMatchObject({ code: 'TOKEN_PERMISSION_REQUIRED', args: { permission } });
     required(await readOnly.post('/account/demo/dataset', { name: 'x', content: 'y' }).expect(403), 'MODIFY_DATA');
     required(await readOnly.post('/account/demo/model/text-classifier/derived', { name: 'x' }).expect(403), 'MODIFY_DATA');
     required(await readOnly.post('/account/demo/model/1/fit', { datasetId: 1 }).expect(403), 'MODIFY_DATA');
@@ -237,10 +302,18 @@ describe('fitting plugin', () => {
     expect((await client.raw.get(`/api/platformgate/account/demo/dataset`).expect(401)).body.error.code).toBe('API_KEY_MISSING');
 
     await derive('mine');
-    expect((await client.post('/account/demo/model/text-classifier/derived', { name: 'mine' }).expect(409)).body.error).toMatchObject({ code: 'CONFLICT', param: 'name' });
+    expect((await client.post('/account/demo/model/text-classifier/derived', { name: 'mine' }).expect(409)).body.error).toMatchObject({
+      code: 'CONFLICT',
+      param: 'name',
+    });
     // Configured services of the account count too.
-    expect((await client.post('/account/demo/model/text-classifier/derived', { name: 'echo' }).expect(409)).body.error.code).toBe('CONFLICT');
-    expect((await client.post('/account/demo/model/text-classifier/derived', { name: '123' }).expect(400)).body.error).toMatchObject({ code: 'VALIDATION_FAILED', param: 'name' });
+    expect((await client.post('/account/demo/model/text-classifier/derived', { name: 'echo' }).expect(409)).body.error.code).toBe(
+      'CONFLICT',
+    );
+    expect((await client.post('/account/demo/model/text-classifier/derived', { name: '123' }).expect(400)).body.error).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      param: 'name',
+    });
     expect((await client.post('/account/demo/model/echo/derived', { name: 'x' }).expect(400)).body.error.code).toBe('SERVICE_NOT_FITTABLE');
     expect((await client.post('/account/demo/model/mine/derived', { name: 'x' }).expect(400)).body.error.code).toBe('SERVICE_NOT_FITTABLE');
     expect((await client.get('/account/demo/model/echo/fit-config').expect(400)).body.error.code).toBe('SERVICE_NOT_FITTABLE');
@@ -251,9 +324,19 @@ describe('fitting plugin', () => {
     await client.raw.get('/api/platformcore/account/demo/derived').set('PLATFORM-API-KEY', TEST_KEY).expect(200);
   });
 
-  it('a fit error fails the job with the service\'s message; the service stays unfitted', async () => {
+  it("a fit error fails the job with the service's message; the service stays unfitted", async () => {
     await classifier();
-    const oneLabel = (await client.post('/account/demo/dataset', { name: 'one-label', content: [{ text: 'fine', label: 'ok' }, { text: 'good', label: 'ok' }] }).expect(200)).body;
+    const oneLabel = (
+      await client
+        .post('/account/demo/dataset', {
+          name: 'one-label',
+          content: [
+            { text: 'fine', label: 'ok' },
+            { text: 'good', label: 'ok' },
+          ],
+        })
+        .expect(200)
+    ).body;
     const { id } = await derive();
     const job = (await client.post(`/account/demo/model/${id.modelId}/fit`, { datasetId: oneLabel.id.datasetId }).expect(200)).body;
     const failed = await waitForJob(client, 'demo', job.jobId);
@@ -268,13 +351,16 @@ describe('fitting plugin', () => {
     let aborted = false;
     const handlers = await import('../../examples/text-classifier/service.js');
     const base = handlers.textClassifierHandlers({ afterProgress: steps.afterProgress });
-    const service = serveModel({
-      ...base,
-      fit(req, ctx) {
-        ctx.signal.addEventListener('abort', () => (aborted = true));
-        return base.fit!(req, ctx);
+    const service = serveModel(
+      {
+        ...base,
+        fit(req, ctx) {
+          ctx.signal.addEventListener('abort', () => (aborted = true));
+          return base.fit!(req, ctx);
+        },
       },
-    }, { descriptor: { name: 'text-classifier' }, gateways: [gw.grpcAddress], connectionToken: CLASSIFIER_TOKEN, logger: quiet });
+      { descriptor: { name: 'text-classifier' }, gateways: [gw.grpcAddress], connectionToken: CLASSIFIER_TOKEN, logger: quiet },
+    );
     services.push(service);
     await service.ready();
     const dataset = await uploadReviews();
@@ -314,7 +400,10 @@ describe('fitting plugin', () => {
     await stopping;
     const failed = (await client.get(`/account/demo/job/${job.jobId}`).expect(200)).body;
     expect(failed).toMatchObject({ status: 'FAILED', error: true });
-    expect(failed).toMatchObject({ errorCode: 'SERVICE_DISCONNECTED', errorMessage: "Service 'text-classifier' disconnected before answering" });
+    expect(failed).toMatchObject({
+      errorCode: 'SERVICE_DISCONNECTED',
+      errorMessage: "Service 'text-classifier' disconnected before answering",
+    });
   });
 
   it('answers 400 for a fit when the base service has no instances', async () => {
@@ -327,32 +416,60 @@ describe('fitting plugin', () => {
 
   it('uploads raw datasets, reads and deletes them, and deletes derived services', async () => {
     const text = REVIEWS.map((r) => JSON.stringify(r)).join('\n');
-    const raw = (await client.raw
-      .post('/api/platformgate/account/demo/dataset/raw?name=lines&description=jsonl')
-      .set('PLATFORM-API-KEY', TEST_KEY)
-      .set('content-type', 'application/x-ndjson')
-      .send(text)
-      .expect(200)).body;
-    expect(raw).toMatchObject({ name: 'lines', description: 'jsonl', dataType: 'application/x-ndjson', encoding: 'text', size: Buffer.byteLength(text) });
-    const binary = (await client.raw
-      .post('/api/platformgate/account/demo/dataset/raw?name=bytes&dataType=application/octet-stream')
-      .set('PLATFORM-API-KEY', TEST_KEY)
-      .set('content-type', 'application/octet-stream')
-      .send(Buffer.from([0xff, 0xfe, 0x00, 0x01]))
-      .expect(200)).body;
+    const raw = (
+      await client.raw
+        .post('/api/platformgate/account/demo/dataset/raw?name=lines&description=jsonl')
+        .set('PLATFORM-API-KEY', TEST_KEY)
+        .set('content-type', 'application/x-ndjson')
+        .send(text)
+        .expect(200)
+    ).body;
+    expect(raw).toMatchObject({
+      name: 'lines',
+      description: 'jsonl',
+      dataType: 'application/x-ndjson',
+      encoding: 'text',
+      size: Buffer.byteLength(text),
+    });
+    const binary = (
+      await client.raw
+        .post('/api/platformgate/account/demo/dataset/raw?name=bytes&dataType=application/octet-stream')
+        .set('PLATFORM-API-KEY', TEST_KEY)
+        .set('content-type', 'application/octet-stream')
+        .send(Buffer.from([0xff, 0xfe, 0x00, 0x01]))
+        .expect(200)
+    ).body;
     expect(binary).toMatchObject({ encoding: 'binary', size: 4 });
     expect((await client.get(`/account/demo/dataset/${raw.id.datasetId}`).expect(200)).body).toEqual(raw);
-    const content = await client.get(`/account/demo/dataset/${raw.id.datasetId}/content`).buffer(true).parse((res, done) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => done(null, Buffer.concat(chunks)));
-    }).expect(200);
+    const content = await client
+      .get(`/account/demo/dataset/${raw.id.datasetId}/content`)
+      .buffer(true)
+      .parse((res, done) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => done(null, Buffer.concat(chunks)));
+      })
+      .expect(200);
     expect((content.body as Buffer).toString()).toBe(text);
     expect(content.headers['content-type']).toContain('application/x-ndjson');
-    expect((await client.get(`/account/demo/dataset/${raw.id.datasetId}/content?part=targets`).expect(404)).body.error.code).toBe('ENTITY_NOT_FOUND_BY_ID');
-    expect((await client.raw.post('/api/platformgate/account/demo/dataset/raw').set('PLATFORM-API-KEY', TEST_KEY).send('x').expect(400)).body.error.param).toBe('name');
+    expect((await client.get(`/account/demo/dataset/${raw.id.datasetId}/content?part=targets`).expect(404)).body.error.code).toBe(
+      'ENTITY_NOT_FOUND_BY_ID',
+    );
+    expect(
+      (await client.raw.post('/api/platformgate/account/demo/dataset/raw').set('PLATFORM-API-KEY', TEST_KEY).send('x').expect(400)).body
+        .error.param,
+    ).toBe('name');
     expect((await client.post('/account/demo/dataset', { name: 'empty', content: '' }).expect(400)).body.error.param).toBe('content');
-    expect((await client.raw.post('/api/platformgate/account/demo/dataset').set('PLATFORM-API-KEY', TEST_KEY).set('content-type', 'text/plain').send('x').expect(415)).body.error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    expect(
+      (
+        await client.raw
+          .post('/api/platformgate/account/demo/dataset')
+          .set('PLATFORM-API-KEY', TEST_KEY)
+          .set('content-type', 'text/plain')
+          .send('x')
+          .expect(415)
+      ).body.error.code,
+    ).toBe('UNSUPPORTED_MEDIA_TYPE');
 
     await client.delete(`/account/demo/dataset/${raw.id.datasetId}`).expect(204);
     await client.get(`/account/demo/dataset/${raw.id.datasetId}`).expect(404);

@@ -33,7 +33,12 @@ describe('official Anthropic TypeScript SDK: the Messages API', () => {
 
   describe('standard adapter, translated to chat', () => {
     it('creates a message from string content, with a request-id', async () => {
-      const message = await client.messages.create({ model: 'demo/echo', max_tokens: 100, system: 'Be an echo.', messages: [{ role: 'user', content: 'the quick brown fox' }] });
+      const message = await client.messages.create({
+        model: 'demo/echo',
+        max_tokens: 100,
+        system: 'Be an echo.',
+        messages: [{ role: 'user', content: 'the quick brown fox' }],
+      });
       expect(message.type).toBe('message');
       expect(message.content).toEqual([{ type: 'text', text: 'Echo: the quick brown fox' }]);
       expect(message.stop_reason).toBe('end_turn');
@@ -43,7 +48,12 @@ describe('official Anthropic TypeScript SDK: the Messages API', () => {
     });
 
     it('streams named events in order; the stream helper gives the final message and text', async () => {
-      const raw = await client.messages.create({ model: 'demo/echo', max_tokens: 50, messages: [{ role: 'user', content: 'one two' }], stream: true });
+      const raw = await client.messages.create({
+        model: 'demo/echo',
+        max_tokens: 50,
+        messages: [{ role: 'user', content: 'one two' }],
+        stream: true,
+      });
       const types: string[] = [];
       let text = '';
       for await (const event of raw) {
@@ -54,7 +64,11 @@ describe('official Anthropic TypeScript SDK: the Messages API', () => {
       expect(types.slice(-3)).toEqual(['content_block_stop', 'message_delta', 'message_stop']);
       expect(text).toBe('Echo: one two');
 
-      const stream = client.messages.stream({ model: 'demo/echo', max_tokens: 50, messages: [{ role: 'user', content: 'via the helper' }] });
+      const stream = client.messages.stream({
+        model: 'demo/echo',
+        max_tokens: 50,
+        messages: [{ role: 'user', content: 'via the helper' }],
+      });
       const deltas: string[] = [];
       stream.on('text', (delta) => deltas.push(delta));
       const final = await stream.finalMessage();
@@ -67,7 +81,13 @@ describe('official Anthropic TypeScript SDK: the Messages API', () => {
     it('runs a tool_use / tool_result round trip, streamed and not', async () => {
       const model = 'demo/openai-proxy/gpt-up';
       const ask: Anthropic.MessageParam = { role: 'user', content: 'Weather in Paris?' };
-      const first = await client.messages.create({ model, max_tokens: 100, tools: [WEATHER], tool_choice: { type: 'auto' }, messages: [ask] });
+      const first = await client.messages.create({
+        model,
+        max_tokens: 100,
+        tools: [WEATHER],
+        tool_choice: { type: 'auto' },
+        messages: [ask],
+      });
       expect(first.stop_reason).toBe('tool_use');
       const use = first.content.find((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use')!;
       expect(use).toMatchObject({ id: 'call_weather_1', name: 'get_weather', input: { city: 'Paris' } });
@@ -84,33 +104,61 @@ describe('official Anthropic TypeScript SDK: the Messages API', () => {
         model,
         max_tokens: 100,
         tools: [WEATHER],
-        messages: [ask, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: '21 C' }] }],
+        messages: [
+          ask,
+          { role: 'assistant', content: first.content },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: '21 C' }] },
+        ],
       });
       expect(second.content).toEqual([{ type: 'text', text: 'The tool said: 21 C' }]);
       expect(fx.openAiUpstream.requests.at(-1)!.body.messages.slice(1)).toEqual([
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_weather_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_weather_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_weather_1', content: '21 C' },
       ]);
     });
 
     it('counts tokens with the service, and says when it is an estimate', async () => {
-      const { data: counted, response } = await client.messages.countTokens({ model: 'demo/echo', system: 'one two', messages: [{ role: 'user', content: 'three four five' }] }).withResponse();
+      const { data: counted, response } = await client.messages
+        .countTokens({ model: 'demo/echo', system: 'one two', messages: [{ role: 'user', content: 'three four five' }] })
+        .withResponse();
       expect(counted).toEqual({ input_tokens: 5 });
       expect(response.headers.get('x-gateway-token-count')).toBe('service');
       // A service that cannot count (the test engine has no /tokenize): an estimate, said so.
-      const estimated = await client.messages.countTokens({ model: 'demo/openai-proxy/gpt-up', messages: [{ role: 'user', content: 'x' }] }).withResponse();
+      const estimated = await client.messages
+        .countTokens({ model: 'demo/openai-proxy/gpt-up', messages: [{ role: 'user', content: 'x' }] })
+        .withResponse();
       expect(estimated.response.headers.get('x-gateway-token-count')).toBe('estimate');
       expect(estimated.data.input_tokens).toBeGreaterThan(0);
     });
 
-    it('gives Anthropic-family services the Messages body itself, string content as text blocks, with the caller\'s anthropic-beta', async () => {
-      const beta = new Anthropic({ apiKey: TEST_KEY, baseURL: fx.base, maxRetries: 0, defaultHeaders: { 'anthropic-beta': 'tools-2024-04-04' } });
-      const message = await beta.messages.create({ model: 'demo/claude/claude-up', max_tokens: 20, messages: [{ role: 'user', content: 'hello claude' }] });
+    it("gives Anthropic-family services the Messages body itself, string content as text blocks, with the caller's anthropic-beta", async () => {
+      const beta = new Anthropic({
+        apiKey: TEST_KEY,
+        baseURL: fx.base,
+        maxRetries: 0,
+        defaultHeaders: { 'anthropic-beta': 'tools-2024-04-04' },
+      });
+      const message = await beta.messages.create({
+        model: 'demo/claude/claude-up',
+        max_tokens: 20,
+        messages: [{ role: 'user', content: 'hello claude' }],
+      });
       expect(message.content).toEqual([{ type: 'text', text: 'Claude heard: hello claude' }]);
       const upstream = fx.anthropicUpstream.requests.at(-1)!;
-      expect(upstream.body).toEqual({ model: 'claude-up', max_tokens: 20, messages: [{ role: 'user', content: [{ type: 'text', text: 'hello claude' }] }] });
+      expect(upstream.body).toEqual({
+        model: 'claude-up',
+        max_tokens: 20,
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'hello claude' }] }],
+      });
       expect(upstream.headers['anthropic-beta']).toBe('tools-2024-04-04');
-      const counted = await client.messages.countTokens({ model: 'demo/claude/claude-up', messages: [{ role: 'user', content: 'count me' }] });
+      const counted = await client.messages.countTokens({
+        model: 'demo/claude/claude-up',
+        messages: [{ role: 'user', content: 'count me' }],
+      });
       expect(counted.input_tokens).toBe(JSON.stringify([{ role: 'user', content: [{ type: 'text', text: 'count me' }] }]).length);
     });
 
@@ -123,20 +171,89 @@ describe('official Anthropic TypeScript SDK: the Messages API', () => {
     it('raises the SDK class of each status, with Anthropic error types', async () => {
       const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'hi' }];
       const cases: [string, () => Promise<unknown>, new (...args: any[]) => Error, number, string][] = [
-        ['401', () => withKey('nope').messages.create({ model: 'demo/echo', max_tokens: 5, messages }), Anthropic.AuthenticationError, 401, 'authentication_error'],
-        ['403', () => withKey(READ_ONLY_KEY).messages.create({ model: 'demo/echo', max_tokens: 5, messages }), Anthropic.PermissionDeniedError, 403, 'permission_error'],
-        ['404 unknown', () => client.messages.create({ model: 'demo/nothing', max_tokens: 5, messages }), Anthropic.NotFoundError, 404, 'not_found_error'],
-        ['404 private', () => withKey(OTHER_ACCOUNT_KEY).messages.create({ model: 'demo/private', max_tokens: 5, messages }), Anthropic.NotFoundError, 404, 'not_found_error'],
+        [
+          '401',
+          () => withKey('nope').messages.create({ model: 'demo/echo', max_tokens: 5, messages }),
+          Anthropic.AuthenticationError,
+          401,
+          'authentication_error',
+        ],
+        [
+          '403',
+          () => withKey(READ_ONLY_KEY).messages.create({ model: 'demo/echo', max_tokens: 5, messages }),
+          Anthropic.PermissionDeniedError,
+          403,
+          'permission_error',
+        ],
+        [
+          '404 unknown',
+          () => client.messages.create({ model: 'demo/nothing', max_tokens: 5, messages }),
+          Anthropic.NotFoundError,
+          404,
+          'not_found_error',
+        ],
+        [
+          '404 private',
+          () => withKey(OTHER_ACCOUNT_KEY).messages.create({ model: 'demo/private', max_tokens: 5, messages }),
+          Anthropic.NotFoundError,
+          404,
+          'not_found_error',
+        ],
         // temperature, which this SDK version's types no longer list, out of the registry's range.
-        ['400', () => client.messages.create({ model: 'demo/echo', max_tokens: 5, messages, temperature: 9 } as Anthropic.MessageCreateParamsNonStreaming), Anthropic.BadRequestError, 400, 'invalid_request_error'],
-        ['400 upstream', () => client.messages.create({ model: 'demo/claude/c', max_tokens: 5, messages: [{ role: 'user', content: 'bad-param' }] }), Anthropic.BadRequestError, 400, 'invalid_request_error'],
-        ['429 upstream', () => client.messages.create({ model: 'demo/claude/c', max_tokens: 5, messages: [{ role: 'user', content: 'rate-limited' }] }), Anthropic.RateLimitError, 429, 'rate_limit_error'],
-        ['500 upstream', () => client.messages.create({ model: 'demo/claude/c', max_tokens: 5, messages: [{ role: 'user', content: 'server-error' }] }), Anthropic.InternalServerError, 500, 'api_error'],
-        ['529 upstream', () => client.messages.create({ model: 'demo/claude/c', max_tokens: 5, messages: [{ role: 'user', content: 'upstream-error' }] }), Anthropic.InternalServerError, 529, 'overloaded_error'],
-        ['503 no instance', () => client.messages.create({ model: 'demo/private', max_tokens: 5, messages }), Anthropic.InternalServerError, 503, 'api_error'],
+        [
+          '400',
+          () =>
+            client.messages.create({
+              model: 'demo/echo',
+              max_tokens: 5,
+              messages,
+              temperature: 9,
+            } as Anthropic.MessageCreateParamsNonStreaming),
+          Anthropic.BadRequestError,
+          400,
+          'invalid_request_error',
+        ],
+        [
+          '400 upstream',
+          () => client.messages.create({ model: 'demo/claude/c', max_tokens: 5, messages: [{ role: 'user', content: 'bad-param' }] }),
+          Anthropic.BadRequestError,
+          400,
+          'invalid_request_error',
+        ],
+        [
+          '429 upstream',
+          () => client.messages.create({ model: 'demo/claude/c', max_tokens: 5, messages: [{ role: 'user', content: 'rate-limited' }] }),
+          Anthropic.RateLimitError,
+          429,
+          'rate_limit_error',
+        ],
+        [
+          '500 upstream',
+          () => client.messages.create({ model: 'demo/claude/c', max_tokens: 5, messages: [{ role: 'user', content: 'server-error' }] }),
+          Anthropic.InternalServerError,
+          500,
+          'api_error',
+        ],
+        [
+          '529 upstream',
+          () => client.messages.create({ model: 'demo/claude/c', max_tokens: 5, messages: [{ role: 'user', content: 'upstream-error' }] }),
+          Anthropic.InternalServerError,
+          529,
+          'overloaded_error',
+        ],
+        [
+          '503 no instance',
+          () => client.messages.create({ model: 'demo/private', max_tokens: 5, messages }),
+          Anthropic.InternalServerError,
+          503,
+          'api_error',
+        ],
       ];
       for (const [name, run, cls, status, type] of cases) {
-        const err = await run().then(() => undefined, (e: unknown) => e);
+        const err = await run().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         expect(err, name).toBeInstanceOf(cls);
         const apiError = err as InstanceType<typeof Anthropic.APIError>;
         expect(apiError.status, name).toBe(status);
@@ -146,8 +263,13 @@ describe('official Anthropic TypeScript SDK: the Messages API', () => {
     });
 
     it('relays an upstream 429 exactly: message, retry-after and rate-limit headers, upstream request id', async () => {
-      const err = await client.messages.create({ model: 'demo/claude/c', max_tokens: 5, messages: [{ role: 'user', content: 'rate-limited' }] }).catch((e: unknown) => e) as InstanceType<typeof Anthropic.RateLimitError>;
-      expect(err.error).toMatchObject({ type: 'error', error: { type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit.' } });
+      const err = (await client.messages
+        .create({ model: 'demo/claude/c', max_tokens: 5, messages: [{ role: 'user', content: 'rate-limited' }] })
+        .catch((e: unknown) => e)) as InstanceType<typeof Anthropic.RateLimitError>;
+      expect(err.error).toMatchObject({
+        type: 'error',
+        error: { type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit.' },
+      });
       expect(err.headers.get('retry-after')).toBe('9');
       expect(err.headers.get('anthropic-ratelimit-requests-remaining')).toBe('0');
       expect(err.headers.get('x-upstream-request-id')).toBe('req_anthropic_429');
@@ -164,21 +286,37 @@ describe('official Anthropic TypeScript SDK: the Messages API', () => {
 
     it('passes the body to an Anthropic-family service and its answer back', async () => {
       const message = await direct.messages.create({ model: 'demo/claude/claude-up', max_tokens: 20, messages: blocks('hello direct') });
-      expect(message).toMatchObject({ id: 'msg_upstream_1', content: [{ type: 'text', text: 'Claude heard: hello direct' }], stop_reason: 'end_turn' });
-      const final = await direct.messages.stream({ model: 'demo/claude/claude-up', max_tokens: 20, messages: blocks('streamed') }).finalMessage();
+      expect(message).toMatchObject({
+        id: 'msg_upstream_1',
+        content: [{ type: 'text', text: 'Claude heard: hello direct' }],
+        stop_reason: 'end_turn',
+      });
+      const final = await direct.messages
+        .stream({ model: 'demo/claude/claude-up', max_tokens: 20, messages: blocks('streamed') })
+        .finalMessage();
       expect(final.content).toEqual([{ type: 'text', text: 'Claude heard: streamed' }]);
       const counted = await direct.messages.countTokens({ model: 'demo/claude/claude-up', messages: blocks('n') });
       expect(counted.input_tokens).toBe(JSON.stringify(blocks('n')).length);
     });
 
     it('applies the spec rules of the family: string content reaches the service as typed parts, a non-part is a 400 naming the field', async () => {
-      const answer = await direct.messages.create({ model: 'demo/claude/c', max_tokens: 20, messages: [{ role: 'user', content: 'a string' }] });
+      const answer = await direct.messages.create({
+        model: 'demo/claude/c',
+        max_tokens: 20,
+        messages: [{ role: 'user', content: 'a string' }],
+      });
       expect(answer.content).toEqual([{ type: 'text', text: 'Claude heard: a string' }]);
-      expect(fx.anthropicUpstream.requests.at(-1)!.body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'a string' }] }]);
-      const err = await direct.messages.create({ model: 'demo/claude/c', max_tokens: 20, messages: [{ role: 'user', content: [{ text: 'no type' }] as never }] }).catch((e: unknown) => e);
+      expect(fx.anthropicUpstream.requests.at(-1)!.body.messages).toEqual([
+        { role: 'user', content: [{ type: 'text', text: 'a string' }] },
+      ]);
+      const err = await direct.messages
+        .create({ model: 'demo/claude/c', max_tokens: 20, messages: [{ role: 'user', content: [{ text: 'no type' }] as never }] })
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(Anthropic.BadRequestError);
       expect((err as Error).message).toContain('messages[0].content');
-      const notAnthropic = await direct.messages.create({ model: 'demo/echo', max_tokens: 20, messages: blocks('x') }).catch((e: unknown) => e);
+      const notAnthropic = await direct.messages
+        .create({ model: 'demo/echo', max_tokens: 20, messages: blocks('x') })
+        .catch((e: unknown) => e);
       expect(notAnthropic).toBeInstanceOf(Anthropic.BadRequestError);
     });
   });
@@ -186,7 +324,8 @@ describe('official Anthropic TypeScript SDK: the Messages API', () => {
   it('answers 429 with Retry-After when the account is over its rate, and 503 with Retry-After when no instance is connected', async () => {
     const body = { model: 'demo/echo', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] };
     let limited;
-    for (let i = 0; i < 5 && limited?.status !== 429; i++) limited = await rawPost(`${fx.base}/v1/messages`, body, { 'x-api-key': LIMITED_KEY });
+    for (let i = 0; i < 5 && limited?.status !== 429; i++)
+      limited = await rawPost(`${fx.base}/v1/messages`, body, { 'x-api-key': LIMITED_KEY });
     expect(limited!.status).toBe(429);
     expect(limited!.headers['retry-after']).toBe('1');
     expect(JSON.parse(limited!.text)).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });

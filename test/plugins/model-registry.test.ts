@@ -14,7 +14,10 @@ describe('model-registry plugin', () => {
   afterAll(() => gw.close());
 
   it('GET /providers lists every provider, without authentication', async () => {
-    const res = await http.get('/api/platformcore/providers').expect(200).expect('Content-Type', /application\/json/);
+    const res = await http
+      .get('/api/platformcore/providers')
+      .expect(200)
+      .expect('Content-Type', /application\/json/);
     expect(res.body).toEqual({
       providers: [
         { name: 'acme', displayName: 'ACME Corp' },
@@ -81,9 +84,24 @@ describe('model-registry plugin', () => {
 
   it.each([
     ['/api/platformcore/providers/initech/models', 'PROVIDER_NOT_FOUND', 'providerName', "Provider 'initech' is not in the registry"],
-    ['/api/platformcore/providers/initech/models/acme-chat', 'PROVIDER_NOT_FOUND', 'providerName', "Provider 'initech' is not in the registry"],
-    ['/api/platformcore/providers/globex/models/acme-embed', 'REGISTRY_MODEL_NOT_FOUND', 'modelName', "Provider 'globex' has no model 'acme-embed' in the registry"],
-    ['/api/platformcore/providers/acme/models/nope/schema', 'REGISTRY_MODEL_NOT_FOUND', 'modelName', "Provider 'acme' has no model 'nope' in the registry"],
+    [
+      '/api/platformcore/providers/initech/models/acme-chat',
+      'PROVIDER_NOT_FOUND',
+      'providerName',
+      "Provider 'initech' is not in the registry",
+    ],
+    [
+      '/api/platformcore/providers/globex/models/acme-embed',
+      'REGISTRY_MODEL_NOT_FOUND',
+      'modelName',
+      "Provider 'globex' has no model 'acme-embed' in the registry",
+    ],
+    [
+      '/api/platformcore/providers/acme/models/nope/schema',
+      'REGISTRY_MODEL_NOT_FOUND',
+      'modelName',
+      "Provider 'acme' has no model 'nope' in the registry",
+    ],
   ])('GET %s → 404 in the error envelope', async (path, code, param, message) => {
     const res = await http.get(path).expect(404);
     expect(res.body).toMatchObject({ error: { code, param, message, type: 'not_found_error' } });

@@ -32,7 +32,12 @@ describe('official openai Node SDK: the Responses API', () => {
   });
 
   it('creates a response from a string input', async () => {
-    const response = await client.responses.create({ model: 'demo/echo', input: 'the quick brown fox', instructions: 'Be an echo.', temperature: 0.5 });
+    const response = await client.responses.create({
+      model: 'demo/echo',
+      input: 'the quick brown fox',
+      instructions: 'Be an echo.',
+      temperature: 0.5,
+    });
     expect(response.object).toBe('response');
     expect(response.id).toMatch(/^resp_/);
     expect(response.status).toBe('completed');
@@ -48,7 +53,15 @@ describe('official openai Node SDK: the Responses API', () => {
     const response = await v1.responses.create({
       model: 'demo/openai-proxy/gpt-up',
       instructions: 'Answer briefly.',
-      input: [{ role: 'user', content: [{ type: 'input_text', text: 'hello' }, { type: 'input_image', image_url: 'data:image/png;base64,AAAA', detail: 'low' }] }],
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'hello' },
+            { type: 'input_image', image_url: 'data:image/png;base64,AAAA', detail: 'low' },
+          ],
+        },
+      ],
       max_output_tokens: 50,
       metadata: { run: 't1' },
     });
@@ -60,7 +73,13 @@ describe('official openai Node SDK: the Responses API', () => {
       metadata: { run: 't1' },
       messages: [
         { role: 'system', content: 'Answer briefly.' },
-        { role: 'user', content: [{ type: 'text', text: 'hello' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA', detail: 'low' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'hello' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA', detail: 'low' } },
+          ],
+        },
       ],
     });
   });
@@ -71,8 +90,18 @@ describe('official openai Node SDK: the Responses API', () => {
     for await (const event of stream) events.push(event);
     expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
     const types = events.map((e) => e.type);
-    expect(types.slice(0, 4)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added']);
-    expect(types.slice(-4)).toEqual(['response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed']);
+    expect(types.slice(0, 4)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+    ]);
+    expect(types.slice(-4)).toEqual([
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
     const deltas = events.filter((e): e is OpenAI.Responses.ResponseTextDeltaEvent => e.type === 'response.output_text.delta');
     expect(deltas.map((d) => d.delta).join('')).toBe('Echo: one two three');
     const completed = events.at(-1) as OpenAI.Responses.ResponseCompletedEvent;
@@ -89,7 +118,12 @@ describe('official openai Node SDK: the Responses API', () => {
     const call = first.output.find((item): item is OpenAI.Responses.ResponseFunctionToolCall => item.type === 'function_call')!;
     expect(call).toMatchObject({ name: 'get_weather', call_id: 'call_weather_1', arguments: '{"city":"Paris"}' });
     expect(call.id).toMatch(/^fc_/);
-    expect(fx.openAiUpstream.requests.at(-1)!.body.tools).toEqual([{ type: 'function', function: { name: 'get_weather', description: 'Weather in a city', parameters: WEATHER_TOOL.parameters, strict: true } }]);
+    expect(fx.openAiUpstream.requests.at(-1)!.body.tools).toEqual([
+      {
+        type: 'function',
+        function: { name: 'get_weather', description: 'Weather in a city', parameters: WEATHER_TOOL.parameters, strict: true },
+      },
+    ]);
 
     const second = await client.responses.create({
       model,
@@ -103,7 +137,11 @@ describe('official openai Node SDK: the Responses API', () => {
     expect(second.output_text).toBe('The tool said: {"temp_c":21}');
     expect(fx.openAiUpstream.requests.at(-1)!.body.messages).toEqual([
       { role: 'user', content: 'Weather in Paris?' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_weather_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_weather_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_weather_1', content: '{"temp_c":21}' },
     ]);
   });
@@ -115,14 +153,25 @@ describe('official openai Node SDK: the Responses API', () => {
     const final = await stream.finalResponse();
     expect(types).toContain('response.function_call_arguments.delta');
     expect(types).toContain('response.function_call_arguments.done');
-    expect(final.output.find((i) => i.type === 'function_call')).toMatchObject({ name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' });
+    expect(final.output.find((i) => i.type === 'function_call')).toMatchObject({
+      name: 'get_weather',
+      arguments: '{"city":"Paris"}',
+      status: 'completed',
+    });
   });
 
   it('parses structured output with responses.parse and a schema (text.format json_schema)', async () => {
     const Weather = z.object({ city: z.string(), temp_c: z.number() });
-    const parsed = await client.responses.parse({ model: 'demo/openai-proxy/gpt-up', input: 'Weather as JSON', text: { format: zodTextFormat(Weather, 'weather') } });
+    const parsed = await client.responses.parse({
+      model: 'demo/openai-proxy/gpt-up',
+      input: 'Weather as JSON',
+      text: { format: zodTextFormat(Weather, 'weather') },
+    });
     expect(parsed.output_parsed).toEqual({ city: 'Paris', temp_c: 21 });
-    expect(fx.openAiUpstream.requests.at(-1)!.body.response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'weather', strict: true } });
+    expect(fx.openAiUpstream.requests.at(-1)!.body.response_format).toMatchObject({
+      type: 'json_schema',
+      json_schema: { name: 'weather', strict: true },
+    });
   });
 
   it('continues a conversation with previous_response_id, and stores, lists, retrieves and deletes responses', async () => {
@@ -171,14 +220,22 @@ describe('official openai Node SDK: the Responses API', () => {
   });
 
   it('ends a stream that fails mid-way with error and response.failed, never response.completed', async () => {
-    const res = await rawPost(`${fx.base}/v1/responses`, { model: 'demo/faulty', input: 'fail-mid-stream', stream: true }, { authorization: `Bearer ${TEST_KEY}` });
+    const res = await rawPost(
+      `${fx.base}/v1/responses`,
+      { model: 'demo/faulty', input: 'fail-mid-stream', stream: true },
+      { authorization: `Bearer ${TEST_KEY}` },
+    );
     expect(res.status).toBe(200);
     const names = [...res.text.matchAll(/^event: (.+)$/gm)].map((m) => m[1]);
     expect(names.slice(-2)).toEqual(['error', 'response.failed']);
     expect(names).not.toContain('response.completed');
     const stream = await client.responses.create({ model: 'demo/faulty', input: 'fail-mid-stream', stream: true });
-    await expect((async () => {
-      for await (const _ of stream) { /* drain */ }
-    })()).rejects.toThrow(/crashed mid-stream/);
+    await expect(
+      (async () => {
+        for await (const _ of stream) {
+          /* drain */
+        }
+      })(),
+    ).rejects.toThrow(/crashed mid-stream/);
   });
 });

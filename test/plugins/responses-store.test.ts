@@ -27,11 +27,18 @@ const record = (id: string, createdAt = Date.now(), ownerId = 1): StoredResponse
   createdAt,
   response: { id, object: 'response', output: [{ type: 'message', content: [{ type: 'output_text', text: 'héllo' }] }] },
   inputItems: [{ id: 'msg_1', type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hi' }] }],
-  conversation: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'héllo' }],
+  conversation: [
+    { role: 'user', content: 'hi' },
+    { role: 'assistant', content: 'héllo' },
+  ],
 });
 
 /** The behaviour both stores share; `retentionMs` is the store's, `age` ages a record past it. */
-function conformance(name: string, open: (retentionMs: number, maxPerAccount?: number) => Promise<ResponseStore>, age: (record: StoredResponse, byMs: number) => StoredResponse) {
+function conformance(
+  name: string,
+  open: (retentionMs: number, maxPerAccount?: number) => Promise<ResponseStore>,
+  age: (record: StoredResponse, byMs: number) => StoredResponse,
+) {
   describe(name, () => {
     it('gives back what was put, and deletes it once', async () => {
       const store = await open(60_000);
@@ -53,7 +60,7 @@ function conformance(name: string, open: (retentionMs: number, maxPerAccount?: n
       await store.close();
     });
 
-    it('keeps at most maxPerAccount per account, dropping that account\'s oldest only (issue 25 N2)', async () => {
+    it("keeps at most maxPerAccount per account, dropping that account's oldest only (issue 25 N2)", async () => {
       const store = await open(60_000, 2);
       const t = Date.now();
       await store.put(record('resp_alice', t, 1));
@@ -66,7 +73,7 @@ function conformance(name: string, open: (retentionMs: number, maxPerAccount?: n
       await store.close();
     });
 
-    it('counts each account\'s bytes, without expired or deleted records (issue 25 N3)', async () => {
+    it("counts each account's bytes, without expired or deleted records (issue 25 N3)", async () => {
       const store = await open(60_000);
       await store.put(age(record('resp_old', Date.now(), 1), 61_000));
       await store.put(record('resp_a', Date.now(), 1));
@@ -85,10 +92,15 @@ function conformance(name: string, open: (retentionMs: number, maxPerAccount?: n
 }
 
 const older = (r: StoredResponse, byMs: number) => ({ ...r, createdAt: r.createdAt - byMs });
-conformance('responses on the memory store', async (retentionMs, maxPerAccount = 10_000) => DocResponseStore.open(new MemoryDocStore(), { retentionMs, maxPerAccount }), older);
+conformance(
+  'responses on the memory store',
+  async (retentionMs, maxPerAccount = 10_000) => DocResponseStore.open(new MemoryDocStore(), { retentionMs, maxPerAccount }),
+  older,
+);
 conformance(
   'responses on the embedded store',
-  async (retentionMs, maxPerAccount = 10_000) => DocResponseStore.open(new SqliteDocStore(mkdtempSync(join(tmpdir(), 'responses-store-'))), { retentionMs, maxPerAccount }),
+  async (retentionMs, maxPerAccount = 10_000) =>
+    DocResponseStore.open(new SqliteDocStore(mkdtempSync(join(tmpdir(), 'responses-store-'))), { retentionMs, maxPerAccount }),
   older,
 );
 
@@ -113,7 +125,8 @@ describe.skipIf(!requirePrerequisite('stored responses with MongoDB', mongoPrere
 
   conformance(
     'responses on MongoDB',
-    async (retentionMs, maxPerAccount = 10_000) => DocResponseStore.open(new MongoDocStore(await openMongoConnection(mongo.freshDatabaseUri())), { retentionMs, maxPerAccount }),
+    async (retentionMs, maxPerAccount = 10_000) =>
+      DocResponseStore.open(new MongoDocStore(await openMongoConnection(mongo.freshDatabaseUri())), { retentionMs, maxPerAccount }),
     older,
   );
 
@@ -130,7 +143,11 @@ describe.skipIf(!requirePrerequisite('stored responses with MongoDB', mongoPrere
     };
     const a = await boot();
     const b = await boot();
-    const echo = startEchoService({ gateways: [a.grpcAddress, b.grpcAddress].join(','), connectionToken: CHAT_TOKENS.echo, logger: silentLogger });
+    const echo = startEchoService({
+      gateways: [a.grpcAddress, b.grpcAddress].join(','),
+      connectionToken: CHAT_TOKENS.echo,
+      logger: silentLogger,
+    });
     try {
       await echo.ready();
       const onA = new OpenAI({ apiKey: TEST_KEY, baseURL: `${a.httpUrl}/api/adapters/chatapi/v1`, maxRetries: 0 });

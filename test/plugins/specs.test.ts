@@ -24,7 +24,10 @@ describe('specs plugin: data-type schemas under {specs_url}', () => {
   });
 
   it('GET /specs/common.json has JsonObject', async () => {
-    const res = await request(gw.httpUrl).get('/specs/common.json').expect(200).expect('Content-Type', /application\/json/);
+    const res = await request(gw.httpUrl)
+      .get('/specs/common.json')
+      .expect(200)
+      .expect('Content-Type', /application\/json/);
     expect(res.body.JsonObject).toMatchObject({ type: 'object' });
   });
 
@@ -65,8 +68,19 @@ describe('DataTypes checks', () => {
   };
 
   it('accepts OpenAI and Anthropic chat shapes', () => {
-    check('gpt.json#/ChatCompletionRequest', { model: 'x', messages: [{ role: 'system', content: 's' }, { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }] });
-    check('gpt.json#/ChatCompletionDirectProxy', { model: 'claude', max_tokens: 5, system: 'be brief', messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://x/y.png' } }] }] });
+    check('gpt.json#/ChatCompletionRequest', {
+      model: 'x',
+      messages: [
+        { role: 'system', content: 's' },
+        { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] },
+      ],
+    });
+    check('gpt.json#/ChatCompletionDirectProxy', {
+      model: 'claude',
+      max_tokens: 5,
+      system: 'be brief',
+      messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://x/y.png' } }] }],
+    });
     check('gpt.json#/ChatCompletionConfig', { temperature: 0.2, stop: ['\n'], max_tokens: null, tools: [] });
     check('common.json#/JsonObject', {});
     check('common.json#JsonObject', { a: 1 });
@@ -74,12 +88,26 @@ describe('DataTypes checks', () => {
 
   it.each([
     ['gpt.json#/ChatCompletionConfig', { temperature: 3 }, '/temperature: must be <= 2'],
-    ['gpt.json#/ChatCompletionRequest', { messages: [{ role: 'user', content: [{ type: 'text' }] }] }, "/messages/0/content/0: must have required property 'text'"],
-    ['gpt.json#/ChatCompletionRequest', { messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'not base64!' } }] }] }, '/messages/0/content/0/source/data: must match pattern'],
+    [
+      'gpt.json#/ChatCompletionRequest',
+      { messages: [{ role: 'user', content: [{ type: 'text' }] }] },
+      "/messages/0/content/0: must have required property 'text'",
+    ],
+    [
+      'gpt.json#/ChatCompletionRequest',
+      {
+        messages: [
+          { role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'not base64!' } }] },
+        ],
+      },
+      '/messages/0/content/0/source/data: must match pattern',
+    ],
     ['gpt.json#/ChatCompletionDirectProxy', { messages: [{ role: 'user', content: 'x' }] }, "/: must have required property 'model'"],
     ['common.json#/JsonObject', [1], '/: must be object'],
   ])('%s rejects %j', (type, data, reason) => {
-    expect(() => check(type, data)).toThrow(expect.objectContaining({ status: 400, code: 'DATA_TYPE_MISMATCH', message: expect.stringContaining(reason) }));
+    expect(() => check(type, data)).toThrow(
+      expect.objectContaining({ status: 400, code: 'DATA_TYPE_MISMATCH', message: expect.stringContaining(reason) }),
+    );
   });
 
   it('other data types are not checked; an unknown published type is 400', () => {
@@ -90,6 +118,8 @@ describe('DataTypes checks', () => {
     expect(types.checkFor(`${types.specsUrl}-not/gpt.json#/ChatCompletionRequest`)).toBeUndefined();
     expect(() => types.checkFor(`${types.specsUrl}/gpt.json#/Nope`)).toThrow(expect.objectContaining({ code: 'UNKNOWN_DATA_TYPE' }));
     expect(() => types.checkFor(`${types.specsUrl}/other.json#/X`)).toThrow(expect.objectContaining({ code: 'UNKNOWN_DATA_TYPE' }));
-    expect(types.checkFor('http://caller.example:1/specs/gpt.json#/ChatCompletionRequest', 'http://caller.example:1')).toBeTypeOf('function');
+    expect(types.checkFor('http://caller.example:1/specs/gpt.json#/ChatCompletionRequest', 'http://caller.example:1')).toBeTypeOf(
+      'function',
+    );
   });
 });

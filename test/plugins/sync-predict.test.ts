@@ -46,9 +46,16 @@ function serve(stream: RawServiceStream, log: GateToServiceProto[]): void {
     const data = JSON.parse(payload.json!);
     if (data.silent) return;
     if (data.fail) {
-      stream.send({ requestId, error: { code: 'platform-action.common.bad-request', message: `model refused: ${data.why}`, statusCode: data.fail } });
+      stream.send({
+        requestId,
+        error: { code: 'platform-action.common.bad-request', message: `model refused: ${data.why}`, statusCode: data.fail },
+      });
     } else if (data.reply) {
-      stream.send({ requestId, headers: data.reply.frameHeaders ?? {}, predict: { data: json(data.reply.body), statusCode: data.reply.status, headers: data.reply.headers } });
+      stream.send({
+        requestId,
+        headers: data.reply.frameHeaders ?? {},
+        predict: { data: json(data.reply.body), statusCode: data.reply.status, headers: data.reply.headers },
+      });
     } else if (data.stream) {
       for (let i = 0; i < data.stream; i++) {
         stream.send({ requestId, partialPredict: { data: json({ chunk: i }), start: i === 0, finish: i === data.stream - 1 } });
@@ -57,7 +64,10 @@ function serve(stream: RawServiceStream, log: GateToServiceProto[]): void {
       stream.send({ requestId, predict: { data: { protobuf: Buffer.from([1, 2, 3]) } } });
     } else {
       const config = m.predict!.config?.json;
-      stream.send({ requestId, predict: { data: json({ data, config: config === undefined ? null : JSON.parse(config), dataType: payload.dataType ?? null }) } });
+      stream.send({
+        requestId,
+        predict: { data: json({ data, config: config === undefined ? null : JSON.parse(config), dataType: payload.dataType ?? null }) },
+      });
     }
   });
 }
@@ -135,14 +145,20 @@ describe('sync-predict plugin', () => {
     });
 
     it('addresses account and service by ID as well as by name', async () => {
-      const res = await post('predict-with-config', TEST_KEY, '1', '10').send({ data: { n: 1 }, config: {} }).expect(200);
+      const res = await post('predict-with-config', TEST_KEY, '1', '10')
+        .send({ data: { n: 1 }, config: {} })
+        .expect(200);
       expect(res.body).toMatchObject({ data: { n: 1 }, config: {} });
     });
 
     it('without config, the service default config is sent', async () => {
-      const res = await post('predict-with-config').send({ data: { n: 1 } }).expect(200);
+      const res = await post('predict-with-config')
+        .send({ data: { n: 1 } })
+        .expect(200);
       expect(res.body.config).toEqual({ temperature: 0.1 });
-      await post('predict-with-config').send({ data: { n: 1 }, config: null }).expect(200);
+      await post('predict-with-config')
+        .send({ data: { n: 1 }, config: null })
+        .expect(200);
       expect(lastPredict().config).toMatchObject({ json: '{"temperature":0.1}' });
     });
 
@@ -162,12 +178,19 @@ describe('sync-predict plugin', () => {
     });
 
     it('a protobuf answer is application/octet-stream', async () => {
-      const res = await post('predict-with-config').send({ data: { binary: true } }).buffer(true).parse(binaryParser).expect(200).expect('Content-Type', 'application/octet-stream');
+      const res = await post('predict-with-config')
+        .send({ data: { binary: true } })
+        .buffer(true)
+        .parse(binaryParser)
+        .expect(200)
+        .expect('Content-Type', 'application/octet-stream');
       expect([...(res.body as Buffer)]).toEqual([1, 2, 3]);
     });
 
     it('a streamed answer becomes a JSON array of its payloads', async () => {
-      const res = await post('predict-with-config').send({ data: { stream: 3 } }).expect(200);
+      const res = await post('predict-with-config')
+        .send({ data: { stream: 3 } })
+        .expect(200);
       expect(res.body).toEqual([{ chunk: 0 }, { chunk: 1 }, { chunk: 2 }]);
     });
 
@@ -176,13 +199,15 @@ describe('sync-predict plugin', () => {
       const data = {
         model: 'claude-test',
         max_tokens: 64,
-        messages: [{
-          role: 'user',
-          content: [
-            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: image.toString('base64') } },
-            { type: 'text', text: 'Describe this image. «ünïcödé» \u2028 "quoted"' },
-          ],
-        }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: image.toString('base64') } },
+              { type: 'text', text: 'Describe this image. «ünïcödé» \u2028 "quoted"' },
+            ],
+          },
+        ],
       };
       const res = await post('predict-with-config')
         .send({ data, config: {}, dataType: `${specsUrl}/gpt.json#/ChatCompletionRequest` })
@@ -205,7 +230,11 @@ describe('sync-predict plugin', () => {
     });
 
     it('configId selects a named config of the service; dataType is passed on', async () => {
-      const res = await post('predict').query({ configId: '2', dataType: 'text/x-test' }).set('Content-Type', 'application/json').send('{"q":1}').expect(200);
+      const res = await post('predict')
+        .query({ configId: '2', dataType: 'text/x-test' })
+        .set('Content-Type', 'application/json')
+        .send('{"q":1}')
+        .expect(200);
       expect(res.body).toEqual({ data: { q: 1 }, config: { temperature: 1.9, quality: 'high' }, dataType: 'text/x-test' });
     });
 
@@ -216,7 +245,12 @@ describe('sync-predict plugin', () => {
     });
 
     it('a binary body goes to the service as protobuf and comes back as octet-stream', async () => {
-      const res = await post('predict').set('Content-Type', 'application/octet-stream').send(Buffer.from([9, 8, 7])).buffer(true).parse(binaryParser).expect(200);
+      const res = await post('predict')
+        .set('Content-Type', 'application/octet-stream')
+        .send(Buffer.from([9, 8, 7]))
+        .buffer(true)
+        .parse(binaryParser)
+        .expect(200);
       expect([...(res.body as Buffer)]).toEqual([7, 8, 9]);
       expect(res.headers['content-type']).toBe('application/octet-stream');
     });
@@ -243,10 +277,14 @@ describe('sync-predict plugin', () => {
     });
 
     it('ext calls the service extended method, each parameter as {json: <text>}', async () => {
-      const res = await post('ext').send({ methodName: 'info', params: { verbose: 'yes', n: '{"a":1}' } }).expect(200);
+      const res = await post('ext')
+        .send({ methodName: 'info', params: { verbose: 'yes', n: '{"a":1}' } })
+        .expect(200);
       expect(res.body).toMatchObject({ method: 'info', params: { verbose: { json: 'yes' }, n: { json: '{"a":1}' } } });
       expect(Object.keys(res.body.params).sort()).toEqual(['n', 'verbose']);
-      const bad = await post('ext').send({ methodName: 'info', params: { n: 1 } }).expect(400);
+      const bad = await post('ext')
+        .send({ methodName: 'info', params: { n: 1 } })
+        .expect(400);
       expect(bad.body.error).toMatchObject({ code: 'VALIDATION_FAILED', param: 'params' });
     });
   });
@@ -254,14 +292,27 @@ describe('sync-predict plugin', () => {
   describe('the {gateway} prefix, where the public SDK REST client calls', () => {
     const gatewayPath = (endpoint: string) => `/api/platformgateway/account/demo/model/echo/${endpoint}`;
 
-    it.each(['predict', 'predict-with-config', 'predict-with-config-v2', 'ext'])('%s is served under /api/platformgateway too', async (endpoint) => {
-      const body = endpoint === 'predict' ? '{"q":2}'
-        : endpoint === 'predict-with-config' ? { data: { q: 2 }, config: {} }
-        : endpoint === 'predict-with-config-v2' ? { data: '{"q":2}' } : { methodName: 'info', params: { q: '2' } };
-      const res = await http.post(gatewayPath(endpoint)).set('PLATFORM-API-KEY', TEST_KEY).set('Content-Type', 'application/json').send(body).expect(200);
-      if (endpoint === 'ext') expect(res.body).toMatchObject({ method: 'info', params: { q: { json: '2' } } });
-      else expect(res.body).toMatchObject({ data: { q: 2 } });
-    });
+    it.each(['predict', 'predict-with-config', 'predict-with-config-v2', 'ext'])(
+      '%s is served under /api/platformgateway too',
+      async (endpoint) => {
+        const body =
+          endpoint === 'predict'
+            ? '{"q":2}'
+            : endpoint === 'predict-with-config'
+              ? { data: { q: 2 }, config: {} }
+              : endpoint === 'predict-with-config-v2'
+                ? { data: '{"q":2}' }
+                : { methodName: 'info', params: { q: '2' } };
+        const res = await http
+          .post(gatewayPath(endpoint))
+          .set('PLATFORM-API-KEY', TEST_KEY)
+          .set('Content-Type', 'application/json')
+          .send(body)
+          .expect(200);
+        if (endpoint === 'ext') expect(res.body).toMatchObject({ method: 'info', params: { q: { json: '2' } } });
+        else expect(res.body).toMatchObject({ data: { q: 2 } });
+      },
+    );
 
     it('admits callers there exactly as under /api/platformgate', async () => {
       const res = await http.post(gatewayPath('predict-with-config')).send({ data: {} }).expect(401);
@@ -271,7 +322,9 @@ describe('sync-predict plugin', () => {
 
   describe('validation against the registry', () => {
     it('a config outside the model bounds → 400 naming the parameter, the bound and the value', async () => {
-      const res = await post('predict-with-config').send({ data: {}, config: { temperature: 3.5 } }).expect(400);
+      const res = await post('predict-with-config')
+        .send({ data: {}, config: { temperature: 3.5 } })
+        .expect(400);
       expect(res.body).toEqual({
         error: {
           code: 'PARAMETER_OUT_OF_RANGE',
@@ -285,14 +338,20 @@ describe('sync-predict plugin', () => {
 
     it('every endpoint that carries a config checks it, and nothing reaches the service', async () => {
       const before = echoLog.length;
-      await post('predict-with-config').send({ data: {}, config: { quality: 'ultra' } }).expect(400);
+      await post('predict-with-config')
+        .send({ data: {}, config: { quality: 'ultra' } })
+        .expect(400);
       await post('predict-with-config-v2').send({ data: '{}', config: '{"max_tokens": 0}' }).expect(400);
-      await post('predict-with-config').send({ data: {}, config: { model: 'acme-strict' } }).expect(400);
+      await post('predict-with-config')
+        .send({ data: {}, config: { model: 'acme-strict' } })
+        .expect(400);
       expect(echoLog.length).toBe(before);
     });
 
     it('registry defaults are not filled in', async () => {
-      await post('predict-with-config').send({ data: {}, config: { quality: 'high' } }).expect(200);
+      await post('predict-with-config')
+        .send({ data: {}, config: { quality: 'high' } })
+        .expect(200);
       expect(lastPredict().config).toMatchObject({ json: '{"quality":"high"}' });
     });
   });
@@ -301,32 +360,51 @@ describe('sync-predict plugin', () => {
     const chat = { messages: [{ role: 'user', content: 'hi' }] };
 
     it('data matching the named type passes, also when named through the address the caller used', async () => {
-      await post('predict-with-config').send({ data: chat, dataType: `${specsUrl}/gpt.json#/ChatCompletionRequest` }).expect(200);
-      await request(gw.httpUrl).post(path('predict-with-config')).set('PLATFORM-API-KEY', TEST_KEY)
+      await post('predict-with-config')
+        .send({ data: chat, dataType: `${specsUrl}/gpt.json#/ChatCompletionRequest` })
+        .expect(200);
+      await request(gw.httpUrl)
+        .post(path('predict-with-config'))
+        .set('PLATFORM-API-KEY', TEST_KEY)
         .send({ data: chat, dataType: `${gw.httpUrl.replace('127.0.0.1', 'localhost')}/specs/gpt.json#/ChatCompletionRequest` })
         .expect(200);
     });
 
     it('data violating the named type → 400 naming the problem', async () => {
       const data = { messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png' } }] }] };
-      const res = await post('predict-with-config').send({ data, dataType: `${specsUrl}/gpt.json#/ChatCompletionRequest` }).expect(400);
+      const res = await post('predict-with-config')
+        .send({ data, dataType: `${specsUrl}/gpt.json#/ChatCompletionRequest` })
+        .expect(400);
       expect(res.body.error).toMatchObject({ code: 'DATA_TYPE_MISMATCH', param: 'data' });
-      expect(res.body.error.message).toBe("data does not match data type gpt.json#/ChatCompletionRequest: /messages/0/content/0/source: must have required property 'data'");
+      expect(res.body.error.message).toBe(
+        "data does not match data type gpt.json#/ChatCompletionRequest: /messages/0/content/0/source: must have required property 'data'",
+      );
     });
 
     it('raw and v2 bodies are checked too', async () => {
       const dataType = `${specsUrl}/gpt.json#/ChatCompletionRequest`;
       const raw = await post('predict').query({ dataType }).set('Content-Type', 'application/json').send('{"messages": []}').expect(400);
-      expect(raw.body.error).toMatchObject({ code: 'DATA_TYPE_MISMATCH', message: expect.stringContaining('/messages: must NOT have fewer than 1 items') });
+      expect(raw.body.error).toMatchObject({
+        code: 'DATA_TYPE_MISMATCH',
+        message: expect.stringContaining('/messages: must NOT have fewer than 1 items'),
+      });
       await post('predict-with-config-v2').send({ data: '{"messages":[{"role":"robot"}]}', dataType }).expect(400);
-      await post('predict-with-config-v2').send({ data: JSON.stringify(chat), dataType }).expect(200);
+      await post('predict-with-config-v2')
+        .send({ data: JSON.stringify(chat), dataType })
+        .expect(200);
     });
 
     it('an unknown type under {specs_url} → 400; other data types are the service business', async () => {
-      const res = await post('predict-with-config').send({ data: chat, dataType: `${specsUrl}/gpt.json#/NoSuchType` }).expect(400);
+      const res = await post('predict-with-config')
+        .send({ data: chat, dataType: `${specsUrl}/gpt.json#/NoSuchType` })
+        .expect(400);
       expect(res.body.error).toMatchObject({ code: 'UNKNOWN_DATA_TYPE', param: 'dataType' });
-      await post('predict-with-config').send({ data: { any: 1 }, dataType: 'https://example.invalid/specs/gpt.json#/ChatCompletionRequest' }).expect(200);
-      await post('predict-with-config').send({ data: { any: 1 }, dataType: `${specsUrl}/common.json#/JsonObject` }).expect(200);
+      await post('predict-with-config')
+        .send({ data: { any: 1 }, dataType: 'https://example.invalid/specs/gpt.json#/ChatCompletionRequest' })
+        .expect(200);
+      await post('predict-with-config')
+        .send({ data: { any: 1 }, dataType: `${specsUrl}/common.json#/JsonObject` })
+        .expect(200);
     });
   });
 
@@ -344,7 +422,10 @@ describe('sync-predict plugin', () => {
       ['a service with no active instances', 400, 'NO_ACTIVE_INSTANCES', TEST_KEY, 'demo', 'lonely'],
     ])('%s → %i %s', async (_what, status, code, key, account, model) => {
       for (const endpoint of ['predict-with-config', 'predict']) {
-        const res = await post(endpoint, key, account, model).set('Content-Type', 'application/json').send(JSON.stringify(ok)).expect(status);
+        const res = await post(endpoint, key, account, model)
+          .set('Content-Type', 'application/json')
+          .send(JSON.stringify(ok))
+          .expect(status);
         expect(res.body.error.code).toBe(code);
       }
     });
@@ -367,8 +448,14 @@ describe('sync-predict plugin', () => {
     });
 
     it('v2 with data that is not a string → 400', async () => {
-      const res = await post('predict-with-config-v2').send({ data: { a: 1 } }).expect(400);
-      expect(res.body.error).toMatchObject({ code: 'VALIDATION_FAILED', param: 'data', message: 'Invalid request: body/data: must be string' });
+      const res = await post('predict-with-config-v2')
+        .send({ data: { a: 1 } })
+        .expect(400);
+      expect(res.body.error).toMatchObject({
+        code: 'VALIDATION_FAILED',
+        param: 'data',
+        message: 'Invalid request: body/data: must be string',
+      });
     });
 
     it('an oversized body → 413', async () => {
@@ -389,11 +476,17 @@ describe('sync-predict plugin', () => {
       const res = await post('predict-with-config', TEST_KEY, 'demo', 'slow').send(ok).expect(504);
       expect(res.body.error.code).toBe('PREDICT_TIMEOUT');
       const predict = slowLog.filter((m) => m.body === 'predict').at(-1)!;
-      await eventually(() => slowLog.some((m) => m.body === 'cancel' && Number(m.cancel!.requestIdToCancel) === Number(predict.requestId)), 2000, 'cancel');
+      await eventually(
+        () => slowLog.some((m) => m.body === 'cancel' && Number(m.cancel!.requestIdToCancel) === Number(predict.requestId)),
+        2000,
+        'cancel',
+      );
     });
 
     it('a service error is passed on with its status, code and message', async () => {
-      const res = await post('predict-with-config').send({ data: { fail: 422, why: 'too long' } }).expect(422);
+      const res = await post('predict-with-config')
+        .send({ data: { fail: 422, why: 'too long' } })
+        .expect(422);
       expect(res.body.error).toMatchObject({ code: 'platform-action.common.bad-request', message: 'model refused: too long' });
       await post('predict').set('Content-Type', 'application/json').send('{"fail": 409, "why": "busy"}').expect(409);
     });
@@ -410,7 +503,11 @@ describe('sync-predict plugin', () => {
       await eventually(() => echoLog.slice(before).some((m) => m.body === 'predict'), 2000, 'predict at the service');
       const predict = echoLog.slice(before).find((m) => m.body === 'predict')!;
       req.destroy();
-      await eventually(() => echoLog.some((m) => m.body === 'cancel' && Number(m.cancel!.requestIdToCancel) === Number(predict.requestId)), 2000, 'cancel');
+      await eventually(
+        () => echoLog.some((m) => m.body === 'cancel' && Number(m.cancel!.requestIdToCancel) === Number(predict.requestId)),
+        2000,
+        'cancel',
+      );
     });
   });
 });

@@ -7,13 +7,25 @@ import OpenAI from 'openai';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_KEY, eventually, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
-import { type ScriptedEngine, startAnthropicUpstream, startOpenAiUpstream, startScriptedEngine as scriptedEngine, type Upstream } from '../support/upstream.js';
+import {
+  type ScriptedEngine,
+  startAnthropicUpstream,
+  startOpenAiUpstream,
+  startScriptedEngine as scriptedEngine,
+  type Upstream,
+} from '../support/upstream.js';
 import { freePort } from '../support/ports.js';
 
 const PLUGINS = ['chatapi', 'chatapi-direct', 'sync-predict', 'upstream'];
 
 const service = (id: number, name: string, upstream: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
-  id, name, account: 'demo', public: true, family: 'openai', upstream, ...extra,
+  id,
+  name,
+  account: 'demo',
+  public: true,
+  family: 'openai',
+  upstream,
+  ...extra,
 });
 
 describe('upstream connector: an OpenAI-compatible engine', () => {
@@ -24,10 +36,20 @@ describe('upstream connector: an OpenAI-compatible engine', () => {
   beforeAll(async () => {
     engine = await startOpenAiUpstream();
     process.env.TEST_UPSTREAM_KEY = 'sk-engine-key-123';
-    gw = await startTestGateway(testConfigInput({
-      services: [service(20, 'vllm', { api: 'openai', baseUrl: `${engine.url}/v1`, apiKeyEnv: 'TEST_UPSTREAM_KEY', models: { small: 'engine-small-v2' }, defaultModel: 'engine-default' })],
-      plugins: { enabled: PLUGINS },
-    }));
+    gw = await startTestGateway(
+      testConfigInput({
+        services: [
+          service(20, 'vllm', {
+            api: 'openai',
+            baseUrl: `${engine.url}/v1`,
+            apiKeyEnv: 'TEST_UPSTREAM_KEY',
+            models: { small: 'engine-small-v2' },
+            defaultModel: 'engine-default',
+          }),
+        ],
+        plugins: { enabled: PLUGINS },
+      }),
+    );
     client = new OpenAI({ apiKey: TEST_KEY, baseURL: `${gw.httpUrl}/api/adapters/chatapi`, maxRetries: 0 });
   });
   afterAll(async () => {
@@ -37,11 +59,17 @@ describe('upstream connector: an OpenAI-compatible engine', () => {
   });
 
   it('is one local instance of the service, with no dial-in process', () => {
-    expect(gw.gateway.gate.instances(20)).toMatchObject([{ kind: 'local', state: 'serving', bootUuid: 'upstream:vllm', hostname: expect.stringMatching(/^127\.0\.0\.1:\d+$/) }]);
+    expect(gw.gateway.gate.instances(20)).toMatchObject([
+      { kind: 'local', state: 'serving', bootUuid: 'upstream:vllm', hostname: expect.stringMatching(/^127\.0\.0\.1:\d+$/) },
+    ]);
   });
 
-  it('answers a chat completion, mapping our model name to the engine\'s and sending the engine key', async () => {
-    const completion = await client.chat.completions.create({ model: 'demo/vllm/small', messages: [{ role: 'user', content: 'hello engine' }], temperature: 0.3 });
+  it("answers a chat completion, mapping our model name to the engine's and sending the engine key", async () => {
+    const completion = await client.chat.completions.create({
+      model: 'demo/vllm/small',
+      messages: [{ role: 'user', content: 'hello engine' }],
+      temperature: 0.3,
+    });
     expect(completion.choices[0]!.message.content).toBe('Upstream heard: hello engine');
     const sent = engine.requests.at(-1)!;
     expect(sent.path).toBe('/v1/chat/completions');
@@ -57,7 +85,12 @@ describe('upstream connector: an OpenAI-compatible engine', () => {
   });
 
   it('relays a stream chunk by chunk, with usage', async () => {
-    const stream = await client.chat.completions.create({ model: 'demo/vllm/small', messages: [{ role: 'user', content: 'stream me' }], stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'demo/vllm/small',
+      messages: [{ role: 'user', content: 'stream me' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     const chunks: OpenAI.ChatCompletionChunk[] = [];
     for await (const chunk of stream) chunks.push(chunk);
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('Upstream heard: stream me');
@@ -66,25 +99,36 @@ describe('upstream connector: an OpenAI-compatible engine', () => {
 
   it('serves embeddings (base64, as the Node SDK asks by default) and legacy completions', async () => {
     const embeddings = await client.embeddings.create({ model: 'demo/vllm/small', input: ['a', 'b'] });
-    expect(embeddings.data.map((d) => d.embedding)).toEqual([[0.5, -0.25, 0], [0.5, -0.25, 1]]);
+    expect(embeddings.data.map((d) => d.embedding)).toEqual([
+      [0.5, -0.25, 0],
+      [0.5, -0.25, 1],
+    ]);
     const completion = await client.completions.create({ model: 'demo/vllm/small', prompt: 'once' });
     expect(completion.choices[0]!.text).toBe(' after once');
   });
 
   it('passes an engine error on with its status and message', async () => {
-    const err = await client.chat.completions.create({ model: 'demo/vllm/small', messages: [{ role: 'user', content: 'upstream-error' }] }).catch((e) => e);
+    const err = await client.chat.completions
+      .create({ model: 'demo/vllm/small', messages: [{ role: 'user', content: 'upstream-error' }] })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     expect(err.message).toContain('upstream quota exhausted');
   });
 
-  it('serves the direct adapter with the caller\'s body and sync predict', async () => {
-    const direct = await request(gw.httpUrl).post('/api/adapters/chatapi-direct/chat/completions').set('Authorization', `Bearer ${TEST_KEY}`)
-      .send({ model: 'demo/vllm/small', messages: [{ role: 'user', content: 'direct' }], seed: 7 }).expect(200);
+  it("serves the direct adapter with the caller's body and sync predict", async () => {
+    const direct = await request(gw.httpUrl)
+      .post('/api/adapters/chatapi-direct/chat/completions')
+      .set('Authorization', `Bearer ${TEST_KEY}`)
+      .send({ model: 'demo/vllm/small', messages: [{ role: 'user', content: 'direct' }], seed: 7 })
+      .expect(200);
     expect(direct.body.choices[0].message.content).toBe('Upstream heard: direct');
     expect(engine.requests.at(-1)!.body).toMatchObject({ model: 'engine-small-v2', seed: 7 });
 
-    const sync = await request(gw.httpUrl).post('/api/platformgate/account/demo/model/vllm/predict-with-config').set('PLATFORM-API-KEY', TEST_KEY)
-      .send({ data: { model: 'small', messages: [{ role: 'user', content: 'sync' }] }, config: { max_tokens: 5 } }).expect(200);
+    const sync = await request(gw.httpUrl)
+      .post('/api/platformgate/account/demo/model/vllm/predict-with-config')
+      .set('PLATFORM-API-KEY', TEST_KEY)
+      .send({ data: { model: 'small', messages: [{ role: 'user', content: 'sync' }] }, config: { max_tokens: 5 } })
+      .expect(200);
     expect(sync.body.choices[0].message.content).toBe('Upstream heard: sync');
     expect(engine.requests.at(-1)!.body).toMatchObject({ model: 'engine-small-v2', max_tokens: 5 });
   });
@@ -96,10 +140,14 @@ describe('upstream connector: an Anthropic Messages engine', () => {
 
   beforeAll(async () => {
     engine = await startAnthropicUpstream();
-    gw = await startTestGateway(testConfigInput({
-      services: [service(21, 'claude', { api: 'anthropic', baseUrl: engine.url, models: { fast: 'claude-fast-1' } }, { family: 'anthropic' })],
-      plugins: { enabled: PLUGINS },
-    }));
+    gw = await startTestGateway(
+      testConfigInput({
+        services: [
+          service(21, 'claude', { api: 'anthropic', baseUrl: engine.url, models: { fast: 'claude-fast-1' } }, { family: 'anthropic' }),
+        ],
+        plugins: { enabled: PLUGINS },
+      }),
+    );
   });
   afterAll(async () => {
     await gw?.close();
@@ -108,12 +156,20 @@ describe('upstream connector: an Anthropic Messages engine', () => {
 
   it('answers and streams Messages through the direct adapter', async () => {
     const body = { model: 'demo/claude/fast', max_tokens: 20, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] };
-    const res = await request(gw.httpUrl).post('/api/adapters/chatapi-direct/v1/chat/completions').set('Authorization', TEST_KEY).send(body).expect(200);
+    const res = await request(gw.httpUrl)
+      .post('/api/adapters/chatapi-direct/v1/chat/completions')
+      .set('Authorization', TEST_KEY)
+      .send(body)
+      .expect(200);
     expect(res.body.content[0].text).toBe('Claude heard: hi');
     expect(engine.requests.at(-1)!.body.model).toBe('claude-fast-1');
     expect(engine.requests.at(-1)!.headers['anthropic-version']).toBe('2023-06-01');
 
-    const streamed = await request(gw.httpUrl).post('/api/adapters/chatapi-direct/v1/chat/completions').set('Authorization', TEST_KEY).send({ ...body, stream: true }).expect(200);
+    const streamed = await request(gw.httpUrl)
+      .post('/api/adapters/chatapi-direct/v1/chat/completions')
+      .set('Authorization', TEST_KEY)
+      .send({ ...body, stream: true })
+      .expect(200);
     expect(streamed.text).toContain('event: message_stop');
     expect(streamed.text).toContain('"text":"hi"');
   });
@@ -128,7 +184,10 @@ describe('upstream connector: an Anthropic Messages engine', () => {
       () => client.embeddings.create({ model: 'demo/claude/fast', input: 'hi' }),
     ];
     for (const refused of refusals) {
-      const err = await refused().then(() => undefined, (e: unknown) => e) as InstanceType<typeof OpenAI.APIError>;
+      const err = (await refused().then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as InstanceType<typeof OpenAI.APIError>;
       expect(err).toBeInstanceOf(OpenAI.BadRequestError);
       expect(err.code).toBe('UPSTREAM_FORMAT_MISMATCH');
       expect(err.message).toContain('/api/adapters/chatapi/v1/messages');
@@ -161,17 +220,41 @@ describe('upstream connector: bad engines', () => {
     });
     cut = await scriptedEngine((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(`data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'partial' }, logprobs: null, finish_reason: null }] })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'partial' }, logprobs: null, finish_reason: null }] })}\n\n`,
+      );
       setTimeout(() => res.end(), 20);
     });
     slow = await scriptedEngine((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const tick = setInterval(() => res.write(`data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'tick ' }, logprobs: null, finish_reason: null }] })}\n\n`), 20);
+      const tick = setInterval(
+        () =>
+          res.write(
+            `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'tick ' }, logprobs: null, finish_reason: null }] })}\n\n`,
+          ),
+        20,
+      );
       res.on('close', () => clearInterval(tick));
     });
     health = await scriptedEngine((req, res) => {
       if (req.url === '/v1/models') res.writeHead(healthy ? 200 : 503).end('{}');
-      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'healthy answer', refusal: null }, logprobs: null, finish_reason: 'stop' }] }));
+      else
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            id: 'x',
+            object: 'chat.completion',
+            created: 1,
+            model: 'm',
+            choices: [
+              {
+                index: 0,
+                message: { role: 'assistant', content: 'healthy answer', refusal: null },
+                logprobs: null,
+                finish_reason: 'stop',
+              },
+            ],
+          }),
+        );
     });
     // A 200 that never ends: 64 KiB pieces of one JSON string (or of one SSE data line) for as long
     // as the connection is open, counted in hugeBytesSent.
@@ -188,23 +271,32 @@ describe('upstream connector: bad engines', () => {
       more();
     };
     huge = await scriptedEngine(endless('application/json', '{"id":"x","object":"chat.completion","choices":[{"message":{"content":"'));
-    hugeSse = await scriptedEngine(endless('text/event-stream', 'data: {"id":"x","object":"chat.completion.chunk","choices":[{"delta":{"content":"'));
+    hugeSse = await scriptedEngine(
+      endless('text/event-stream', 'data: {"id":"x","object":"chat.completion.chunk","choices":[{"delta":{"content":"'),
+    );
     const down = await freePort();
-    gw = await startTestGateway(testConfigInput({
-      services: [
-        service(30, 'down', { api: 'openai', baseUrl: `http://127.0.0.1:${down}/v1`, defaultModel: 'm', connectTimeoutMs: 2000 }),
-        service(31, 'garbage', { api: 'openai', baseUrl: garbage.url, defaultModel: 'm' }),
-        service(32, 'hung', { api: 'openai', baseUrl: hung.url, defaultModel: 'm', firstByteTimeoutMs: 300 }),
-        service(33, 'hung-deadline', { api: 'openai', baseUrl: hung.url, defaultModel: 'm' }, { timeoutSec: 0.3 }),
-        service(34, 'cut', { api: 'openai', baseUrl: cut.url, defaultModel: 'm' }),
-        service(35, 'slow', { api: 'openai', baseUrl: slow.url, defaultModel: 'm' }),
-        service(36, 'checked', { api: 'openai', baseUrl: health.url, defaultModel: 'm', healthCheck: { path: '/models', intervalMs: 100 } }),
-        service(37, 'huge', { api: 'openai', baseUrl: huge.url, defaultModel: 'm' }),
-        service(38, 'huge-sse', { api: 'openai', baseUrl: hugeSse.url, defaultModel: 'm' }),
-      ],
-      gate: { maxAnswerBytes: 1024 * 1024 },
-      plugins: { enabled: PLUGINS },
-    }));
+    gw = await startTestGateway(
+      testConfigInput({
+        services: [
+          service(30, 'down', { api: 'openai', baseUrl: `http://127.0.0.1:${down}/v1`, defaultModel: 'm', connectTimeoutMs: 2000 }),
+          service(31, 'garbage', { api: 'openai', baseUrl: garbage.url, defaultModel: 'm' }),
+          service(32, 'hung', { api: 'openai', baseUrl: hung.url, defaultModel: 'm', firstByteTimeoutMs: 300 }),
+          service(33, 'hung-deadline', { api: 'openai', baseUrl: hung.url, defaultModel: 'm' }, { timeoutSec: 0.3 }),
+          service(34, 'cut', { api: 'openai', baseUrl: cut.url, defaultModel: 'm' }),
+          service(35, 'slow', { api: 'openai', baseUrl: slow.url, defaultModel: 'm' }),
+          service(36, 'checked', {
+            api: 'openai',
+            baseUrl: health.url,
+            defaultModel: 'm',
+            healthCheck: { path: '/models', intervalMs: 100 },
+          }),
+          service(37, 'huge', { api: 'openai', baseUrl: huge.url, defaultModel: 'm' }),
+          service(38, 'huge-sse', { api: 'openai', baseUrl: hugeSse.url, defaultModel: 'm' }),
+        ],
+        gate: { maxAnswerBytes: 1024 * 1024 },
+        plugins: { enabled: PLUGINS },
+      }),
+    );
     client = new OpenAI({ apiKey: TEST_KEY, baseURL: `${gw.httpUrl}/api/adapters/chatapi`, maxRetries: 0 });
   });
   afterAll(async () => {
@@ -214,8 +306,12 @@ describe('upstream connector: bad engines', () => {
 
   const inFlight = () => gw.gateway.gate.instances().reduce((n, i) => n + i.inFlight, 0);
 
-  it('unreachable: 503 SERVICE_UNAVAILABLE (the chat adapters\' one outage code) with Retry-After, naming the cause', async () => {
-    const res = await request(gw.httpUrl).post('/api/adapters/chatapi/chat/completions').set('Authorization', TEST_KEY).send(chat('down')).expect(503);
+  it("unreachable: 503 SERVICE_UNAVAILABLE (the chat adapters' one outage code) with Retry-After, naming the cause", async () => {
+    const res = await request(gw.httpUrl)
+      .post('/api/adapters/chatapi/chat/completions')
+      .set('Authorization', TEST_KEY)
+      .send(chat('down'))
+      .expect(503);
     expect(res.headers['retry-after']).toBe('1');
     expect(res.body.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', type: 'api_error' });
     expect(res.body.error.message).toContain('ECONNREFUSED');
@@ -223,13 +319,21 @@ describe('upstream connector: bad engines', () => {
   });
 
   it('garbage: 502 SERVICE_BAD_RESPONSE', async () => {
-    const res = await request(gw.httpUrl).post('/api/adapters/chatapi/chat/completions').set('Authorization', TEST_KEY).send(chat('garbage')).expect(502);
+    const res = await request(gw.httpUrl)
+      .post('/api/adapters/chatapi/chat/completions')
+      .set('Authorization', TEST_KEY)
+      .send(chat('garbage'))
+      .expect(502);
     expect(res.body.error.code).toBe('SERVICE_BAD_RESPONSE');
     expect(inFlight()).toBe(0);
   });
 
   it('an answer past gate.maxAnswerBytes: 502 SERVICE_ANSWER_TOO_LARGE, the engine request closed early, nothing held', async () => {
-    const res = await request(gw.httpUrl).post('/api/adapters/chatapi/chat/completions').set('Authorization', TEST_KEY).send(chat('huge')).expect(502);
+    const res = await request(gw.httpUrl)
+      .post('/api/adapters/chatapi/chat/completions')
+      .set('Authorization', TEST_KEY)
+      .send(chat('huge'))
+      .expect(502);
     expect(res.body.error).toMatchObject({ code: 'SERVICE_ANSWER_TOO_LARGE' });
     expect(res.body.error.message).toContain(String(1024 * 1024));
     await eventually(() => huge.closed.length === 1, 3000, 'the engine request to be closed');
@@ -239,10 +343,16 @@ describe('upstream connector: bad engines', () => {
   });
 
   it('the same for a streamed request: one endless JSON document, or one SSE event that never ends', async () => {
-    for (const [name, engine] of [['huge', huge], ['huge-sse', hugeSse]] as const) {
+    for (const [name, engine] of [
+      ['huge', huge],
+      ['huge-sse', hugeSse],
+    ] as const) {
       hugeBytesSent = 0;
       const closedBefore = engine.closed.length;
-      const res = await request(gw.httpUrl).post('/api/adapters/chatapi/chat/completions').set('Authorization', TEST_KEY).send(streamed(name));
+      const res = await request(gw.httpUrl)
+        .post('/api/adapters/chatapi/chat/completions')
+        .set('Authorization', TEST_KEY)
+        .send(streamed(name));
       expect(res.status, name).toBe(502);
       expect(JSON.parse(res.text).error.code, name).toBe('SERVICE_ANSWER_TOO_LARGE');
       await eventually(() => engine.closed.length === closedBefore + 1, 3000, `the ${name} request to be closed`);
@@ -255,7 +365,11 @@ describe('upstream connector: bad engines', () => {
   // undici pool may open a fresh idle connection after a destroyed one; that one carries nothing.)
   it('hung: 504 at the first-byte deadline, and the engine request is closed', async () => {
     const before = hung.closed.length;
-    const res = await request(gw.httpUrl).post('/api/adapters/chatapi/chat/completions').set('Authorization', TEST_KEY).send(chat('hung')).expect(504);
+    const res = await request(gw.httpUrl)
+      .post('/api/adapters/chatapi/chat/completions')
+      .set('Authorization', TEST_KEY)
+      .send(chat('hung'))
+      .expect(504);
     expect(res.body.error.code).toBe('UPSTREAM_TIMEOUT');
     await eventually(() => hung.closed.length === before + 1, 3000, 'the hung request to close');
     expect(inFlight()).toBe(0);
@@ -263,7 +377,11 @@ describe('upstream connector: bad engines', () => {
 
   it('hung: 504 at the service deadline, and the engine request is closed', async () => {
     const before = hung.closed.length;
-    const res = await request(gw.httpUrl).post('/api/adapters/chatapi/chat/completions').set('Authorization', TEST_KEY).send(chat('hung-deadline')).expect(504);
+    const res = await request(gw.httpUrl)
+      .post('/api/adapters/chatapi/chat/completions')
+      .set('Authorization', TEST_KEY)
+      .send(chat('hung-deadline'))
+      .expect(504);
     expect(res.body.error.code).toBe('PREDICT_TIMEOUT');
     await eventually(() => hung.closed.length === before + 1, 3000, 'the hung request to close');
     expect(inFlight()).toBe(0);
@@ -294,7 +412,10 @@ describe('upstream connector: bad engines', () => {
 
   it('health check: no instance while the engine fails it, serving once it passes', async () => {
     // No instance on the chat adapter: 503 with Retry-After, which the OpenAI SDKs retry.
-    const res = await request(gw.httpUrl).post('/api/adapters/chatapi/chat/completions').set('Authorization', TEST_KEY).send(chat('checked'));
+    const res = await request(gw.httpUrl)
+      .post('/api/adapters/chatapi/chat/completions')
+      .set('Authorization', TEST_KEY)
+      .send(chat('checked'));
     expect(res.status).toBe(503);
     expect(res.body.error.code).toBe('SERVICE_UNAVAILABLE');
     healthy = true;

@@ -20,12 +20,37 @@ const SPEC: Record<string, Record<string, number>> = {
   StatusResponseProto: { connectedGates: 1, connectedToAllGates: 2 },
   CancelRequestProto: { requestIdToCancel: 101 },
   ServiceToGateProto: {
-    requestId: 1, headers: 1000, heartBeat: 2, startServing: 3, stopServing: 4, predict: 101, fit: 102, ext: 103, status: 105,
-    batch: 106, partialPredict: 107, fitStatus: 108, deferredBillingCharge: 109, deferredBillingCharges: 110, error: 201,
+    requestId: 1,
+    headers: 1000,
+    heartBeat: 2,
+    startServing: 3,
+    stopServing: 4,
+    predict: 101,
+    fit: 102,
+    ext: 103,
+    status: 105,
+    batch: 106,
+    partialPredict: 107,
+    fitStatus: 108,
+    deferredBillingCharge: 109,
+    deferredBillingCharges: 110,
+    error: 201,
   },
   GateToServiceProto: {
-    requestId: 1, headers: 1000, heartBeat: 2, cluster: 3, serviceInfo: 4, stopServing: 5, predict: 101, fit: 102, ext: 103,
-    status: 105, batch: 106, partialPredict: 107, cancel: 108, error: 201,
+    requestId: 1,
+    headers: 1000,
+    heartBeat: 2,
+    cluster: 3,
+    serviceInfo: 4,
+    stopServing: 5,
+    predict: 101,
+    fit: 102,
+    ext: 103,
+    status: 105,
+    batch: 106,
+    partialPredict: 107,
+    cancel: 108,
+    error: 201,
   },
   PayloadProto: { dataType: 1, json: 101, protobuf: 102 },
   PredictRequestProto: { data: 101, config: 102 },
@@ -38,7 +63,15 @@ const SPEC: Record<string, Record<string, number>> = {
   BatchPayloadResponseProto: { requestId: 1, headers: 1000, predict: 101, error: 201 },
   ExtendedRequestProto: { methodName: 1, params: 2 },
   ExtendedResponseProto: { data: 1, headers: 102, statusCode: 103 },
-  FitRequestProto: { trainData: 101, targetsData: 102, config: 103, modelDir: 104, previousModelDir: 105, targetServiceInfo: 106, datasetInfo: 107 },
+  FitRequestProto: {
+    trainData: 101,
+    targetsData: 102,
+    config: 103,
+    modelDir: 104,
+    previousModelDir: 105,
+    targetServiceInfo: 106,
+    datasetInfo: 107,
+  },
   FitResponseProto: {},
   FitStatusProto: { percentage: 101 },
   DatasetInfoProto: { accountId: 1, datasetId: 2, name: 3, type: 4 },
@@ -65,17 +98,53 @@ const SPEC: Record<string, Record<string, number>> = {
   SpeechRecognitionAlternative: { text: 1, confidence: 2, words: 3 },
   WordInfo: { start_time: 1, end_time: 2, word: 3, confidence: 4 },
   RecognitionConfig: {
-    audio_encoding: 1, sample_rate_hertz: 2, language_code: 3, enable_profanity_filter: 4, model: 5, enable_partial_results: 7,
-    enable_single_utterance: 8, audio_channel_count: 9, enable_raw_results: 10, enable_literature_text: 11,
-    enable_automatic_punctuation: 12, provider_specific: 13,
+    audio_encoding: 1,
+    sample_rate_hertz: 2,
+    language_code: 3,
+    enable_profanity_filter: 4,
+    model: 5,
+    enable_partial_results: 7,
+    enable_single_utterance: 8,
+    audio_channel_count: 9,
+    enable_raw_results: 10,
+    enable_literature_text: 11,
+    enable_automatic_punctuation: 12,
+    provider_specific: 13,
   },
   ApiErrorProto: { code: 1, message: 2, status: 3, args: 4, statusCode: 5 },
 };
 
 /** Members of each real (non-synthetic) oneof, from the spec's "one of" columns. */
 const ONEOFS: Record<string, string[]> = {
-  ServiceToGateProto: ['heartBeat', 'startServing', 'stopServing', 'predict', 'fit', 'ext', 'status', 'batch', 'partialPredict', 'fitStatus', 'deferredBillingCharge', 'deferredBillingCharges', 'error'],
-  GateToServiceProto: ['heartBeat', 'cluster', 'serviceInfo', 'stopServing', 'predict', 'fit', 'ext', 'status', 'batch', 'partialPredict', 'cancel', 'error'],
+  ServiceToGateProto: [
+    'heartBeat',
+    'startServing',
+    'stopServing',
+    'predict',
+    'fit',
+    'ext',
+    'status',
+    'batch',
+    'partialPredict',
+    'fitStatus',
+    'deferredBillingCharge',
+    'deferredBillingCharges',
+    'error',
+  ],
+  GateToServiceProto: [
+    'heartBeat',
+    'cluster',
+    'serviceInfo',
+    'stopServing',
+    'predict',
+    'fit',
+    'ext',
+    'status',
+    'batch',
+    'partialPredict',
+    'cancel',
+    'error',
+  ],
   PayloadProto: ['json', 'protobuf'],
   BatchPayloadResponseProto: ['predict', 'error'],
   ClientRequestProto: ['predict', 'ext', 'partialPredict'],
@@ -108,18 +177,64 @@ const OPTIONAL: Record<string, string[]> = {
 };
 
 const SIMPLE_STATUS: Record<string, number> = {
-  OK: 0, BAD_REQUEST: 400, UNAUTHORIZED: 401, PAYMENT_REQUIRED: 402, FORBIDDEN: 403, NOT_FOUND: 404, METHOD_NOT_ALLOWED: 405,
-  NOT_ACCEPTABLE: 406, PROXY_AUTHENTICATION_REQUIRED: 407, REQUEST_TIMEOUT: 408, CONFLICT: 409, GONE: 410, LENGTH_REQUIRED: 411,
-  PRECONDITION_FAILED: 412, PAYLOAD_TOO_LARGE: 413, URI_TOO_LONG: 414, UNSUPPORTED_MEDIA_TYPE: 415, RANGE_NOT_SATISFIABLE: 416,
-  EXPECTATION_FAILED: 417, IM_A_TEAPOT: 418, MISDIRECTED_REQUEST: 421, UNPROCESSABLE_ENTITY: 422, LOCKED: 423,
-  FAILED_DEPENDENCY: 424, TOO_EARLY: 425, UPGRADE_REQUIRED: 426, PRECONDITION_REQUIRED: 428, TOO_MANY_REQUESTS: 429,
-  REQUEST_HEADER_FIELDS_TOO_LARGE: 431, UNAVAILABLE_FOR_LEGAL_REASONS: 451, NO_RESPONSE: 444, REQUEST_HEADER_TOO_LARGE: 494,
-  SSL_CERTIFICATE_ERROR: 495, SSL_CERTIFICATE_REQUIRED: 496, HTTP_REQUEST_SENT_TO_HTTPS_PORT: 497, CLIENT_CLOSED_REQUEST: 499,
-  INTERNAL_SERVER_ERROR: 500, NOT_IMPLEMENTED: 501, BAD_GATEWAY: 502, SERVICE_UNAVAILABLE: 503, GATEWAY_TIMEOUT: 504,
-  HTTP_VERSION_NOT_SUPPORTED: 505, VARIANT_ALSO_NEGOTIATES: 506, INSUFFICIENT_STORAGE: 507, LOOP_DETECTED: 508, NOT_EXTENDED: 510,
-  NETWORK_AUTHENTICATION_REQUIRED: 511, WEB_SERVER_RETURNED_UNKNOWN_ERROR: 520, WEB_SERVER_IS_DOWN: 521, CONNECTION_TIMED_OUT: 522,
-  ORIGIN_IS_UNREACHABLE: 523, A_TIMEOUT_OCCURRED: 524, SSL_HANDSHAKE_FAILED: 525, INVALID_SSL_CERTIFICATE: 526, RAILGUN_ERROR: 527,
-  SITE_IS_OVERLOADED: 529, SITE_IS_FROZEN: 530, ORIGIN_CONNECTION_TIME_OUT: 561,
+  OK: 0,
+  BAD_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  PAYMENT_REQUIRED: 402,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  NOT_ACCEPTABLE: 406,
+  PROXY_AUTHENTICATION_REQUIRED: 407,
+  REQUEST_TIMEOUT: 408,
+  CONFLICT: 409,
+  GONE: 410,
+  LENGTH_REQUIRED: 411,
+  PRECONDITION_FAILED: 412,
+  PAYLOAD_TOO_LARGE: 413,
+  URI_TOO_LONG: 414,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RANGE_NOT_SATISFIABLE: 416,
+  EXPECTATION_FAILED: 417,
+  IM_A_TEAPOT: 418,
+  MISDIRECTED_REQUEST: 421,
+  UNPROCESSABLE_ENTITY: 422,
+  LOCKED: 423,
+  FAILED_DEPENDENCY: 424,
+  TOO_EARLY: 425,
+  UPGRADE_REQUIRED: 426,
+  PRECONDITION_REQUIRED: 428,
+  TOO_MANY_REQUESTS: 429,
+  REQUEST_HEADER_FIELDS_TOO_LARGE: 431,
+  UNAVAILABLE_FOR_LEGAL_REASONS: 451,
+  NO_RESPONSE: 444,
+  REQUEST_HEADER_TOO_LARGE: 494,
+  SSL_CERTIFICATE_ERROR: 495,
+  SSL_CERTIFICATE_REQUIRED: 496,
+  HTTP_REQUEST_SENT_TO_HTTPS_PORT: 497,
+  CLIENT_CLOSED_REQUEST: 499,
+  INTERNAL_SERVER_ERROR: 500,
+  NOT_IMPLEMENTED: 501,
+  BAD_GATEWAY: 502,
+  SERVICE_UNAVAILABLE: 503,
+  GATEWAY_TIMEOUT: 504,
+  HTTP_VERSION_NOT_SUPPORTED: 505,
+  VARIANT_ALSO_NEGOTIATES: 506,
+  INSUFFICIENT_STORAGE: 507,
+  LOOP_DETECTED: 508,
+  NOT_EXTENDED: 510,
+  NETWORK_AUTHENTICATION_REQUIRED: 511,
+  WEB_SERVER_RETURNED_UNKNOWN_ERROR: 520,
+  WEB_SERVER_IS_DOWN: 521,
+  CONNECTION_TIMED_OUT: 522,
+  ORIGIN_IS_UNREACHABLE: 523,
+  A_TIMEOUT_OCCURRED: 524,
+  SSL_HANDSHAKE_FAILED: 525,
+  INVALID_SSL_CERTIFICATE: 526,
+  RAILGUN_ERROR: 527,
+  SITE_IS_OVERLOADED: 529,
+  SITE_IS_FROZEN: 530,
+  ORIGIN_CONNECTION_TIME_OUT: 561,
 };
 
 const root = new protobuf.Root().loadSync(GATE_PROTO_PATH, { keepCase: true });
@@ -144,7 +259,8 @@ describe('proto/gate.proto against the spec tables', () => {
   });
 
   it.each(Object.entries(OPTIONAL))('%s optional scalars track presence', (name, fields) => {
-    for (const field of fields) expect(type(name).fields[field]!.options?.proto3_optional ?? type(name).fields[field]!.partOf?.name).toBeTruthy();
+    for (const field of fields)
+      expect(type(name).fields[field]!.options?.proto3_optional ?? type(name).fields[field]!.partOf?.name).toBeTruthy();
   });
 
   it('reserves field 7 of StartServingProto', () => {
@@ -153,14 +269,23 @@ describe('proto/gate.proto against the spec tables', () => {
   });
 
   it('maps are map<string,string> except the descriptor maps and ext params; WordInfo times are google.protobuf.Duration', () => {
-    const maps = Object.keys(SPEC).flatMap((n) => type(n).fieldsArray.filter((f) => f instanceof protobuf.MapField).map((f) => [n, f] as const));
+    const maps = Object.keys(SPEC).flatMap((n) =>
+      type(n)
+        .fieldsArray.filter((f) => f instanceof protobuf.MapField)
+        .map((f) => [n, f] as const),
+    );
     for (const [owner, f] of maps) {
       const map = f as protobuf.MapField;
       expect(map.keyType, `${owner}.${map.name}`).toBe('string');
-      const expected = owner === 'ServiceDescriptorProto' && map.name === 'methods' ? 'MethodDescriptorProto'
-        : owner === 'MethodDescriptorProto' ? 'ParamDescriptorProto'
-        // The public SDKs declare ext parameters as payloads; a string map breaks their decoding.
-        : owner === 'ExtendedRequestProto' && map.name === 'params' ? 'PayloadProto' : 'string';
+      const expected =
+        owner === 'ServiceDescriptorProto' && map.name === 'methods'
+          ? 'MethodDescriptorProto'
+          : owner === 'MethodDescriptorProto'
+            ? 'ParamDescriptorProto'
+            : // The public SDKs declare ext parameters as payloads; a string map breaks their decoding.
+              owner === 'ExtendedRequestProto' && map.name === 'params'
+              ? 'PayloadProto'
+              : 'string';
       expect(map.type, `${owner}.${map.name}`).toBe(expected);
     }
     expect(type('WordInfo').fields.start_time!.type).toBe('google.protobuf.Duration');
@@ -174,13 +299,21 @@ describe('proto/gate.proto against the spec tables', () => {
   it('the audio encodings are the spec values', () => {
     expect(type('AudioFormatOptions').lookupEnum('AudioEncoding').values).toEqual({ LINEAR16_PCM: 0 });
     expect(type('RecognitionConfig').lookupEnum('AudioEncoding').values).toEqual({
-      AUDIO_ENCODING_UNSPECIFIED: 0, LINEAR16_PCM: 1, OGG_OPUS: 2, MP3: 3, MULAW: 4, ALAW: 5, FLAC: 6,
+      AUDIO_ENCODING_UNSPECIFIED: 0,
+      LINEAR16_PCM: 1,
+      OGG_OPUS: 2,
+      MP3: 3,
+      MULAW: 4,
+      ALAW: 5,
+      FLAC: 6,
     });
   });
 
   it('service Gate has the seven calls with the spec request/response types and streaming', () => {
     const gate = pkg.lookupService('Gate');
-    const calls = Object.fromEntries(gate.methodsArray.map((m) => [m.name, [m.requestType, !!m.requestStream, m.responseType, !!m.responseStream]]));
+    const calls = Object.fromEntries(
+      gate.methodsArray.map((m) => [m.name, [m.requestType, !!m.requestStream, m.responseType, !!m.responseStream]]),
+    );
     expect(calls).toEqual({
       healthCheck: ['HeartBeatProto', false, 'HeartBeatProto', false],
       processAsync: ['ServiceToGateProto', true, 'GateToServiceProto', true],

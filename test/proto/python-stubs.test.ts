@@ -9,10 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requirePrerequisite } from '../support/prerequisites.ts';
 import { describePythonFailure, generatePythonStubs, pythonPrerequisite, runPython } from '../support/python.ts';
 
-const ready = requirePrerequisite(
-  'proto/python-stubs',
-  pythonPrerequisite(['grpc', 'grpc_tools.protoc', 'google.protobuf']),
-);
+const ready = requirePrerequisite('proto/python-stubs', pythonPrerequisite(['grpc', 'grpc_tools.protoc', 'google.protobuf']));
 
 const FIELD_NUMBERS: Record<string, number> = {
   'StartServingProto.instanceBootUuid': 8,

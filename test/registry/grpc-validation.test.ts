@@ -32,7 +32,11 @@ describe('registry validation on the gRPC client calls', () => {
 
   it('a violation is an in-band 400 naming the parameter', async () => {
     const res = await call({ temperature: 9 });
-    expect(res.error).toMatchObject({ code: 'PARAMETER_OUT_OF_RANGE', statusCode: 400, args: { param: 'temperature', bound: 'max', limit: '2', value: '9' } });
+    expect(res.error).toMatchObject({
+      code: 'PARAMETER_OUT_OF_RANGE',
+      statusCode: 400,
+      args: { param: 'temperature', bound: 'max', limit: '2', value: '9' },
+    });
     expect((await call({ model: 'acme-strict' })).error).toMatchObject({ code: 'PARAMETER_REQUIRED', statusCode: 400 });
   });
 });

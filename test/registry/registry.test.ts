@@ -48,7 +48,13 @@ describe('registry content', () => {
     const chat = registry.model('acme', 'acme-chat')!;
     expect(chat.parameters.constants).toHaveLength(5);
     expect(chat.parameters.variables[0]).toEqual({ type: 'integer', name: 'max_tokens', min: 1, max: 4096, default: 256, required: false });
-    expect(chat.parameters.variables[4]).toEqual({ type: 'enum', name: 'quality', values: ['low', 'high'], default: 'low', required: false });
+    expect(chat.parameters.variables[4]).toEqual({
+      type: 'enum',
+      name: 'quality',
+      values: ['low', 'high'],
+      default: 'low',
+      required: false,
+    });
     expect(registry.model('acme', 'acme-embed')!.parameters.variables).toEqual([]);
   });
 
@@ -69,16 +75,19 @@ describe('registry content', () => {
 
   it('reads registry files named in the config and merges them with inline entries', () => {
     const dir = mkdtempSync(join(tmpdir(), 'registry-'));
-    writeFileSync(join(dir, 'extra.yaml'), [
-      'providers:',
-      '  - name: initech',
-      'models:',
-      '  - name: tps',
-      '    providers: [initech, acme]',
-      '    parameters:',
-      '      variables:',
-      '        - { type: integer, name: copies, min: 1, max: 3 }',
-    ].join('\n'));
+    writeFileSync(
+      join(dir, 'extra.yaml'),
+      [
+        'providers:',
+        '  - name: initech',
+        'models:',
+        '  - name: tps',
+        '    providers: [initech, acme]',
+        '    parameters:',
+        '      variables:',
+        '        - { type: integer, name: copies, min: 1, max: 3 }',
+      ].join('\n'),
+    );
     const config = buildConfig(testConfigInput({ registry: { ...registryFixture(), files: ['extra.yaml'] } }), { env: {}, baseDir: dir });
     const merged = createRegistry(config, BOOT);
     expect(merged.providers().map((p) => p.name)).toEqual(['acme', 'globex', 'initech']);
@@ -99,22 +108,64 @@ function bootError(models: unknown[], extra: Record<string, unknown> = {}): Boot
   throw new Error('expected a boot error');
 }
 
-const model = (variables: unknown[], constants: unknown[] = []) => [{ name: 'bad-model', providers: ['acme'], parameters: { constants, variables } }];
+const model = (variables: unknown[], constants: unknown[] = []) => [
+  { name: 'bad-model', providers: ['acme'], parameters: { constants, variables } },
+];
 
 describe('bad parameter definitions stop the boot with REGISTRY_INVALID naming the model', () => {
   it.each([
-    ['integer default below min', { type: 'integer', name: 'n', min: 1, max: 5, default: 0 }, /model 'bad-model'.*variable 'n': default 0 is below min 1/],
-    ['integer default above max', { type: 'integer', name: 'n', min: 1, max: 5, default: 6 }, /model 'bad-model'.*variable 'n': default 6 is above max 5/],
-    ['number default above max', { type: 'number', name: 't', min: 0, max: 2, default: 2.5 }, /model 'bad-model'.*variable 't': default 2.5 is above max 2/],
+    [
+      'integer default below min',
+      { type: 'integer', name: 'n', min: 1, max: 5, default: 0 },
+      /model 'bad-model'.*variable 'n': default 0 is below min 1/,
+    ],
+    [
+      'integer default above max',
+      { type: 'integer', name: 'n', min: 1, max: 5, default: 6 },
+      /model 'bad-model'.*variable 'n': default 6 is above max 5/,
+    ],
+    [
+      'number default above max',
+      { type: 'number', name: 't', min: 0, max: 2, default: 2.5 },
+      /model 'bad-model'.*variable 't': default 2.5 is above max 2/,
+    ],
     ['number default below min', { type: 'number', name: 't', min: 0, default: -1 }, /model 'bad-model'.*default -1 is below min 0/],
-    ['enum default not among its values', { type: 'enum', name: 'q', values: ['low', 'high'], default: 'mid' }, /model 'bad-model'.*variable 'q': default 'mid' is not one of its values \(low, high\)/],
-    ['integer min greater than max', { type: 'integer', name: 'n', min: 10, max: 1 }, /model 'bad-model'.*variable 'n': min 10 is greater than max 1/],
-    ['number min greater than max', { type: 'number', name: 't', min: 1.5, max: 0.5 }, /model 'bad-model'.*min 1.5 is greater than max 0.5/],
-    ['string minLength greater than maxLength', { type: 'string', name: 's', minLength: 5, maxLength: 2 }, /model 'bad-model'.*minLength 5 is greater than maxLength 2/],
-    ['a field of another type', { type: 'string', name: 's', min: 1 }, /model 'bad-model'.*parameters\/variables\/0: must NOT have additional properties \('min'\)/],
+    [
+      'enum default not among its values',
+      { type: 'enum', name: 'q', values: ['low', 'high'], default: 'mid' },
+      /model 'bad-model'.*variable 'q': default 'mid' is not one of its values \(low, high\)/,
+    ],
+    [
+      'integer min greater than max',
+      { type: 'integer', name: 'n', min: 10, max: 1 },
+      /model 'bad-model'.*variable 'n': min 10 is greater than max 1/,
+    ],
+    [
+      'number min greater than max',
+      { type: 'number', name: 't', min: 1.5, max: 0.5 },
+      /model 'bad-model'.*min 1.5 is greater than max 0.5/,
+    ],
+    [
+      'string minLength greater than maxLength',
+      { type: 'string', name: 's', minLength: 5, maxLength: 2 },
+      /model 'bad-model'.*minLength 5 is greater than maxLength 2/,
+    ],
+    [
+      'a field of another type',
+      { type: 'string', name: 's', min: 1 },
+      /model 'bad-model'.*parameters\/variables\/0: must NOT have additional properties \('min'\)/,
+    ],
     ['a misspelt field', { type: 'integer', name: 'n', minimum: 1 }, /model 'bad-model'.*\('minimum'\)/],
-    ['an integer bound that is not an integer', { type: 'integer', name: 'n', max: 1.5 }, /model 'bad-model'.*variables\/0\/max: must be integer/],
-    ['a default of the wrong type', { type: 'boolean', name: 'b', default: 'yes' }, /model 'bad-model'.*variables\/0\/default: must be boolean/],
+    [
+      'an integer bound that is not an integer',
+      { type: 'integer', name: 'n', max: 1.5 },
+      /model 'bad-model'.*variables\/0\/max: must be integer/,
+    ],
+    [
+      'a default of the wrong type',
+      { type: 'boolean', name: 'b', default: 'yes' },
+      /model 'bad-model'.*variables\/0\/default: must be boolean/,
+    ],
     ['an unknown type', { type: 'float', name: 'f' }, /model 'bad-model'.*variables\/0\/type: must be equal to one of the allowed values/],
     ['an enum without values', { type: 'enum', name: 'e' }, /model 'bad-model'.*must have required property 'values'/],
     ['an enum with no values', { type: 'enum', name: 'e', values: [] }, /model 'bad-model'.*values: must NOT have fewer than 1 items/],
@@ -124,17 +175,28 @@ describe('bad parameter definitions stop the boot with REGISTRY_INVALID naming t
   });
 
   it('a constant whose value does not match its type', () => {
-    expect(bootError(model([], [{ type: 'enum', name: 'm', value: 'text' }])).message).toMatch(/model 'bad-model'.*constants\/0\/value: must be array/);
-    expect(bootError(model([], [{ type: 'integer', name: 'c' }])).message).toMatch(/model 'bad-model'.*must have required property 'value'/);
+    expect(bootError(model([], [{ type: 'enum', name: 'm', value: 'text' }])).message).toMatch(
+      /model 'bad-model'.*constants\/0\/value: must be array/,
+    );
+    expect(bootError(model([], [{ type: 'integer', name: 'c' }])).message).toMatch(
+      /model 'bad-model'.*must have required property 'value'/,
+    );
   });
 
   it('a parameter name used twice', () => {
-    expect(bootError(model([{ type: 'boolean', name: 'x' }], [{ type: 'boolean', name: 'x', value: true }])).message).toMatch(/model 'bad-model'.*parameter 'x' is defined twice/);
+    expect(bootError(model([{ type: 'boolean', name: 'x' }], [{ type: 'boolean', name: 'x', value: true }])).message).toMatch(
+      /model 'bad-model'.*parameter 'x' is defined twice/,
+    );
   });
 
   it('an undeclared provider, a duplicate model, a duplicate provider, a bad timestamp', () => {
     expect(bootError([{ name: 'm1', providers: ['nobody'] }]).message).toMatch(/model 'm1'.*provider 'nobody' is not declared/);
-    expect(bootError([{ name: 'm1', providers: ['acme'] }, { name: 'm1', providers: ['acme'] }]).message).toMatch(/model 'm1'.*already has a model of that name/);
+    expect(
+      bootError([
+        { name: 'm1', providers: ['acme'] },
+        { name: 'm1', providers: ['acme'] },
+      ]).message,
+    ).toMatch(/model 'm1'.*already has a model of that name/);
     expect(bootError([], { providers: [{ name: 'acme' }, { name: 'acme' }] }).message).toMatch(/provider 'acme'.*declared twice/);
   });
 
@@ -149,14 +211,24 @@ describe('bad parameter definitions stop the boot with REGISTRY_INVALID naming t
   });
 
   it('a timestamp without a time zone is a config error', () => {
-    expect(() => registryOf({ providers: [{ name: 'acme' }], models: [{ name: 'm', providers: ['acme'], createdAt: 'yesterday' }] })).toThrow(/createdAt.*date-time/);
+    expect(() =>
+      registryOf({ providers: [{ name: 'acme' }], models: [{ name: 'm', providers: ['acme'], createdAt: 'yesterday' }] }),
+    ).toThrow(/createdAt.*date-time/);
   });
 
   it('a bad registry file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'registry-'));
-    writeFileSync(join(dir, 'bad.json'), JSON.stringify({ models: [{ name: 'x', providers: ['acme'], parameters: { variables: [{ type: 'number', name: 't', max: 1, default: 3 }] } }] }));
+    writeFileSync(
+      join(dir, 'bad.json'),
+      JSON.stringify({
+        models: [{ name: 'x', providers: ['acme'], parameters: { variables: [{ type: 'number', name: 't', max: 1, default: 3 }] } }],
+      }),
+    );
     writeFileSync(join(dir, 'wrong.json'), JSON.stringify({ model: [] }));
-    const config = buildConfig(testConfigInput({ registry: { providers: [{ name: 'acme' }], files: ['bad.json', 'wrong.json', 'missing.json'] } }), { env: {}, baseDir: dir });
+    const config = buildConfig(
+      testConfigInput({ registry: { providers: [{ name: 'acme' }], files: ['bad.json', 'wrong.json', 'missing.json'] } }),
+      { env: {}, baseDir: dir },
+    );
     let err: BootError | undefined;
     try {
       createRegistry(config);
@@ -171,11 +243,18 @@ describe('bad parameter definitions stop the boot with REGISTRY_INVALID naming t
 
   it('services must name providers and models the registry has, and their named configs must pass', () => {
     const service = (extra: Record<string, unknown>) => ({ id: 10, name: 'svc', account: 'demo', ...extra });
-    expect(() => registryOf(registryFixture(), [service({ provider: 'initech' })])).toThrow(/service 'svc': provider 'initech' is not in the registry/);
-    expect(() => registryOf(registryFixture(), [service({ provider: 'globex', defaultModel: 'acme-embed' })])).toThrow(/service 'svc': provider 'globex' has no model 'acme-embed'/);
+    expect(() => registryOf(registryFixture(), [service({ provider: 'initech' })])).toThrow(
+      /service 'svc': provider 'initech' is not in the registry/,
+    );
+    expect(() => registryOf(registryFixture(), [service({ provider: 'globex', defaultModel: 'acme-embed' })])).toThrow(
+      /service 'svc': provider 'globex' has no model 'acme-embed'/,
+    );
     expect(() => registryOf(registryFixture(), [service({ defaultModel: 'nope' })])).toThrow(/defaultModel 'nope' is not in the registry/);
-    expect(() => registryOf(registryFixture(), [service({ provider: 'acme', defaultModel: 'acme-chat', configs: [{ id: 3, name: 'hot', config: { temperature: 9 } }] })]))
-      .toThrow(/service 'svc': config 3 \(hot\): Parameter 'temperature' must be at most 2/);
+    expect(() =>
+      registryOf(registryFixture(), [
+        service({ provider: 'acme', defaultModel: 'acme-chat', configs: [{ id: 3, name: 'hot', config: { temperature: 9 } }] }),
+      ]),
+    ).toThrow(/service 'svc': config 3 \(hot\): Parameter 'temperature' must be at most 2/);
   });
 });
 
@@ -214,10 +293,22 @@ describe('validation of configs against the registry', () => {
     ['number above max', { temperature: 2.01 }, 'PARAMETER_OUT_OF_RANGE', 'temperature', { bound: 'max', limit: '2', value: '2.01' }],
     ['string of the wrong type', { suffix: 5 }, 'PARAMETER_TYPE_INVALID', 'suffix', { expected: 'a string', value: '5' }],
     ['string shorter than minLength', { suffix: '' }, 'PARAMETER_OUT_OF_RANGE', 'suffix', { bound: 'minLength', limit: '1', length: '0' }],
-    ['string longer than maxLength', { suffix: '123456789' }, 'PARAMETER_OUT_OF_RANGE', 'suffix', { bound: 'maxLength', limit: '8', length: '9' }],
+    [
+      'string longer than maxLength',
+      { suffix: '123456789' },
+      'PARAMETER_OUT_OF_RANGE',
+      'suffix',
+      { bound: 'maxLength', limit: '8', length: '9' },
+    ],
     ['boolean of the wrong type', { logprobs: 'true' }, 'PARAMETER_TYPE_INVALID', 'logprobs', { expected: 'a boolean', value: '"true"' }],
     ['enum of the wrong type', { quality: 1 }, 'PARAMETER_TYPE_INVALID', 'quality', { expected: 'a string', value: '1' }],
-    ['enum value not among values', { quality: 'ultra' }, 'PARAMETER_VALUE_NOT_ALLOWED', 'quality', { allowed: 'low, high', value: '"ultra"' }],
+    [
+      'enum value not among values',
+      { quality: 'ultra' },
+      'PARAMETER_VALUE_NOT_ALLOWED',
+      'quality',
+      { allowed: 'low, high', value: '"ultra"' },
+    ],
   ])('%s → 400 naming the parameter', (_what, config, code, param, args) => {
     const err = errorOf(config)!;
     expect(err).toMatchObject({ status: 400, code, param, args: { param, model: 'acme-chat', ...args } });
@@ -227,7 +318,9 @@ describe('validation of configs against the registry', () => {
   it('messages say the parameter, the bound and the value', () => {
     expect(errorOf({ temperature: 3.5 })!.message).toBe("Parameter 'temperature' must be at most 2 (max of model 'acme-chat'), got 3.5");
     expect(errorOf({ max_tokens: 0 })!.message).toBe("Parameter 'max_tokens' must be at least 1 (min of model 'acme-chat'), got 0");
-    expect(errorOf({ suffix: '123456789' })!.message).toBe("Parameter 'suffix' must be at most 8 characters long (maxLength of model 'acme-chat'), got \"123456789\" (9 characters)");
+    expect(errorOf({ suffix: '123456789' })!.message).toBe(
+      "Parameter 'suffix' must be at most 8 characters long (maxLength of model 'acme-chat'), got \"123456789\" (9 characters)",
+    );
     expect(errorOf({ quality: 'ultra' })!.message).toBe("Parameter 'quality' must be one of low, high (model 'acme-chat'), got \"ultra\"");
     expect(errorOf({ logprobs: 'yes' })!.message).toBe("Parameter 'logprobs' must be a boolean (model 'acme-chat'), got \"yes\"");
   });
@@ -235,11 +328,19 @@ describe('validation of configs against the registry', () => {
   it.each(['n', 'top_p', 'user', 'echo', 'mode'])('a missing required %s → 400 PARAMETER_REQUIRED', (name) => {
     const full: Record<string, unknown> = { n: 1, top_p: 0.5, user: 'u', echo: true, mode: 'a' };
     delete full[name];
-    expect(errorOf(full, strict)).toMatchObject({ status: 400, code: 'PARAMETER_REQUIRED', param: name, message: `Parameter '${name}' is required by model 'acme-strict'` });
+    expect(errorOf(full, strict)).toMatchObject({
+      status: 400,
+      code: 'PARAMETER_REQUIRED',
+      param: name,
+      message: `Parameter '${name}' is required by model 'acme-strict'`,
+    });
   });
 
   it('null is not a value for a required variable', () => {
-    expect(errorOf({ n: null, top_p: 0.5, user: 'u', echo: true, mode: 'a' }, strict)).toMatchObject({ code: 'PARAMETER_TYPE_INVALID', param: 'n' });
+    expect(errorOf({ n: null, top_p: 0.5, user: 'u', echo: true, mode: 'a' }, strict)).toMatchObject({
+      code: 'PARAMETER_TYPE_INVALID',
+      param: 'n',
+    });
   });
 
   it('registry defaults are not filled in: the config is left exactly as sent', () => {
@@ -251,7 +352,9 @@ describe('validation of configs against the registry', () => {
   it('the model named by the request, else by the config, else the service default', () => {
     expect(errorOf({ temperature: 0.3 }, chat, 'acme-strict')).toMatchObject({ code: 'PARAMETER_REQUIRED' });
     expect(errorOf({ model: 'acme-strict' }, chat)).toMatchObject({ code: 'PARAMETER_REQUIRED', args: { model: 'acme-strict' } });
-    expect(errorOf({ temperature: 9 }, { name: 'svc', provider: 'globex', defaultModel: 'acme-chat' })).toMatchObject({ code: 'PARAMETER_OUT_OF_RANGE' });
+    expect(errorOf({ temperature: 9 }, { name: 'svc', provider: 'globex', defaultModel: 'acme-chat' })).toMatchObject({
+      code: 'PARAMETER_OUT_OF_RANGE',
+    });
   });
 
   it('models unknown to the registry, services without a model and absent configs are not checked', () => {
@@ -275,7 +378,10 @@ describe('validation of configs against the registry', () => {
 
 describe('the shipped demo registry file', () => {
   it('loads and offers echo-chat under both of its providers', () => {
-    const config = buildConfig(testConfigInput({ registry: { files: ['examples/registry/demo-registry.yaml'] } }), { env: {}, baseDir: process.cwd() });
+    const config = buildConfig(testConfigInput({ registry: { files: ['examples/registry/demo-registry.yaml'] } }), {
+      env: {},
+      baseDir: process.cwd(),
+    });
     const registry = createRegistry(config, BOOT);
     expect(registry.models('example')!.map((m) => m.name)).toEqual(['echo-chat', 'echo-embed']);
     expect(registry.model('example-mirror', 'echo-chat')!.createdAt).toBe('2026-01-01T00:00:00.000Z');

@@ -11,7 +11,10 @@ afterEach(async () => {
 async function setup(script: ClientScript): Promise<{ gate: HarnessGate; client: GateClient }> {
   const gate = await HarnessGate.start({ client: script });
   const client = new GateClient({ address: gate.address, authToken: 'key-1', account: 'acme', model: 'echo' });
-  cleanup.push(() => gate.close(), () => client.close());
+  cleanup.push(
+    () => gate.close(),
+    () => client.close(),
+  );
   return { gate, client };
 }
 
@@ -41,13 +44,17 @@ describe('GateClient.process', () => {
 
   it('predictJson encodes the input and decodes the answer', async () => {
     const { gate, client } = await setup({ process: echo });
-    expect(await client.predictJson<{ got: unknown }>({ x: [1, 2] }, { config: { t: 0.5 }, dataType: 'In' })).toEqual({ got: { x: [1, 2] } });
+    expect(await client.predictJson<{ got: unknown }>({ x: [1, 2] }, { config: { t: 0.5 }, dataType: 'In' })).toEqual({
+      got: { x: [1, 2] },
+    });
     expect(gate.clientRequests[0]?.predict).toMatchObject({ data: { dataType: 'In', json: '{"x":[1,2]}' }, config: { json: '{"t":0.5}' } });
   });
 
   it('rejects with GateClientError for an in-band error', async () => {
     const { client } = await setup({
-      process: () => ({ error: { code: 'platform.gate.model_not_found', message: 'no such model', statusCode: 404, args: { model: 'x' } } }),
+      process: () => ({
+        error: { code: 'platform.gate.model_not_found', message: 'no such model', statusCode: 404, args: { model: 'x' } },
+      }),
     });
     const err = await client.predictJson({}).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GateClientError);
@@ -73,13 +80,18 @@ describe('GateClient.process', () => {
     await gate.close();
     const client = new GateClient({ address, authToken: 'k' });
     cleanup.push(() => client.close());
-    await expect(client.predictJson({}, { deadlineMs: 3000 })).rejects.toMatchObject({ code: expect.stringMatching(/UNAVAILABLE|timeout/) });
+    await expect(client.predictJson({}, { deadlineMs: 3000 })).rejects.toMatchObject({
+      code: expect.stringMatching(/UNAVAILABLE|timeout/),
+    });
   });
 
   it('ext returns the ext answer', async () => {
     const { client } = await setup({ process: (r) => ({ ext: { data: { json: JSON.stringify(r.ext) } } }) });
     const response = await client.ext('sum', { a: '1', b: '{"n":2}' });
-    expect(JSON.parse(response.data?.json ?? '')).toMatchObject({ methodName: 'sum', params: { a: { json: '1' }, b: { json: '{"n":2}' } } });
+    expect(JSON.parse(response.data?.json ?? '')).toMatchObject({
+      methodName: 'sum',
+      params: { a: { json: '1' }, b: { json: '{"n":2}' } },
+    });
   });
 });
 
@@ -135,7 +147,15 @@ describe('GateClient.processStream', () => {
     const answers: string[] = [];
     for await (const value of duplex.json<string>()) answers.push(value);
     expect(answers).toEqual(['a', 'ab', 'abc']);
-    expect(gate.clientRequests.map((r) => [r.model, r.authToken, r.headers?.h, r.partialPredict?.start ?? false, r.partialPredict?.finish ?? false])).toEqual([
+    expect(
+      gate.clientRequests.map((r) => [
+        r.model,
+        r.authToken,
+        r.headers?.h,
+        r.partialPredict?.start ?? false,
+        r.partialPredict?.finish ?? false,
+      ]),
+    ).toEqual([
       ['asr', 'key-1', '1', true, false],
       ['asr', 'key-1', '1', false, false],
       ['asr', 'key-1', '1', false, true],
@@ -146,7 +166,8 @@ describe('GateClient.processStream', () => {
     const { client } = await setup({
       async processStream(requests, write) {
         for await (const request of requests) {
-          if (request.partialPredict?.data?.json === '"bad"') write({ error: { code: 'platform-action.common.bad-request', message: 'bad', statusCode: 400 } });
+          if (request.partialPredict?.data?.json === '"bad"')
+            write({ error: { code: 'platform-action.common.bad-request', message: 'bad', statusCode: 400 } });
           else write({ partialPredict: { data: { json: '"ok"' } } });
         }
       },

@@ -9,7 +9,10 @@ describe('the SDK console logger', () => {
     const info = vi.spyOn(console, 'log').mockImplementation(() => {});
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     const log = consoleLogger();
-    log.info({ gateway: '127.0.0.1:9090', service: 'upper' }, "model-sdk: connected to gateway 127.0.0.1:9090 as service 'upper' (account 1)");
+    log.info(
+      { gateway: '127.0.0.1:9090', service: 'upper' },
+      "model-sdk: connected to gateway 127.0.0.1:9090 as service 'upper' (account 1)",
+    );
     log.warn({ gateway: 'g', retryInMs: 1200 }, 'model-sdk: cannot reach gateway g: connect ECONNREFUSED; retrying in 1.2 s');
     log.warn({ gateway: 'g', err: new Error('write EPIPE\n    at stack') }, 'model-sdk: write to the gateway failed');
     log.debug({ gateway: 'g' }, 'model-sdk: stream open');

@@ -23,7 +23,11 @@ function service(...args: Parameters<typeof startService>): ModelService {
 describe('model service: connecting', () => {
   it('calls healthCheck, then opens processAsync with startServing first', async () => {
     const g = await gate();
-    service(g, {}, { descriptor: { name: 'echo', methods: { predict: { output: { type: 'Out' } } } }, hostname: 'h1', version: 3, image: 'img:1' });
+    service(
+      g,
+      {},
+      { descriptor: { name: 'echo', methods: { predict: { output: { type: 'Out' } } } }, hostname: 'h1', version: 3, image: 'img:1' },
+    );
     const stream = await g.stream(0);
     const first = await stream.waitFor(() => true);
     expect(g.healthChecks).toBeGreaterThanOrEqual(1);
@@ -87,10 +91,13 @@ describe('model service: connecting', () => {
   });
 
   it('reads the gateway list and token from the environment', () => {
-    const s = new ModelService({}, {
-      descriptor: { name: 'x' },
-      env: { PLATFORM_GRPC_HOSTS: 'a:1, http://b:2/ ,a:1', PLATFORM_GRPC_HOST: 'c:3', PLATFORM_SERVICE_TOKEN: 'tok' },
-    });
+    const s = new ModelService(
+      {},
+      {
+        descriptor: { name: 'x' },
+        env: { PLATFORM_GRPC_HOSTS: 'a:1, http://b:2/ ,a:1', PLATFORM_GRPC_HOST: 'c:3', PLATFORM_SERVICE_TOKEN: 'tok' },
+      },
+    );
     expect(s.options.gateways).toEqual(['a:1', 'b:2']);
     expect(s.options.connectionToken).toBe('tok');
     const single = new ModelService({}, { descriptor: { name: 'x' }, env: { PLATFORM_GRPC_HOST: 'c:3', PLATFORM_SERVICE_TOKEN: 't' } });
@@ -101,7 +108,7 @@ describe('model service: connecting', () => {
 });
 
 describe('model service: heartbeats', () => {
-  it('starts heartbeating on the gate\'s first heartBeat and sends empty heartbeats every interval', async () => {
+  it("starts heartbeating on the gate's first heartBeat and sends empty heartbeats every interval", async () => {
     const g = await gate();
     const s = service(g, {});
     const stream = await g.stream(0);
@@ -232,16 +239,20 @@ describe('model service: gate errors, stopServing and stop()', () => {
     const g = await gate({ heartbeatInterval: 100 });
     let aborted = false;
     let started = false;
-    const s = service(g, {
-      predict: (_req, ctx) =>
-        new Promise((resolve) => {
-          started = true;
-          ctx.signal.addEventListener('abort', () => {
-            aborted = true;
-            resolve(null);
-          });
-        }),
-    }, { drainTimeoutMs: 200 });
+    const s = service(
+      g,
+      {
+        predict: (_req, ctx) =>
+          new Promise((resolve) => {
+            started = true;
+            ctx.signal.addEventListener('abort', () => {
+              aborted = true;
+              resolve(null);
+            });
+          }),
+      },
+      { drainTimeoutMs: 200 },
+    );
     const stream = await g.stream(0);
     await s.ready();
     stream.send({ requestId: 1, predict: { data: { json: '1' } } });

@@ -31,7 +31,7 @@ async function serve(handlers: ModelHandlers, options: Partial<ModelServiceOptio
 }
 
 describe('predict', () => {
-  it('answers with the handler\'s JSON value, the requestId and the correlation headers', async () => {
+  it("answers with the handler's JSON value, the requestId and the correlation headers", async () => {
     const stream = await serve({
       predict(req, ctx) {
         ctx.setHeader('Z-custom-billing', 42);
@@ -115,7 +115,7 @@ describe('predict', () => {
     expect(stream.messagesFor(1)).toHaveLength(1);
   });
 
-  it('cancel aborts the handler\'s signal and sends no answer', async () => {
+  it("cancel aborts the handler's signal and sends no answer", async () => {
     let reason: unknown;
     const stream = await serve({
       predict: (_req, ctx) =>
@@ -201,7 +201,7 @@ describe('errors', () => {
     expect(answer.error).toMatchObject({ code: 'platform-action.common.processing-exception', message: 'model exploded', statusCode: 500 });
   });
 
-  it('keeps a ServiceError\'s code, message, status and args', async () => {
+  it("keeps a ServiceError's code, message, status and args", async () => {
     const stream = await serve({
       predict() {
         throw new ServiceError('my.model.quota', 'quota used up', 429, { limit: '10' });
@@ -209,7 +209,13 @@ describe('errors', () => {
     });
     stream.send({ requestId: 2, predict: { data: { json: '{}' } } });
     const answer = await stream.waitForAnswer(2);
-    expect(answer.error).toMatchObject({ code: 'my.model.quota', message: 'quota used up', statusCode: 429, args: { limit: '10' }, status: 'TOO_MANY_REQUESTS' });
+    expect(answer.error).toMatchObject({
+      code: 'my.model.quota',
+      message: 'quota used up',
+      statusCode: 429,
+      args: { limit: '10' },
+      status: 'TOO_MANY_REQUESTS',
+    });
   });
 
   it('answers unreadable input with bad-request (400)', async () => {
@@ -301,7 +307,10 @@ describe('partialPredict, ext, batch, fit, status', () => {
     expect((await stream.waitForAnswer(61)).error?.code).toBe('platform-action.common.method-not-supported');
     // The handler's answer is what it returned: the strings, not a wrapper of the SDK's.
     expect(JSON.parse((await stream.waitForAnswer(62)).ext?.data?.json ?? '')).toEqual({ a: '1', b: 'not json', c: '' });
-    expect((await stream.waitForAnswer(63)).error).toMatchObject({ code: 'platform-action.common.bad-request', message: expect.stringContaining("'a'") });
+    expect((await stream.waitForAnswer(63)).error).toMatchObject({
+      code: 'platform-action.common.bad-request',
+      message: expect.stringContaining("'a'"),
+    });
   });
 
   it('encodes a Payload inside a returned value as what it carries, never as the wrapper', async () => {
@@ -321,7 +330,13 @@ describe('partialPredict, ext, batch, fit, status', () => {
     });
     stream.send({
       requestId: 70,
-      batch: { data: [{ requestId: 101, data: { json: '1' } }, { requestId: 102, data: { json: '-1' } }, { requestId: 103, data: { json: '5' } }] },
+      batch: {
+        data: [
+          { requestId: 101, data: { json: '1' } },
+          { requestId: 102, data: { json: '-1' } },
+          { requestId: 103, data: { json: '5' } },
+        ],
+      },
     });
     const answer = await stream.waitForAnswer(70);
     expect(answer.body).toBe('batch');
@@ -340,7 +355,15 @@ describe('partialPredict, ext, batch, fit, status', () => {
         return n + 1;
       },
     });
-    stream.send({ requestId: 71, batch: { data: [{ requestId: 1, data: { json: '1' } }, { requestId: 2, data: { json: '0' } }] } });
+    stream.send({
+      requestId: 71,
+      batch: {
+        data: [
+          { requestId: 1, data: { json: '1' } },
+          { requestId: 2, data: { json: '0' } },
+        ],
+      },
+    });
     const answer = await stream.waitForAnswer(71);
     expect(answer.batch?.data?.[0]).toMatchObject({ requestId: 1, predict: { data: { json: '2' } } });
     expect(answer.batch?.data?.[1]).toMatchObject({ requestId: 2, error: { code: 'platform-action.common.processing-exception' } });
@@ -394,11 +417,19 @@ describe('deferred billing', () => {
   it('sends deferredBillingCharge(s) with requestId 0 on a connected stream', async () => {
     const stream = await serve({});
     expect(service?.sendDeferredBillingCharge({ billingRequestId: 'b-1', amountInUnits: 12 })).toBe(true);
-    expect(service?.sendDeferredBillingCharges({ charges: [{ idempotencyKey: 'k', amount: 3, currency: 'USD' }], params: { callerAccountId: 9 } })).toBe(true);
+    expect(
+      service?.sendDeferredBillingCharges({
+        charges: [{ idempotencyKey: 'k', amount: 3, currency: 'USD' }],
+        params: { callerAccountId: 9 },
+      }),
+    ).toBe(true);
     const one = await stream.waitFor((m) => m.body === 'deferredBillingCharge');
     expect(one.requestId ?? 0).toBe(0);
     expect(one.deferredBillingCharge).toEqual({ billingRequestId: 'b-1', amountInUnits: 12 });
     const many = await stream.waitFor((m) => m.body === 'deferredBillingCharges');
-    expect(many.deferredBillingCharges).toMatchObject({ charges: [{ idempotencyKey: 'k', amount: 3, currency: 'USD' }], params: { callerAccountId: 9 } });
+    expect(many.deferredBillingCharges).toMatchObject({
+      charges: [{ idempotencyKey: 'k', amount: 3, currency: 'USD' }],
+      params: { callerAccountId: 9 },
+    });
   });
 });

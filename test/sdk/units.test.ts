@@ -1,7 +1,17 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { SdkLogger } from '../../sdk/index.js';
-import { Payload, PayloadError, isPayloadProto, jsonPayload, protobufPayload, readJson, toApiErrorProto, ServiceError, traceContextOf } from '../../sdk/index.js';
+import {
+  Payload,
+  PayloadError,
+  isPayloadProto,
+  jsonPayload,
+  protobufPayload,
+  readJson,
+  toApiErrorProto,
+  ServiceError,
+  traceContextOf,
+} from '../../sdk/index.js';
 import { Backoff } from '../../sdk/service/backoff.js';
 import { AsyncQueue } from '../../sdk/service/async-queue.js';
 import { toModelResponse } from '../../sdk/service/output.js';
@@ -62,9 +72,16 @@ describe('logger', () => {
 
 describe('error mapping', () => {
   it('maps ServiceError, PayloadError and anything else', () => {
-    expect(toApiErrorProto(new ServiceError('platform-action.common.method-not-supported', 'no'))).toMatchObject({ statusCode: 400, status: 'BAD_REQUEST' });
+    expect(toApiErrorProto(new ServiceError('platform-action.common.method-not-supported', 'no'))).toMatchObject({
+      statusCode: 400,
+      status: 'BAD_REQUEST',
+    });
     expect(toApiErrorProto(new PayloadError('bad json'))).toMatchObject({ code: 'platform-action.common.bad-request', statusCode: 400 });
-    expect(toApiErrorProto('weird')).toMatchObject({ code: 'platform-action.common.processing-exception', message: 'weird', statusCode: 500 });
+    expect(toApiErrorProto('weird')).toMatchObject({
+      code: 'platform-action.common.processing-exception',
+      message: 'weird',
+      statusCode: 500,
+    });
   });
 });
 
@@ -93,7 +110,11 @@ describe('AsyncQueue', () => {
 describe('traceContextOf', () => {
   it('parses a valid W3C traceparent with its tracestate', () => {
     expect(traceContextOf({ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'v=1' })).toEqual({
-      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', parentId: '00f067aa0ba902b7', sampled: true, tracestate: 'v=1',
+      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      parentId: '00f067aa0ba902b7',
+      sampled: true,
+      tracestate: 'v=1',
     });
     expect(traceContextOf({ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00' })?.sampled).toBe(false);
   });

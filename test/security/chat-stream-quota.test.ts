@@ -28,9 +28,21 @@ describe('streamed chat counts in the concurrent-stream quota (issue 15)', () =>
     model = await startRawModel(gw.grpcAddress, CHAT_TOKENS.echo, (req) => {
       const key = String(req.data.messages?.at(-1)?.content ?? '');
       return (async function* held() {
-        yield { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'echo-1', choices: [{ index: 0, delta: { role: 'assistant', content: key }, finish_reason: null }] };
+        yield {
+          id: 'c',
+          object: 'chat.completion.chunk',
+          created: 1,
+          model: 'echo-1',
+          choices: [{ index: 0, delta: { role: 'assistant', content: key }, finish_reason: null }],
+        };
         if (key.startsWith('hold')) await new Promise<void>((resolve) => releases.set(key, resolve));
-        yield { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'echo-1', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] };
+        yield {
+          id: 'c',
+          object: 'chat.completion.chunk',
+          created: 1,
+          model: 'echo-1',
+          choices: [{ index: 0, delta: {}, finish_reason: 'stop' }],
+        };
       })();
     });
   });
@@ -41,7 +53,12 @@ describe('streamed chat counts in the concurrent-stream quota (issue 15)', () =>
   });
 
   const post = (url: string, body: unknown, key = TEST_KEY, signal?: AbortSignal) =>
-    fetch(url, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal });
+    fetch(url, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+      signal,
+    });
   const chat = (content: string, stream = true) => ({ model: 'demo/echo', stream, messages: [{ role: 'user', content }] });
 
   /** Opens a stream and waits for its first bytes, so its slot is surely taken; `rest` reads it to its end. */
@@ -71,7 +88,12 @@ describe('streamed chat counts in the concurrent-stream quota (issue 15)', () =>
     expect((await viaDirect.json()).error).toMatchObject({ code: 'TOO_MANY_CONCURRENT_STREAMS' });
     const viaResponses = await post(`${base}/responses`, { model: 'demo/echo', stream: true, input: 'one too many' });
     expect(viaResponses.status).toBe(429);
-    const viaMessages = await post(`${base}/v1/messages`, { model: 'demo/echo', stream: true, max_tokens: 10, messages: [{ role: 'user', content: 'one too many' }] });
+    const viaMessages = await post(`${base}/v1/messages`, {
+      model: 'demo/echo',
+      stream: true,
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'one too many' }],
+    });
     expect(viaMessages.status).toBe(429);
     expect(await viaMessages.json()).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } });
 
@@ -84,7 +106,11 @@ describe('streamed chat counts in the concurrent-stream quota (issue 15)', () =>
     // A stream that ends frees its slot.
     releases.get('hold-1')!();
     expect(await first.rest()).toContain('[DONE]');
-    await eventually(async () => (await post(`${base}/chat/completions`, chat('after end'))).status === 200, 5000, 'a slot freed by an ended stream');
+    await eventually(
+      async () => (await post(`${base}/chat/completions`, chat('after end'))).status === 200,
+      5000,
+      'a slot freed by an ended stream',
+    );
     releases.get('hold-2')!();
   });
 
@@ -97,7 +123,11 @@ describe('streamed chat counts in the concurrent-stream quota (issue 15)', () =>
     for (const abort of aborts) abort.abort();
     // The service hears of the cancel, and the account streams again.
     await eventually(() => model.cancels.length >= 2, 5000, 'the service told of both cancels');
-    await eventually(async () => (await post(`${base}/chat/completions`, chat('after cancel'))).status === 200, 5000, 'slots freed by cancelled streams');
+    await eventually(
+      async () => (await post(`${base}/chat/completions`, chat('after cancel'))).status === 200,
+      5000,
+      'slots freed by cancelled streams',
+    );
     const again = await post(`${base}/chat/completions`, chat('second after cancel'));
     expect(again.status).toBe(200);
     expect(await again.text()).toContain('[DONE]');

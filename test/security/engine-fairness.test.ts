@@ -13,17 +13,15 @@ import { OTHER_ACCOUNT_KEY, TEST_KEY, eventually, startTestGateway, testConfigIn
 import { startScriptedEngine, type ScriptedEngine } from '../support/upstream.js';
 
 const reply = (res: http.ServerResponse, content: string) =>
-  res
-    .writeHead(200, { 'content-type': 'application/json' })
-    .end(
-      JSON.stringify({
-        id: 'c',
-        object: 'chat.completion',
-        created: 1,
-        model: 'm',
-        choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-      }),
-    );
+  res.writeHead(200, { 'content-type': 'application/json' }).end(
+    JSON.stringify({
+      id: 'c',
+      object: 'chat.completion',
+      created: 1,
+      model: 'm',
+      choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+    }),
+  );
 
 describe("an engine's connections are shared fairly between accounts (issue 25 N6)", () => {
   let gw: TestGateway;

@@ -54,11 +54,27 @@ const HTTP_BODIES: Array<{ path: string; auth: 'platform' | 'bearer' }> = [
 const hostileJson: fc.Arbitrary<string> = fc.oneof(
   fc.json({ depthSize: 'medium' }),
   fc.jsonValue().map((v) => JSON.stringify({ data: v, config: v, model: 'demo/lonely', messages: v, input: v })),
-  fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty').chain((k) =>
-    fc.jsonValue().map((v) => `{"data":{"${k}":${JSON.stringify(v)}},"config":{"${k}":{"temperature":5}},"model":"demo/lonely","name":"n","content":"c"}`)),
-  fc.oneof(fc.integer({ min: 1, max: 5_000 }), fc.integer({ min: 5_000, max: 200_000 })).map((n) => `{"data":${'['.repeat(n)}${']'.repeat(n)}}`),
-  fc.stringMatching(/^-?[0-9]{1,40}(\.[0-9]{1,40})?([eE][-+]?[0-9]{1,4})?$/).map((n) => `{"data":{"x":${n}},"config":{"temperature":${n}},"model":"demo/lonely","messages":[],"name":"n${n.length}","content":${n}}`),
-  fc.string({ unit: 'binary' }).map((s) => JSON.stringify({ data: s, config: s, model: s, name: s, content: s, dataType: s, methodName: s })),
+  fc
+    .constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty')
+    .chain((k) =>
+      fc
+        .jsonValue()
+        .map(
+          (v) =>
+            `{"data":{"${k}":${JSON.stringify(v)}},"config":{"${k}":{"temperature":5}},"model":"demo/lonely","name":"n","content":"c"}`,
+        ),
+    ),
+  fc
+    .oneof(fc.integer({ min: 1, max: 5_000 }), fc.integer({ min: 5_000, max: 200_000 }))
+    .map((n) => `{"data":${'['.repeat(n)}${']'.repeat(n)}}`),
+  fc
+    .stringMatching(/^-?[0-9]{1,40}(\.[0-9]{1,40})?([eE][-+]?[0-9]{1,4})?$/)
+    .map(
+      (n) => `{"data":{"x":${n}},"config":{"temperature":${n}},"model":"demo/lonely","messages":[],"name":"n${n.length}","content":${n}}`,
+    ),
+  fc
+    .string({ unit: 'binary' })
+    .map((s) => JSON.stringify({ data: s, config: s, model: s, name: s, content: s, dataType: s, methodName: s })),
 );
 
 const anyBytes = fc.uint8Array({ maxLength: 2048 }).map((a) => Buffer.from(a));
@@ -74,7 +90,18 @@ describe('fuzz: every HTTP body and gRPC message type', () => {
       registry: registryFixture(),
       store: { kind: 'memory', dataDir: tempDataDir() },
       plugins: {
-        enabled: ['sync-predict', 'async-predict', 'fitting', 'chatapi', 'chatapi-direct', 'audio-speech', 'audio-transcriptions', 'model-registry', 'specs', 'health'],
+        enabled: [
+          'sync-predict',
+          'async-predict',
+          'fitting',
+          'chatapi',
+          'chatapi-direct',
+          'audio-speech',
+          'audio-transcriptions',
+          'model-registry',
+          'specs',
+          'health',
+        ],
         options: { 'async-predict': { acceptWithoutInstances: true } },
       },
     });
@@ -99,7 +126,12 @@ describe('fuzz: every HTTP body and gRPC message type', () => {
   });
 
   const stillServing = async () => {
-    const res = await processUnary(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, predict: { data: json({ echo: 'after fuzz' }) } });
+    const res = await processUnary(client, {
+      account: 'demo',
+      model: 'echo',
+      authToken: TEST_KEY,
+      predict: { data: json({ echo: 'after fuzz' }) },
+    });
     expect(res.error).toBeUndefined();
     expect(JSON.parse(res.predict!.data!.json!)).toEqual({ ok: true });
   };
@@ -117,8 +149,17 @@ describe('fuzz: every HTTP body and gRPC message type', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(...HTTP_BODIES),
-        fc.oneof(hostileJson.map((text) => ({ text, bytes: undefined })), anyBytes.map((bytes) => ({ text: undefined, bytes }))),
-        fc.constantFrom('application/json', 'text/plain', 'application/octet-stream', 'multipart/form-data; boundary=x', 'application/json; charset=latin1'),
+        fc.oneof(
+          hostileJson.map((text) => ({ text, bytes: undefined })),
+          anyBytes.map((bytes) => ({ text: undefined, bytes })),
+        ),
+        fc.constantFrom(
+          'application/json',
+          'text/plain',
+          'application/octet-stream',
+          'multipart/form-data; boundary=x',
+          'application/json; charset=latin1',
+        ),
         async (route, body, contentType) => {
           const req = http.post(route.path).set('Content-Type', contentType);
           if (route.auth === 'platform') req.set('PLATFORM-API-KEY', TEST_KEY);
@@ -133,22 +174,36 @@ describe('fuzz: every HTTP body and gRPC message type', () => {
   });
 
   /** A client whose messages are raw bytes, so the gateway must decode whatever comes. */
-  const RawBytesClient = grpc.makeGenericClientConstructor({
-    process: method('process', false, false),
-    processResponseStream: method('processResponseStream', false, true),
-    processStream: method('processStream', true, true),
-    processSynthesis: method('processSynthesis', false, true),
-    processRecognition: method('processRecognition', true, true),
-    processAsync: method('processAsync', true, true),
-    healthCheck: method('healthCheck', false, false),
-  }, 'Gate');
+  const RawBytesClient = grpc.makeGenericClientConstructor(
+    {
+      process: method('process', false, false),
+      processResponseStream: method('processResponseStream', false, true),
+      processStream: method('processStream', true, true),
+      processSynthesis: method('processSynthesis', false, true),
+      processRecognition: method('processRecognition', true, true),
+      processAsync: method('processAsync', true, true),
+      healthCheck: method('healthCheck', false, false),
+    },
+    'Gate',
+  );
 
   it('gRPC: random bytes as every message type end in an error, never a hang or a crash', async () => {
-    const raw = new RawBytesClient(gw.grpcAddress, grpc.credentials.createInsecure()) as unknown as Record<string, (...a: unknown[]) => any>;
+    const raw = new RawBytesClient(gw.grpcAddress, grpc.credentials.createInsecure()) as unknown as Record<
+      string,
+      (...a: unknown[]) => any
+    >;
     try {
       await fc.assert(
         fc.asyncProperty(
-          fc.constantFrom('process', 'processResponseStream', 'processStream', 'processSynthesis', 'processRecognition', 'processAsync', 'healthCheck'),
+          fc.constantFrom(
+            'process',
+            'processResponseStream',
+            'processStream',
+            'processSynthesis',
+            'processRecognition',
+            'processAsync',
+            'healthCheck',
+          ),
           fc.array(anyBytes, { minLength: 1, maxLength: 3 }),
           async (name, messages) => {
             await settles(raw, name, messages);
@@ -170,15 +225,26 @@ describe('fuzz: every HTTP body and gRPC message type', () => {
           model: fc.oneof(fc.constantFrom('echo', '10', 'private', 'lonely', ''), fc.string()),
           authToken: fc.constantFrom(TEST_KEY, '', 'not-a-key'),
           timeoutSec: fc.integer({ min: -3, max: 3 }),
-          headers: fc.dictionary(fc.oneof(fc.constantFrom('Z-requestId', 'z-calleraccountid', 'PLATFORM-BILLING-ACCOUNT-ID', 'x'), fc.string({ minLength: 1 })), fc.string(), { maxKeys: 8 }),
+          headers: fc.dictionary(
+            fc.oneof(fc.constantFrom('Z-requestId', 'z-calleraccountid', 'PLATFORM-BILLING-ACCOUNT-ID', 'x'), fc.string({ minLength: 1 })),
+            fc.string(),
+            { maxKeys: 8 },
+          ),
           data: hostileJson,
           config: fc.option(hostileJson, { nil: undefined }),
         }),
         async (r) => {
-          const res = await withDeadline(processUnary(client, {
-            account: r.account, model: r.model, authToken: r.authToken, timeoutSec: r.timeoutSec, headers: r.headers,
-            predict: { data: { json: r.data }, ...(r.config !== undefined ? { config: { json: r.config } } : {}) },
-          }), 'process').catch((err: grpc.ServiceError) => err);
+          const res = await withDeadline(
+            processUnary(client, {
+              account: r.account,
+              model: r.model,
+              authToken: r.authToken,
+              timeoutSec: r.timeoutSec,
+              headers: r.headers,
+              predict: { data: { json: r.data }, ...(r.config !== undefined ? { config: { json: r.config } } : {}) },
+            }),
+            'process',
+          ).catch((err: grpc.ServiceError) => err);
           if (res instanceof Error) {
             // A message over 16 KiB with a missing or wrong key is refused from its first bytes with a coded status.
             expect(res.code, res.message).toBe(grpc.status.UNAUTHENTICATED);
@@ -246,6 +312,15 @@ function settles(raw: Record<string, (...a: unknown[]) => any>, name: string, me
 function withDeadline<T>(promise: Promise<T>, what: string): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${what} did not answer within ${CALL_DEADLINE_MS} ms`)), CALL_DEADLINE_MS);
-    promise.then((v) => { clearTimeout(timer); resolve(v); }, (e: unknown) => { clearTimeout(timer); reject(e as Error); });
+    promise.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e as Error);
+      },
+    );
   });
 }

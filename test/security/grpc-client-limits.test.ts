@@ -56,7 +56,8 @@ describe('gRPC client calls under hostile traffic', () => {
   it('refuses client messages over the client limit from their length prefix, without reading them', async () => {
     // The attack of #15 item 1: eight unauthenticated 100 MiB messages (before: +1.35 GB).
     const { result, rssMiB } = await peakGrowth(() =>
-      Promise.all(Array.from({ length: 8 }, () => wireCall(wire, PROCESS, Buffer.alloc(0), { announce: 100 * MiB }))));
+      Promise.all(Array.from({ length: 8 }, () => wireCall(wire, PROCESS, Buffer.alloc(0), { announce: 100 * MiB }))),
+    );
     expect(narrowed).toBe(true);
     for (const outcome of result) {
       expect(outcome.status).toBe(8); // RESOURCE_EXHAUSTED
@@ -68,7 +69,10 @@ describe('gRPC client calls under hostile traffic', () => {
 
   it('refuses a message with too many headers before decoding it (HEADERS_TOO_LARGE, in-band)', async () => {
     // With a good key: a large message without one is refused from its head (the next test).
-    const request = Buffer.concat([serialize({ account: 'demo', model: 'echo', authToken: TEST_KEY, predict: { data: json({}) } }), Buffer.concat(Array(600_000).fill(HEADER_ENTRY))]);
+    const request = Buffer.concat([
+      serialize({ account: 'demo', model: 'echo', authToken: TEST_KEY, predict: { data: json({}) } }),
+      Buffer.concat(Array(600_000).fill(HEADER_ENTRY)),
+    ]);
     expect(request.length).toBeLessThan(4 * MiB);
     const outcome = await wireCall(wire, PROCESS, request);
     expect(outcome.status).toBe(0);
@@ -90,20 +94,30 @@ describe('gRPC client calls under hostile traffic', () => {
     expect(wrongLarge.status).toBe(16);
     expect(wrongLarge.details).toMatch(/^API_KEY_INVALID: /);
     // A small message takes the ordinary path: received whole, answered in-band.
-    const wrong = await wireCall(wire, PROCESS, serialize({ account: 'demo', model: 'echo', authToken: 'not-a-key', predict: { data: json({}) } }));
+    const wrong = await wireCall(
+      wire,
+      PROCESS,
+      serialize({ account: 'demo', model: 'echo', authToken: 'not-a-key', predict: { data: json({}) } }),
+    );
     expect(inBand(wrong.messages[0]!).error!.code).toBe('API_KEY_INVALID');
     await served();
   });
 
   it('keeps the large limit for registered service streams', async () => {
-    const res = await processUnary(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, predict: { data: json({ big: 6 * MiB }) } });
+    const res = await processUnary(client, {
+      account: 'demo',
+      model: 'echo',
+      authToken: TEST_KEY,
+      predict: { data: json({ big: 6 * MiB }) },
+    });
     expect(res.error).toBeUndefined();
     expect(res.predict!.data!.json!.length).toBe(6 * MiB + 2);
   });
 
   it('refuses a large first processAsync message (before startServing) from its length prefix', async () => {
     const { result, rssMiB } = await peakGrowth(() =>
-      Promise.all(Array.from({ length: 8 }, () => wireCall(wire, PROCESS_ASYNC, Buffer.alloc(0), { announce: 100 * MiB }))));
+      Promise.all(Array.from({ length: 8 }, () => wireCall(wire, PROCESS_ASYNC, Buffer.alloc(0), { announce: 100 * MiB }))),
+    );
     for (const outcome of result) {
       expect(outcome.status).toBe(8);
       expect(outcome.details).toMatch(/^MESSAGE_TOO_LARGE: gRPC message of 104857600 bytes exceeds the limit of 65536 bytes/);

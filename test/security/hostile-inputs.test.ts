@@ -10,7 +10,15 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, processResponseStream, processUnary, rawClient, type RawClient } from '../support/raw-gate-client.js';
 import { ScriptedService } from '../support/scripted-service.js';
-import { ECHO_TOKEN, OTHER_ACCOUNT_KEY, TEST_KEY, eventually, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
+import {
+  ECHO_TOKEN,
+  OTHER_ACCOUNT_KEY,
+  TEST_KEY,
+  eventually,
+  startTestGateway,
+  testConfigInput,
+  type TestGateway,
+} from '../support/gateway.js';
 import { registryFixture } from '../support/registry-fixture.js';
 import { tempDataDir } from '../plugins/fitting-support.js';
 
@@ -46,7 +54,14 @@ describe('hostile inputs and quotas (issue 15)', () => {
       limits: { storageBytesPerAccount: STORAGE_QUOTA, concurrentStreamsPerAccount: STREAM_QUOTA, billingLedgerBytes: LEDGER_BYTES },
     });
     Object.assign(input.services[0], { provider: 'acme', defaultModel: 'acme-chat' });
-    input.services.push({ id: 20, name: 'fittable', account: 'demo', public: true, fittable: true, connectionTokens: [{ token: FITTABLE_TOKEN }] });
+    input.services.push({
+      id: 20,
+      name: 'fittable',
+      account: 'demo',
+      public: true,
+      fittable: true,
+      connectionTokens: [{ token: FITTABLE_TOKEN }],
+    });
     input.accounts.push({ id: 4, name: 'slowpoke', requestsPerSecond: 1 });
     input.apiKeys.push({ name: 'slow', account: 'slowpoke', key: SLOW_KEY, permissions: ['MODEL_REQUESTS', 'READ_DATA', 'MODIFY_DATA'] });
     gw = await startTestGateway(input, { logger: pino({ level: 'info' }, capture) });
@@ -63,7 +78,11 @@ describe('hostile inputs and quotas (issue 15)', () => {
 
   /** Others keep being served: a plain sync predict still answers. */
   const stillServed = async () => {
-    const res = await http.post(`${SYNC}/predict-with-config`).set('PLATFORM-API-KEY', OTHER_ACCOUNT_KEY).send({ data: { echo: 'alive' } }).expect(200);
+    const res = await http
+      .post(`${SYNC}/predict-with-config`)
+      .set('PLATFORM-API-KEY', OTHER_ACCOUNT_KEY)
+      .send({ data: { echo: 'alive' } })
+      .expect(200);
     expect(res.body.echo).toBe('alive');
   };
   const lastReceived = () => service.received.at(-1)!;
@@ -86,13 +105,26 @@ describe('hostile inputs and quotas (issue 15)', () => {
       expect(lower['z-calleraccountid']).toBe('1');
       expect(lower['platform-api-key-name']).toBe(keyName);
       expect(lower['z-requestid']).not.toBe('forged-id');
-      for (const name of ['platform-origin-account-id', 'platform-origin-api-key-name', 'platform-billing-account-id', 'platform-billing-user-id', 'platform-billing-key-name', 'platform-fitted-model-dir']) {
+      for (const name of [
+        'platform-origin-account-id',
+        'platform-origin-api-key-name',
+        'platform-billing-account-id',
+        'platform-billing-user-id',
+        'platform-billing-key-name',
+        'platform-fitted-model-dir',
+      ]) {
         expect(lower[name], name).toBeUndefined();
       }
     };
 
-    it('gRPC process: the caller\'s forged headers are dropped in any letter case; its own pass', async () => {
-      const res = await processUnary(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, headers: { ...forged, 'PLATFORM-BILLING-KEY': 'bk-1', 'X-Trace': 't' }, predict: { data: json({ echo: 1 }) } });
+    it("gRPC process: the caller's forged headers are dropped in any letter case; its own pass", async () => {
+      const res = await processUnary(client, {
+        account: 'demo',
+        model: 'echo',
+        authToken: TEST_KEY,
+        headers: { ...forged, 'PLATFORM-BILLING-KEY': 'bk-1', 'X-Trace': 't' },
+        predict: { data: json({ echo: 1 }) },
+      });
       expect(res.error).toBeUndefined();
       const { headers } = lastReceived();
       expectGatewayHeaders(headers, 'all');
@@ -109,7 +141,7 @@ describe('hostile inputs and quotas (issue 15)', () => {
       expect(headers['PLATFORM-BILLING-KEY']).toBe('bk-2');
     });
 
-    it('async predict: the worker sends the gateway\'s headers, with the creating key\'s name', async () => {
+    it("async predict: the worker sends the gateway's headers, with the creating key's name", async () => {
       const req = http.post(`${ASYNC}/async/predict-with-config`).set('PLATFORM-API-KEY', TEST_KEY);
       for (const [k, v] of Object.entries(forged)) req.set(k, v);
       const taskId = JSON.parse((await req.send({ data: { echo: 'task' } }).expect(200)).text) as string;
@@ -120,7 +152,8 @@ describe('hostile inputs and quotas (issue 15)', () => {
   });
 
   describe('item 5: what is validated is what is forwarded', () => {
-    const v2 = (config: string) => http.post(`${SYNC}/predict-with-config-v2`).set('PLATFORM-API-KEY', TEST_KEY).send({ data: '{"echo":5}', config });
+    const v2 = (config: string) =>
+      http.post(`${SYNC}/predict-with-config-v2`).set('PLATFORM-API-KEY', TEST_KEY).send({ data: '{"echo":5}', config });
 
     it('__proto__, constructor and prototype keys are refused with a 400 naming the field, escaped or not', async () => {
       const before = service.received.length;
@@ -130,11 +163,24 @@ describe('hostile inputs and quotas (issue 15)', () => {
         ['{"data":{"a":[{"constructor":{"prototype":1}}]},"config":{}}', 'data.a[0].constructor'],
       ];
       for (const [body, param] of cases) {
-        const res = await http.post(`${SYNC}/predict-with-config`).set('PLATFORM-API-KEY', TEST_KEY).set('Content-Type', 'application/json').send(body).expect(400);
+        const res = await http
+          .post(`${SYNC}/predict-with-config`)
+          .set('PLATFORM-API-KEY', TEST_KEY)
+          .set('Content-Type', 'application/json')
+          .send(body)
+          .expect(400);
         expect(res.body.error).toMatchObject({ code: 'JSON_KEY_FORBIDDEN', param });
       }
-      expect((await v2('{"prototype": 1}').expect(400)).body.error).toMatchObject({ code: 'JSON_KEY_FORBIDDEN', param: 'config.prototype' });
-      const grpc = await processUnary(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, predict: { data: json({}), config: { json: '{"__proto__": {"seed": 5}}' } } });
+      expect((await v2('{"prototype": 1}').expect(400)).body.error).toMatchObject({
+        code: 'JSON_KEY_FORBIDDEN',
+        param: 'config.prototype',
+      });
+      const grpc = await processUnary(client, {
+        account: 'demo',
+        model: 'echo',
+        authToken: TEST_KEY,
+        predict: { data: json({}), config: { json: '{"__proto__": {"seed": 5}}' } },
+      });
       expect(grpc.error).toMatchObject({ code: 'JSON_KEY_FORBIDDEN', statusCode: 400 });
       expect(service.received.length).toBe(before); // nothing reached the service
     });
@@ -143,7 +189,12 @@ describe('hostile inputs and quotas (issue 15)', () => {
       const res = await v2('{"temperature": 2.0000000000000000001}').expect(400);
       expect(res.body.error).toMatchObject({ code: 'JSON_NUMBER_INEXACT', param: 'config.temperature' });
       expect((await v2('{"max_tokens": 12345678901234567890}').expect(400)).body.error.code).toBe('JSON_NUMBER_INEXACT');
-      for (const config of ['{"temperature": 1.50}', '{"temperature": 1e0}', '{"temperature": 0.1}', '{"temperature": 0.30000000000000004}']) {
+      for (const config of [
+        '{"temperature": 1.50}',
+        '{"temperature": 1e0}',
+        '{"temperature": 0.1}',
+        '{"temperature": 0.30000000000000004}',
+      ]) {
         await v2(config).expect(200);
         expect(lastReceived().predict.config?.json).toBe(config); // forwarded as sent, and it is what was checked
       }
@@ -151,13 +202,20 @@ describe('hostile inputs and quotas (issue 15)', () => {
   });
 
   describe('item 6: a refused sweep names nothing the caller may not see', () => {
-    it('sync predict over service IDs answers the spec\'s codes without naming private or derived services', async () => {
-      const derived = await http.post(`${GATE}/account/demo/model/fittable/derived`).set('PLATFORM-API-KEY', TEST_KEY).send({ name: 'secret-derived-model' }).expect(200);
+    it("sync predict over service IDs answers the spec's codes without naming private or derived services", async () => {
+      const derived = await http
+        .post(`${GATE}/account/demo/model/fittable/derived`)
+        .set('PLATFORM-API-KEY', TEST_KEY)
+        .send({ name: 'secret-derived-model' })
+        .expect(200);
       const derivedId = derived.body.id.modelId as number;
       const texts: string[] = [];
       const statuses = new Set<number>();
       for (const id of [...Array.from({ length: 30 }, (_, i) => i + 1), derivedId - 1, derivedId, derivedId + 1]) {
-        const res = await http.post(`/api/platformgate/account/1/model/${id}/predict-with-config`).set('PLATFORM-API-KEY', OTHER_ACCOUNT_KEY).send({ data: {} });
+        const res = await http
+          .post(`/api/platformgate/account/1/model/${id}/predict-with-config`)
+          .set('PLATFORM-API-KEY', OTHER_ACCOUNT_KEY)
+          .send({ data: {} });
         statuses.add(res.status);
         if (res.status === 403) {
           expect(res.body.error.code).toBe('ACCESS_TO_ANOTHER_ACCOUNT_NOT_PUBLIC_DENIED');
@@ -178,55 +236,87 @@ describe('hostile inputs and quotas (issue 15)', () => {
 
     it('100,000-deep JSON is a 400 JSON_TOO_DEEP on sync and async predict-with-config and dataset upload, and others are served', async () => {
       const body = deep(100_000);
-      const targets = [
-        `${SYNC}/predict-with-config`,
-        `${ASYNC}/async/predict-with-config`,
-        `${GATE}/account/demo/dataset`,
-      ];
+      const targets = [`${SYNC}/predict-with-config`, `${ASYNC}/async/predict-with-config`, `${GATE}/account/demo/dataset`];
       for (const path of targets) {
         const res = await http.post(path).set('PLATFORM-API-KEY', TEST_KEY).set('Content-Type', 'application/json').send(body);
         expect(res.status, path).toBe(400);
         expect(res.body.error.code, path).toBe('JSON_TOO_DEEP');
       }
-      const grpc = await processUnary(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, predict: { data: json({}), config: { json: `{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}` } } });
+      const grpc = await processUnary(client, {
+        account: 'demo',
+        model: 'echo',
+        authToken: TEST_KEY,
+        predict: { data: json({}), config: { json: `{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}` } },
+      });
       expect(grpc.error).toMatchObject({ code: 'JSON_TOO_DEEP', statusCode: 400 });
       await stillServed();
     });
 
     it('a dataset dataType with U+0100, NUL or DEL is refused at upload; downloads keep working', async () => {
       for (const dataType of ['text/\u0100', 'text/a\u0000b', 'text/a\u007fb']) {
-        const res = await http.post(`${GATE}/account/demo/dataset`).set('PLATFORM-API-KEY', TEST_KEY).send({ name: 'd', content: 'x', dataType }).expect(400);
+        const res = await http
+          .post(`${GATE}/account/demo/dataset`)
+          .set('PLATFORM-API-KEY', TEST_KEY)
+          .send({ name: 'd', content: 'x', dataType })
+          .expect(400);
         expect(res.body.error).toMatchObject({ code: 'VALIDATION_FAILED', param: 'dataType' });
-        const raw = await http.post(`${GATE}/account/demo/dataset/raw`).query({ name: 'd', dataType }).set('PLATFORM-API-KEY', TEST_KEY).set('Content-Type', 'text/plain').send('x').expect(400);
+        const raw = await http
+          .post(`${GATE}/account/demo/dataset/raw`)
+          .query({ name: 'd', dataType })
+          .set('PLATFORM-API-KEY', TEST_KEY)
+          .set('Content-Type', 'text/plain')
+          .send('x')
+          .expect(400);
         expect(raw.body.error).toMatchObject({ code: 'VALIDATION_FAILED', param: 'dataType' });
       }
-      const ok = await http.post(`${GATE}/account/demo/dataset`).set('PLATFORM-API-KEY', TEST_KEY).send({ name: 'fine', content: 'hello', dataType: 'text/plain' }).expect(200);
+      const ok = await http
+        .post(`${GATE}/account/demo/dataset`)
+        .set('PLATFORM-API-KEY', TEST_KEY)
+        .send({ name: 'fine', content: 'hello', dataType: 'text/plain' })
+        .expect(200);
       const id = ok.body.id.datasetId as number;
-      expect((await http.get(`${GATE}/account/demo/dataset/${id}/content`).set('PLATFORM-API-KEY', TEST_KEY).expect(200)).text).toBe('hello');
+      expect((await http.get(`${GATE}/account/demo/dataset/${id}/content`).set('PLATFORM-API-KEY', TEST_KEY).expect(200)).text).toBe(
+        'hello',
+      );
       await http.delete(`${GATE}/account/demo/dataset/${id}`).set('PLATFORM-API-KEY', TEST_KEY).expect(204);
     });
 
     it('an async raw body starting with a UTF-8 byte order mark is a 400', async () => {
       // A string, not a Buffer: superagent would send a Buffer with a JSON Content-Type as {"type":"Buffer",…}.
-      const res = await http.post(`${ASYNC}/async/predict`).set('PLATFORM-API-KEY', TEST_KEY).set('Content-Type', 'application/json').send('\uFEFF{"echo":1}').expect(400);
+      const res = await http
+        .post(`${ASYNC}/async/predict`)
+        .set('PLATFORM-API-KEY', TEST_KEY)
+        .set('Content-Type', 'application/json')
+        .send('\uFEFF{"echo":1}')
+        .expect(400);
       expect(res.body.error).toMatchObject({ code: 'MALFORMED_JSON', param: 'body' });
     });
 
     it('sync raw predict passes bytes that are not UTF-8 through unchanged', async () => {
       const bytes = Buffer.from([0x7b, 0xff, 0xfe, 0x41, 0xc3, 0x28, 0x7d]);
-      const res = await http.post(`${SYNC}/predict`).set('PLATFORM-API-KEY', TEST_KEY).set('Content-Type', 'text/plain').send(bytes).expect(200);
+      const res = await http
+        .post(`${SYNC}/predict`)
+        .set('PLATFORM-API-KEY', TEST_KEY)
+        .set('Content-Type', 'text/plain')
+        .send(bytes)
+        .expect(200);
       expect(res.body).toEqual({ bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
     });
   });
 
   describe('item 3: quotas', () => {
-    it('dataset uploads and derived-service creation count against the account\'s rate limit (429)', async () => {
-      const upload = () => http.post(`${GATE}/account/slowpoke/dataset`).set('PLATFORM-API-KEY', SLOW_KEY).send({ name: 'd', content: 'x'.repeat(1000) });
+    it("dataset uploads and derived-service creation count against the account's rate limit (429)", async () => {
+      const upload = () =>
+        http
+          .post(`${GATE}/account/slowpoke/dataset`)
+          .set('PLATFORM-API-KEY', SLOW_KEY)
+          .send({ name: 'd', content: 'x'.repeat(1000) });
       const uploads = await Promise.all([upload(), upload(), upload()]);
       const limited = uploads.filter((r) => r.status === 429);
       expect(limited.length).toBeGreaterThanOrEqual(1);
       expect(limited[0]!.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
-      const derive = (name: string) => http.post(`${GATE}/account/demo/model/fittable/derived`).set('PLATFORM-API-KEY', SLOW_KEY).send({ name });
+      const derive = (name: string) =>
+        http.post(`${GATE}/account/demo/model/fittable/derived`).set('PLATFORM-API-KEY', SLOW_KEY).send({ name });
       const derived = await Promise.all([derive('s1'), derive('s2'), derive('s3')]);
       expect(derived.filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(1);
       await stillServed();
@@ -234,35 +324,81 @@ describe('hostile inputs and quotas (issue 15)', () => {
 
     it('stored bytes per account are capped (413 STORAGE_QUOTA_EXCEEDED) over datasets and async tasks; other accounts store on', async () => {
       const mib = 'x'.repeat(1024 * 1024);
-      const first = await http.post(`${GATE}/account/demo/dataset/raw`).query({ name: 'big' }).set('PLATFORM-API-KEY', TEST_KEY).set('Content-Type', 'text/plain').send(mib + mib.slice(0, 512 * 1024)).expect(200);
+      const first = await http
+        .post(`${GATE}/account/demo/dataset/raw`)
+        .query({ name: 'big' })
+        .set('PLATFORM-API-KEY', TEST_KEY)
+        .set('Content-Type', 'text/plain')
+        .send(mib + mib.slice(0, 512 * 1024))
+        .expect(200);
       // The attack: ten more uploads of 1 MiB, and async tasks, all refused; nothing more is kept.
       for (let i = 0; i < 10; i++) {
-        const res = await http.post(`${GATE}/account/demo/dataset/raw`).query({ name: `more-${i}` }).set('PLATFORM-API-KEY', TEST_KEY).set('Content-Type', 'text/plain').send(mib).expect(413);
+        const res = await http
+          .post(`${GATE}/account/demo/dataset/raw`)
+          .query({ name: `more-${i}` })
+          .set('PLATFORM-API-KEY', TEST_KEY)
+          .set('Content-Type', 'text/plain')
+          .send(mib)
+          .expect(413);
         expect(res.body.error.code).toBe('STORAGE_QUOTA_EXCEEDED');
       }
-      const task = await http.post(`${ASYNC}/async/predict`).set('PLATFORM-API-KEY', TEST_KEY).set('Content-Type', 'application/json').send(`{"echo":"${'y'.repeat(600 * 1024)}"}`).expect(413);
+      const task = await http
+        .post(`${ASYNC}/async/predict`)
+        .set('PLATFORM-API-KEY', TEST_KEY)
+        .set('Content-Type', 'application/json')
+        .send(`{"echo":"${'y'.repeat(600 * 1024)}"}`)
+        .expect(413);
       expect(task.body.error.code).toBe('STORAGE_QUOTA_EXCEEDED');
       expect(await gw.gateway.pipeline.storedBytes(1)).toBeLessThanOrEqual(STORAGE_QUOTA);
       // Another account is not affected.
-      const other = await http.post(`${GATE}/account/other/dataset/raw`).query({ name: 'theirs' }).set('PLATFORM-API-KEY', OTHER_ACCOUNT_KEY).set('Content-Type', 'text/plain').send(mib).expect(200);
+      const other = await http
+        .post(`${GATE}/account/other/dataset/raw`)
+        .query({ name: 'theirs' })
+        .set('PLATFORM-API-KEY', OTHER_ACCOUNT_KEY)
+        .set('Content-Type', 'text/plain')
+        .send(mib)
+        .expect(200);
       // Deleting frees the quota.
       await http.delete(`${GATE}/account/demo/dataset/${first.body.id.datasetId}`).set('PLATFORM-API-KEY', TEST_KEY).expect(204);
-      await http.post(`${GATE}/account/demo/dataset/raw`).query({ name: 'again' }).set('PLATFORM-API-KEY', TEST_KEY).set('Content-Type', 'text/plain').send(mib).expect(200)
+      await http
+        .post(`${GATE}/account/demo/dataset/raw`)
+        .query({ name: 'again' })
+        .set('PLATFORM-API-KEY', TEST_KEY)
+        .set('Content-Type', 'text/plain')
+        .send(mib)
+        .expect(200)
         .then((r) => http.delete(`${GATE}/account/demo/dataset/${r.body.id.datasetId}`).set('PLATFORM-API-KEY', TEST_KEY).expect(204));
       await http.delete(`${GATE}/account/other/dataset/${other.body.id.datasetId}`).set('PLATFORM-API-KEY', OTHER_ACCOUNT_KEY).expect(204);
     });
 
     it('streams held open per account are capped (429 TOO_MANY_CONCURRENT_STREAMS); other accounts stream on, and a closed stream frees its slot', async () => {
-      const held = Array.from({ length: STREAM_QUOTA }, (_, i) => processResponseStream(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, predict: { data: json({ hold: `s${i}` }) } }));
+      const held = Array.from({ length: STREAM_QUOTA }, (_, i) =>
+        processResponseStream(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, predict: { data: json({ hold: `s${i}` }) } }),
+      );
       for (let i = 0; i < STREAM_QUOTA; i++) await service.heldRequest(`s${i}`);
-      const refused = await processResponseStream(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, predict: { data: json({ echo: 'one too many' }) } });
+      const refused = await processResponseStream(client, {
+        account: 'demo',
+        model: 'echo',
+        authToken: TEST_KEY,
+        predict: { data: json({ echo: 'one too many' }) },
+      });
       expect(refused).toHaveLength(1);
       expect(refused[0]!.error).toMatchObject({ code: 'TOO_MANY_CONCURRENT_STREAMS', statusCode: 429 });
-      const theirs = await processResponseStream(client, { account: 'demo', model: 'echo', authToken: OTHER_ACCOUNT_KEY, predict: { data: json({ echo: 'other account' }) } });
+      const theirs = await processResponseStream(client, {
+        account: 'demo',
+        model: 'echo',
+        authToken: OTHER_ACCOUNT_KEY,
+        predict: { data: json({ echo: 'other account' }) },
+      });
       expect(JSON.parse(theirs[0]!.predict!.data!.json!).echo).toBe('other account');
       service.release('s0');
       await held[0];
-      const again = await processResponseStream(client, { account: 'demo', model: 'echo', authToken: TEST_KEY, predict: { data: json({ echo: 'slot freed' }) } });
+      const again = await processResponseStream(client, {
+        account: 'demo',
+        model: 'echo',
+        authToken: TEST_KEY,
+        predict: { data: json({ echo: 'slot freed' }) },
+      });
       expect(JSON.parse(again[0]!.predict!.data!.json!).echo).toBe('slot freed');
       for (let i = 1; i < STREAM_QUOTA; i++) service.release(`s${i}`);
       await Promise.all(held);
@@ -272,7 +408,11 @@ describe('hostile inputs and quotas (issue 15)', () => {
       const big = 'b'.repeat(400 * 1024);
       for (let i = 0; i < 5; i++) service.stream.send({ deferredBillingCharge: { billingRequestId: `${i}-${big}`, amountInUnits: i } });
       const ledger = gw.gateway.gate.billing;
-      await eventually(() => logLines.filter((l) => l.includes('deferred billing charge recorded')).length >= 5, 5000, 'five billing log lines');
+      await eventually(
+        () => logLines.filter((l) => l.includes('deferred billing charge recorded')).length >= 5,
+        5000,
+        'five billing log lines',
+      );
       expect(ledger.bytes).toBeLessThanOrEqual(LEDGER_BYTES);
       expect(ledger.list().length).toBeLessThan(5);
       expect(ledger.list().at(-1)!.amountInUnits).toBe(4); // the newest are kept

@@ -16,7 +16,13 @@ const BOUND = 4 * MiB;
 
 /** One chat chunk of about `bytes` bytes, as a flooding service sends it. */
 const chunkOf = (bytes: number) =>
-  JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'x'.repeat(bytes) }, finish_reason: null }] });
+  JSON.stringify({
+    id: 'c',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, delta: { content: 'x'.repeat(bytes) }, finish_reason: null }],
+  });
 
 /**
  * `demo/plain` as a hostile or broken service: `{flood: n}` (or a chat whose last message is
@@ -32,7 +38,8 @@ function hostileService(stream: RawServiceStream) {
       cancelled.add(Number(m.cancel?.requestIdToCancel ?? m.requestId));
       return;
     }
-    const payload = m.body === 'predict' ? m.predict.data : m.body === 'partialPredict' && m.partialPredict.start ? m.partialPredict.data : undefined;
+    const payload =
+      m.body === 'predict' ? m.predict.data : m.body === 'partialPredict' && m.partialPredict.start ? m.partialPredict.data : undefined;
     if (!payload?.json) return;
     const data = JSON.parse(payload.json);
     const flood = data.flood ?? Number(/^flood (\d+)$/.exec(data.messages?.at(-1)?.content ?? '')?.[1] ?? 0);
@@ -45,7 +52,10 @@ function hostileService(stream: RawServiceStream) {
       return;
     }
     for (let i = 0; i < flood && !cancelled.has(Number(m.requestId)); i++) {
-      if (!stream.call.write({ requestId: m.requestId, partialPredict: { data: { json: frame }, start: i === 0, finish: i === flood - 1 } })) await once(stream.call, 'drain');
+      if (
+        !stream.call.write({ requestId: m.requestId, partialPredict: { data: { json: frame }, start: i === 0, finish: i === flood - 1 } })
+      )
+        await once(stream.call, 'drain');
     }
   });
   return { cancelled };
@@ -84,7 +94,12 @@ describe('relays under a caller that does not read or a service that does not re
   it('processResponseStream: a caller that stops reading gets CALLER_TOO_SLOW and the service gets cancel', async () => {
     const before = hostile.cancelled.size;
     const wire = wireSession(gw.grpcAddress);
-    const request = definition.processResponseStream!.requestSerialize({ account: 'demo', model: 'plain', authToken: TEST_KEY, predict: { data: json({ flood: 256 }) } }) as Buffer;
+    const request = definition.processResponseStream!.requestSerialize({
+      account: 'demo',
+      model: 'plain',
+      authToken: TEST_KEY,
+      predict: { data: json({ flood: 256 }) },
+    }) as Buffer;
     const base = liveMiB();
     let response: ClientHttp2Stream | undefined;
     const done = wireCall(wire, definition.processResponseStream!.path, request, { onStream: (s) => (response = s) });
@@ -110,8 +125,10 @@ describe('relays under a caller that does not read or a service that does not re
     const socket = connect(Number(port), '127.0.0.1');
     await once(socket, 'connect');
     const body = JSON.stringify({ model: 'demo/plain', stream: true, messages: [{ role: 'user', content: 'flood 256' }] });
-    socket.write(`POST /api/adapters/chatapi/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_KEY}\r\n`
-      + `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    socket.write(
+      `POST /api/adapters/chatapi/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_KEY}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
     socket.pause(); // never reads the answer
     await eventually(() => hostile.cancelled.size > before, 3000, 'the service to get cancel').catch(() => undefined);
     const held = liveMiB() - base;
@@ -128,8 +145,11 @@ describe('relays under a caller that does not read or a service that does not re
     const before = hostile.cancelled.size;
     const { result: res, rssMiB } = await peakGrowth(() =>
       fetch(`${gw.httpUrl}/api/platformgate/account/demo/model/plain/predict-with-config`, {
-        method: 'POST', headers: { 'PLATFORM-API-KEY': TEST_KEY, 'Content-Type': 'application/json' }, body: JSON.stringify({ data: { flood: 256 } }),
-      }));
+        method: 'POST',
+        headers: { 'PLATFORM-API-KEY': TEST_KEY, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ data: { flood: 256 } }),
+      }),
+    );
     expect(res.status).toBe(502);
     expect((await res.json()).error.code).toBe('SERVICE_ANSWER_TOO_LARGE');
     await eventually(() => hostile.cancelled.size > before, 5000, 'the service to get cancel');
@@ -159,7 +179,10 @@ describe('relays under a caller that does not read or a service that does not re
     while (Date.now() < until) {
       accepted++;
       if (!call.write({ partialPredict: { data: piece } })) {
-        const drained = await Promise.race([once(call, 'drain').then(() => true), new Promise((r) => setTimeout(r, until - Date.now(), false))]);
+        const drained = await Promise.race([
+          once(call, 'drain').then(() => true),
+          new Promise((r) => setTimeout(r, until - Date.now(), false)),
+        ]);
         if (!drained) break;
       }
     }

@@ -23,7 +23,10 @@ function scriptedService(stream: RawServiceStream): void {
     if (m.body !== 'predict') return;
     const asked = JSON.parse(m.predict.data.json);
     if (asked.streamed) {
-      stream.send({ requestId: m.requestId, partialPredict: { data: json({ part: 1 }), statusCode: asked.status, headers: asked.headers, start: true } });
+      stream.send({
+        requestId: m.requestId,
+        partialPredict: { data: json({ part: 1 }), statusCode: asked.status, headers: asked.headers, start: true },
+      });
       stream.send({ requestId: m.requestId, partialPredict: { data: json({ part: 2 }), finish: true } });
     } else {
       stream.send({ requestId: m.requestId, predict: { data: json({ ok: true }), statusCode: asked.status, headers: asked.headers } });
@@ -38,10 +41,12 @@ describe('service answers: one reading for sync and async, final statuses and al
   const dataDir = mkdtempSync(join(tmpdir(), 'answers-'));
 
   beforeAll(async () => {
-    gw = await startTestGateway(testConfigInput({
-      store: { kind: 'memory', dataDir },
-      plugins: { enabled: ['sync-predict', 'async-predict'], options: { 'async-predict': { pollMs: 20 } } },
-    }));
+    gw = await startTestGateway(
+      testConfigInput({
+        store: { kind: 'memory', dataDir },
+        plugins: { enabled: ['sync-predict', 'async-predict'], options: { 'async-predict': { pollMs: 20 } } },
+      }),
+    );
     client = rawClient(gw.grpcAddress);
     service = new RawServiceStream(client);
     service.startServing(ECHO_TOKEN, 'echo');
@@ -56,9 +61,12 @@ describe('service answers: one reading for sync and async, final statuses and al
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const sync = (data: unknown) => fetch(`${gw.httpUrl}/api/platformgate/account/demo/model/echo/predict-with-config`, {
-    method: 'POST', headers: { 'PLATFORM-API-KEY': TEST_KEY, 'Content-Type': 'application/json' }, body: JSON.stringify({ data }),
-  });
+  const sync = (data: unknown) =>
+    fetch(`${gw.httpUrl}/api/platformgate/account/demo/model/echo/predict-with-config`, {
+      method: 'POST',
+      headers: { 'PLATFORM-API-KEY': TEST_KEY, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ data }),
+    });
 
   it('an interim status (100, 101, 103) or one past 599 is SERVICE_BAD_RESPONSE (502), at once', async () => {
     for (const status of [100, 101, 103, 600]) {
@@ -82,7 +90,14 @@ describe('service answers: one reading for sync and async, final statuses and al
     const res = await sync({ status: 302, headers: HOSTILE_HEADERS });
     expect(res.status).toBe(302);
     expect(res.headers.get('x-model-version')).toBe('7');
-    for (const name of ['set-cookie', 'access-control-allow-origin', 'access-control-allow-credentials', 'location', 'refresh', 'strict-transport-security']) {
+    for (const name of [
+      'set-cookie',
+      'access-control-allow-origin',
+      'access-control-allow-credentials',
+      'location',
+      'refresh',
+      'strict-transport-security',
+    ]) {
       expect(res.headers.get(name)).toBeNull();
     }
     expect(res.headers.get('x-request-id')).not.toBe('forged');
@@ -90,14 +105,19 @@ describe('service answers: one reading for sync and async, final statuses and al
 
   it('the async result serves the status and allowed headers it stored, read the same way', async () => {
     const created = await fetch(`${gw.httpUrl}/api/platformgateway/account/demo/model/echo/async/predict-with-config`, {
-      method: 'POST', headers: { 'PLATFORM-API-KEY': TEST_KEY, 'Content-Type': 'application/json' },
+      method: 'POST',
+      headers: { 'PLATFORM-API-KEY': TEST_KEY, 'Content-Type': 'application/json' },
       body: JSON.stringify({ data: { status: 201, headers: HOSTILE_HEADERS, streamed: true } }),
     });
     expect(created.status).toBe(200);
-    const taskId = await created.json() as string;
+    const taskId = (await created.json()) as string;
     const url = `${gw.httpUrl}/api/platformgateway/account/demo/async/task/${taskId}/response`;
     let res: Response | undefined;
-    await eventually(async () => (res = await fetch(url, { headers: { 'PLATFORM-API-KEY': TEST_KEY } })).status !== 204, 5000, 'the task to finish');
+    await eventually(
+      async () => (res = await fetch(url, { headers: { 'PLATFORM-API-KEY': TEST_KEY } })).status !== 204,
+      5000,
+      'the task to finish',
+    );
     expect(res!.status).toBe(201);
     expect(await res!.json()).toEqual([{ part: 1 }, { part: 2 }]);
     expect(res!.headers.get('x-model-version')).toBe('7');
@@ -108,12 +128,18 @@ describe('service answers: one reading for sync and async, final statuses and al
 
   it('an async answer with an interim status fails the task with SERVICE_BAD_RESPONSE', async () => {
     const created = await fetch(`${gw.httpUrl}/api/platformgateway/account/demo/model/echo/async/predict-with-config`, {
-      method: 'POST', headers: { 'PLATFORM-API-KEY': TEST_KEY, 'Content-Type': 'application/json' }, body: JSON.stringify({ data: { status: 101 } }),
+      method: 'POST',
+      headers: { 'PLATFORM-API-KEY': TEST_KEY, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ data: { status: 101 } }),
     });
-    const taskId = await created.json() as string;
+    const taskId = (await created.json()) as string;
     const url = `${gw.httpUrl}/api/platformgateway/account/demo/async/task/${taskId}/response`;
     let res: Response | undefined;
-    await eventually(async () => (res = await fetch(url, { headers: { 'PLATFORM-API-KEY': TEST_KEY } })).status !== 204, 5000, 'the task to finish');
+    await eventually(
+      async () => (res = await fetch(url, { headers: { 'PLATFORM-API-KEY': TEST_KEY } })).status !== 204,
+      5000,
+      'the task to finish',
+    );
     expect(res!.status).toBe(502);
     expect((await res!.json()).error.code).toBe('SERVICE_BAD_RESPONSE');
   });

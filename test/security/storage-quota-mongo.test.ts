@@ -22,11 +22,13 @@ describe.skipIf(!requirePrerequisite('storage quota on MongoDB', mongoPrerequisi
   beforeAll(async () => {
     mongo = await startMongo();
     dataDir = tempDataDir();
-    gw = await startTestGateway(testConfigInput({
-      store: { kind: 'mongodb', mongodbUri: mongo.freshDatabaseUri(), dataDir },
-      plugins: { enabled: ['async-predict', 'fitting'], options: { 'async-predict': { acceptWithoutInstances: true } } },
-      limits: { storageBytesPerAccount: QUOTA },
-    }));
+    gw = await startTestGateway(
+      testConfigInput({
+        store: { kind: 'mongodb', mongodbUri: mongo.freshDatabaseUri(), dataDir },
+        plugins: { enabled: ['async-predict', 'fitting'], options: { 'async-predict': { acceptWithoutInstances: true } } },
+        limits: { storageBytesPerAccount: QUOTA },
+      }),
+    );
   });
   afterAll(async () => {
     await gw?.close();
@@ -35,21 +37,37 @@ describe.skipIf(!requirePrerequisite('storage quota on MongoDB', mongoPrerequisi
   });
 
   const upload = (account: string, key: string, bytes: number) =>
-    request(gw.httpUrl).post(`${GATE}/account/${account}/dataset/raw`).query({ name: `d${bytes}` }).set('PLATFORM-API-KEY', key).set('Content-Type', 'text/plain').send('z'.repeat(bytes));
+    request(gw.httpUrl)
+      .post(`${GATE}/account/${account}/dataset/raw`)
+      .query({ name: `d${bytes}` })
+      .set('PLATFORM-API-KEY', key)
+      .set('Content-Type', 'text/plain')
+      .send('z'.repeat(bytes));
 
   it('counts datasets and async tasks kept in MongoDB and refuses past the quota', async () => {
     const first = await upload('demo', TEST_KEY, 600 * 1024).expect(200);
-    await request(gw.httpUrl).post('/api/platformgateway/account/demo/model/echo/async/predict').set('PLATFORM-API-KEY', TEST_KEY)
-      .set('Content-Type', 'application/json').send(`{"pad":"${'p'.repeat(300 * 1024)}"}`).expect(200);
+    await request(gw.httpUrl)
+      .post('/api/platformgateway/account/demo/model/echo/async/predict')
+      .set('PLATFORM-API-KEY', TEST_KEY)
+      .set('Content-Type', 'application/json')
+      .send(`{"pad":"${'p'.repeat(300 * 1024)}"}`)
+      .expect(200);
     expect(await gw.gateway.pipeline.storedBytes(1)).toBeGreaterThan(900 * 1024);
     const refused = await upload('demo', TEST_KEY, 200 * 1024).expect(413);
     expect(refused.body.error).toMatchObject({ code: 'STORAGE_QUOTA_EXCEEDED' });
-    const task = await request(gw.httpUrl).post('/api/platformgateway/account/demo/model/echo/async/predict').set('PLATFORM-API-KEY', TEST_KEY)
-      .set('Content-Type', 'application/json').send(`{"pad":"${'p'.repeat(200 * 1024)}"}`).expect(413);
+    const task = await request(gw.httpUrl)
+      .post('/api/platformgateway/account/demo/model/echo/async/predict')
+      .set('PLATFORM-API-KEY', TEST_KEY)
+      .set('Content-Type', 'application/json')
+      .send(`{"pad":"${'p'.repeat(200 * 1024)}"}`)
+      .expect(413);
     expect(task.body.error.code).toBe('STORAGE_QUOTA_EXCEEDED');
     expect(await gw.gateway.pipeline.storedBytes(1)).toBeLessThanOrEqual(QUOTA);
     await upload('other', OTHER_ACCOUNT_KEY, 600 * 1024).expect(200);
-    await request(gw.httpUrl).delete(`${GATE}/account/demo/dataset/${first.body.id.datasetId}`).set('PLATFORM-API-KEY', TEST_KEY).expect(204);
+    await request(gw.httpUrl)
+      .delete(`${GATE}/account/demo/dataset/${first.body.id.datasetId}`)
+      .set('PLATFORM-API-KEY', TEST_KEY)
+      .expect(204);
     await upload('demo', TEST_KEY, 200 * 1024).expect(200);
   });
 });

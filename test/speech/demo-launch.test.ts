@@ -48,7 +48,11 @@ describe('speech in the demo (npm start)', () => {
       .filter((l) => l.name === 'tts' || l.name === 'asr')
       .map((l) => ({ ...l, env: { ...l.env, PLATFORM_SERVICE_TOKEN: token[l.name]! } }));
     launched = launchServices(entries, gw.grpcAddress, silentLogger());
-    await eventually(() => gw!.gateway.gate.instances(20).length === 1 && gw!.gateway.gate.instances(21).length === 1, 30_000, 'both services to register');
+    await eventually(
+      () => gw!.gateway.gate.instances(20).length === 1 && gw!.gateway.gate.instances(21).length === 1,
+      30_000,
+      'both services to register',
+    );
 
     const base = `${gw.httpUrl}/api/adapters/chatapi/v1/audio`;
     const speech = await fetch(`${base}/speech`, {
@@ -65,7 +69,11 @@ describe('speech in the demo (npm start)', () => {
     form.set('response_format', 'text');
     form.set('provider_specific', JSON.stringify({ phrases: ['hello world', 'turn on the light'] }));
     form.set('file', new Blob([wav], { type: 'audio/wav' }), 'speech.wav');
-    const transcript = await fetch(`${base}/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${TEST_KEY}` }, body: form });
+    const transcript = await fetch(`${base}/transcriptions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TEST_KEY}` },
+      body: form,
+    });
     expect(transcript.status).toBe(200);
     expect(await transcript.text()).toBe('turn on the light');
   });

@@ -33,16 +33,25 @@ import {
 const ttsReady = requirePrerequisite('TTS with espeak-ng', espeakPrerequisite());
 const asrReady = requirePrerequisite('ASR with pocketsphinx', speechEnginesPrerequisite());
 
-async function synthesize(c: GateClient, text: string, spec: { sample_rate_hertz?: number; chunk_size_kb?: number } = {}, voice?: string): Promise<TtsResponseProto[]> {
+async function synthesize(
+  c: GateClient,
+  text: string,
+  spec: { sample_rate_hertz?: number; chunk_size_kb?: number } = {},
+  voice?: string,
+): Promise<TtsResponseProto[]> {
   const chunks: TtsResponseProto[] = [];
-  for await (const chunk of c.synthesize({ text, ...(voice ? { voice } : {}), output_audio_spec: spec }, { model: 'tts' })) chunks.push(chunk);
+  for await (const chunk of c.synthesize({ text, ...(voice ? { voice } : {}), output_audio_spec: spec }, { model: 'tts' }))
+    chunks.push(chunk);
   return chunks;
 }
 const audioOf = (chunks: TtsResponseProto[]) => Buffer.concat(chunks.map((c) => c.audio_chunk!.data!));
 
 /** Streams `audio` in `pieceBytes` messages, as a live source would, and collects every result. */
 async function recognize(c: GateClient, audio: Buffer, config: Record<string, unknown>, pieceBytes = 640): Promise<AsrResponseProto[]> {
-  const stream = c.recognize({ audio_encoding: 'LINEAR16_PCM', language_code: 'en-US', provider_specific: PHRASE_GRAMMAR, ...config }, { model: 'asr' });
+  const stream = c.recognize(
+    { audio_encoding: 'LINEAR16_PCM', language_code: 'en-US', provider_specific: PHRASE_GRAMMAR, ...config },
+    { model: 'asr' },
+  );
   for (let i = 0; i < audio.length; i += pieceBytes) {
     if (!stream.write(audio.subarray(i, i + pieceBytes))) await stream.drained();
   }
@@ -52,7 +61,10 @@ async function recognize(c: GateClient, audio: Buffer, config: Record<string, un
   return results;
 }
 const chunksOf = (results: AsrResponseProto[]) => results.flatMap((r) => r.chunks ?? []);
-const finalTexts = (results: AsrResponseProto[]) => chunksOf(results).filter((c) => c.final).map((c) => c.alternatives![0]!.text);
+const finalTexts = (results: AsrResponseProto[]) =>
+  chunksOf(results)
+    .filter((c) => c.final)
+    .map((c) => c.alternatives![0]!.text);
 
 /** Normalized correlation of 16-bit PCM `a` with `b(i)` over a's samples (1 = the same waveform). */
 function correlation(a: Buffer, b: (i: number) => number): number {
@@ -100,7 +112,10 @@ describe.skipIf(!ttsReady)('TTS example service (espeak-ng) over processSynthesi
   it('returns speech as valid PCM of the asked rate, cut at chunk_size_kb, with first and last', async () => {
     const at16 = await synthesize(client, sentence, { sample_rate_hertz: 16000, chunk_size_kb: 2 });
     const at8 = await synthesize(client, sentence, { sample_rate_hertz: 8000, chunk_size_kb: 1 });
-    for (const [chunks, size] of [[at16, 2048], [at8, 1024]] as const) {
+    for (const [chunks, size] of [
+      [at16, 2048],
+      [at8, 1024],
+    ] as const) {
       expect(chunks.length).toBeGreaterThan(3);
       expect(chunks.slice(0, -1).every((c) => c.audio_chunk!.data!.length === size)).toBe(true);
       expect(chunks.at(-1)!.audio_chunk!.data!.length).toBeLessThanOrEqual(size);
@@ -134,7 +149,10 @@ describe.skipIf(!ttsReady)('TTS example service (espeak-ng) over processSynthesi
     const plain = audioOf(await synthesize(client, 'hello', {}, 'en-us'));
     const female = audioOf(await synthesize(client, 'hello', {}, 'nova'));
     expect(female.equals(plain)).toBe(false);
-    await expect(synthesize(client, 'hello', {}, 'xx-no-such-voice')).rejects.toMatchObject({ code: 'platform-action.common.bad-request', statusCode: 400 });
+    await expect(synthesize(client, 'hello', {}, 'xx-no-such-voice')).rejects.toMatchObject({
+      code: 'platform-action.common.bad-request',
+      statusCode: 400,
+    });
     await expect(synthesize(client, 'hello', {}, '--help')).rejects.toMatchObject({ statusCode: 400 });
   });
 
@@ -143,7 +161,10 @@ describe.skipIf(!ttsReady)('TTS example service (espeak-ng) over processSynthesi
     const text = Array.from({ length: 40 }, () => sentence).join(' ');
     let inFlightAtFirst: number | undefined;
     let total = 0;
-    for await (const chunk of client.synthesize({ text, output_audio_spec: { sample_rate_hertz: 16000, chunk_size_kb: 4 } }, { model: 'tts' })) {
+    for await (const chunk of client.synthesize(
+      { text, output_audio_spec: { sample_rate_hertz: 16000, chunk_size_kb: 4 } },
+      { model: 'tts' },
+    )) {
       if (chunk.first) inFlightAtFirst = gw.gateway.gate.instances(20)[0]!.inFlight;
       total += chunk.audio_chunk!.data!.length;
     }
@@ -179,7 +200,8 @@ describe.skipIf(!asrReady)('ASR example service (pocketsphinx) over processRecog
       const words = chunk!.alternatives![0]!.words!;
       expect(words.map((w) => w.word)).toEqual(phrase.split(' '));
       const seconds = (d: { seconds?: number; nanos?: number } | undefined) => (d?.seconds ?? 0) + (d?.nanos ?? 0) / 1e9;
-      for (let i = 1; i < words.length; i++) expect(seconds(words[i]!.start_time)).toBeGreaterThanOrEqual(seconds(words[i - 1]!.start_time));
+      for (let i = 1; i < words.length; i++)
+        expect(seconds(words[i]!.start_time)).toBeGreaterThanOrEqual(seconds(words[i - 1]!.start_time));
     }
   });
 
@@ -208,9 +230,13 @@ describe.skipIf(!asrReady)('ASR example service (pocketsphinx) over processRecog
 
   it('answers a service-side refusal: an unsupported language, or a phrase with unknown words', async () => {
     const audio = noise(0.2, 16000);
-    await expect(recognize(client, audio, { sample_rate_hertz: 16000, language_code: 'de-DE' })).rejects.toMatchObject({ code: 'platform-action.common.bad-request', statusCode: 400 });
-    await expect(recognize(client, audio, { sample_rate_hertz: 16000, provider_specific: JSON.stringify({ phrases: ['qwzx vbnm'] }) }))
-      .rejects.toMatchObject({ statusCode: 400, message: expect.stringContaining('qwzx') });
+    await expect(recognize(client, audio, { sample_rate_hertz: 16000, language_code: 'de-DE' })).rejects.toMatchObject({
+      code: 'platform-action.common.bad-request',
+      statusCode: 400,
+    });
+    await expect(
+      recognize(client, audio, { sample_rate_hertz: 16000, provider_specific: JSON.stringify({ phrases: ['qwzx vbnm'] }) }),
+    ).rejects.toMatchObject({ statusCode: 400, message: expect.stringContaining('qwzx') });
   });
 
   const pythonReady = requirePrerequisite('speech over grpcio (Python client)', pythonPrerequisite(['grpc', 'grpc_tools']));
@@ -245,7 +271,12 @@ describe.skipIf(!asrReady)('ASR example service: a bounded number of recognizers
   beforeAll(async () => {
     // Heartbeats every 200 ms: a service silent for 1.6 s is dropped, so a starved one shows at once.
     gw = await startTestGateway({ ...speechConfigInput(), gate: { heartbeatIntervalMs: 200 } });
-    service = await startService(gw.grpcAddress, ASR_TOKEN, createAsrHandlers({ python: POCKETSPHINX_PYTHON, maxRecognizers: 2 }), 'asr-pocketsphinx');
+    service = await startService(
+      gw.grpcAddress,
+      ASR_TOKEN,
+      createAsrHandlers({ python: POCKETSPHINX_PYTHON, maxRecognizers: 2 }),
+      'asr-pocketsphinx',
+    );
     client = speechClient(gw.grpcAddress);
   });
   afterAll(async () => {
@@ -259,17 +290,31 @@ describe.skipIf(!asrReady)('ASR example service: a bounded number of recognizers
     let drops = 0;
     service.on('disconnected', () => drops++);
     const held = [0, 1].map(() => {
-      const stream = client.recognize({ audio_encoding: 'LINEAR16_PCM', language_code: 'en-US', sample_rate_hertz: 16000, provider_specific: PHRASE_GRAMMAR }, { model: 'asr' });
+      const stream = client.recognize(
+        { audio_encoding: 'LINEAR16_PCM', language_code: 'en-US', sample_rate_hertz: 16000, provider_specific: PHRASE_GRAMMAR },
+        { model: 'asr' },
+      );
       stream.write(noise(0.2, 16000));
-      const results = (async () => { for await (const _ of stream) { /* drained until the end */ } })();
+      const results = (async () => {
+        for await (const _ of stream) {
+          /* drained until the end */
+        }
+      })();
       return { stream, results };
     });
     // The two recognizers start when their first audio reaches the service; until then a third may pass.
     let refusal: unknown;
-    await eventually(async () => {
-      refusal = await recognize(client, noise(0.2, 16000), { sample_rate_hertz: 16000 }).then(() => undefined, (err: unknown) => err);
-      return refusal !== undefined;
-    }, 15_000, 'a refusal while two recognizers run');
+    await eventually(
+      async () => {
+        refusal = await recognize(client, noise(0.2, 16000), { sample_rate_hertz: 16000 }).then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        return refusal !== undefined;
+      },
+      15_000,
+      'a refusal while two recognizers run',
+    );
     expect(refusal).toMatchObject({ code: ASR_BUSY, statusCode: 503 });
     // Held well past the gateway's silence limit: heartbeats kept flowing.
     await new Promise((r) => setTimeout(r, 2500));

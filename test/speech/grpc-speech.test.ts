@@ -84,7 +84,11 @@ describe('gRPC speech calls (processSynthesis, processRecognition)', () => {
     });
     const synthesize = async (c: GateClient, sizes: number[], spec: Record<string, unknown> = {}) => {
       const chunks: TtsResponseProto[] = [];
-      for await (const chunk of c.synthesize({ text: JSON.stringify({ sizes }), voice: 'en-us', output_audio_spec: spec }, { model: 'tts' })) chunks.push(chunk);
+      for await (const chunk of c.synthesize(
+        { text: JSON.stringify({ sizes }), voice: 'en-us', output_audio_spec: spec },
+        { model: 'tts' },
+      ))
+        chunks.push(chunk);
       return chunks;
     };
 
@@ -103,12 +107,18 @@ describe('gRPC speech calls (processSynthesis, processRecognition)', () => {
       expect(Buffer.concat(chunks.map((c) => c.audio_chunk!.data!)).equals(counting(0, total))).toBe(true);
 
       // The service got one message, start and finish, whose data is the TtsRequestProto with the spec.
-      expect(received).toEqual([{
-        dataType: SpeechDataTypes.ttsRequest,
-        start: true,
-        finish: true,
-        request: { text: JSON.stringify({ sizes }), voice: 'en-us', output_audio_spec: { audio_encoding: 'LINEAR16_PCM', sample_rate_hertz: 22050, chunk_size_kb: 2 } },
-      }]);
+      expect(received).toEqual([
+        {
+          dataType: SpeechDataTypes.ttsRequest,
+          start: true,
+          finish: true,
+          request: {
+            text: JSON.stringify({ sizes }),
+            voice: 'en-us',
+            output_audio_spec: { audio_encoding: 'LINEAR16_PCM', sample_rate_hertz: 22050, chunk_size_kb: 2 },
+          },
+        },
+      ]);
     });
 
     it('fills in the default spec; an exact multiple ends on a full last chunk; no audio is one empty first+last chunk', async () => {
@@ -117,13 +127,20 @@ describe('gRPC speech calls (processSynthesis, processRecognition)', () => {
       await serve(TTS_TOKEN, piecesService(received));
       const c = client();
       const exact = await synthesize(c, [4096, 4096]);
-      expect(exact.map((x) => [x.audio_chunk!.data!.length, Boolean(x.first), Boolean(x.last)])).toEqual([[4096, true, false], [4096, false, true]]);
-      expect(received[0]!.request.output_audio_spec).toEqual({ audio_encoding: 'LINEAR16_PCM', sample_rate_hertz: 16000, chunk_size_kb: 4 });
+      expect(exact.map((x) => [x.audio_chunk!.data!.length, Boolean(x.first), Boolean(x.last)])).toEqual([
+        [4096, true, false],
+        [4096, false, true],
+      ]);
+      expect(received[0]!.request.output_audio_spec).toEqual({
+        audio_encoding: 'LINEAR16_PCM',
+        sample_rate_hertz: 16000,
+        chunk_size_kb: 4,
+      });
       const nothing = await synthesize(c, []);
       expect(nothing.map((x) => [x.audio_chunk?.data?.length ?? 0, Boolean(x.first), Boolean(x.last)])).toEqual([[0, true, true]]);
     });
 
-    it('answers bad requests in-band: key, model, text, rate, chunk size, the service\'s own refusal, no instance', async () => {
+    it("answers bad requests in-band: key, model, text, rate, chunk size, the service's own refusal, no instance", async () => {
       await start();
       const c = client();
       const noInstance = await caught(() => synthesize(c, [10]));
@@ -142,8 +159,14 @@ describe('gRPC speech calls (processSynthesis, processRecognition)', () => {
         for await (const _ of c.synthesize({ text: '' }, { model: 'tts' })) void _;
       });
       expect(empty).toMatchObject({ code: 'VALIDATION_FAILED', statusCode: 400 });
-      expect((await caught(() => synthesize(c, [10], { sample_rate_hertz: 1000 })))).toMatchObject({ code: 'PARAMETER_OUT_OF_RANGE', statusCode: 400 });
-      expect((await caught(() => synthesize(c, [10], { chunk_size_kb: 100000 })))).toMatchObject({ code: 'PARAMETER_OUT_OF_RANGE', statusCode: 400 });
+      expect(await caught(() => synthesize(c, [10], { sample_rate_hertz: 1000 }))).toMatchObject({
+        code: 'PARAMETER_OUT_OF_RANGE',
+        statusCode: 400,
+      });
+      expect(await caught(() => synthesize(c, [10], { chunk_size_kb: 100000 }))).toMatchObject({
+        code: 'PARAMETER_OUT_OF_RANGE',
+        statusCode: 400,
+      });
       const refused = await caught(async () => {
         for await (const _ of c.synthesize({ text: '{"sizes":[1]}', voice: 'refuse' }, { model: 'tts' })) void _;
       });
@@ -171,7 +194,16 @@ describe('gRPC speech calls (processSynthesis, processRecognition)', () => {
         call.on('end', () => resolve(got));
         call.on('error', reject);
       });
-      expect(bare).toEqual([{ error: expect.objectContaining({ code: 'VALIDATION_FAILED', statusCode: 400, message: expect.stringContaining('tts is required') }), body: 'error' }]);
+      expect(bare).toEqual([
+        {
+          error: expect.objectContaining({
+            code: 'VALIDATION_FAILED',
+            statusCode: 400,
+            message: expect.stringContaining('tts is required'),
+          }),
+          body: 'error',
+        },
+      ]);
 
       const controller = new AbortController();
       let received = 0;
@@ -195,7 +227,12 @@ describe('gRPC speech calls (processSynthesis, processRecognition)', () => {
           produced = true;
         },
       });
-      const call = raw().processSynthesis({ account: 'demo', model: 'tts', authToken: TEST_KEY, tts: { text: 'x', output_audio_spec: { chunk_size_kb: 1 } } });
+      const call = raw().processSynthesis({
+        account: 'demo',
+        model: 'tts',
+        authToken: TEST_KEY,
+        tts: { text: 'x', output_audio_spec: { chunk_size_kb: 1 } },
+      });
       call.pause();
       // The caller reads nothing until the service has produced all 1 MiB.
       await eventually(() => produced, 10_000, 'the service to finish');
@@ -277,10 +314,15 @@ describe('gRPC speech calls (processSynthesis, processRecognition)', () => {
           const audio = chunk.data.bytes ?? Buffer.alloc(0);
           seen.audio.push(audio);
           total += audio.length;
-          if (mode === 'garbage') yield { data: { dataType: SpeechDataTypes.asrResponse, protobuf: Buffer.from([0x0a, 0xff, 0xff, 0xff]) } };
-          if (audio.length > 0) yield asrResponsePayload({ chunks: [{ alternatives: [{ text: `heard ${total}` }], final: false }], final: false });
+          if (mode === 'garbage')
+            yield { data: { dataType: SpeechDataTypes.asrResponse, protobuf: Buffer.from([0x0a, 0xff, 0xff, 0xff]) } };
+          if (audio.length > 0)
+            yield asrResponsePayload({ chunks: [{ alternatives: [{ text: `heard ${total}` }], final: false }], final: false });
         }
-        yield asrResponsePayload({ chunks: [{ alternatives: [{ text: `total ${total}`, confidence: 1 }], final: true, end_of_utterance: true }], final: true });
+        yield asrResponsePayload({
+          chunks: [{ alternatives: [{ text: `total ${total}`, confidence: 1 }], final: true, end_of_utterance: true }],
+          final: true,
+        });
       },
     });
     const newSeen = (): Seen => ({ flags: [], dataTypes: new Set(), audio: [], cancelled: false });
@@ -303,7 +345,10 @@ describe('gRPC speech calls (processSynthesis, processRecognition)', () => {
 
       const finals = await recognize(c, { audio_encoding: 'LINEAR16_PCM', sample_rate_hertz: 16000, language_code: 'en-US' }, pieces);
       expect(finals).toHaveLength(1);
-      expect(finals[0]).toMatchObject({ chunks: [{ alternatives: [{ text: 'total 7401', confidence: 1 }], final: true, end_of_utterance: true }], final: true });
+      expect(finals[0]).toMatchObject({
+        chunks: [{ alternatives: [{ text: 'total 7401', confidence: 1 }], final: true, end_of_utterance: true }],
+        final: true,
+      });
       expect(seen.configType).toBe(SpeechDataTypes.recognitionConfig);
       expect(seen.config).toEqual({ audio_encoding: 'LINEAR16_PCM', sample_rate_hertz: 16000, language_code: 'en-US' });
       // start on the config message (empty audio), audio as it came, finish on an empty-audio message.
@@ -313,12 +358,18 @@ describe('gRPC speech calls (processSynthesis, processRecognition)', () => {
 
       const all = await recognize(c, { audio_encoding: 'LINEAR16_PCM', sample_rate_hertz: 16000, enable_partial_results: true }, pieces);
       expect(all.map((r) => [r.chunks![0]!.alternatives![0]!.text, r.chunks![0]!.final ?? false])).toEqual([
-        ['heard 3200', false], ['heard 6400', false], ['heard 7401', false], ['total 7401', true],
+        ['heard 3200', false],
+        ['heard 6400', false],
+        ['heard 7401', false],
+        ['total 7401', true],
       ]);
     });
 
     /** A raw processRecognition call: write these messages, half-close, collect every answer. */
-    const rawRecognition = async (messages: ClientAsrRequestProto['asr'][], address = { account: 'demo', model: 'asr', authToken: TEST_KEY }) => {
+    const rawRecognition = async (
+      messages: ClientAsrRequestProto['asr'][],
+      address = { account: 'demo', model: 'asr', authToken: TEST_KEY },
+    ) => {
       const call = raw().processRecognition();
       const answers: ClientAsrResponseProto[] = [];
       call.on('data', (m: ClientAsrResponseProto) => answers.push(m));
@@ -351,7 +402,11 @@ describe('gRPC speech calls (processSynthesis, processRecognition)', () => {
       for (const encoding of ['OGG_OPUS', 'MP3', 'MULAW', 'ALAW', 'FLAC'] as const) {
         const bad = await rawRecognition([{ config: { audio_encoding: encoding, sample_rate_hertz: 16000 } }, { audio_content: audio }]);
         expect(bad).toHaveLength(1);
-        expect(bad[0]!.error).toMatchObject({ code: 'AUDIO_FORMAT_UNSUPPORTED', statusCode: 400, args: { reason: expect.stringContaining(encoding) } });
+        expect(bad[0]!.error).toMatchObject({
+          code: 'AUDIO_FORMAT_UNSUPPORTED',
+          statusCode: 400,
+          args: { reason: expect.stringContaining(encoding) },
+        });
       }
       const rate = await rawRecognition([{ config: { audio_encoding: 'LINEAR16_PCM', sample_rate_hertz: 1 } }]);
       expect(rate[0]!.error).toMatchObject({ code: 'PARAMETER_OUT_OF_RANGE', args: { param: 'asr.config.sample_rate_hertz' } });
@@ -368,12 +423,16 @@ describe('gRPC speech calls (processSynthesis, processRecognition)', () => {
       expect(seen.flags.filter((f) => f.startsWith('S'))).toHaveLength(1);
     });
 
-    it('passes the service\'s refusal and a garbled result on as errors', async () => {
+    it("passes the service's refusal and a garbled result on as errors", async () => {
       await start();
       await serve(ASR_TOKEN, countingService(newSeen()));
       const c = client();
       const refused = await caught(() => recognize(c, { provider_specific: 'refuse' }, [counting(0, 10)]));
-      expect(refused).toMatchObject({ code: 'platform-action.common.bad-request', statusCode: 400, message: 'language xx is not supported' });
+      expect(refused).toMatchObject({
+        code: 'platform-action.common.bad-request',
+        statusCode: 400,
+        message: 'language xx is not supported',
+      });
       const garbled = await caught(() => recognize(c, { provider_specific: 'garbage' }, [counting(0, 10)]));
       expect(garbled).toMatchObject({ code: 'SERVICE_BAD_RESPONSE', statusCode: 502 });
     });
@@ -401,7 +460,12 @@ describe('gRPC speech calls (processSynthesis, processRecognition)', () => {
         },
       });
       await recognize(client(), { sample_rate_hertz: 8000, enable_single_utterance: true, model: 'command' }, []);
-      expect(decodeRecognitionConfig(bytes!)).toEqual({ audio_encoding: 'LINEAR16_PCM', sample_rate_hertz: 8000, enable_single_utterance: true, model: 'command' });
+      expect(decodeRecognitionConfig(bytes!)).toEqual({
+        audio_encoding: 'LINEAR16_PCM',
+        sample_rate_hertz: 8000,
+        enable_single_utterance: true,
+        model: 'command',
+      });
     });
   });
 });

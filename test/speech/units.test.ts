@@ -26,12 +26,33 @@ const samplesOf = (b: Buffer) => Array.from({ length: b.length / 2 }, (_, i) => 
 
 describe('speech payload codec', () => {
   it('round-trips TtsRequestProto, RecognitionConfig and AsrResponseProto in the proto-loader shape', () => {
-    const tts = { text: 'hello', voice: 'en-us', output_audio_spec: { audio_encoding: 'LINEAR16_PCM' as const, sample_rate_hertz: 16000, chunk_size_kb: 4 } };
+    const tts = {
+      text: 'hello',
+      voice: 'en-us',
+      output_audio_spec: { audio_encoding: 'LINEAR16_PCM' as const, sample_rate_hertz: 16000, chunk_size_kb: 4 },
+    };
     expect(decodeTtsRequest(encodeTtsRequest(tts))).toEqual(tts);
-    const config = { audio_encoding: 'LINEAR16_PCM' as const, sample_rate_hertz: 8000, enable_partial_results: true, provider_specific: '{"phrases":["a"]}' };
+    const config = {
+      audio_encoding: 'LINEAR16_PCM' as const,
+      sample_rate_hertz: 8000,
+      enable_partial_results: true,
+      provider_specific: '{"phrases":["a"]}',
+    };
     expect(decodeRecognitionConfig(encodeRecognitionConfig(config))).toEqual(config);
     const asr = {
-      chunks: [{ alternatives: [{ text: 'hi there', confidence: 0.5, words: [{ word: 'hi', start_time: { seconds: 1, nanos: 500_000_000 }, end_time: { seconds: 2 } }] }], final: true, end_of_utterance: true }],
+      chunks: [
+        {
+          alternatives: [
+            {
+              text: 'hi there',
+              confidence: 0.5,
+              words: [{ word: 'hi', start_time: { seconds: 1, nanos: 500_000_000 }, end_time: { seconds: 2 } }],
+            },
+          ],
+          final: true,
+          end_of_utterance: true,
+        },
+      ],
       final: true,
     };
     expect(decodeAsrResponse(encodeAsrResponse(asr))).toEqual(asr);
@@ -117,18 +138,34 @@ describe('speech request checks', () => {
     });
     expect(param(() => checkSynthesisRequest(undefined, limits))).toEqual({ code: 'VALIDATION_FAILED', param: 'tts' });
     expect(param(() => checkSynthesisRequest({ text: '  ' }, limits))).toEqual({ code: 'VALIDATION_FAILED', param: 'tts.text' });
-    expect(param(() => checkSynthesisRequest({ text: 'x'.repeat(limits.maxTextChars + 1) }, limits))).toEqual({ code: 'PARAMETER_OUT_OF_RANGE', param: 'tts.text' });
-    expect(param(() => checkSynthesisRequest({ text: 'x', output_audio_spec: { sample_rate_hertz: 100 } }, limits)))
-      .toEqual({ code: 'PARAMETER_OUT_OF_RANGE', param: 'tts.output_audio_spec.sample_rate_hertz' });
-    expect(param(() => checkSynthesisRequest({ text: 'x', output_audio_spec: { chunk_size_kb: 5000 } }, limits)))
-      .toEqual({ code: 'PARAMETER_OUT_OF_RANGE', param: 'tts.output_audio_spec.chunk_size_kb' });
+    expect(param(() => checkSynthesisRequest({ text: 'x'.repeat(limits.maxTextChars + 1) }, limits))).toEqual({
+      code: 'PARAMETER_OUT_OF_RANGE',
+      param: 'tts.text',
+    });
+    expect(param(() => checkSynthesisRequest({ text: 'x', output_audio_spec: { sample_rate_hertz: 100 } }, limits))).toEqual({
+      code: 'PARAMETER_OUT_OF_RANGE',
+      param: 'tts.output_audio_spec.sample_rate_hertz',
+    });
+    expect(param(() => checkSynthesisRequest({ text: 'x', output_audio_spec: { chunk_size_kb: 5000 } }, limits))).toEqual({
+      code: 'PARAMETER_OUT_OF_RANGE',
+      param: 'tts.output_audio_spec.chunk_size_kb',
+    });
   });
 
   it('takes LINEAR16_PCM (or unspecified) mono audio for recognition', () => {
     expect(checkRecognitionConfig({}, limits)).toEqual({ audio_encoding: 'LINEAR16_PCM', sample_rate_hertz: 16000 });
-    expect(param(() => checkRecognitionConfig({ audio_encoding: 'OGG_OPUS' }, limits))).toEqual({ code: 'AUDIO_FORMAT_UNSUPPORTED', param: 'asr.config.audio_encoding' });
-    expect(param(() => checkRecognitionConfig({ sample_rate_hertz: 96000 }, limits))).toEqual({ code: 'PARAMETER_OUT_OF_RANGE', param: 'asr.config.sample_rate_hertz' });
-    expect(param(() => checkRecognitionConfig({ audio_channel_count: 2 }, limits))).toEqual({ code: 'AUDIO_FORMAT_UNSUPPORTED', param: 'asr.config.audio_channel_count' });
+    expect(param(() => checkRecognitionConfig({ audio_encoding: 'OGG_OPUS' }, limits))).toEqual({
+      code: 'AUDIO_FORMAT_UNSUPPORTED',
+      param: 'asr.config.audio_encoding',
+    });
+    expect(param(() => checkRecognitionConfig({ sample_rate_hertz: 96000 }, limits))).toEqual({
+      code: 'PARAMETER_OUT_OF_RANGE',
+      param: 'asr.config.sample_rate_hertz',
+    });
+    expect(param(() => checkRecognitionConfig({ audio_channel_count: 2 }, limits))).toEqual({
+      code: 'AUDIO_FORMAT_UNSUPPORTED',
+      param: 'asr.config.audio_channel_count',
+    });
   });
 });
 
@@ -150,7 +187,11 @@ describe('BoundedQueue', () => {
     keep.push(1, 1);
     keep.fail(gatewayError('INTERNAL_ERROR'));
     const got: number[] = [];
-    await expect((async () => { for await (const n of keep) got.push(n); })()).rejects.toBeInstanceOf(GatewayError);
+    await expect(
+      (async () => {
+        for await (const n of keep) got.push(n);
+      })(),
+    ).rejects.toBeInstanceOf(GatewayError);
     expect(got).toEqual([1]);
 
     const drop = new BoundedQueue<number>(100);

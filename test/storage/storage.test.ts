@@ -70,7 +70,11 @@ describe('openStorage', () => {
 describe('the sweeper, the one retention loop', () => {
   it('purges at once and on every interval until stopped, surviving failures', async () => {
     let calls = 0;
-    const purgeExpired = async () => { calls++; if (calls === 1) throw new Error('db down'); return 3; };
+    const purgeExpired = async () => {
+      calls++;
+      if (calls === 1) throw new Error('db down');
+      return 3;
+    };
     const stop = new Sweeper(logger).add('tasks', 5, purgeExpired);
     await expect.poll(() => calls).toBeGreaterThanOrEqual(3);
     stop();
@@ -78,7 +82,7 @@ describe('the sweeper, the one retention loop', () => {
     await new Promise((r) => setTimeout(r, 20));
     expect(calls).toBe(after);
   });
-  it('runs each store\'s sweep at its own interval on one loop, one sweep at a time', async () => {
+  it("runs each store's sweep at its own interval on one loop, one sweep at a time", async () => {
     const sweeper = new Sweeper(logger);
     let running = 0;
     let overlapped = false;
@@ -122,14 +126,17 @@ describe.skipIf(!requirePrerequisite('openStorage (MongoDB)', mongoPrerequisite(
 
   it('a gateway with fitting on MongoDB opens one connection, shared by the task and fitting stores', async () => {
     const before = mongoose.connections.filter((c) => c.readyState === 1).length;
-    const gw = await startTestGateway(testConfigInput({
-      store: { kind: 'mongodb', mongodbUri: server.freshDatabaseUri(), dataDir },
-      plugins: { enabled: ['async-predict', 'fitting'] },
-    }));
+    const gw = await startTestGateway(
+      testConfigInput({
+        store: { kind: 'mongodb', mongodbUri: server.freshDatabaseUri(), dataDir },
+        plugins: { enabled: ['async-predict', 'fitting'] },
+      }),
+    );
     try {
       expect(mongoose.connections.filter((c) => c.readyState === 1).length).toBe(before + 1);
       // The fitting store works on it: its collections live in the gateway's database.
-      const names = async () => (await (gw.gateway.storage.docs as MongoDocStore).connection.db!.listCollections().toArray()).map((c) => c.name);
+      const names = async () =>
+        (await (gw.gateway.storage.docs as MongoDocStore).connection.db!.listCollections().toArray()).map((c) => c.name);
       await expect.poll(names).toContain('fittingCounters');
     } finally {
       await gw.close();

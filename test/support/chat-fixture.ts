@@ -35,7 +35,13 @@ function faultyAnswer(data: any, config: any): unknown {
   if (last === 'fail-503') throw new RawServiceError('model.overloaded', 'the model is overloaded', 503);
   if (last === 'fail-mid-stream') {
     return (async function* failing() {
-      yield { id: 'chatcmpl-f', object: 'chat.completion.chunk', created: 1, model: 'faulty', choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] };
+      yield {
+        id: 'chatcmpl-f',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'faulty',
+        choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }],
+      };
       throw new RawServiceError('model.crashed', 'the model crashed mid-stream', 500);
     })();
   }
@@ -47,7 +53,10 @@ export async function startChatFixture(pluginOptions: Record<string, unknown> = 
   const anthropicUpstream = await startAnthropicUpstream();
   process.env[ENGINE_KEY_ENV.openai] = ENGINE_KEYS.openai;
   process.env[ENGINE_KEY_ENV.anthropic] = ENGINE_KEYS.anthropic;
-  const gw = await startTestGateway(chatConfigInput(pluginOptions, { openai: openAiUpstream.url, anthropic: anthropicUpstream.url }), options);
+  const gw = await startTestGateway(
+    chatConfigInput(pluginOptions, { openai: openAiUpstream.url, anthropic: anthropicUpstream.url }),
+    options,
+  );
   const sdk = { gateways: gw.grpcAddress, logger: silentLogger };
   const services: ModelService[] = [startEchoService({ ...sdk, connectionToken: CHAT_TOKENS.echo })];
   await Promise.all(services.map((s) => s.ready()));

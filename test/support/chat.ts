@@ -37,10 +37,43 @@ export function chatConfigInput(pluginOptions: Record<string, unknown> = {}, eng
     engines ? { upstream: { api, baseUrl, apiKeyEnv: ENGINE_KEY_ENV[api], defaultModel, passModels: true } } : {};
   const input = testConfigInput({
     services: [
-      { id: 10, name: 'echo', account: 'demo', public: true, family: 'openai', provider: 'demo', defaultModel: 'echo-1', aliases: ['echo'], connectionTokens: [{ token: CHAT_TOKENS.echo }] },
-      { id: 11, name: 'private', account: 'demo', public: false, aliases: ['private-model'], connectionTokens: [{ token: CHAT_TOKENS.private }] },
-      { id: 12, name: 'openai-proxy', account: 'demo', public: true, family: 'openai', aliases: ['gpt-5-codex'], ...upstream('openai', `${engines?.openai}/v1`, 'gpt-up-default') },
-      { id: 13, name: 'claude', account: 'demo', public: true, family: 'anthropic', aliases: ['claude-sonnet-4-5'], ...upstream('anthropic', `${engines?.anthropic}`, 'claude-default') },
+      {
+        id: 10,
+        name: 'echo',
+        account: 'demo',
+        public: true,
+        family: 'openai',
+        provider: 'demo',
+        defaultModel: 'echo-1',
+        aliases: ['echo'],
+        connectionTokens: [{ token: CHAT_TOKENS.echo }],
+      },
+      {
+        id: 11,
+        name: 'private',
+        account: 'demo',
+        public: false,
+        aliases: ['private-model'],
+        connectionTokens: [{ token: CHAT_TOKENS.private }],
+      },
+      {
+        id: 12,
+        name: 'openai-proxy',
+        account: 'demo',
+        public: true,
+        family: 'openai',
+        aliases: ['gpt-5-codex'],
+        ...upstream('openai', `${engines?.openai}/v1`, 'gpt-up-default'),
+      },
+      {
+        id: 13,
+        name: 'claude',
+        account: 'demo',
+        public: true,
+        family: 'anthropic',
+        aliases: ['claude-sonnet-4-5'],
+        ...upstream('anthropic', `${engines?.anthropic}`, 'claude-default'),
+      },
       { id: 14, name: 'plain', account: 'demo', public: true, connectionTokens: [{ token: CHAT_TOKENS.plain }] },
       { id: 15, name: 'faulty', account: 'demo', public: true, timeoutSec: 2, connectionTokens: [{ token: CHAT_TOKENS.faulty }] },
     ],
@@ -51,7 +84,13 @@ export function chatConfigInput(pluginOptions: Record<string, unknown> = {}, eng
           name: 'echo-1',
           providers: ['demo'],
           createdAt: '2026-01-01T00:00:00Z',
-          parameters: { constants: [], variables: [{ type: 'number', name: 'temperature', min: 0, max: 2 }, { type: 'integer', name: 'max_tokens', min: 1, max: 4096 }] },
+          parameters: {
+            constants: [],
+            variables: [
+              { type: 'number', name: 'temperature', min: 0, max: 2 },
+              { type: 'integer', name: 'max_tokens', min: 1, max: 4096 },
+            ],
+          },
         },
         { name: 'echo-2', providers: ['demo'], createdAt: '2026-02-01T00:00:00Z', parameters: { constants: [], variables: [] } },
       ],
@@ -89,8 +128,11 @@ export function rawPost(url: string, body: unknown, headers: Record<string, stri
 /** The `data:` payloads of an OpenAI-style SSE body; throws on any line that is not `data: …` or blank. */
 export function sseData(text: string): string[] {
   if (!text.endsWith('\n\n')) throw new Error(`the stream does not end with a blank line: ${JSON.stringify(text.slice(-40))}`);
-  return text.split('\n\n').slice(0, -1).map((block) => {
-    if (!block.startsWith('data: ') || block.includes('\n')) throw new Error(`not a single data line: ${JSON.stringify(block)}`);
-    return block.slice(6);
-  });
+  return text
+    .split('\n\n')
+    .slice(0, -1)
+    .map((block) => {
+      if (!block.startsWith('data: ') || block.includes('\n')) throw new Error(`not a single data line: ${JSON.stringify(block)}`);
+      return block.slice(6);
+    });
 }

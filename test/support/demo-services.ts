@@ -13,7 +13,11 @@ export async function startDemoServices(grpcAddress: string): Promise<ModelServi
   const services = [
     startEchoService({ ...common, connectionToken: 'demo-echo-token-0123' }),
     new ModelService(upperHandlers, { ...common, descriptor: { name: 'upper' }, connectionToken: 'demo-upper-token-0123' }).start(),
-    new ModelService(textClassifierHandlers(), { ...common, descriptor: { name: 'text-classifier', fittable: true }, connectionToken: 'demo-classifier-token-0123' }).start(),
+    new ModelService(textClassifierHandlers(), {
+      ...common,
+      descriptor: { name: 'text-classifier', fittable: true },
+      connectionToken: 'demo-classifier-token-0123',
+    }).start(),
   ];
   await Promise.all(services.map((s) => s.ready()));
   return services;

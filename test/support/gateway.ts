@@ -41,7 +41,10 @@ export interface TestGateway {
 }
 
 /** Builds and starts a gateway on free loopback ports; logs only when LOG_LEVEL is set. */
-export async function startTestGateway(input: Record<string, unknown> = testConfigInput(), options: GatewayOptions = {}): Promise<TestGateway> {
+export async function startTestGateway(
+  input: Record<string, unknown> = testConfigInput(),
+  options: GatewayOptions = {},
+): Promise<TestGateway> {
   // The memory store unless the test names one: the embedded default would share one database file
   // (`./.data`) among every test gateway. Tests of the embedded store give it a dataDir of their own.
   const store = (input.store ?? {}) as Record<string, unknown>;

@@ -73,18 +73,19 @@ export function wireCall(
     prefix.writeUInt32BE(length, 1);
     const filler = Buffer.alloc(64 * 1024, 0x20);
     void (async () => {
-      const write = (chunk: Buffer) => new Promise<boolean>((ok) => {
-        if (stream.destroyed || stream.closed) return ok(false);
-        sent += chunk.length;
-        if (stream.write(chunk)) return ok(true);
-        const go = () => {
-          stream.off('drain', go);
-          stream.off('close', go);
-          ok(!stream.destroyed);
-        };
-        stream.once('drain', go);
-        stream.once('close', go);
-      });
+      const write = (chunk: Buffer) =>
+        new Promise<boolean>((ok) => {
+          if (stream.destroyed || stream.closed) return ok(false);
+          sent += chunk.length;
+          if (stream.write(chunk)) return ok(true);
+          const go = () => {
+            stream.off('drain', go);
+            stream.off('close', go);
+            ok(!stream.destroyed);
+          };
+          stream.once('drain', go);
+          stream.once('close', go);
+        });
       if (!(await write(prefix)) || !(await write(message))) return;
       sent -= 5;
       for (let left = (options.partial ?? length) - message.length; left > 0; left -= filler.length) {

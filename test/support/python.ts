@@ -115,10 +115,7 @@ let wellKnownProtos: string | undefined;
 /** The include folder of the well-known protos (google/protobuf/*.proto) that grpcio-tools ships. */
 export async function grpcToolsIncludeDir(): Promise<string> {
   if (wellKnownProtos) return wellKnownProtos;
-  const result = await runInterpreter([
-    '-c',
-    'import grpc_tools, os; print(os.path.join(os.path.dirname(grpc_tools.__file__), "_proto"))',
-  ]);
+  const result = await runInterpreter(['-c', 'import grpc_tools, os; print(os.path.join(os.path.dirname(grpc_tools.__file__), "_proto"))']);
   if (result.code !== 0) throw new Error(`grpc_tools not importable: ${describePythonFailure(result)}`);
   wellKnownProtos = result.stdout.trim();
   return wellKnownProtos;

@@ -3,7 +3,13 @@
  * model service (processAsync) or a caller (process*), so tests see exactly what goes on the wire.
  */
 import * as grpc from '@grpc/grpc-js';
-import type { ClientRequestProto, ClientResponseProto, GateToServiceProto, ServiceDescriptorProto, ServiceToGateProto } from '../../proto/src/index.js';
+import type {
+  ClientRequestProto,
+  ClientResponseProto,
+  GateToServiceProto,
+  ServiceDescriptorProto,
+  ServiceToGateProto,
+} from '../../proto/src/index.js';
 import { MAX_MESSAGE_BYTES, gateClientConstructor } from '../../proto/src/index.js';
 
 export type RawClient = grpc.Client & Record<string, any>;
@@ -96,7 +102,9 @@ export class RawServiceStream {
 }
 
 export function processUnary(client: RawClient, request: ClientRequestProto, metadata = new grpc.Metadata()): Promise<ClientResponseProto> {
-  return new Promise((resolve, reject) => client.process(request, metadata, (err: Error | null, res: ClientResponseProto) => (err ? reject(err) : resolve(res))));
+  return new Promise((resolve, reject) =>
+    client.process(request, metadata, (err: Error | null, res: ClientResponseProto) => (err ? reject(err) : resolve(res))),
+  );
 }
 
 export function processResponseStream(client: RawClient, request: ClientRequestProto): Promise<ClientResponseProto[]> {

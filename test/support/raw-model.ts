@@ -19,7 +19,11 @@ export interface RawPredict {
 
 /** Thrown by a handler: answered as the service `error` frame. */
 export class RawServiceError extends Error {
-  constructor(readonly code: string, message: string, readonly statusCode?: number) {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly statusCode?: number,
+  ) {
     super(message);
   }
 }
@@ -84,7 +88,10 @@ export async function startRawModel(grpcAddress: string, token: string, handler:
     } catch (err) {
       if (stream.ended) return;
       const e = err as RawServiceError;
-      stream.send({ requestId, error: { code: e.code ?? 'platform-action.common.internal-error', message: e.message, statusCode: e.statusCode } });
+      stream.send({
+        requestId,
+        error: { code: e.code ?? 'platform-action.common.internal-error', message: e.message, statusCode: e.statusCode },
+      });
     }
   }
 

@@ -5,10 +5,7 @@
  */
 export function registryFixture(): Record<string, any> {
   return {
-    providers: [
-      { name: 'acme', displayName: 'ACME Corp' },
-      { name: 'globex' },
-    ],
+    providers: [{ name: 'acme', displayName: 'ACME Corp' }, { name: 'globex' }],
     models: [
       {
         name: 'acme-chat',

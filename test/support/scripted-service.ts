@@ -131,14 +131,26 @@ export class ScriptedService {
     else if ('big' in parsed) this.#answer(stream, requestId, { text: 'a'.repeat(Number(parsed.big)) });
     else if ('stream' in parsed) {
       const n = Number(parsed.stream);
-      for (let i = 0; i < n; i++) stream.send({ requestId, partialPredict: { data: json({ chunk: i }), start: i === 0, finish: i === n - 1 } });
+      for (let i = 0; i < n; i++)
+        stream.send({ requestId, partialPredict: { data: json({ chunk: i }), start: i === 0, finish: i === n - 1 } });
     } else if ('mirror' in parsed) this.#later(stream, () => stream.send({ requestId, predict: { data: { json: text } } }));
-    else this.#later(stream, () => this.#answer(stream, requestId, { echo: parsed.echo ?? parsed, config: m.predict!.config?.json ?? null, dataType: data.dataType ?? null }));
+    else
+      this.#later(stream, () =>
+        this.#answer(stream, requestId, {
+          echo: parsed.echo ?? parsed,
+          config: m.predict!.config?.json ?? null,
+          dataType: data.dataType ?? null,
+        }),
+      );
   }
 
   #answerBatch(stream: RawServiceStream, requestId: number, batch: BatchRequestProto): void {
     const config = batch.config?.json ?? null;
-    const items = (batch.data ?? []).map((item) => ({ requestId: Number(item.requestId), text: item.data?.json, headers: item.headers ?? {} }));
+    const items = (batch.data ?? []).map((item) => ({
+      requestId: Number(item.requestId),
+      text: item.data?.json,
+      headers: item.headers ?? {},
+    }));
     this.batches.push({ requestId, config, items });
     this.#notify();
     const data = items.map((item) => {

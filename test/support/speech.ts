@@ -31,7 +31,8 @@ export function espeakPrerequisite(): Prerequisite {
 export function pocketsphinxPrerequisite(): Prerequisite {
   const check = checkPocketsphinx(POCKETSPHINX_PYTHON);
   if (!check.ok) return { available: false, reason: `${check.reason} (apt-get install python3-pocketsphinx; .ci/run installs it)` };
-  if (!existsSync(`${MODEL_DIR}/en-us`)) return { available: false, reason: `no pocketsphinx model in ${MODEL_DIR} (apt-get install pocketsphinx-en-us)` };
+  if (!existsSync(`${MODEL_DIR}/en-us`))
+    return { available: false, reason: `no pocketsphinx model in ${MODEL_DIR} (apt-get install pocketsphinx-en-us)` };
   return { available: true, reason: '' };
 }
 
@@ -58,7 +59,12 @@ export function speechConfigInput(plugins: string[] = [], pluginOptions: Record<
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** A model service on the SDK, connected to `grpcAddress` with `token`; resolves once registered. */
-export async function startService(grpcAddress: string, token: string, handlers: ModelHandlers, name = 'speech-test'): Promise<ModelService> {
+export async function startService(
+  grpcAddress: string,
+  token: string,
+  handlers: ModelHandlers,
+  name = 'speech-test',
+): Promise<ModelService> {
   const service = serveModel(handlers, { descriptor: { name }, gateways: [grpcAddress], connectionToken: token, logger: quiet });
   await service.ready();
   return service;
@@ -84,6 +90,6 @@ export function rms(pcm: Buffer): number {
 export function zeroCrossingsPerSecond(pcm: Buffer, rate: number): number {
   let crossings = 0;
   const n = Math.floor(pcm.length / 2);
-  for (let i = 1; i < n; i++) if ((pcm.readInt16LE((i - 1) * 2) < 0) !== (pcm.readInt16LE(i * 2) < 0)) crossings++;
+  for (let i = 1; i < n; i++) if (pcm.readInt16LE((i - 1) * 2) < 0 !== pcm.readInt16LE(i * 2) < 0) crossings++;
   return (crossings / n) * rate;
 }

@@ -50,10 +50,11 @@ export async function startUpstream(handle: (req: UpstreamRequest, res: http.Ser
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -68,15 +69,33 @@ export const ENGINE_FAILURES: Record<string, { status: number; headers: Record<s
   'rate-limited': {
     status: 429,
     headers: {
-      'retry-after': '7', 'retry-after-ms': '6500', 'x-ratelimit-limit-requests': '100', 'x-ratelimit-remaining-requests': '0',
-      'x-ratelimit-reset-requests': '6.5s', 'x-request-id': 'req_engine_429',
+      'retry-after': '7',
+      'retry-after-ms': '6500',
+      'x-ratelimit-limit-requests': '100',
+      'x-ratelimit-remaining-requests': '0',
+      'x-ratelimit-reset-requests': '6.5s',
+      'x-request-id': 'req_engine_429',
     },
-    body: { error: { message: 'Rate limit reached for requests per min (RPM): Limit 100, Used 100', type: 'requests', param: null, code: 'rate_limit_exceeded' } },
+    body: {
+      error: {
+        message: 'Rate limit reached for requests per min (RPM): Limit 100, Used 100',
+        type: 'requests',
+        param: null,
+        code: 'rate_limit_exceeded',
+      },
+    },
   },
   'bad-param': {
     status: 400,
     headers: { 'x-request-id': 'req_engine_400' },
-    body: { error: { message: "Invalid value for 'temperature': must be at most 2.", type: 'invalid_request_error', param: 'temperature', code: 'invalid_value' } },
+    body: {
+      error: {
+        message: "Invalid value for 'temperature': must be at most 2.",
+        type: 'invalid_request_error',
+        param: 'temperature',
+        code: 'invalid_value',
+      },
+    },
   },
   'server-error': {
     status: 500,
@@ -116,12 +135,16 @@ export function startOpenAiUpstream(): Promise<Upstream> {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(value));
     };
-    if (path === '/v1/models') return json(200, { object: 'list', data: [{ id: 'engine-default', object: 'model', owned_by: 'upstream' }] });
+    if (path === '/v1/models')
+      return json(200, { object: 'list', data: [{ id: 'engine-default', object: 'model', owned_by: 'upstream' }] });
     const head = { id: 'chatcmpl-upstream-1', created: 1_700_000_000, model: body.model, system_fingerprint: 'fp_up' };
     const usage = { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 };
     if (path === '/v1/chat/completions') {
       const text = lastUserText(body.messages);
-      if (text === 'upstream-error') return json(429, { error: { message: 'upstream quota exhausted', type: 'insufficient_quota', param: null, code: 'insufficient_quota' } });
+      if (text === 'upstream-error')
+        return json(429, {
+          error: { message: 'upstream quota exhausted', type: 'insufficient_quota', param: null, code: 'insufficient_quota' },
+        });
       const failure = ENGINE_FAILURES[text];
       if (failure) {
         res.writeHead(failure.status, { 'content-type': 'application/json', ...failure.headers });
@@ -139,22 +162,39 @@ export function startOpenAiUpstream(): Promise<Upstream> {
         const message = tools
           ? { role: 'assistant', content: null, refusal: null, tool_calls: [TOOL_CALL] }
           : { role: 'assistant', content: reply, refusal: null, ...(reasoning ? { reasoning_content: reasoning } : {}) };
-        return json(200, { ...head, object: 'chat.completion', choices: [{ index: 0, message, logprobs: null, finish_reason: tools ? 'tool_calls' : 'stop' }], usage });
+        return json(200, {
+          ...head,
+          object: 'chat.completion',
+          choices: [{ index: 0, message, logprobs: null, finish_reason: tools ? 'tool_calls' : 'stop' }],
+          usage,
+        });
       }
       const withUsage = body.stream_options?.include_usage === true;
-      const chunk = (delta: Json, finish: string | null) => `data: ${JSON.stringify({ ...head, object: 'chat.completion.chunk', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(withUsage ? { usage: null } : {}) })}\n\n`;
+      const chunk = (delta: Json, finish: string | null) =>
+        `data: ${JSON.stringify({ ...head, object: 'chat.completion.chunk', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(withUsage ? { usage: null } : {}) })}\n\n`;
       const frames = tools
         ? [
-          chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: TOOL_CALL.id, type: 'function', function: { name: 'get_weather', arguments: '' } }] }, null),
-          chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }, null),
-          chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }, null),
-          chunk({}, 'tool_calls'),
-        ]
+            chunk(
+              {
+                role: 'assistant',
+                content: null,
+                tool_calls: [{ index: 0, id: TOOL_CALL.id, type: 'function', function: { name: 'get_weather', arguments: '' } }],
+              },
+              null,
+            ),
+            chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }, null),
+            chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }, null),
+            chunk({}, 'tool_calls'),
+          ]
         : [
-          chunk({ role: 'assistant', content: '' }, null),
-          ...(reasoning ? [chunk({ reasoning_content: reasoning.slice(0, 9) }, null), chunk({ reasoning_content: reasoning.slice(9) }, null)] : []),
-          chunk({ content: reply.slice(0, 16) }, null), chunk({ content: reply.slice(16) }, null), chunk({}, 'stop'),
-        ];
+            chunk({ role: 'assistant', content: '' }, null),
+            ...(reasoning
+              ? [chunk({ reasoning_content: reasoning.slice(0, 9) }, null), chunk({ reasoning_content: reasoning.slice(9) }, null)]
+              : []),
+            chunk({ content: reply.slice(0, 16) }, null),
+            chunk({ content: reply.slice(16) }, null),
+            chunk({}, 'stop'),
+          ];
       // A cut-off stream: the engine stops after two chunks, with no finish_reason and no [DONE].
       if (text === 'cut-off') return sse(res, frames.slice(0, 2));
       if (withUsage) frames.push(`data: ${JSON.stringify({ ...head, object: 'chat.completion.chunk', choices: [], usage })}\n\n`);
@@ -162,13 +202,24 @@ export function startOpenAiUpstream(): Promise<Upstream> {
       return sse(res, frames);
     }
     if (path === '/v1/completions') {
-      const done = { ...head, id: 'cmpl-upstream-1', object: 'text_completion', choices: [{ text: ` after ${body.prompt}`, index: 0, logprobs: null, finish_reason: 'stop' }], usage };
+      const done = {
+        ...head,
+        id: 'cmpl-upstream-1',
+        object: 'text_completion',
+        choices: [{ text: ` after ${body.prompt}`, index: 0, logprobs: null, finish_reason: 'stop' }],
+        usage,
+      };
       if (!body.stream) return json(200, done);
       return sse(res, [`data: ${JSON.stringify(done)}\n\n`, 'data: [DONE]\n\n']);
     }
     if (path === '/v1/embeddings') {
       const inputs = Array.isArray(body.input) ? body.input : [body.input];
-      return json(200, { object: 'list', model: body.model, data: inputs.map((_: unknown, index: number) => ({ object: 'embedding', index, embedding: [0.5, -0.25, index] })), usage: { prompt_tokens: 2, total_tokens: 2 } });
+      return json(200, {
+        object: 'list',
+        model: body.model,
+        data: inputs.map((_: unknown, index: number) => ({ object: 'embedding', index, embedding: [0.5, -0.25, index] })),
+        usage: { prompt_tokens: 2, total_tokens: 2 },
+      });
     }
     json(404, { error: { message: `no route ${path}`, type: 'invalid_request_error' } });
   });
@@ -199,7 +250,16 @@ export function startAnthropicUpstream(): Promise<Upstream> {
       return res.end(JSON.stringify(failure.body));
     }
     const reply = `Claude heard: ${text}`;
-    const message = { id: 'msg_upstream_1', type: 'message', role: 'assistant', model: body.model, content: [{ type: 'text', text: reply }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 7, output_tokens: 5 } };
+    const message = {
+      id: 'msg_upstream_1',
+      type: 'message',
+      role: 'assistant',
+      model: body.model,
+      content: [{ type: 'text', text: reply }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: { input_tokens: 7, output_tokens: 5 },
+    };
     if (!body.stream) return json(200, message);
     const frames = [
       named('message_start', { message: { ...message, content: [], stop_reason: null, usage: { input_tokens: 7, output_tokens: 1 } } }),
@@ -234,7 +294,9 @@ export interface ScriptedEngine {
 }
 
 /** An engine answering every request per `behave`, recording requests and the ones cut short. */
-export async function startScriptedEngine(behave: (req: http.IncomingMessage, res: http.ServerResponse, body: any) => void): Promise<ScriptedEngine> {
+export async function startScriptedEngine(
+  behave: (req: http.IncomingMessage, res: http.ServerResponse, body: any) => void,
+): Promise<ScriptedEngine> {
   const closed: string[] = [];
   const requests: UpstreamRequest[] = [];
   const server = http.createServer((req, res) => {
@@ -257,10 +319,11 @@ export async function startScriptedEngine(behave: (req: http.IncomingMessage, re
     url: `http://127.0.0.1:${port}/v1`,
     closed,
     requests,
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -274,7 +337,10 @@ const chatCompletion = (content: string) =>
   });
 
 /** An OpenAI-compatible engine that answers every chat completion with `content`, holding each answer while `state.held` is true. */
-export async function engineSaying(content: string, state: { held: boolean } = { held: false }): Promise<ScriptedEngine & { release(): void }> {
+export async function engineSaying(
+  content: string,
+  state: { held: boolean } = { held: false },
+): Promise<ScriptedEngine & { release(): void }> {
   const waiting: (() => void)[] = [];
   const engine = await startScriptedEngine((_req, res) => {
     const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end(chatCompletion(content));
@@ -289,4 +355,3 @@ export async function engineSaying(content: string, state: { held: boolean } = {
     },
   };
 }
-

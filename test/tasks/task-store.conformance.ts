@@ -117,7 +117,13 @@ export function taskStoreConformance(name: string, factory: HarnessFactory): voi
         // Three in the same millisecond: the cursor's task ID keeps each on exactly one page.
         const same = [await store.create(input(5), CAPS), await store.create(input(5), CAPS), await store.create(input(5), CAPS)];
         await store.create(input(6), CAPS); // another caller's
-        const expected = [...same.map((t) => t.taskId).sort().reverse(), old.taskId];
+        const expected = [
+          ...same
+            .map((t) => t.taskId)
+            .sort()
+            .reverse(),
+          old.taskId,
+        ];
         const seen: string[] = [];
         let after: { createdAt: number; taskId: string } | undefined;
         for (let page = 0; page < 5; page++) {

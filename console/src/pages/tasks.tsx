@@ -29,7 +29,11 @@ function Tasks() {
   // Looked up by ID and not on the listed page (older, or mistyped: its row shows the error).
   const [lookedUp, setLookedUp] = useState<string[]>([]);
   const [open, setOpen] = useState<string | undefined>();
-  const listed = useLoad(() => call<{ tasks: TaskStatus[] }>(`${base}/async/tasks?limit=${LISTED}`).then((page) => page.tasks), [base], 1000);
+  const listed = useLoad(
+    () => call<{ tasks: TaskStatus[] }>(`${base}/async/tasks?limit=${LISTED}`).then((page) => page.tasks),
+    [base],
+    1000,
+  );
   const onPage = new Set((listed.data ?? []).map((t) => t.taskId));
   const others = lookedUp.filter((id) => !onPage.has(id));
   const looked = useLoad(

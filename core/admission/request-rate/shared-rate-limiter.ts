@@ -20,7 +20,9 @@ export class SharedRateLimiter implements RequestLimiter {
   static async open(docs: DocStore, logger: Logger): Promise<SharedRateLimiter> {
     const collection = await docs.collection<WindowDoc>(limitWindows(LIMITS_COLLECTION));
     const log = logger.child({ component: 'shared-limits' });
-    return new SharedRateLimiter(new SharedWindowBudget({ collection, windowMs: 1000, warn: (message, err) => log.warn({ err }, message) }));
+    return new SharedRateLimiter(
+      new SharedWindowBudget({ collection, windowMs: 1000, warn: (message, err) => log.warn({ err }, message) }),
+    );
   }
 
   tryTake(id: number | string, ratePerSecond: number): boolean {

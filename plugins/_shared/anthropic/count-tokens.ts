@@ -7,7 +7,14 @@
  * agents call count_tokens routinely and stop on an error.
  */
 import type { Context } from 'koa';
-import { GatewayError, gatewayError, toGatewayError, type Caller, type PluginContext, type ServiceEntry } from '../../../core/plugins/index.js';
+import {
+  GatewayError,
+  gatewayError,
+  toGatewayError,
+  type Caller,
+  type PluginContext,
+  type ServiceEntry,
+} from '../../../core/plugins/index.js';
 import { parseJsonObject } from '../openai/json-object.js';
 import { openChatCall } from '../openai/open-call.js';
 import { asOutage } from '../openai/outage.js';
@@ -34,7 +41,15 @@ export async function countTokens(
   requestJson: string,
   extraHeaders: Record<string, string>,
 ): Promise<{ input_tokens: number }> {
-  const call = await openChatCall(ctx, koa, caller, service, { ext: { methodName: COUNT_TOKENS_METHOD, params: { request: { json: requestJson } } } }, false, extraHeaders);
+  const call = await openChatCall(
+    ctx,
+    koa,
+    caller,
+    service,
+    { ext: { methodName: COUNT_TOKENS_METHOD, params: { request: { json: requestJson } } } },
+    false,
+    extraHeaders,
+  );
   let json: string | undefined;
   try {
     for await (const answer of call) if (answer.body === 'ext') json = answer.ext?.data?.json;
@@ -48,7 +63,9 @@ export async function countTokens(
   }
   const count = json === undefined ? undefined : parseJsonObject(json)?.input_tokens;
   if (typeof count !== 'number' || !Number.isInteger(count) || count < 0) {
-    throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: service.name, reason: 'count_tokens must answer {"input_tokens": <integer>}' } });
+    throw gatewayError('SERVICE_BAD_RESPONSE', {
+      args: { service: service.name, reason: 'count_tokens must answer {"input_tokens": <integer>}' },
+    });
   }
   koa.set(TOKEN_COUNT_HEADER, 'service');
   return { input_tokens: count };

@@ -68,29 +68,48 @@ export function anthropicMessageAsEvents(json: string): string {
   if (!message) return '';
   if (message.type !== 'message') return typeof message.type === 'string' ? named(message.type, JSON.stringify(message)) : '';
   const usage = isObject(message.usage) ? message.usage : {};
-  let out = named('message_start', JSON.stringify({
-    type: 'message_start',
-    message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 0 } },
-  }));
+  let out = named(
+    'message_start',
+    JSON.stringify({
+      type: 'message_start',
+      message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 0 } },
+    }),
+  );
   const blocks = Array.isArray(message.content) ? message.content : [];
   blocks.forEach((block, index) => {
     if (!isObject(block)) return;
     if (block.type === 'text') {
-      out += named('content_block_start', JSON.stringify({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } }));
-      out += named('content_block_delta', JSON.stringify({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: block.text ?? '' } }));
+      out += named(
+        'content_block_start',
+        JSON.stringify({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } }),
+      );
+      out += named(
+        'content_block_delta',
+        JSON.stringify({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: block.text ?? '' } }),
+      );
     } else if (block.type === 'tool_use') {
       out += named('content_block_start', JSON.stringify({ type: 'content_block_start', index, content_block: { ...block, input: {} } }));
-      out += named('content_block_delta', JSON.stringify({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input ?? {}) } }));
+      out += named(
+        'content_block_delta',
+        JSON.stringify({
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input ?? {}) },
+        }),
+      );
     } else {
       out += named('content_block_start', JSON.stringify({ type: 'content_block_start', index, content_block: block }));
     }
     out += named('content_block_stop', JSON.stringify({ type: 'content_block_stop', index }));
   });
-  out += named('message_delta', JSON.stringify({
-    type: 'message_delta',
-    delta: { stop_reason: message.stop_reason ?? 'end_turn', stop_sequence: message.stop_sequence ?? null },
-    usage: { output_tokens: usage.output_tokens ?? 0 },
-  }));
+  out += named(
+    'message_delta',
+    JSON.stringify({
+      type: 'message_delta',
+      delta: { stop_reason: message.stop_reason ?? 'end_turn', stop_sequence: message.stop_sequence ?? null },
+      usage: { output_tokens: usage.output_tokens ?? 0 },
+    }),
+  );
   out += named('message_stop', '{"type":"message_stop"}');
   return out;
 }

@@ -26,11 +26,21 @@ export const CORS_OPTIONS_SCHEMA = {
 
 /** Response headers browser code may read: request ids and the retry and rate-limit headers. */
 const EXPOSED = [
-  'x-request-id', 'request-id', 'x-upstream-request-id', 'retry-after', 'retry-after-ms', 'x-should-retry',
-  'x-ratelimit-limit-requests', 'x-ratelimit-limit-tokens', 'x-ratelimit-remaining-requests',
-  'x-ratelimit-remaining-tokens', 'x-ratelimit-reset-requests', 'x-ratelimit-reset-tokens',
+  'x-request-id',
+  'request-id',
+  'x-upstream-request-id',
+  'retry-after',
+  'retry-after-ms',
+  'x-should-retry',
+  'x-ratelimit-limit-requests',
+  'x-ratelimit-limit-tokens',
+  'x-ratelimit-remaining-requests',
+  'x-ratelimit-remaining-tokens',
+  'x-ratelimit-reset-requests',
+  'x-ratelimit-reset-tokens',
   // What the gateway says about a translation: hosted tools left out, an estimated token count.
-  'x-gateway-dropped-tools', 'x-gateway-token-count',
+  'x-gateway-dropped-tools',
+  'x-gateway-token-count',
 ].join(', ');
 
 const METHODS = 'GET, POST, DELETE, OPTIONS';
@@ -65,7 +75,10 @@ export function mountCors(router: Router, base: string, options: CorsOptions | u
     if (!origin || !koa.get('access-control-request-method')) return;
     koa.set('access-control-allow-methods', METHODS);
     const requested = koa.get('access-control-request-headers');
-    koa.set('access-control-allow-headers', HEADER_LIST.test(requested) ? requested : 'authorization, content-type, x-api-key, anthropic-version, anthropic-beta');
+    koa.set(
+      'access-control-allow-headers',
+      HEADER_LIST.test(requested) ? requested : 'authorization, content-type, x-api-key, anthropic-version, anthropic-beta',
+    );
     koa.set('access-control-max-age', String(options.maxAgeSec));
   });
 }

@@ -88,7 +88,8 @@ export function wholeAnswerAsEvents(json: string, defaults: AnswerDefaults): str
     finishes.push({ index, delta: {}, logprobs: null, finish_reason: raw.finish_reason ?? 'stop' });
   }
   if (finishes.length) events += `data: ${JSON.stringify({ ...head, choices: finishes, ...usageField })}\n\n`;
-  if (defaults.includeUsage && isObject(answer.usage)) events += `data: ${JSON.stringify({ ...head, choices: [], usage: answer.usage })}\n\n`;
+  if (defaults.includeUsage && isObject(answer.usage))
+    events += `data: ${JSON.stringify({ ...head, choices: [], usage: answer.usage })}\n\n`;
   return events;
 }
 
@@ -136,7 +137,11 @@ export function mergeChunks(parts: readonly string[], defaults: AnswerDefaults):
       if (!isObject(c)) continue;
       const index = typeof c.index === 'number' ? c.index : 0;
       let acc = choices.get(index);
-      if (!acc) choices.set(index, (acc = { index, role: 'assistant', content: null, refusal: null, text: '', toolCalls: [], finishReason: null, logprobs: null }));
+      if (!acc)
+        choices.set(
+          index,
+          (acc = { index, role: 'assistant', content: null, refusal: null, text: '', toolCalls: [], finishReason: null, logprobs: null }),
+        );
       if (c.finish_reason != null) acc.finishReason = c.finish_reason;
       if (typeof c.text === 'string') acc.text += c.text;
       const delta = isObject(c.delta) ? c.delta : undefined;
@@ -179,4 +184,3 @@ function mergeToolCalls(into: ToolCallAcc[], fragments: unknown[]): void {
     if (fn && typeof fn.arguments === 'string') acc.function.arguments += fn.arguments;
   }
 }
-

@@ -1,6 +1,14 @@
 import type { Context } from 'koa';
 import { streamDeadlines, type ChatAdapterOptions } from './options.js';
-import { GatewayError, type Caller, type GateRequest, type OpenOptions, type PluginContext, type ServiceCall, type ServiceEntry } from '../../../core/plugins/index.js';
+import {
+  GatewayError,
+  type Caller,
+  type GateRequest,
+  type OpenOptions,
+  type PluginContext,
+  type ServiceCall,
+  type ServiceEntry,
+} from '../../../core/plugins/index.js';
 import { asOutage } from './outage.js';
 
 /** Where a chat request may go besides its service's least busy instance (core/gate/routing.ts, failover.ts). */

@@ -32,7 +32,11 @@ export const CHAT_ADAPTER_OPTIONS_SCHEMA = {
  * The stream deadlines for one service, as Gate open options (the call enforces them): the first
  * chunk falls back to its predict timeout.
  */
-export function streamDeadlines(options: ChatAdapterOptions, service: ServiceEntry, defaultTimeoutSec: number): Pick<OpenOptions, 'firstChunkTimeoutMs' | 'idleTimeoutMs'> {
+export function streamDeadlines(
+  options: ChatAdapterOptions,
+  service: ServiceEntry,
+  defaultTimeoutSec: number,
+): Pick<OpenOptions, 'firstChunkTimeoutMs' | 'idleTimeoutMs'> {
   return {
     firstChunkTimeoutMs: options.firstChunkTimeoutMs ?? (service.timeoutSec ?? defaultTimeoutSec) * 1000,
     idleTimeoutMs: options.idleTimeoutMs,

@@ -112,7 +112,9 @@ function answerJson(answer: ServiceAnswer, serviceName: string): string | undefi
     const json = answer.predict?.data?.json;
     if (json) return json;
   }
-  throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: serviceName, reason: `expected a JSON answer, got ${answer.body ?? 'an empty frame'}` } });
+  throw gatewayError('SERVICE_BAD_RESPONSE', {
+    args: { service: serviceName, reason: `expected a JSON answer, got ${answer.body ?? 'an empty frame'}` },
+  });
 }
 
 export function commit(koa: Context, call: ServiceCall): true {

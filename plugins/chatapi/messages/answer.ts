@@ -8,18 +8,25 @@ import { reasoningOf, type ReasoningSeal } from '../../_shared/openai/reasoning-
 
 export function stopReason(finishReason: unknown): string {
   switch (finishReason) {
-    case 'length': return 'max_tokens';
+    case 'length':
+      return 'max_tokens';
     case 'tool_calls':
-    case 'function_call': return 'tool_use';
-    case 'content_filter': return 'refusal';
-    default: return 'end_turn';
+    case 'function_call':
+      return 'tool_use';
+    case 'content_filter':
+      return 'refusal';
+    default:
+      return 'end_turn';
   }
 }
 
 export function messagesUsage(usage: unknown): Json {
   const u = isObject(usage) ? usage : {};
   const prompt = typeof u.prompt_tokens === 'number' ? u.prompt_tokens : 0;
-  const cached = isObject(u.prompt_tokens_details) && typeof u.prompt_tokens_details.cached_tokens === 'number' ? u.prompt_tokens_details.cached_tokens : 0;
+  const cached =
+    isObject(u.prompt_tokens_details) && typeof u.prompt_tokens_details.cached_tokens === 'number'
+      ? u.prompt_tokens_details.cached_tokens
+      : 0;
   return {
     input_tokens: prompt - cached,
     output_tokens: typeof u.completion_tokens === 'number' ? u.completion_tokens : 0,

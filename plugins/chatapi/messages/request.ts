@@ -33,14 +33,19 @@ export function toChatRequest(body: MessagesBody, thinking: ThinkingCheck = () =
   if (body.tools?.length) {
     chat.tools = body.tools.map((tool) => ({
       type: 'function',
-      function: { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), parameters: tool.input_schema ?? { type: 'object' } },
+      function: {
+        name: tool.name,
+        ...(tool.description !== undefined ? { description: tool.description } : {}),
+        parameters: tool.input_schema ?? { type: 'object' },
+      },
     }));
   }
   const effort = effortOfMessages(body.output_config, body.thinking);
   if (effort) chat[REASONING_EFFORT] = effort;
   // Structured output (output_config.format) is Chat's json_schema response_format (C.2).
   const format = isObject(body.output_config) && isObject(body.output_config.format) ? body.output_config.format : undefined;
-  if (format?.type === 'json_schema') chat.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema ?? {}, strict: true } };
+  if (format?.type === 'json_schema')
+    chat.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema ?? {}, strict: true } };
   const choice = body.tool_choice;
   if (choice) {
     if (choice.type === 'auto') chat.tool_choice = 'auto';
@@ -53,7 +58,11 @@ export function toChatRequest(body: MessagesBody, thinking: ThinkingCheck = () =
 }
 
 /** Chat config names that differ from the Messages request's, for errors that name a field. */
-export const CHAT_TO_MESSAGES_PARAM: Readonly<Record<string, string>> = { stop: 'stop_sequences', user: 'metadata.user_id', reasoning_effort: 'thinking' };
+export const CHAT_TO_MESSAGES_PARAM: Readonly<Record<string, string>> = {
+  stop: 'stop_sequences',
+  user: 'metadata.user_id',
+  reasoning_effort: 'thinking',
+};
 
 function systemText(system: MessagesBody['system'] | Json[]): string {
   if (system === undefined) return '';
@@ -64,7 +73,8 @@ function systemText(system: MessagesBody['system'] | Json[]): string {
 function toChatMessages(message: MessagesBody['messages'][number], index: number, thinking: ThinkingCheck): Json[] {
   const { role, content } = message;
   // Instructions anywhere in the conversation stay where they are, as chat system messages.
-  if (role === 'system' || role === 'developer') return [{ role: 'system', content: typeof content === 'string' ? content : systemText(content) }];
+  if (role === 'system' || role === 'developer')
+    return [{ role: 'system', content: typeof content === 'string' ? content : systemText(content) }];
   if (typeof content === 'string') return [{ role, content }];
   if (role === 'assistant') {
     let text = '';
@@ -72,7 +82,8 @@ function toChatMessages(message: MessagesBody['messages'][number], index: number
     const calls: Json[] = [];
     content.forEach((block, i) => {
       if (block.type === 'text') text += String(block.text ?? '');
-      else if (block.type === 'tool_use') calls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
+      else if (block.type === 'tool_use')
+        calls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
       // The engine's own reasoning of an earlier turn goes back to it, if the gateway signed it.
       else if (block.type === 'thinking' && thinking(block, `messages[${index}].content[${i}]`)) reasoning += String(block.thinking ?? '');
       // redacted_thinking: encrypted by another provider, meaningless to a chat engine.
@@ -92,7 +103,8 @@ function toChatMessages(message: MessagesBody['messages'][number], index: number
         const result = toolResult(block.content, param);
         out.push({ role: 'tool', tool_call_id: block.tool_use_id, content: (block.is_error === true ? 'Error: ' : '') + result.text });
         // A tool message takes text only: the result's images follow in the user turn, named.
-        if (result.media.length) parts.push({ type: 'text', text: `(attachments of tool result ${String(block.tool_use_id)})` }, ...result.media);
+        if (result.media.length)
+          parts.push({ type: 'text', text: `(attachments of tool result ${String(block.tool_use_id)})` }, ...result.media);
         break;
       }
       case 'text':
@@ -105,7 +117,10 @@ function toChatMessages(message: MessagesBody['messages'][number], index: number
         parts.push(documentPart(block, param));
         break;
       default:
-        throw invalid(`${param}.type`, `'${String(block.type)}' is not supported by chat services (text, image, document, tool_use, tool_result)`);
+        throw invalid(
+          `${param}.type`,
+          `'${String(block.type)}' is not supported by chat services (text, image, document, tool_use, tool_result)`,
+        );
     }
   });
   if (parts.length) out.push({ role, content: textOnly(parts) ?? parts });
@@ -129,13 +144,24 @@ export type ThinkingCheck = (block: Json, param: string) => boolean;
 function documentPart(block: Json, param: string): Json {
   const source = isObject(block.source) ? block.source : {};
   const title = typeof block.title === 'string' ? block.title : undefined;
-  if (source.type === 'text' && typeof source.data === 'string') return { type: 'text', text: title ? `${title}\n\n${source.data}` : source.data };
+  if (source.type === 'text' && typeof source.data === 'string')
+    return { type: 'text', text: title ? `${title}\n\n${source.data}` : source.data };
   if (source.type === 'content' && Array.isArray(source.content)) return { type: 'text', text: resultText(source.content) };
   if (source.type === 'base64' && typeof source.data === 'string') {
-    return { type: 'file', file: { file_data: `data:${String(source.media_type ?? 'application/pdf')};base64,${source.data}`, ...(title ? { filename: title } : {}) } };
+    return {
+      type: 'file',
+      file: {
+        file_data: `data:${String(source.media_type ?? 'application/pdf')};base64,${source.data}`,
+        ...(title ? { filename: title } : {}),
+      },
+    };
   }
-  if (source.type === 'url' && typeof source.url === 'string') return { type: 'file', file: { file_url: source.url, ...(title ? { filename: title } : {}) } };
-  throw invalid(`${param}.source`, 'must be {type:"text",data}, {type:"base64",media_type,data}, {type:"url",url} or {type:"content",content}');
+  if (source.type === 'url' && typeof source.url === 'string')
+    return { type: 'file', file: { file_url: source.url, ...(title ? { filename: title } : {}) } };
+  throw invalid(
+    `${param}.source`,
+    'must be {type:"text",data}, {type:"base64",media_type,data}, {type:"url",url} or {type:"content",content}',
+  );
 }
 
 /** A tool result's text, and its images and documents as chat parts. */
@@ -143,14 +169,16 @@ function toolResult(content: unknown, param: string): { text: string; media: Jso
   if (!Array.isArray(content)) return { text: resultText(content), media: [] };
   const media: Json[] = [];
   content.forEach((b, i) => {
-    if (isObject(b) && b.type === 'image') media.push({ type: 'image_url', image_url: { url: imageUrl(b.source, `${param}.content[${i}]`) } });
+    if (isObject(b) && b.type === 'image')
+      media.push({ type: 'image_url', image_url: { url: imageUrl(b.source, `${param}.content[${i}]`) } });
     else if (isObject(b) && b.type === 'document') media.push(documentPart(b, `${param}.content[${i}]`));
   });
   return { text: resultText(content), media };
 }
 
 function imageUrl(source: unknown, param: string): string {
-  if (isObject(source) && source.type === 'base64' && typeof source.data === 'string') return `data:${String(source.media_type ?? 'image/png')};base64,${source.data}`;
+  if (isObject(source) && source.type === 'base64' && typeof source.data === 'string')
+    return `data:${String(source.media_type ?? 'image/png')};base64,${source.data}`;
   if (isObject(source) && source.type === 'url' && typeof source.url === 'string') return source.url;
   throw invalid(`${param}.source`, 'must be {type:"base64",media_type,data} or {type:"url",url}');
 }

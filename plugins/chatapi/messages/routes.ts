@@ -47,55 +47,95 @@ const checkCount = compileBodyCheck<MessagesBody>(COUNT_TOKENS_BODY);
 export function mountMessages(router: Router, deps: MessagesDeps): void {
   const { ctx, route } = deps;
 
-  router.post(route('messages'), anthropicRoute, ctx.admission.request(chatRequest(ctx, checkCreate), async (koa, { caller, raw: { text }, body, target: { id, service } }) => {
-    const passed = passedHeaders(koa);
-    const stream = body.stream === true;
-    const routing = { affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)) };
-    let usage: Usage | undefined;
+  router.post(
+    route('messages'),
+    anthropicRoute,
+    ctx.admission.request(chatRequest(ctx, checkCreate), async (koa, { caller, raw: { text }, body, target: { id, service } }) => {
+      const passed = passedHeaders(koa);
+      const stream = body.stream === true;
+      const routing = { affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)) };
+      let usage: Usage | undefined;
 
-    if (service.family === 'anthropic') {
-      const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: nativeMessagesBody(body, text), dataType: `${ctx.specsUrl}/common.json#/JsonObject` } } }, stream, passed, routing);
-      usage = await relayNativeMessages(koa, call, stream, service.name);
-      deps.logUsage(koa, caller, body.model, usage, 'messages');
-      return;
-    }
+      if (service.family === 'anthropic') {
+        const call = await openChatCall(
+          ctx,
+          koa,
+          caller,
+          service,
+          { predict: { data: { json: nativeMessagesBody(body, text), dataType: `${ctx.specsUrl}/common.json#/JsonObject` } } },
+          stream,
+          passed,
+          routing,
+        );
+        usage = await relayNativeMessages(koa, call, stream, service.name);
+        deps.logUsage(koa, caller, body.model, usage, 'messages');
+        return;
+      }
 
-    const chat = toChatRequest(body, thinkingCheck(deps.seal));
-    takenOrDropped(ctx, service, id.model, chat);
-    const split = splitRequest(chat, 'chat', id.model ?? service.defaultModel);
-    validateTranslatedConfig(ctx, service, split.configObject, id.model, CHAT_TO_MESSAGES_PARAM);
-    const types = deps.chatTypes();
-    const call = await openChatCall(ctx, koa, caller, service, {
-      predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
-    }, stream, passed, routing);
-    const messageId = `msg_${randomBytes(12).toString('hex')}`;
-    if (stream) {
-      usage = await relaySse(koa, call, MESSAGES_SSE, new MessagesStream(messageId, body.model, deps.seal), service.name);
-    } else {
-      const answer = await collectAnswer(call, service.name);
-      const defaults: AnswerDefaults = { id: messageId, created: Math.floor(Date.now() / 1000), model: body.model, object: 'chat.completion', includeUsage: false };
-      const json = answer.whole ?? mergeChunks(answer.parts, defaults);
-      const completion = parseJsonObject(json);
-      if (!completion) throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: service.name, reason: 'the chat answer is not a JSON object' } });
-      koa.body = messageFromChat(completion, messageId, body.model, deps.seal);
-      usage = findUsage(json);
-    }
-    deps.logUsage(koa, caller, body.model, usage, 'messages');
-  }));
-
-  router.post(route('messages/count_tokens'), anthropicRoute, ctx.admission.request(chatRequest(ctx, checkCount), async (koa, { caller, raw: { text }, body, target: { id, service } }) => {
-    const passed = passedHeaders(koa);
-    let request: string;
-    if (service.family === 'anthropic') {
-      request = nativeMessagesBody(body, text);
-    } else {
       const chat = toChatRequest(body, thinkingCheck(deps.seal));
-      const model = id.model ?? service.defaultModel;
-      request = JSON.stringify({ ...(model !== undefined ? { model } : {}), messages: chat.messages, ...(chat.tools ? { tools: chat.tools } : {}) });
-    }
-    koa.body = await countTokens(ctx, koa, caller, service, request, passed);
-  }));
+      takenOrDropped(ctx, service, id.model, chat);
+      const split = splitRequest(chat, 'chat', id.model ?? service.defaultModel);
+      validateTranslatedConfig(ctx, service, split.configObject, id.model, CHAT_TO_MESSAGES_PARAM);
+      const types = deps.chatTypes();
+      const call = await openChatCall(
+        ctx,
+        koa,
+        caller,
+        service,
+        {
+          predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
+        },
+        stream,
+        passed,
+        routing,
+      );
+      const messageId = `msg_${randomBytes(12).toString('hex')}`;
+      if (stream) {
+        usage = await relaySse(koa, call, MESSAGES_SSE, new MessagesStream(messageId, body.model, deps.seal), service.name);
+      } else {
+        const answer = await collectAnswer(call, service.name);
+        const defaults: AnswerDefaults = {
+          id: messageId,
+          created: Math.floor(Date.now() / 1000),
+          model: body.model,
+          object: 'chat.completion',
+          includeUsage: false,
+        };
+        const json = answer.whole ?? mergeChunks(answer.parts, defaults);
+        const completion = parseJsonObject(json);
+        if (!completion)
+          throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: service.name, reason: 'the chat answer is not a JSON object' } });
+        koa.body = messageFromChat(completion, messageId, body.model, deps.seal);
+        usage = findUsage(json);
+      }
+      deps.logUsage(koa, caller, body.model, usage, 'messages');
+    }),
+  );
+
+  router.post(
+    route('messages/count_tokens'),
+    anthropicRoute,
+    ctx.admission.request(chatRequest(ctx, checkCount), async (koa, { caller, raw: { text }, body, target: { id, service } }) => {
+      const passed = passedHeaders(koa);
+      let request: string;
+      if (service.family === 'anthropic') {
+        request = nativeMessagesBody(body, text);
+      } else {
+        const chat = toChatRequest(body, thinkingCheck(deps.seal));
+        const model = id.model ?? service.defaultModel;
+        request = JSON.stringify({
+          ...(model !== undefined ? { model } : {}),
+          messages: chat.messages,
+          ...(chat.tools ? { tools: chat.tools } : {}),
+        });
+      }
+      koa.body = await countTokens(ctx, koa, caller, service, request, passed);
+    }),
+  );
 }
 
 /** A thinking block goes back to the engine when its signature is this gateway's. */
-const thinkingCheck = (seal: ReasoningSeal): ThinkingCheck => (block) => typeof block.thinking === 'string' && seal.verify(block.thinking, block.signature);
+const thinkingCheck =
+  (seal: ReasoningSeal): ThinkingCheck =>
+  (block) =>
+    typeof block.thinking === 'string' && seal.verify(block.thinking, block.signature);

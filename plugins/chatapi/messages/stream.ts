@@ -40,7 +40,16 @@ export class MessagesStream {
   #start(): string {
     if (this.#started) return '';
     this.#started = true;
-    const message = { id: this.#id, type: 'message', role: 'assistant', model: this.#model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } };
+    const message = {
+      id: this.#id,
+      type: 'message',
+      role: 'assistant',
+      model: this.#model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 0, output_tokens: 0 },
+    };
     // Anthropic sends a ping early in every stream; clients skip it, proxies see the stream is alive.
     return this.#event('message_start', { message }) + this.#event('ping', {});
   }
@@ -49,7 +58,11 @@ export class MessagesStream {
     if (this.#open < 0) return '';
     let out = '';
     // A thinking block's signature goes in a signature_delta just before its stop, as Anthropic sends it.
-    if (this.#openKind === 'thinking') out += this.#event('content_block_delta', { index: this.#open, delta: { type: 'signature_delta', signature: this.#seal!.sign(this.#thinking) } });
+    if (this.#openKind === 'thinking')
+      out += this.#event('content_block_delta', {
+        index: this.#open,
+        delta: { type: 'signature_delta', signature: this.#seal!.sign(this.#thinking) },
+      });
     out += this.#event('content_block_stop', { index: this.#open });
     this.#open = -1;
     this.#openKind = undefined;
@@ -96,7 +109,10 @@ export class MessagesStream {
         this.#calls.set(index, block);
         this.#open = block;
         this.#openKind = 'tool_use';
-        out += this.#event('content_block_start', { index: block, content_block: { type: 'tool_use', id: fragment.id, name: fn.name ?? '', input: {} } });
+        out += this.#event('content_block_start', {
+          index: block,
+          content_block: { type: 'tool_use', id: fragment.id, name: fn.name ?? '', input: {} },
+        });
       }
       if (typeof fn.arguments === 'string' && fn.arguments && block === this.#open) {
         out += this.#event('content_block_delta', { index: block, delta: { type: 'input_json_delta', partial_json: fn.arguments } });

@@ -32,7 +32,13 @@ export function wantsEncryptedReasoning(head: ResponseHead): boolean {
 /** The engine's reasoning as a `reasoning` item: its text as a summary part, sealed when asked. */
 export function reasoningItem(head: ResponseHead, id: string, text: string, status: string): Json {
   const sealed = head.seal && wantsEncryptedReasoning(head) ? head.seal.seal(text) : undefined;
-  return { id, type: 'reasoning', status, summary: text ? [{ type: 'summary_text', text }] : [], ...(sealed ? { encrypted_content: sealed } : {}) };
+  return {
+    id,
+    type: 'reasoning',
+    status,
+    summary: text ? [{ type: 'summary_text', text }] : [],
+    ...(sealed ? { encrypted_content: sealed } : {}),
+  };
 }
 
 /** The response without output, in the state `status`: what `response.created` carries. */
@@ -120,7 +126,9 @@ export const customToolCallItem = (id: string, callId: string, name: string, inp
 
 /** A chat tool call as its Responses item: a `function_call`, or a `custom_tool_call` for a custom tool. */
 export function toolCallItem(id: string, callId: string, tool: ResponsesToolName, args: string, status: string): Json {
-  return tool.custom ? customToolCallItem(id, callId, tool.name, customInput(args), status) : functionCallItem(id, callId, tool.name, args, status, tool.namespace);
+  return tool.custom
+    ? customToolCallItem(id, callId, tool.name, customInput(args), status)
+    : functionCallItem(id, callId, tool.name, args, status, tool.namespace);
 }
 
 /** A complete `chat.completion` as the finished response. */
@@ -135,12 +143,21 @@ export function responseFromChat(head: ResponseHead, completion: Json): Json {
   const refusal = typeof message.refusal === 'string' && message.refusal ? message.refusal : undefined;
   // An empty answer is still one (empty) message, as OpenAI sends it.
   if (text || (!calls.length && !refusal)) output.push(messageItem(newId('msg'), text, 'completed'));
-  if (refusal) output.push({ id: newId('msg'), type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'refusal', refusal }] });
+  if (refusal)
+    output.push({ id: newId('msg'), type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'refusal', refusal }] });
   for (const call of calls) {
     if (!isObject(call)) continue;
     const fn = isObject(call.function) ? call.function : {};
     const tool = head.names?.toResponses(String(fn.name ?? '')) ?? { name: String(fn.name ?? '') };
-    output.push(toolCallItem(newId(tool.custom ? 'ctc' : 'fc'), String(call.id ?? newId('fc')), tool, typeof fn.arguments === 'string' ? fn.arguments : '{}', 'completed'));
+    output.push(
+      toolCallItem(
+        newId(tool.custom ? 'ctc' : 'fc'),
+        String(call.id ?? newId('fc')),
+        tool,
+        typeof fn.arguments === 'string' ? fn.arguments : '{}',
+        'completed',
+      ),
+    );
   }
   return { ...responseShell(head, 'completed'), ...finishStatus(choice.finish_reason), output, usage: responsesUsage(completion.usage) };
 }
@@ -155,7 +172,11 @@ export function outputAsMessages(output: readonly Json[], names?: ToolNames): Js
     else if (item.type === 'message' && Array.isArray(item.content)) {
       for (const part of item.content) if (isObject(part) && part.type === 'output_text') text += String(part.text ?? '');
     } else if (item.type === 'function_call') {
-      calls.push({ id: item.call_id, type: 'function', function: { name: names ? names.toChat(String(item.name), item.namespace) : item.name, arguments: item.arguments } });
+      calls.push({
+        id: item.call_id,
+        type: 'function',
+        function: { name: names ? names.toChat(String(item.name), item.namespace) : item.name, arguments: item.arguments },
+      });
     } else if (item.type === 'custom_tool_call') {
       calls.push(customCallAsChat(item));
     }

@@ -37,14 +37,22 @@ export const NATIVE_RESPONSES_SSE: SseFormat<NativeStreamState> = {
     const response = parseJsonObject(json);
     if (!response) return '';
     state.terminated = true;
-    const type = response.status === 'incomplete' ? 'response.incomplete' : response.status === 'failed' ? 'response.failed' : 'response.completed';
+    const type =
+      response.status === 'incomplete' ? 'response.incomplete' : response.status === 'failed' ? 'response.failed' : 'response.completed';
     return named(type, JSON.stringify({ type, sequence_number: state.sequence++, response }));
   },
   error(err: GatewayError, state) {
     const message = err.expose ? err.message : 'Internal gateway error';
     const code = err.upstream?.code ?? err.code;
     const param = err.upstream ? err.upstream.param : err.param;
-    const data = { type: 'error', sequence_number: state.sequence++, code, message, param, error: { type: err.upstream?.type ?? err.type, code, message, param } };
+    const data = {
+      type: 'error',
+      sequence_number: state.sequence++,
+      code,
+      message,
+      param,
+      error: { type: err.upstream?.type ?? err.type, code, message, param },
+    };
     return named('error', JSON.stringify(data));
   },
   end: '',

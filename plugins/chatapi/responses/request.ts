@@ -83,7 +83,8 @@ function toResponseFormat(format: Json): Json {
 /** The input as items with ids: a string is one user message; items keep their fields. */
 export function normaliseInput(input: ResponsesBody['input']): Json[] {
   if (input === undefined || input === null) return [];
-  if (typeof input === 'string') return [{ id: newId('msg'), type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: input }] }];
+  if (typeof input === 'string')
+    return [{ id: newId('msg'), type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: input }] }];
   return input.map((raw, index) => normaliseItem(raw as Json, index));
 }
 
@@ -92,27 +93,43 @@ function normaliseItem(item: Json, index: number): Json {
   switch (type) {
     case 'message': {
       if (typeof item.role !== 'string') throw invalid(`input[${index}].role`, 'is required');
-      const content = typeof item.content === 'string'
-        ? [{ type: item.role === 'assistant' ? 'output_text' : 'input_text', text: item.content }]
-        : item.content;
+      const content =
+        typeof item.content === 'string'
+          ? [{ type: item.role === 'assistant' ? 'output_text' : 'input_text', text: item.content }]
+          : item.content;
       if (!Array.isArray(content)) throw invalid(`input[${index}].content`, 'must be a string or a list of content parts');
       return { ...item, type, id: typeof item.id === 'string' ? item.id : newId('msg'), status: item.status ?? 'completed', content };
     }
     case 'function_call':
-      if (typeof item.call_id !== 'string' || typeof item.name !== 'string') throw invalid(`input[${index}]`, 'a function_call needs call_id and name');
-      return { ...item, id: typeof item.id === 'string' ? item.id : newId('fc'), arguments: typeof item.arguments === 'string' ? item.arguments : '{}', status: item.status ?? 'completed' };
+      if (typeof item.call_id !== 'string' || typeof item.name !== 'string')
+        throw invalid(`input[${index}]`, 'a function_call needs call_id and name');
+      return {
+        ...item,
+        id: typeof item.id === 'string' ? item.id : newId('fc'),
+        arguments: typeof item.arguments === 'string' ? item.arguments : '{}',
+        status: item.status ?? 'completed',
+      };
     case 'function_call_output':
     case 'custom_tool_call_output':
       if (typeof item.call_id !== 'string') throw invalid(`input[${index}].call_id`, 'is required');
       return { ...item, id: typeof item.id === 'string' ? item.id : newId('fco'), status: item.status ?? 'completed' };
     case 'custom_tool_call':
-      if (typeof item.call_id !== 'string' || typeof item.name !== 'string') throw invalid(`input[${index}]`, 'a custom_tool_call needs call_id and name');
-      return { ...item, id: typeof item.id === 'string' ? item.id : newId('ctc'), input: typeof item.input === 'string' ? item.input : '', status: item.status ?? 'completed' };
+      if (typeof item.call_id !== 'string' || typeof item.name !== 'string')
+        throw invalid(`input[${index}]`, 'a custom_tool_call needs call_id and name');
+      return {
+        ...item,
+        id: typeof item.id === 'string' ? item.id : newId('ctc'),
+        input: typeof item.input === 'string' ? item.input : '',
+        status: item.status ?? 'completed',
+      };
     case 'reasoning':
       // Reasoning of an earlier answer: it goes back to the engine with the assistant turn it led to.
       return { ...item, id: typeof item.id === 'string' ? item.id : newId('rs') };
     default:
-      throw invalid(`input[${index}].type`, `'${String(type)}' is not supported here (message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning)`);
+      throw invalid(
+        `input[${index}].type`,
+        `'${String(type)}' is not supported here (message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning)`,
+      );
   }
 }
 
@@ -133,7 +150,14 @@ export function itemsToMessages(items: readonly Json[], names: ToolNames, seal?:
       const message = messageOf(item);
       messages.push(message.role === 'assistant' ? assistantTurn(message) : message);
     } else if (item.type === 'function_call' || item.type === 'custom_tool_call') {
-      const call = item.type === 'custom_tool_call' ? customCallAsChat(item) : { id: item.call_id, type: 'function', function: { name: names.toChat(String(item.name), item.namespace), arguments: item.arguments } };
+      const call =
+        item.type === 'custom_tool_call'
+          ? customCallAsChat(item)
+          : {
+              id: item.call_id,
+              type: 'function',
+              function: { name: names.toChat(String(item.name), item.namespace), arguments: item.arguments },
+            };
       const last = messages.at(-1);
       if (last?.role === 'assistant') {
         if (Array.isArray(last.tool_calls)) (last.tool_calls as unknown[]).push(call);

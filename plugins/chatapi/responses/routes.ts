@@ -52,78 +52,125 @@ export const DROPPED_TOOLS_HEADER = 'x-gateway-dropped-tools';
 export function mountResponses(router: Router, deps: ResponsesDeps): void {
   const { ctx, route } = deps;
 
-  router.post(route('responses'), ctx.admission.request(chatRequest(ctx, checkBody), async (koa, { caller, raw: { text }, body, target: { id, service } }) => {
-    const stream = body.stream === true;
-    if (service.nativeResponses) {
-      const call = await openChatCall(ctx, koa, caller, service, { predict: { data: { json: text, dataType: `${ctx.specsUrl}/gpt.json#/ResponsesRequest` } } }, stream, undefined, {
-        affinityKey: affinityKey(service, body.input, sessionKey(koa, body)),
-      });
+  router.post(
+    route('responses'),
+    ctx.admission.request(chatRequest(ctx, checkBody), async (koa, { caller, raw: { text }, body, target: { id, service } }) => {
+      const stream = body.stream === true;
+      if (service.nativeResponses) {
+        const call = await openChatCall(
+          ctx,
+          koa,
+          caller,
+          service,
+          { predict: { data: { json: text, dataType: `${ctx.specsUrl}/gpt.json#/ResponsesRequest` } } },
+          stream,
+          undefined,
+          {
+            affinityKey: affinityKey(service, body.input, sessionKey(koa, body)),
+          },
+        );
+        if (stream) {
+          const usage = await relaySse<NativeStreamState>(
+            koa,
+            call,
+            NATIVE_RESPONSES_SSE,
+            { terminated: false, sequence: 0 },
+            service.name,
+          );
+          deps.logUsage(koa, caller, body.model, usage);
+        } else {
+          const answer = await collectAnswer(call, service.name);
+          const json = answer.whole ?? answer.parts.at(-1)!;
+          koa.type = 'application/json';
+          koa.body = json;
+          deps.logUsage(koa, caller, body.model, findUsage(json));
+        }
+        return;
+      }
+
+      const storing = deps.options.store && body.store !== false;
+      const previous = body.previous_response_id
+        ? await ownStored(deps, caller, body.previous_response_id, 'previous_response_id')
+        : undefined;
+      const { chat, conversation, inputItems, dropped, names } = toChatRequest(body, previous?.conversation, deps.seal);
+      if (dropped.length) {
+        // Hosted tools run at OpenAI; a chat engine has none. Said, not silently lost.
+        koa.set(DROPPED_TOOLS_HEADER, dropped.join(', '));
+        ctx.logger.info({ requestId: koa.state.requestId, model: body.model, dropped }, 'hosted tools dropped: the chat service runs none');
+      }
+      // The JSON of the conversation is what this turn sends and what storing it keeps: measured once.
+      const conversationBytes = previous || storing ? jsonBytes(conversation) : 0;
+      if (previous && conversationBytes > deps.options.maxConversationBytes) {
+        throw gatewayError('RESPONSE_CHAIN_TOO_LONG', {
+          param: 'previous_response_id',
+          args: { id: previous.id, bytes: conversationBytes, limit: deps.options.maxConversationBytes },
+        });
+      }
+      takenOrDropped(ctx, service, id.model, chat);
+      const split = splitRequest(chat, 'chat', id.model ?? service.defaultModel);
+      validateTranslatedConfig(ctx, service, split.configObject, id.model, CHAT_TO_RESPONSES_PARAM);
+      // Refused before the service is called: the answer's bytes count against the next write, as async results do.
+      if (storing) await ctx.pipeline.checkStorage(caller, conversationBytes + jsonBytes(inputItems));
+
+      const types = deps.chatTypes();
+      const call = await openChatCall(
+        ctx,
+        koa,
+        caller,
+        service,
+        {
+          predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
+        },
+        stream,
+        undefined,
+        { affinityKey: affinityKey(service, chat.messages, sessionKey(koa, body)) },
+      );
+      const head: ResponseHead = {
+        id: newId('resp'),
+        createdAt: Math.floor(Date.now() / 1000),
+        model: body.model,
+        body,
+        names,
+        seal: deps.seal,
+        kept: deps.options.store,
+      };
+      let response: Json | undefined;
+      let usage: Usage | undefined;
       if (stream) {
-        const usage = await relaySse<NativeStreamState>(koa, call, NATIVE_RESPONSES_SSE, { terminated: false, sequence: 0 }, service.name);
-        deps.logUsage(koa, caller, body.model, usage);
+        const translator = new ResponsesStream(head);
+        usage = await relaySse(koa, call, RESPONSES_SSE, translator, service.name);
+        response = translator.final?.status === 'failed' ? undefined : translator.final;
       } else {
         const answer = await collectAnswer(call, service.name);
-        const json = answer.whole ?? answer.parts.at(-1)!;
-        koa.type = 'application/json';
-        koa.body = json;
-        deps.logUsage(koa, caller, body.model, findUsage(json));
+        const defaults: AnswerDefaults = {
+          id: head.id,
+          created: head.createdAt,
+          model: body.model,
+          object: 'chat.completion',
+          includeUsage: false,
+        };
+        const json = answer.whole ?? mergeChunks(answer.parts, defaults);
+        const completion = parseJsonObject(json);
+        if (!completion)
+          throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: service.name, reason: 'the chat answer is not a JSON object' } });
+        response = responseFromChat(head, completion);
+        usage = findUsage(json);
+        koa.body = response;
       }
-      return;
-    }
-
-    const storing = deps.options.store && body.store !== false;
-    const previous = body.previous_response_id ? await ownStored(deps, caller, body.previous_response_id, 'previous_response_id') : undefined;
-    const { chat, conversation, inputItems, dropped, names } = toChatRequest(body, previous?.conversation, deps.seal);
-    if (dropped.length) {
-      // Hosted tools run at OpenAI; a chat engine has none. Said, not silently lost.
-      koa.set(DROPPED_TOOLS_HEADER, dropped.join(', '));
-      ctx.logger.info({ requestId: koa.state.requestId, model: body.model, dropped }, 'hosted tools dropped: the chat service runs none');
-    }
-    // The JSON of the conversation is what this turn sends and what storing it keeps: measured once.
-    const conversationBytes = previous || storing ? jsonBytes(conversation) : 0;
-    if (previous && conversationBytes > deps.options.maxConversationBytes) {
-      throw gatewayError('RESPONSE_CHAIN_TOO_LONG', { param: 'previous_response_id', args: { id: previous.id, bytes: conversationBytes, limit: deps.options.maxConversationBytes } });
-    }
-    takenOrDropped(ctx, service, id.model, chat);
-    const split = splitRequest(chat, 'chat', id.model ?? service.defaultModel);
-    validateTranslatedConfig(ctx, service, split.configObject, id.model, CHAT_TO_RESPONSES_PARAM);
-    // Refused before the service is called: the answer's bytes count against the next write, as async results do.
-    if (storing) await ctx.pipeline.checkStorage(caller, conversationBytes + jsonBytes(inputItems));
-
-    const types = deps.chatTypes();
-    const call = await openChatCall(ctx, koa, caller, service, {
-      predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
-    }, stream, undefined, { affinityKey: affinityKey(service, chat.messages, sessionKey(koa, body)) });
-    const head: ResponseHead = { id: newId('resp'), createdAt: Math.floor(Date.now() / 1000), model: body.model, body, names, seal: deps.seal, kept: deps.options.store };
-    let response: Json | undefined;
-    let usage: Usage | undefined;
-    if (stream) {
-      const translator = new ResponsesStream(head);
-      usage = await relaySse(koa, call, RESPONSES_SSE, translator, service.name);
-      response = translator.final?.status === 'failed' ? undefined : translator.final;
-    } else {
-      const answer = await collectAnswer(call, service.name);
-      const defaults: AnswerDefaults = { id: head.id, created: head.createdAt, model: body.model, object: 'chat.completion', includeUsage: false };
-      const json = answer.whole ?? mergeChunks(answer.parts, defaults);
-      const completion = parseJsonObject(json);
-      if (!completion) throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: service.name, reason: 'the chat answer is not a JSON object' } });
-      response = responseFromChat(head, completion);
-      usage = findUsage(json);
-      koa.body = response;
-    }
-    deps.logUsage(koa, caller, body.model, usage);
-    if (response && storing) {
-      const store = await deps.store();
-      await store.put({
-        id: head.id,
-        ownerId: caller.account.id,
-        createdAt: Date.now(),
-        response,
-        inputItems,
-        conversation: [...conversation, ...outputAsMessages(response.output as Json[], names)],
-      });
-    }
-  }));
+      deps.logUsage(koa, caller, body.model, usage);
+      if (response && storing) {
+        const store = await deps.store();
+        await store.put({
+          id: head.id,
+          ownerId: caller.account.id,
+          createdAt: Date.now(),
+          response,
+          inputItems,
+          conversation: [...conversation, ...outputAsMessages(response.output as Json[], names)],
+        });
+      }
+    }),
+  );
 
   const reader = ctx.admission.callerWith(CHAT_KEY, 'READ_DATA');
   router.get(route('responses/:id'), reader, async (koa) => {
@@ -149,7 +196,8 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
 /** A stored response of the caller; another account's is as missing as an unknown id (404). */
 async function ownStored(deps: ResponsesDeps, caller: Caller, id: string, param = 'id') {
   const stored = await (await deps.store()).get(id);
-  if (!stored || stored.ownerId !== caller.account.id) throw gatewayError('ENTITY_NOT_FOUND_BY_ID', { param, args: { entity: 'response', id } });
+  if (!stored || stored.ownerId !== caller.account.id)
+    throw gatewayError('ENTITY_NOT_FOUND_BY_ID', { param, args: { entity: 'response', id } });
   return stored;
 }
 

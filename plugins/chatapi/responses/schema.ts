@@ -28,10 +28,7 @@ export const RESPONSES_BODY = {
   properties: {
     model: { type: 'string', minLength: 1 },
     input: {
-      anyOf: [
-        { type: 'string' },
-        { type: 'array', maxItems: 10_000, items: { type: 'object' } },
-      ],
+      anyOf: [{ type: 'string' }, { type: 'array', maxItems: 10_000, items: { type: 'object' } }],
     },
     instructions: { type: ['string', 'null'] },
     stream: { type: ['boolean', 'null'] },

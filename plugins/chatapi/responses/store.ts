@@ -65,7 +65,13 @@ interface ResponseDoc {
   conversation: string;
 }
 
-export const RESPONSES: CollectionSpec = { name: 'chatResponses', indexes: [{ name: 'owner_created', fields: ['ownerId', 'createdAt'] }, { name: 'created', fields: ['createdAt'] }] };
+export const RESPONSES: CollectionSpec = {
+  name: 'chatResponses',
+  indexes: [
+    { name: 'owner_created', fields: ['ownerId', 'createdAt'] },
+    { name: 'created', fields: ['createdAt'] },
+  ],
+};
 
 /**
  * Stored responses on the store port (embedded, MongoDB or memory), shared by every process on the

@@ -8,7 +8,19 @@
 import type { GatewayError } from '../../../core/plugins/index.js';
 import { isJsonObject as isObject, parseJsonObject, type JsonObject as Json } from '../../_shared/openai/json-object.js';
 import type { SseFormat } from '../../_shared/openai/relay.js';
-import { customToolCallItem, finishStatus, functionCallItem, messageItem, reasoningItem, responseFromChat, responseShell, responsesUsage, summaryText, toolCallItem, type ResponseHead } from './answer.js';
+import {
+  customToolCallItem,
+  finishStatus,
+  functionCallItem,
+  messageItem,
+  reasoningItem,
+  responseFromChat,
+  responseShell,
+  responsesUsage,
+  summaryText,
+  toolCallItem,
+  type ResponseHead,
+} from './answer.js';
 import { customInput } from './tools.js';
 import { reasoningOf } from '../../_shared/openai/reasoning-seal.js';
 import { newId } from './ids.js';
@@ -95,11 +107,24 @@ export class ResponsesStream {
       out += this.#close();
       const item: Json = { id: newId('rs'), type: 'reasoning', summary: [] };
       out += this.#add(item);
-      out += this.#event('response.reasoning_summary_part.added', { item_id: item.id, output_index: this.#open!.outputIndex, summary_index: 0, part: { type: 'summary_text', text: '' } });
+      out += this.#event('response.reasoning_summary_part.added', {
+        item_id: item.id,
+        output_index: this.#open!.outputIndex,
+        summary_index: 0,
+        part: { type: 'summary_text', text: '' },
+      });
     }
     const open = this.#open!;
     open.value += text;
-    return out + this.#event('response.reasoning_summary_text.delta', { item_id: open.item.id, output_index: open.outputIndex, summary_index: 0, delta: text });
+    return (
+      out +
+      this.#event('response.reasoning_summary_text.delta', {
+        item_id: open.item.id,
+        output_index: open.outputIndex,
+        summary_index: 0,
+        delta: text,
+      })
+    );
   }
 
   #text(text: string, force = false): string {
@@ -109,11 +134,23 @@ export class ResponsesStream {
       const item = messageItem(newId('msg'), '', 'in_progress');
       item.content = [];
       out += this.#add(item);
-      out += this.#event('response.content_part.added', { item_id: item.id, output_index: this.#open!.outputIndex, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
+      out += this.#event('response.content_part.added', {
+        item_id: item.id,
+        output_index: this.#open!.outputIndex,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
+      });
     }
     const open = this.#open!;
     open.value += text;
-    if (text || force) out += this.#event('response.output_text.delta', { item_id: open.item.id, output_index: open.outputIndex, content_index: 0, delta: text, logprobs: [] });
+    if (text || force)
+      out += this.#event('response.output_text.delta', {
+        item_id: open.item.id,
+        output_index: open.outputIndex,
+        content_index: 0,
+        delta: text,
+        logprobs: [],
+      });
     return out;
   }
 
@@ -124,8 +161,16 @@ export class ResponsesStream {
     let target = this.#calls.get(index);
     if (!target || (typeof fragment.id === 'string' && fragment.id !== target.item.call_id)) {
       out += this.#close();
-      const mapped = this.head.names?.toResponses(typeof fn.name === 'string' ? fn.name : '') ?? { name: typeof fn.name === 'string' ? fn.name : '' };
-      const item = toolCallItem(newId(mapped.custom ? 'ctc' : 'fc'), typeof fragment.id === 'string' ? fragment.id : newId('fc'), mapped, '', 'in_progress');
+      const mapped = this.head.names?.toResponses(typeof fn.name === 'string' ? fn.name : '') ?? {
+        name: typeof fn.name === 'string' ? fn.name : '',
+      };
+      const item = toolCallItem(
+        newId(mapped.custom ? 'ctc' : 'fc'),
+        typeof fragment.id === 'string' ? fragment.id : newId('fc'),
+        mapped,
+        '',
+        'in_progress',
+      );
       out += this.#add(item);
       target = this.#open!;
       this.#calls.set(index, target);
@@ -136,7 +181,12 @@ export class ResponsesStream {
       // are closed one after another. Services send them in order, so this keeps what came.
       target.value += args;
       // A custom tool's input is the string inside the arguments' JSON: it is sent whole when the call closes.
-      if (target === this.#open && target.item.type === 'function_call') out += this.#event('response.function_call_arguments.delta', { item_id: target.item.id, output_index: target.outputIndex, delta: args });
+      if (target === this.#open && target.item.type === 'function_call')
+        out += this.#event('response.function_call_arguments.delta', {
+          item_id: target.item.id,
+          output_index: target.outputIndex,
+          delta: args,
+        });
     }
     return out;
   }
@@ -158,12 +208,23 @@ export class ResponsesStream {
     let done: Json;
     if (item.type === 'reasoning') {
       const part = { type: 'summary_text', text: value };
-      out += this.#event('response.reasoning_summary_text.done', { item_id: item.id, output_index: outputIndex, summary_index: 0, text: value });
+      out += this.#event('response.reasoning_summary_text.done', {
+        item_id: item.id,
+        output_index: outputIndex,
+        summary_index: 0,
+        text: value,
+      });
       out += this.#event('response.reasoning_summary_part.done', { item_id: item.id, output_index: outputIndex, summary_index: 0, part });
       done = { ...reasoningItem(this.head, String(item.id), value, 'completed') };
     } else if (item.type === 'message') {
       const part = { type: 'output_text', text: value, annotations: [], logprobs: [] };
-      out += this.#event('response.output_text.done', { item_id: item.id, output_index: outputIndex, content_index: 0, text: value, logprobs: [] });
+      out += this.#event('response.output_text.done', {
+        item_id: item.id,
+        output_index: outputIndex,
+        content_index: 0,
+        text: value,
+        logprobs: [],
+      });
       out += this.#event('response.content_part.done', { item_id: item.id, output_index: outputIndex, content_index: 0, part });
       done = messageItem(String(item.id), value, 'completed');
     } else if (item.type === 'custom_tool_call') {
@@ -202,7 +263,12 @@ export class ResponsesStream {
     const param = err.upstream ? err.upstream.param : err.param;
     const type = err.upstream?.type ?? err.type;
     out += this.#event('error', { code, message, param, error: { type, code, message, param } });
-    this.final = { ...responseShell(this.head, 'failed'), error: { code, message }, output: this.#output, usage: responsesUsage(this.#usage) };
+    this.final = {
+      ...responseShell(this.head, 'failed'),
+      error: { code, message },
+      output: this.#output,
+      usage: responsesUsage(this.#usage),
+    };
     return out + this.#event('response.failed', { response: this.final });
   }
 }

@@ -50,7 +50,11 @@ export function toChatTools(tools: readonly unknown[] | undefined): ChatTools {
       if (typeof t.name !== 'string' || !t.name) throw invalid(`tools[${index}].name`, 'is required');
       const inner = Array.isArray(t.tools) ? t.tools : [];
       inner.forEach((fn, j) => {
-        if (!isObject(fn) || fn.type !== 'function') throw invalid(`tools[${index}].tools[${j}].type`, `'${String(isObject(fn) ? fn.type : fn)}' is not supported in a namespace for chat services: function tools only`);
+        if (!isObject(fn) || fn.type !== 'function')
+          throw invalid(
+            `tools[${index}].tools[${j}].type`,
+            `'${String(isObject(fn) ? fn.type : fn)}' is not supported in a namespace for chat services: function tools only`,
+          );
         flat.push({ fn, namespace: t.name as string, param: `tools[${index}].tools[${j}]` });
       });
     } else if (t.type === 'custom') {
@@ -72,10 +76,13 @@ export function toChatTools(tools: readonly unknown[] | undefined): ChatTools {
     if (fn.strict !== undefined && fn.strict !== null) chat.strict = fn.strict;
     return { type: 'function', function: chat };
   });
-  const names: ToolNames = back.size === 0 ? PLAIN : {
-    toResponses: (name) => back.get(name) ?? { name },
-    toChat: (name, namespace) => (typeof namespace === 'string' && namespace ? chatName(name, namespace) : name),
-  };
+  const names: ToolNames =
+    back.size === 0
+      ? PLAIN
+      : {
+          toResponses: (name) => back.get(name) ?? { name },
+          toChat: (name, namespace) => (typeof namespace === 'string' && namespace ? chatName(name, namespace) : name),
+        };
   return { tools: out, dropped, names };
 }
 
@@ -121,8 +128,12 @@ export const customCallAsChat = (item: Json): Json => ({
 export function toChatToolChoice(choice: unknown, names: ToolNames): unknown {
   if (typeof choice === 'string') return choice;
   if (!isObject(choice)) throw invalid('tool_choice', 'must be a string or an object');
-  if (choice.type === 'function' && typeof choice.name === 'string') return { type: 'function', function: { name: names.toChat(choice.name, choice.namespace) } };
+  if (choice.type === 'function' && typeof choice.name === 'string')
+    return { type: 'function', function: { name: names.toChat(choice.name, choice.namespace) } };
   if (choice.type === 'custom' && typeof choice.name === 'string') return { type: 'function', function: { name: choice.name } };
   if (choice.type === 'allowed_tools') return choice.mode === 'required' ? 'required' : 'auto';
-  throw invalid('tool_choice.type', `'${String(choice.type)}' cannot be forced on a chat service, which runs no hosted tools: use none, auto, required or a function`);
+  throw invalid(
+    'tool_choice.type',
+    `'${String(choice.type)}' cannot be forced on a chat service, which runs no hosted tools: use none, auto, required or a function`,
+  );
 }

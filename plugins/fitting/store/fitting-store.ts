@@ -85,7 +85,11 @@ export interface JobError {
 }
 
 /** A job's error from a thrown GatewayError; an internal one keeps only the generic text, as HTTP does. */
-export const jobErrorOf = (err: GatewayError): JobError => ({ status: err.status, code: err.code, message: err.expose ? err.message : 'Internal gateway error' });
+export const jobErrorOf = (err: GatewayError): JobError => ({
+  status: err.status,
+  code: err.code,
+  message: err.expose ? err.message : 'Internal gateway error',
+});
 
 export interface NewJob {
   /** From `nextId('job')`: an int64 number, as the platform's API and its public SDK's client expect. */
@@ -200,4 +204,6 @@ export const nameTaken = (name: string) =>
 
 /** 409: the derived service already has a PENDING or RUNNING job. */
 export const activeJobConflict = (jobId: number) =>
-  gatewayError('CONFLICT', { args: { reason: `A fitting job of this service is already running (job ${jobId}); wait for it or cancel it` } });
+  gatewayError('CONFLICT', {
+    args: { reason: `A fitting job of this service is already running (job ${jobId}); wait for it or cancel it` },
+  });

@@ -74,8 +74,13 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         for (const ss of rs.scope_spans ?? []) {
           for (const s of ss.spans ?? []) {
             spans.push({
-              traceId: hex(s.trace_id), spanId: hex(s.span_id), parentSpanId: hex(s.parent_span_id), name: s.name,
-              attributes: attributesOf(s.attributes), events: (s.events ?? []).map((e: any) => e.name), serviceName,
+              traceId: hex(s.trace_id),
+              spanId: hex(s.span_id),
+              parentSpanId: hex(s.parent_span_id),
+              name: s.name,
+              attributes: attributesOf(s.attributes),
+              events: (s.events ?? []).map((e: any) => e.name),
+              serviceName,
             });
           }
         }

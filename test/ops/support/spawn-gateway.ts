@@ -28,12 +28,13 @@ export function spawnGateway(config: Record<string, unknown>): Promise<GatewayPr
       const { httpUrl } = JSON.parse(line) as { httpUrl: string };
       resolve({
         httpUrl,
-        stop: () => new Promise<void>((done) => {
-          if (child.exitCode !== null) return done();
-          child.once('exit', () => done());
-          child.stdin!.end();
-          setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
-        }),
+        stop: () =>
+          new Promise<void>((done) => {
+            if (child.exitCode !== null) return done();
+            child.once('exit', () => done());
+            child.stdin!.end();
+            setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+          }),
       });
     });
   });

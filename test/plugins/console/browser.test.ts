@@ -338,7 +338,11 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     await page.reload();
     await page.waitForSelector('nav');
     await open('Async tasks', 'Async tasks');
-    await page.waitForFunction((id) => document.querySelector(`tr[data-task="${id}"]`)?.textContent?.includes('CANCELED'), { timeout: 10_000 }, taskId);
+    await page.waitForFunction(
+      (id) => document.querySelector(`tr[data-task="${id}"]`)?.textContent?.includes('CANCELED'),
+      { timeout: 10_000 },
+      taskId,
+    );
   });
 
   it('playground: streams a chat answer with the session, and shows the request as curl and OpenAI SDK code reading $GATEWAY_API_KEY', async () => {
@@ -545,9 +549,16 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
       expect(await shown(other)).toBe(await shown(page));
       const next = (await shown(page)) === 'demo' ? 'acme' : 'demo';
       await page.select('select[aria-label=Account]', next);
-      await other.waitForFunction((name) => (document.querySelector('select[aria-label=Account]') as HTMLSelectElement | null)?.value === name, { timeout: 5000 }, next);
+      await other.waitForFunction(
+        (name) => (document.querySelector('select[aria-label=Account]') as HTMLSelectElement | null)?.value === name,
+        { timeout: 5000 },
+        next,
+      );
       await page.select('select[aria-label=Account]', 'acme');
-      await other.waitForFunction(() => (document.querySelector('select[aria-label=Account]') as HTMLSelectElement | null)?.value === 'acme', { timeout: 5000 });
+      await other.waitForFunction(
+        () => (document.querySelector('select[aria-label=Account]') as HTMLSelectElement | null)?.value === 'acme',
+        { timeout: 5000 },
+      );
     } finally {
       await other.close();
     }

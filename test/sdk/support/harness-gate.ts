@@ -124,7 +124,10 @@ export class HarnessStream {
 
 /** Scripted answers of the client calls. */
 export interface ClientScript {
-  process?: (request: ClientRequestProto, call: grpc.ServerUnaryCall<ClientRequestProto, ClientResponseProto>) => ClientResponseProto | Promise<ClientResponseProto> | 'never';
+  process?: (
+    request: ClientRequestProto,
+    call: grpc.ServerUnaryCall<ClientRequestProto, ClientResponseProto>,
+  ) => ClientResponseProto | Promise<ClientResponseProto> | 'never';
   processResponseStream?: (request: ClientRequestProto) => ClientResponseProto[] | AsyncIterable<ClientResponseProto>;
   /** Gets every request of the stream and writes answers through `write`; the stream ends when it returns. */
   processStream?: (requests: AsyncIterable<ClientRequestProto>, write: (response: ClientResponseProto) => void) => Promise<void>;
@@ -233,7 +236,9 @@ export class HarnessGate {
     };
     server.addService(gateServiceDefinition(), impl);
     const port = await new Promise<number>((resolve, reject) => {
-      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, boundPort) => (err ? reject(err) : resolve(boundPort)));
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, boundPort) =>
+        err ? reject(err) : resolve(boundPort),
+      );
     });
     gate = new HarnessGate(server, port, options);
     return gate;

@@ -4,10 +4,12 @@ import type { HarnessGate } from './harness-gate.js';
 /** Collects log lines; prints them too when SDK_TEST_LOG is set. */
 export function testLogger(): SdkLogger & { lines: { level: string; args: unknown[] }[] } {
   const lines: { level: string; args: unknown[] }[] = [];
-  const at = (level: string) => (...args: unknown[]) => {
-    lines.push({ level, args });
-    if (process.env.SDK_TEST_LOG) console.log(level, ...args);
-  };
+  const at =
+    (level: string) =>
+    (...args: unknown[]) => {
+      lines.push({ level, args });
+      if (process.env.SDK_TEST_LOG) console.log(level, ...args);
+    };
   return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
