@@ -160,8 +160,11 @@ export interface EarlyChecks {
  * what the peer still sends is dropped as it arrives, paced by `pacer` (grpc-js's reader is detached,
  * so the message is never gathered into a buffer: that 4 MiB buffer per message, and the garbage
  * collection it caused, was most of an attacker's cost), and `answer` goes once the peer has finished
- * sending, or after a bound. Answering while the peer still sends made Node's HTTP/2 server refuse
- * the connection's other streams (ENHANCE_YOUR_CALM), and a reset can overtake a status.
+ * sending, or after a bound: a status sent while the peer still sends can be overtaken by a reset.
+ * Answering at once was tried (2026-11-26): four tests of test/security then saw their sessions end
+ * with CANCEL and calls that never ended. (This comment once blamed Node's HTTP/2 server refusing the
+ * connection's other streams, ENHANCE_YOUR_CALM; that was the attacking client's own session-memory
+ * cap, bench/lib/raw-grpc-call.ts.)
  */
 function dropRestThenAnswer(stream: http2.Http2Stream, pacer: StreamPacer, answer: () => void): void {
   let lastData = performance.now();
