@@ -11,10 +11,8 @@ import type { GatewayConfig } from '../config/types.js';
 import { BootError } from '../errors.js';
 import type { Logger } from '../observe/logger.js';
 import { DocTaskStore } from '../tasks/doc-task-store.js';
-import { openMongoConnection } from '../tasks/mongo-connection.js';
 import { DAY_MS, type TaskStore } from '../tasks/task-store.js';
 import { MemoryDocStore } from './memory-docs.js';
-import { MongoDocStore } from './mongo-docs.js';
 import type { DocStore, StoreHome } from './port.js';
 import { migrate } from './schema.js';
 import { Sweeper } from './sweeper.js';
@@ -72,6 +70,11 @@ async function openHome(config: GatewayConfig['store'], logger: Logger): Promise
       'store.mongodbUri: required when store.kind is mongodb',
     ]);
   }
+  // The MongoDB home and its driver load only for it (mongo-connection.ts says what they cost).
+  const [{ openMongoConnection }, { MongoDocStore }] = await Promise.all([
+    import('../tasks/mongo-connection.js'),
+    import('./mongo-docs.js'),
+  ]);
   const connection = await openMongoConnection(config.mongodbUri, logger);
   logger.info('storage: MongoDB');
   return { docs: new MongoDocStore(connection, logger), connection };

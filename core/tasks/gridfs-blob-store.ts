@@ -1,18 +1,20 @@
 /** Large task payloads in GridFS (`<bucketName>.files` / `<bucketName>.chunks`). */
-import mongoose, { type Connection } from 'mongoose';
+import type { Connection, mongo } from 'mongoose';
 import type { BlobRead, BlobStore } from '../storage/port.js';
 import { connectionDb } from './mongo-connection.js';
 
-const { GridFSBucket, ObjectId } = mongoose.mongo;
-
 export class GridFsBlobStore implements BlobStore {
-  readonly bucket: mongoose.mongo.GridFSBucket;
+  readonly bucket: mongo.GridFSBucket;
+  /** The driver's ObjectId, from the connection's mongoose: this module loads no driver of its own (mongo-connection.ts says why). */
+  readonly #ObjectId: typeof mongo.ObjectId;
 
   constructor(
     connection: Connection,
     readonly bucketName: string,
   ) {
+    const { GridFSBucket, ObjectId } = connection.base.mongo;
     this.bucket = new GridFSBucket(connectionDb(connection), { bucketName });
+    this.#ObjectId = ObjectId;
   }
 
   async put(name: string, data: Buffer, metadata: Record<string, string>): Promise<string> {
@@ -26,8 +28,8 @@ export class GridFsBlobStore implements BlobStore {
   }
 
   async read(ref: string): Promise<BlobRead> {
-    if (!ObjectId.isValid(ref)) return { kind: 'corrupted' };
-    const id = new ObjectId(ref);
+    if (!this.#ObjectId.isValid(ref)) return { kind: 'corrupted' };
+    const id = new this.#ObjectId(ref);
     const [file] = await this.bucket.find({ _id: id }, { limit: 1 }).toArray();
     if (!file) return { kind: 'missing' };
     try {
@@ -40,9 +42,9 @@ export class GridFsBlobStore implements BlobStore {
   }
 
   async delete(ref: string): Promise<void> {
-    if (!ObjectId.isValid(ref)) return;
+    if (!this.#ObjectId.isValid(ref)) return;
     try {
-      await this.bucket.delete(new ObjectId(ref));
+      await this.bucket.delete(new this.#ObjectId(ref));
     } catch (err) {
       if (!/not found/i.test((err as Error).message)) throw err;
     }
