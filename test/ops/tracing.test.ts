@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../core/config/load.js';
 import { createTracing } from '../../core/observe/tracing.js';
 import { CHAT_TOKENS, chatConfigInput } from '../support/chat.js';
+import { demoGatewayLoads } from '../support/demo-modules.js';
 import { eventually, startTestGateway, TEST_KEY, type TestGateway } from '../support/gateway.js';
 import { json, processUnary, rawClient } from '../support/raw-gate-client.js';
 import { startRawModel, type RawModel } from '../support/raw-model.js';
@@ -190,6 +191,18 @@ describe('tracing off', () => {
     expect(config.tracing.otlpEndpoint).toBeUndefined();
     expect(createTracing(config.tracing)).toBeUndefined();
   });
+
+  it('a gateway without an endpoint loads no OpenTelemetry SDK; one with an endpoint does', async () => {
+    // Not @opentelemetry/api: prom-client (the metrics plugin) loads that small package itself.
+    const sdk = [
+      '@opentelemetry/sdk-trace-base',
+      '@opentelemetry/exporter-trace-otlp-proto',
+      '@opentelemetry/resources',
+      '@opentelemetry/core',
+    ];
+    expect(await demoGatewayLoads({}, sdk)).toBe(0);
+    expect(await demoGatewayLoads({ tracing: { otlpEndpoint: 'http://127.0.0.1:9/v1/traces' } }, sdk)).toBeGreaterThan(0);
+  }, 60_000);
 
   it('is turned on by OTEL_EXPORTER_OTLP_ENDPOINT (as a base URL) unless the config names an endpoint', () => {
     const fromEnv = buildConfig(chatConfigInput(), { env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' } });

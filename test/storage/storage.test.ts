@@ -1,10 +1,6 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BootError } from '../../core/errors.js';
@@ -15,6 +11,7 @@ import { MongoDocStore } from '../../core/storage/mongo-docs.js';
 import { SqliteDocStore } from '../../core/storage/sqlite-docs.js';
 import { DocTaskStore } from '../../core/tasks/doc-task-store.js';
 import { Sweeper } from '../../core/storage/sweeper.js';
+import { demoGatewayLoads } from '../support/demo-modules.js';
 import { startTestGateway, testConfigInput } from '../support/gateway.js';
 import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/mongo-server.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
@@ -22,38 +19,8 @@ import { input } from '../tasks/task-store.conformance.js';
 
 const logger = silentLogger();
 let dataDir: string;
+const MONGODB_DRIVER = ['mongoose', 'mongodb', 'bson'];
 
-const TSX_LOADER = createRequire(import.meta.url).resolve('tsx');
-const DEMO = fileURLToPath(new URL('../../examples/demo/gateway.yaml', import.meta.url));
-const core = (path: string) => JSON.stringify(fileURLToPath(new URL(`../../core/${path}`, import.meta.url)));
-
-/**
- * How many modules of the MongoDB driver (mongoose, mongodb, bson) a gateway with the demo's config and
- * plugins has loaded once started on `store`, in a process of its own (this one may have loaded them
- * for other tests).
- */
-async function driverModulesLoadedOn(store: Record<string, unknown>): Promise<number> {
-  const script = `
-    import { createRequire } from 'node:module';
-    import { readFileSync } from 'node:fs';
-    import { dirname } from 'node:path';
-    import { parse } from 'yaml';
-    import { buildConfig } from ${core('config/load.ts')};
-    import { createGateway } from ${core('gateway.ts')};
-    import { silentLogger } from ${core('observe/logger.ts')};
-    const raw = parse(readFileSync(${JSON.stringify(DEMO)}, 'utf8'));
-    raw.server = { ...raw.server, httpPort: 0, grpcPort: 0 };
-    raw.store = { ...raw.store, ...${JSON.stringify(store)} };
-    const gateway = await createGateway(buildConfig(raw, { env: {}, baseDir: dirname(${JSON.stringify(DEMO)}) }), { logger: silentLogger() });
-    await gateway.start();
-    const loaded = Object.keys(createRequire(import.meta.url).cache).filter((k) => ['mongoose', 'mongodb', 'bson'].some((name) => k.includes('/node_modules/' + name + '/')));
-    await gateway.close();
-    console.log(JSON.stringify({ loaded: loaded.length }));`;
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', TSX_LOADER, '--input-type=module', '-e', script], {
-    cwd: fileURLToPath(new URL('../..', import.meta.url)),
-  });
-  return (JSON.parse(stdout.trim().split('\n').pop()!) as { loaded: number }).loaded;
-}
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'gw-store-'));
 });
@@ -86,7 +53,7 @@ describe('openStorage', () => {
   });
 
   it('a gateway on the embedded store loads no MongoDB driver (0.3 s of start-up, 34 MB of RSS and 10 MB of heap)', async () => {
-    expect(await driverModulesLoadedOn({ kind: 'embedded', dataDir: join(dataDir, 'no-driver') })).toBe(0);
+    expect(await demoGatewayLoads({ store: { kind: 'embedded', dataDir: join(dataDir, 'no-driver') } }, MONGODB_DRIVER)).toBe(0);
   }, 60_000);
 
   it('refuses kind mongodb without a URI, naming the config path', async () => {
@@ -165,7 +132,9 @@ describe.skipIf(!requirePrerequisite('openStorage (MongoDB)', mongoPrerequisite(
   });
 
   it('a gateway on MongoDB loads the driver (the check above sees it)', async () => {
-    expect(await driverModulesLoadedOn({ kind: 'mongodb', mongodbUri: server.freshDatabaseUri() })).toBeGreaterThan(0);
+    expect(await demoGatewayLoads({ store: { kind: 'mongodb', mongodbUri: server.freshDatabaseUri() } }, MONGODB_DRIVER)).toBeGreaterThan(
+      0,
+    );
   }, 60_000);
 
   it('a gateway with fitting on MongoDB opens one connection, shared by the task and fitting stores', async () => {
