@@ -13,11 +13,14 @@ const core = (path: string) => JSON.stringify(join(ROOT, 'core', path));
 
 /**
  * How many modules of `packages` (npm package names) a gateway with the demo's config and plugins has
- * loaded once started, with `overrides` merged into the config's top-level sections (its store in a
- * scratch folder unless they name one). In a process of its own: this one may have loaded them for
+ * loaded once started, with `overrides` merged into the config's top-level sections (an array is
+ * appended to the section's list; the store is in a scratch folder unless they name one). In a process of its own: this one may have loaded them for
  * other tests. For the dependencies a gateway loads only when its config uses them.
  */
-export async function demoGatewayLoads(overrides: Record<string, Record<string, unknown>>, packages: readonly string[]): Promise<number> {
+export async function demoGatewayLoads(
+  overrides: Record<string, Record<string, unknown> | unknown[]>,
+  packages: readonly string[],
+): Promise<number> {
   const dataDir = await mkdtemp(join(tmpdir(), 'demo-modules-'));
   const script = `
     import { createRequire } from 'node:module';
@@ -30,7 +33,8 @@ export async function demoGatewayLoads(overrides: Record<string, Record<string, 
     const raw = parse(readFileSync(${JSON.stringify(DEMO)}, 'utf8'));
     raw.server = { ...raw.server, httpPort: 0, grpcPort: 0 };
     raw.store = { ...raw.store, dataDir: ${JSON.stringify(dataDir)} };
-    for (const [section, values] of Object.entries(${JSON.stringify(overrides)})) raw[section] = { ...raw[section], ...values };
+    for (const [section, values] of Object.entries(${JSON.stringify(overrides)}))
+      raw[section] = Array.isArray(values) ? [...(raw[section] ?? []), ...values] : { ...raw[section], ...values };
     const gateway = await createGateway(buildConfig(raw, { env: {}, baseDir: dirname(${JSON.stringify(DEMO)}) }), { logger: silentLogger() });
     await gateway.start();
     const packages = ${JSON.stringify(packages)};
