@@ -33,13 +33,14 @@ import { readSse } from './sse.js';
 import { rootPath, tokenCount, tokenizeRequests, TOKENIZE_PATHS } from './tokenize.js';
 import { AnswerTooLarge, readBoundedText, requestWholeAnswer, type WholeAnswer, type WholeAnswerCall } from './whole-answer.js';
 
+const requireHere = createRequire(import.meta.url);
 /**
- * undici, loaded when the first upstream service builds its pool: the plugin is on in the demo and in
- * most configs, often with no upstream service at all, and undici costs a gateway 0.14 s of start-up
- * and 5 MB of heap. Synchronous, so a service's worker is built as before.
+ * undici, loaded when the first upstream service builds its pool (require keeps it from then on): the
+ * plugin is on in the demo and in most configs, often with no upstream service at all, and undici
+ * costs a gateway 0.14 s of start-up and 5 MB of heap. Synchronous, so a service's worker is built as
+ * before.
  */
-let undici: typeof import('undici') | undefined;
-const loadUndici = () => (undici ??= createRequire(import.meta.url)('undici') as typeof import('undici'));
+const loadUndici = () => requireHere('undici') as typeof import('undici');
 
 export interface UpstreamWorkerOptions {
   readonly service: ServiceEntry;
