@@ -11,7 +11,9 @@ const SLOW = Boolean(process.env.SLOW_TESTS);
 const INCLUDE = SLOW ? ['test/**/*.slow.test.ts'] : ['test/**/*.test.ts'];
 const EXCLUDE = SLOW ? [] : ['test/**/*.slow.test.ts', '**/node_modules/**'];
 /** Files run after all others, each in a fresh process (the `alone` project below). */
-const ALONE = SLOW ? [] : ['test/plugins/async-predict-mongo.test.ts', 'test/sdk/service-lifecycle.test.ts'];
+const ALONE = SLOW
+  ? []
+  : ['test/plugins/async-predict-mongo.test.ts', 'test/sdk/service-lifecycle.test.ts', 'test/gate/sdk-integration.test.ts'];
 
 export default defineConfig({
   resolve: {
@@ -44,6 +46,9 @@ export default defineConfig({
       // the MongoDB async-task suite's reaper and renewal-time cancel came late past their waits
       // (three runs), and an SDK stream meant to be cancelled by its silence timeout was half-closed
       // (one run); both pass alone and in a developer's full run, and what does it was not found.
+      // sdk-integration's stop() test lost its in-flight answer (SERVICE_DISCONNECTED) in one CI run,
+      // and in 3 of 6 runs beside test/ops/shared-limits.test.ts's three gateway processes (also at
+      // 94ffbec, before the session that moved it here); alone it passed 14 of 14. Not yet explained.
       ...(ALONE.length
         ? [{ extends: true as const, test: { name: 'alone', include: ALONE, poolOptions: { forks: { singleFork: true } } } }]
         : []),
