@@ -8,15 +8,7 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import {
-  callerOf,
-  definePlugin,
-  gatewayError,
-  parsedPayload,
-  type Caller,
-  type FallbackTarget,
-  type PluginContext,
-} from '../../core/plugins/index.js';
+import { callerOf, definePlugin, gatewayError, type Caller, type FallbackTarget, type PluginContext } from '../../core/plugins/index.js';
 import { completeAnswer, mergeChunks, wholeAnswerAsEvents, type AnswerDefaults } from '../_shared/openai/answers.js';
 import { CHAT_KEY, chatRequest } from '../_shared/openai/admission.js';
 import { OPENAI_DONE, openAiErrorEvent, openAiEvent } from '../_shared/openai/events.js';
@@ -36,7 +28,7 @@ import { ResponseStoreHolder } from './responses/open-store.js';
 import { mountResponses } from './responses/routes.js';
 import { mountMessages } from './messages/routes.js';
 import { CHAT_BODY, COMPLETIONS_BODY, EMBEDDINGS_BODY, type OpenAiBody } from './schemas.js';
-import { encodeEmbeddings, splitRequest, type Endpoint } from './transform.js';
+import { encodeEmbeddings, predictOf, splitRequest, type Endpoint } from './transform.js';
 
 export type { ChatApiOptions };
 
@@ -106,21 +98,11 @@ function mountChatApi(router: Router, ctx: PluginContext<ChatApiOptions>, respon
 
         const stream = endpoint !== 'embeddings' && body.stream === true;
         const types = dataTypes[endpoint]();
-        const call = await openChatCall(
-          ctx,
-          koa,
-          caller,
-          service,
-          {
-            predict: {
-              data: parsedPayload(split.data, split.dataObject, types.data),
-              config: parsedPayload(split.config, split.configObject, types.config),
-            },
-          },
-          stream,
-          undefined,
-          { fallbacks, model: id.model ?? service.defaultModel, affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)) },
-        );
+        const call = await openChatCall(ctx, koa, caller, service, predictOf(split, types), stream, undefined, {
+          fallbacks,
+          model: id.model ?? service.defaultModel,
+          affinityKey: affinityKey(service, body.messages, sessionKey(koa, body)),
+        });
         const defaults: AnswerDefaults = {
           id: `${spec.idPrefix}${String(koa.state.requestId)}`,
           created: Math.floor(Date.now() / 1000),

@@ -2,7 +2,7 @@
  * Pure transforms of the standard chat adapter: the split of a request into predict data and
  * config, and embeddings in the encoding the caller asked for. No HTTP here; unit-tested alone.
  */
-import { gatewayError } from '../../core/plugins/index.js';
+import { gatewayError, parsedPayload, type GateRequest } from '../../core/plugins/index.js';
 import type { AnswerDefaults } from '../_shared/openai/answers.js';
 import { isJsonObject as isObject, parseJsonObject } from '../_shared/openai/json-object.js';
 import { topLevelValues } from '../_shared/openai/json-text.js';
@@ -77,6 +77,20 @@ function splitText(
     dataObject.model = forwardedModel;
   }
   return { data: `{${data.join(',')}}`, dataObject, config: `{${config.join(',')}}`, configObject };
+}
+
+/**
+ * The predict request of a split with its payload types: the JSON texts for a dialled-in service, and
+ * beside them the objects, so that an in-process engine (the upstream connector) and failover read
+ * them without parsing the texts again.
+ */
+export function predictOf(split: SplitRequest, types: { data?: string; config?: string }): GateRequest {
+  return {
+    predict: {
+      data: parsedPayload(split.data, split.dataObject, types.data),
+      config: parsedPayload(split.config, split.configObject, types.config),
+    },
+  };
 }
 
 function splitBySerialising(

@@ -22,7 +22,7 @@ import type { ChatAdapterOptions } from '../../_shared/openai/options.js';
 import { collectAnswer, relaySse } from '../../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../../_shared/openai/usage.js';
 import { compileBodyCheck } from '../../_shared/openai/validate.js';
-import { splitRequest } from '../transform.js';
+import { predictOf, splitRequest } from '../transform.js';
 import type { ReasoningSeal } from '../../_shared/openai/reasoning-seal.js';
 import { validateTranslatedConfig } from '../validate-config.js';
 import { messageFromChat } from './answer.js';
@@ -76,19 +76,7 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
       takenOrDropped(ctx, service, id.model, chat);
       const split = splitRequest(chat, 'chat', id.model ?? service.defaultModel);
       validateTranslatedConfig(ctx, service, split.configObject, id.model, CHAT_TO_MESSAGES_PARAM);
-      const types = deps.chatTypes();
-      const call = await openChatCall(
-        ctx,
-        koa,
-        caller,
-        service,
-        {
-          predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
-        },
-        stream,
-        passed,
-        routing,
-      );
+      const call = await openChatCall(ctx, koa, caller, service, predictOf(split, deps.chatTypes()), stream, passed, routing);
       const messageId = `msg_${randomBytes(12).toString('hex')}`;
       if (stream) {
         usage = await relaySse(koa, call, MESSAGES_SSE, new MessagesStream(messageId, body.model, deps.seal), service.name);

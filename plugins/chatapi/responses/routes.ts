@@ -17,7 +17,7 @@ import type { ChatAdapterOptions } from '../../_shared/openai/options.js';
 import { collectAnswer, relaySse } from '../../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../../_shared/openai/usage.js';
 import { compileBodyCheck } from '../../_shared/openai/validate.js';
-import { splitRequest } from '../transform.js';
+import { predictOf, splitRequest } from '../transform.js';
 import type { ReasoningSeal } from '../../_shared/openai/reasoning-seal.js';
 import { validateTranslatedConfig } from '../validate-config.js';
 import { outputAsMessages, responseFromChat, type ResponseHead } from './answer.js';
@@ -112,19 +112,9 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
       // Refused before the service is called: the answer's bytes count against the next write, as async results do.
       if (storing) await ctx.pipeline.checkStorage(caller, conversationBytes + jsonBytes(inputItems));
 
-      const types = deps.chatTypes();
-      const call = await openChatCall(
-        ctx,
-        koa,
-        caller,
-        service,
-        {
-          predict: { data: { json: split.data, dataType: types.data }, config: { json: split.config, dataType: types.config } },
-        },
-        stream,
-        undefined,
-        { affinityKey: affinityKey(service, chat.messages, sessionKey(koa, body)) },
-      );
+      const call = await openChatCall(ctx, koa, caller, service, predictOf(split, deps.chatTypes()), stream, undefined, {
+        affinityKey: affinityKey(service, chat.messages, sessionKey(koa, body)),
+      });
       const head: ResponseHead = {
         id: newId('resp'),
         createdAt: Math.floor(Date.now() / 1000),
