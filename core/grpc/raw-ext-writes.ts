@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { GateToServiceProto } from '../../proto/src/index.js';
 import { callInternals } from './grpc-call-internals.js';
-import { EXT_FIELD, RawExt, fieldHeader } from './raw-ext.js';
+import { rawExtPieces } from './raw-ext.js';
 
 /** gRPC's prefix of every message: a compressed flag and a 4-byte length. */
 const PREFIX_BYTES = 5;
@@ -36,23 +36,18 @@ export function writeRawExtInPieces(call: object, serialize: (message: GateToSer
     typeof internals.maxSendMessageSize === 'number';
   if (!rawExtInPieces) return false;
   internals.sendMessage = function (this: unknown, message, callback) {
-    const ext = (message as GateToServiceProto).ext;
-    if (!(ext instanceof RawExt)) return sendMessage!.call(this, message, callback);
-    const rest = serialize({ ...(message as GateToServiceProto), ext: undefined });
-    const extHeader = fieldHeader(EXT_FIELD, ext.bytes.length);
-    const length = rest.length + extHeader.length + ext.bytes.length;
+    const pieces = rawExtPieces(message as GateToServiceProto, serialize);
+    if (!pieces) return sendMessage!.call(this, message, callback);
+    const length = pieces.head.length + pieces.raw.length;
     const limit = internals.maxSendMessageSize!;
     if (limit !== -1 && length > limit) return sendMessage!.call(this, message, callback);
     if (checkCancelled!.call(this)) return;
-    const head = Buffer.allocUnsafe(PREFIX_BYTES + rest.length + extHeader.length);
-    head.writeUInt8(0, 0);
-    head.writeUInt32BE(length, 1);
-    rest.copy(head, PREFIX_BYTES);
-    extHeader.copy(head, PREFIX_BYTES + rest.length);
+    const prefix = Buffer.alloc(PREFIX_BYTES);
+    prefix.writeUInt32BE(length, 1); // after the compressed flag, 0
     maybeSendMetadata!.call(this);
     // Both writes are queued at once, in order: no other message of the stream can come between them.
-    stream!.write(head);
-    stream!.write(ext.bytes, (err?: Error | null) => {
+    stream!.write(Buffer.concat([prefix, pieces.head]));
+    stream!.write(pieces.raw, (err?: Error | null) => {
       if (err) {
         sendStatus!.call(this, { code: grpc.status.INTERNAL, details: 'Internal server error', metadata: null });
         return;

@@ -98,14 +98,26 @@ function walk(bytes: Buffer, start: number, end: number, field: (number: number,
 }
 
 /**
- * The service stream's serializer with raw ext support: a GateToServiceProto whose `ext` is a RawExt is
- * encoded without it, and the caller's bytes follow as field 103 (fields may come in any order).
+ * A service message whose `ext` is a RawExt, in two pieces: the rest of the message encoded, with the
+ * ext field's tag and length, then the caller's bytes (fields may come in any order). Undefined for
+ * any other message.
+ */
+export function rawExtPieces<T extends { ext?: unknown }>(
+  message: T,
+  serialize: (message: T) => Buffer,
+): { head: Buffer; raw: Buffer } | undefined {
+  if (!(message.ext instanceof RawExt)) return undefined;
+  const raw = message.ext.bytes;
+  return { head: Buffer.concat([serialize({ ...message, ext: undefined }), fieldHeader(EXT_FIELD, raw.length)]), raw };
+}
+
+/**
+ * The service stream's serializer with raw ext support: a GateToServiceProto whose `ext` is a RawExt
+ * is written whole from its pieces (where the call cannot take them apart, raw-ext-writes.ts).
  */
 export function withRawExt<T extends { ext?: unknown }>(serialize: (message: T) => Buffer): (message: T) => Buffer {
   return (message) => {
-    if (!(message.ext instanceof RawExt)) return serialize(message);
-    const raw = message.ext.bytes;
-    const rest = serialize({ ...message, ext: undefined });
-    return Buffer.concat([rest, fieldHeader(EXT_FIELD, raw.length), raw]);
+    const pieces = rawExtPieces(message, serialize);
+    return pieces ? Buffer.concat([pieces.head, pieces.raw]) : serialize(message);
   };
 }

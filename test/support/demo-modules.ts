@@ -14,8 +14,9 @@ const core = (path: string) => JSON.stringify(join(ROOT, 'core', path));
 /**
  * How many modules of `packages` (npm package names) a gateway with the demo's config and plugins has
  * loaded once started, with `overrides` merged into the config's top-level sections (an array is
- * appended to the section's list; the store is in a scratch folder unless they name one). In a process of its own: this one may have loaded them for
- * other tests. For the dependencies a gateway loads only when its config uses them.
+ * appended to the section's list; the store is in a scratch folder unless they name one). In a
+ * process of its own: this one may have loaded them for other tests. For the dependencies a gateway
+ * loads only when its config uses them.
  */
 export async function demoGatewayLoads(
   overrides: Record<string, Record<string, unknown> | unknown[]>,
