@@ -9,6 +9,8 @@ import {
   type ServiceAnswer,
   type ServiceCall,
 } from '../../../core/plugins/index.js';
+import { mergeChunks } from './answers.js';
+import { parseJsonObject, type JsonObject } from './json-object.js';
 import { asOutage } from './outage.js';
 import { findUsage, mergeUsage, type Usage } from './usage.js';
 
@@ -143,4 +145,23 @@ export async function collectAnswer(call: ServiceCall, serviceName: string): Pro
   if (answer.protobuf.length) throw bad('expected a JSON answer, got protobuf');
   if (!answer.json.length) throw bad('the answer carried no data');
   return answer.streamed ? { parts: answer.json } : { whole: answer.json.at(-1)! };
+}
+
+/**
+ * A non-streamed chat answer as a completion object, for the adapters that translate it (Messages,
+ * Responses): the whole answer, or its streamed parts merged under `head`. SERVICE_BAD_RESPONSE when
+ * it is not a JSON object. `json` is its text (for its usage).
+ */
+export async function collectChatCompletion(
+  call: ServiceCall,
+  serviceName: string,
+  head: { id: string; created: number; model: string },
+): Promise<{ json: string; completion: JsonObject }> {
+  const answer = await collectAnswer(call, serviceName);
+  const json = answer.whole ?? mergeChunks(answer.parts, { ...head, object: 'chat.completion', includeUsage: false });
+  const completion = parseJsonObject(json);
+  if (!completion) {
+    throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: serviceName, reason: 'the chat answer is not a JSON object' } });
+  }
+  return { json, completion };
 }

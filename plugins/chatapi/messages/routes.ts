@@ -8,18 +8,16 @@
 import { randomBytes } from 'node:crypto';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { gatewayError, type Caller, type PluginContext } from '../../../core/plugins/index.js';
+import { type Caller, type PluginContext } from '../../../core/plugins/index.js';
 import { countTokens } from '../../_shared/anthropic/count-tokens.js';
 import { affinityKey, sessionKey } from '../../_shared/openai/affinity.js';
 import { relayNativeMessages } from '../../_shared/anthropic/native-answer.js';
 import { nativeMessagesBody } from '../../_shared/anthropic/native-body.js';
 import { anthropicRoute, passedHeaders } from '../../_shared/anthropic/route.js';
-import { mergeChunks, type AnswerDefaults } from '../../_shared/openai/answers.js';
-import { parseJsonObject } from '../../_shared/openai/json-object.js';
 import { chatRequest } from '../../_shared/openai/admission.js';
 import { openChatCall } from '../../_shared/openai/open-call.js';
 import type { ChatAdapterOptions } from '../../_shared/openai/options.js';
-import { collectAnswer, relaySse } from '../../_shared/openai/relay.js';
+import { collectChatCompletion, relaySse } from '../../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../../_shared/openai/usage.js';
 import { compileBodyCheck } from '../../_shared/openai/validate.js';
 import { predictOf, splitRequest } from '../transform.js';
@@ -81,18 +79,11 @@ export function mountMessages(router: Router, deps: MessagesDeps): void {
       if (stream) {
         usage = await relaySse(koa, call, MESSAGES_SSE, new MessagesStream(messageId, body.model, deps.seal), service.name);
       } else {
-        const answer = await collectAnswer(call, service.name);
-        const defaults: AnswerDefaults = {
+        const { json, completion } = await collectChatCompletion(call, service.name, {
           id: messageId,
           created: Math.floor(Date.now() / 1000),
           model: body.model,
-          object: 'chat.completion',
-          includeUsage: false,
-        };
-        const json = answer.whole ?? mergeChunks(answer.parts, defaults);
-        const completion = parseJsonObject(json);
-        if (!completion)
-          throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: service.name, reason: 'the chat answer is not a JSON object' } });
+        });
         koa.body = messageFromChat(completion, messageId, body.model, deps.seal);
         usage = findUsage(json);
       }

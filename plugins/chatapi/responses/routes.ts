@@ -9,12 +9,11 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { callerOf, gatewayError, type Caller, type PluginContext } from '../../../core/plugins/index.js';
 import { affinityKey, sessionKey } from '../../_shared/openai/affinity.js';
-import { mergeChunks, type AnswerDefaults } from '../../_shared/openai/answers.js';
-import { parseJsonObject, type JsonObject as Json } from '../../_shared/openai/json-object.js';
+import type { JsonObject as Json } from '../../_shared/openai/json-object.js';
 import { CHAT_KEY, chatRequest } from '../../_shared/openai/admission.js';
 import { openChatCall } from '../../_shared/openai/open-call.js';
 import type { ChatAdapterOptions } from '../../_shared/openai/options.js';
-import { collectAnswer, relaySse } from '../../_shared/openai/relay.js';
+import { collectAnswer, collectChatCompletion, relaySse } from '../../_shared/openai/relay.js';
 import { findUsage, type Usage } from '../../_shared/openai/usage.js';
 import { compileBodyCheck } from '../../_shared/openai/validate.js';
 import { predictOf, splitRequest } from '../transform.js';
@@ -131,18 +130,11 @@ export function mountResponses(router: Router, deps: ResponsesDeps): void {
         usage = await relaySse(koa, call, RESPONSES_SSE, translator, service.name);
         response = translator.final?.status === 'failed' ? undefined : translator.final;
       } else {
-        const answer = await collectAnswer(call, service.name);
-        const defaults: AnswerDefaults = {
+        const { json, completion } = await collectChatCompletion(call, service.name, {
           id: head.id,
           created: head.createdAt,
           model: body.model,
-          object: 'chat.completion',
-          includeUsage: false,
-        };
-        const json = answer.whole ?? mergeChunks(answer.parts, defaults);
-        const completion = parseJsonObject(json);
-        if (!completion)
-          throw gatewayError('SERVICE_BAD_RESPONSE', { args: { service: service.name, reason: 'the chat answer is not a JSON object' } });
+        });
         response = responseFromChat(head, completion);
         usage = findUsage(json);
         koa.body = response;
