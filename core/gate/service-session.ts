@@ -2,7 +2,13 @@ import type * as grpc from '@grpc/grpc-js';
 import type { ServiceEntry } from '../admission/directory.js';
 import type { Logger } from '../observe/logger.js';
 import { every } from '../flow/timers.js';
-import type { GateToServiceProto, ServiceToGateProto, StartServingProto } from '../../proto/src/index.js';
+import {
+  PeerSilence,
+  silenceLimitMs,
+  type GateToServiceProto,
+  type ServiceToGateProto,
+  type StartServingProto,
+} from '../../proto/src/index.js';
 import { FairWrites } from './fair-writes.js';
 import { Instance, type InstanceState } from './instance.js';
 
@@ -18,7 +24,8 @@ export class ServiceSession extends Instance {
   readonly kind = 'stream' as const;
   readonly bootUuid: string;
   readonly start: StartServingProto;
-  #lastSeen = Date.now();
+  /** The service's silence, measured from startHeartbeats on. */
+  #silence: PeerSilence | undefined;
   #stopHeartbeats: (() => void) | undefined;
   readonly #stream: ServiceStream;
   /** Writes to the stream, shared fairly between the accounts whose calls it carries (fair-writes.ts). */
@@ -63,7 +70,7 @@ export class ServiceSession extends Instance {
 
   /** Marks the stream alive; any message from the service counts. */
   touch(): void {
-    this.#lastSeen = Date.now();
+    this.#silence?.heard();
   }
 
   send(message: GateToServiceProto): boolean {
@@ -95,15 +102,18 @@ export class ServiceSession extends Instance {
 
   /**
    * Sends `heartBeat{status:"Ok", interval}` now and every interval, and calls `onSilence` when the
-   * service has been silent for 3 intervals + 1 s (docs/design.md, decisions).
+   * service has been silent for 3 intervals + 1 s (docs/design.md, decisions), not counting the time
+   * the gateway itself was stalled (PeerSilence).
    */
   startHeartbeats(intervalMs: number, onSilence: () => void): void {
     const beat = () => this.send({ heartBeat: { status: 'Ok', interval: intervalMs } });
     beat();
-    const silenceLimit = 3 * intervalMs + 1000;
+    const silence = (this.#silence = new PeerSilence(intervalMs));
+    const silenceLimit = silenceLimitMs(intervalMs);
     this.#stopHeartbeats = every(intervalMs, () => {
-      if (Date.now() - this.#lastSeen > silenceLimit) {
-        this.#log.warn({ silentMs: Date.now() - this.#lastSeen }, 'service stream silent too long; dropping it');
+      const silentMs = silence.check();
+      if (silentMs > silenceLimit) {
+        this.#log.warn({ silentMs }, 'service stream silent too long; dropping it');
         onSilence();
         return;
       }

@@ -8,3 +8,4 @@ export * from './speech-codec.js';
 export type { GateClient, GateDefinition, GateHandlers } from './generated/com/platform/gate/Gate.js';
 export type { ProtoGrpcType } from './generated/gate.js';
 export * from './load-report.js';
+export * from './heartbeat-silence.js';

@@ -1,4 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
+import { PeerSilence, silenceLimitMs } from '@model-gateway/protocol';
 import type { GateToServiceProto, HeartBeatProto, ServiceToGateProto, StringMap } from '@model-gateway/protocol';
 import type { LazyAbort } from './abort.js';
 import type { AsyncQueue } from './async-queue.js';
@@ -43,7 +44,8 @@ export class StreamSession {
   private resolveDone!: (end: SessionEnd) => void;
   private heartbeatInterval: number | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
-  private silenceTimer: NodeJS.Timeout | undefined;
+  /** The gateway's silence, measured from its first heartBeat with an interval on. */
+  private silence: PeerSilence | undefined;
   private warnedBadInterval = false;
   private idleWaiters: (() => void)[] = [];
   private drainWaiters: (() => void)[] = [];
@@ -61,7 +63,7 @@ export class StreamSession {
     });
     call.on('data', (message: GateToServiceProto) => {
       this.receivedAny = true;
-      this.silenceTimer?.refresh();
+      this.silence?.heard();
       try {
         this.onMessage(message);
       } catch (err) {
@@ -143,17 +145,20 @@ export class StreamSession {
     }
     if (interval < 10) this.log.warn({ gateway: this.gateway, interval }, 'model-sdk: very short heartbeat interval');
     this.heartbeatInterval = interval;
+    const silence = (this.silence = new PeerSilence(interval));
+    const silenceLimit = silenceLimitMs(interval, this.heartbeatGraceMs);
+    // One timer sends ours and watches the gateway's: a check that a stall made late does not count
+    // the stall as the gateway's silence (PeerSilence).
     this.heartbeatTimer = setInterval(() => {
+      if (silence.check() > silenceLimit) {
+        this.log.warn({ gateway: this.gateway, silenceLimit }, 'model-sdk: no message from the gateway in time; reconnecting');
+        this.cancel('heartbeat-timeout');
+        return;
+      }
       const headers = this.heartbeatHeaders();
       this.send(headers ? { heartBeat: {}, headers } : { heartBeat: {} });
     }, interval);
     this.heartbeatTimer.unref();
-    const silenceLimit = 3 * interval + this.heartbeatGraceMs;
-    this.silenceTimer = setTimeout(() => {
-      this.log.warn({ gateway: this.gateway, silenceLimit }, 'model-sdk: no message from the gateway in time; reconnecting');
-      this.cancel('heartbeat-timeout');
-    }, silenceLimit);
-    this.silenceTimer.unref();
   }
 
   get heartbeatIntervalMs(): number | undefined {
@@ -235,9 +240,7 @@ export class StreamSession {
 
   private stopHeartbeats(): void {
     clearInterval(this.heartbeatTimer);
-    clearTimeout(this.silenceTimer);
     this.heartbeatTimer = undefined;
-    this.silenceTimer = undefined;
   }
 
   private finish(end: SessionEnd): void {
