@@ -110,6 +110,8 @@ function applyEnvOverrides(input: Record<string, any>, env: NodeJS.ProcessEnv): 
   if (env.MONGODB_URI) {
     input.store = { ...(input.store ?? {}), kind: 'mongodb', mongodbUri: env.MONGODB_URI };
   }
+  // From the shell, so relative to where the gateway is started (a path in the file is relative to the file).
+  if (env.GATEWAY_DATA_DIR) input.store = { ...(input.store ?? {}), dataDir: resolve(env.GATEWAY_DATA_DIR) };
   // The OpenTelemetry exporter variables turn tracing on when the config names no endpoint: the
   // traces one as given, the generic one as a base URL (the OTLP spec's rule).
   const tracing = (input.tracing ??= {});

@@ -182,6 +182,9 @@ describe('config loading', () => {
     const config = loadConfigFile(file, { env: {} });
     expect(config.plugins.custom[0]!.path).toBe(join(dir, 'my-plugin.ts'));
     expect(config.store.dataDir).toBe(join(dir, 'data'));
+    // GATEWAY_DATA_DIR comes from the shell: relative to the working directory, not to the file.
+    expect(loadConfigFile(file, { env: { GATEWAY_DATA_DIR: 'elsewhere' } }).store.dataDir).toBe(join(process.cwd(), 'elsewhere'));
+    expect(loadConfigFile(file, { env: { GATEWAY_DATA_DIR: '/srv/gw' } }).store).toMatchObject({ kind: 'embedded', dataDir: '/srv/gw' });
   });
 
   it('names the file when it is not YAML', () => {

@@ -215,12 +215,19 @@ describe('docs examples run against the demo (npm start)', () => {
   let grpcPort = 0;
 
   let untrackedBefore = new Set<string>();
+  // The demo's store starts empty, as in a fresh clone, whatever a developer's own `npm start` left in
+  // the repository's `.data/` (the walkthroughs create named things and say what a second run answers),
+  // and the tests leave that store alone. The examples' shells get it too: `npm run store` reads the
+  // demo's store, as it does beside a user's `npm start`.
+  let demoDataDir = '';
 
   beforeAll(async () => {
     untrackedBefore = new Set(untrackedFiles());
     [httpPort, grpcPort] = [await freePort(), await freePort()];
+    demoDataDir = mkdtempSync(join(tmpdir(), 'docs-demo-data-'));
     const env: NodeJS.ProcessEnv = {
       ...process.env,
+      GATEWAY_DATA_DIR: demoDataDir,
       HTTP_PORT: String(httpPort),
       GRPC_PORT: String(grpcPort),
       LOG_FORMAT: 'json',
@@ -253,6 +260,7 @@ describe('docs examples run against the demo (npm start)', () => {
     killGroup(demo, 'SIGTERM'); // npm, the gateway and the services it launched
     await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
     killGroup(demo);
+    rmSync(demoDataDir, { recursive: true, force: true });
   }, 20_000);
 
   for (const { file, examples } of files) {
@@ -275,7 +283,7 @@ describe('docs examples run against the demo (npm start)', () => {
               else process.stderr.write(`\n*** SKIPPED example ${name}: ${missing.line} ***\n`);
               context.skip(missing.line); // counted as skipped, never as passed
             }
-            const result = await runExample(example, dir, httpPort, grpcPort);
+            const result = await runExample(example, dir, httpPort, grpcPort, demoDataDir);
             expect(
               result.code,
               `${name} failed (exit ${result.code}):\n${result.output}\n--- the demo's last output:\n${demoOutput.slice(-1500)}`,
@@ -316,13 +324,17 @@ function untrackedFiles(): string[] {
     : [];
 }
 
-function runExample(example: DocExample, dir: string, httpPort: number, grpcPort: number): Promise<Run> {
+function runExample(example: DocExample, dir: string, httpPort: number, grpcPort: number, demoDataDir: string): Promise<Run> {
   const code = withPorts(example.code, httpPort, grpcPort);
   if (example.saveAs) {
     writeFileSync(join(dir, example.saveAs), code);
     return Promise.resolve({ code: 0, output: '' });
   }
-  const env = { ...process.env, PATH: `${join(repoRoot, '.venv', 'bin')}:${join(repoRoot, 'node_modules', '.bin')}:${process.env.PATH}` };
+  const env = {
+    ...process.env,
+    GATEWAY_DATA_DIR: demoDataDir,
+    PATH: `${join(repoRoot, '.venv', 'bin')}:${join(repoRoot, 'node_modules', '.bin')}:${process.env.PATH}`,
+  };
   if (example.language === 'sh') {
     const script = shellScript(example, code, join(dir, '.example-state'));
     return run('bash', ['-c', script], dir, env);
