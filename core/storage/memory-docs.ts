@@ -20,15 +20,20 @@ import {
   type Update,
 } from './port.js';
 
+/**
+ * One collection. A unique index is a map from its key to the document holding it, so a write checks it
+ * with a lookup; a filter on `_id` reads those documents only. Other filters scan the collection (the
+ * memory store holds what one process serves; the embedded and MongoDB stores have real indexes).
+ */
 class MemoryCollection<T extends Doc> implements Collection<T> {
   readonly docs = new Map<T['_id'], T>();
-  private readonly unique: IndexSpec[];
+  private readonly unique: Array<{ index: IndexSpec; owners: Map<string, T['_id']> }>;
 
   constructor(
     readonly name: string,
     indexes: readonly IndexSpec[],
   ) {
-    this.unique = indexes.filter((i) => i.unique);
+    this.unique = indexes.filter((i) => i.unique).map((index) => ({ index, owners: new Map() }));
   }
 
   async get(id: T['_id']): Promise<T | null> {
@@ -64,7 +69,7 @@ class MemoryCollection<T extends Doc> implements Collection<T> {
     if (this.docs.has(doc._id)) throw new DuplicateKeyError(this.name, '_id');
     const copy = cloneDoc(doc);
     this.checkUnique(copy);
-    this.docs.set(doc._id, copy);
+    this.keep(copy);
   }
 
   async findOneAndUpdate(filter: Filter, update: Update, options: FindOneAndUpdateOptions = {}): Promise<T | null> {
@@ -77,7 +82,7 @@ class MemoryCollection<T extends Doc> implements Collection<T> {
     }
     const after = applyUpdate(before, update);
     this.checkUnique(after);
-    this.docs.set(after._id, after);
+    this.keep(after);
     return cloneDoc(options.returnDocument === 'before' ? before : after);
   }
 
@@ -86,30 +91,74 @@ class MemoryCollection<T extends Doc> implements Collection<T> {
     for (const doc of hits) {
       const after = applyUpdate(doc, update);
       this.checkUnique(after);
-      this.docs.set(after._id, after);
+      this.keep(after);
     }
     return hits.length;
   }
 
   async deleteMany(filter: Filter): Promise<number> {
     const hits = this.select(filter, {});
-    for (const doc of hits) this.docs.delete(doc._id);
+    for (const doc of hits) {
+      this.unindex(doc);
+      this.docs.delete(doc._id);
+    }
     return hits.length;
   }
 
   private select(filter: Filter, options: FindOptions): T[] {
-    const hits = [...this.docs.values()].filter((d) => matches(d, filter)).sort(sortComparator(options.sort));
+    const hits: T[] = [];
+    for (const doc of this.candidates(filter)) if (matches(doc, filter)) hits.push(doc);
+    const order = sortComparator(options.sort);
     const from = options.skip ?? 0;
+    // The first in order is one pass, not a sort (a claim's oldest queued task, a findOne).
+    if (options.limit === 1 && from === 0) return hits.length ? [hits.reduce((min, d) => (order(d, min) < 0 ? d : min))] : [];
+    hits.sort(order);
     return hits.slice(from, options.limit === undefined ? undefined : from + options.limit);
   }
 
+  /** The documents a filter can match: those its `_id` names, when it names some, else all. */
+  private candidates(filter: Filter): Iterable<T> {
+    const id = filter._id as unknown;
+    if (typeof id === 'string' || typeof id === 'number') {
+      const doc = this.docs.get(id as T['_id']);
+      return doc ? [doc] : [];
+    }
+    const ids = id && typeof id === 'object' && Object.keys(id).length === 1 ? (id as { $in?: unknown }).$in : undefined;
+    if (Array.isArray(ids) && ids.every((v) => typeof v === 'string' || typeof v === 'number')) {
+      const docs = new Set<T>();
+      for (const v of ids) {
+        const doc = this.docs.get(v as T['_id']);
+        if (doc) docs.add(doc);
+      }
+      return docs;
+    }
+    return this.docs.values();
+  }
+
   private checkUnique(doc: T): void {
-    for (const index of this.unique) {
+    for (const { index, owners } of this.unique) {
       const key = indexKey(doc, index.fields);
       if (key === null) continue;
-      for (const other of this.docs.values()) {
-        if (other._id !== doc._id && indexKey(other, index.fields) === key) throw new DuplicateKeyError(this.name, index.name);
-      }
+      const owner = owners.get(key);
+      if (owner !== undefined && owner !== doc._id) throw new DuplicateKeyError(this.name, index.name);
+    }
+  }
+
+  /** Stores a checked document, in place of the one with its `_id`, and its unique keys. */
+  private keep(doc: T): void {
+    const before = this.docs.get(doc._id);
+    if (before) this.unindex(before);
+    this.docs.set(doc._id, doc);
+    for (const { index, owners } of this.unique) {
+      const key = indexKey(doc, index.fields);
+      if (key !== null) owners.set(key, doc._id);
+    }
+  }
+
+  private unindex(doc: T): void {
+    for (const { index, owners } of this.unique) {
+      const key = indexKey(doc, index.fields);
+      if (key !== null && owners.get(key) === doc._id) owners.delete(key);
     }
   }
 }

@@ -148,6 +148,12 @@ function isUniqueViolation(err: unknown): boolean {
   return /UNIQUE constraint failed|PRIMARY KEY constraint failed/.test((err as Error)?.message ?? '');
 }
 
+/** The port's error for SQLite's: the index by its name in the collection's spec (`_id` for the key). */
+function duplicateKey(collection: string, err: unknown): DuplicateKeyError {
+  const index = new RegExp(`index '"?c_${collection}__([^'"]+)"?'`).exec((err as Error).message)?.[1];
+  return new DuplicateKeyError(collection, index ?? '_id');
+}
+
 class SqliteCollection<T extends Doc> implements Collection<T> {
   private readonly table: string;
 
@@ -235,7 +241,7 @@ class SqliteCollection<T extends Doc> implements Collection<T> {
     try {
       this.db.prepare(`INSERT INTO ${this.table} (id, doc) VALUES (?, ?)`).run(doc._id, encode(doc));
     } catch (err) {
-      if (isUniqueViolation(err)) throw new DuplicateKeyError(this.name, (err as Error).message);
+      if (isUniqueViolation(err)) throw duplicateKey(this.name, err);
       throw err;
     }
   }
@@ -244,7 +250,7 @@ class SqliteCollection<T extends Doc> implements Collection<T> {
     try {
       this.db.prepare(`UPDATE ${this.table} SET doc = ? WHERE id = ?`).run(encode(doc), doc._id);
     } catch (err) {
-      if (isUniqueViolation(err)) throw new DuplicateKeyError(this.name, (err as Error).message);
+      if (isUniqueViolation(err)) throw duplicateKey(this.name, err);
       throw err;
     }
   }
