@@ -20,20 +20,28 @@ import {
   type Update,
 } from './port.js';
 
+/** A value an equality lookup can find (null and missing fields match each other, so are not looked up). */
+type Key = string | number | boolean;
+const isKey = (value: unknown): value is Key => typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+
 /**
  * One collection. A unique index is a map from its key to the document holding it, so a write checks it
- * with a lookup; a filter on `_id` reads those documents only. Other filters scan the collection (the
- * memory store holds what one process serves; the embedded and MongoDB stores have real indexes).
+ * with a lookup. The first field of each declared index maps its values to the documents holding them,
+ * so a filter with an equality (or `$in`) on such a field, or on `_id`, reads only those documents; a
+ * claim's `$or` of two such branches reads both. Any other filter scans the collection. Every candidate
+ * is still matched against the whole filter.
  */
 class MemoryCollection<T extends Doc> implements Collection<T> {
   readonly docs = new Map<T['_id'], T>();
   private readonly unique: Array<{ index: IndexSpec; owners: Map<string, T['_id']> }>;
+  private readonly byValue = new Map<string, Map<Key, Set<T>>>();
 
   constructor(
     readonly name: string,
     indexes: readonly IndexSpec[],
   ) {
     this.unique = indexes.filter((i) => i.unique).map((index) => ({ index, owners: new Map() }));
+    for (const { fields } of indexes) if (fields[0] !== undefined) this.byValue.set(fields[0], new Map());
   }
 
   async get(id: T['_id']): Promise<T | null> {
@@ -116,23 +124,33 @@ class MemoryCollection<T extends Doc> implements Collection<T> {
     return hits.slice(from, options.limit === undefined ? undefined : from + options.limit);
   }
 
-  /** The documents a filter can match: those its `_id` names, when it names some, else all. */
+  /** The documents a filter can match: those its lookups find (the fewest), else all. */
   private candidates(filter: Filter): Iterable<T> {
-    const id = filter._id as unknown;
-    if (typeof id === 'string' || typeof id === 'number') {
-      const doc = this.docs.get(id as T['_id']);
-      return doc ? [doc] : [];
-    }
-    const ids = id && typeof id === 'object' && Object.keys(id).length === 1 ? (id as { $in?: unknown }).$in : undefined;
-    if (Array.isArray(ids) && ids.every((v) => typeof v === 'string' || typeof v === 'number')) {
-      const docs = new Set<T>();
-      for (const v of ids) {
-        const doc = this.docs.get(v as T['_id']);
-        if (doc) docs.add(doc);
+    return this.lookup(filter) ?? this.docs.values();
+  }
+
+  /** The documents holding the values the filter asks for on a looked-up field; undefined when it asks for none. */
+  private lookup(filter: Filter): ReadonlySet<T> | readonly T[] | undefined {
+    let fewest: ReadonlySet<T> | readonly T[] | undefined;
+    const consider = (found: ReadonlySet<T> | readonly T[] | undefined) => {
+      if (found && (!fewest || sizeOf(found) < sizeOf(fewest))) fewest = found;
+    };
+    for (const [path, cond] of Object.entries(filter)) {
+      if (path === '$or') {
+        const branches = (cond as readonly Filter[]).map((branch) => this.lookup(branch));
+        if (branches.every((found) => found !== undefined)) consider(union(branches as Array<Iterable<T>>));
+        continue;
       }
-      return docs;
+      const values = wantedValues(cond);
+      if (!values) continue;
+      if (path === '_id') {
+        consider(new Set(values.flatMap((v) => this.docs.get(v as T['_id']) ?? [])));
+        continue;
+      }
+      const index = this.byValue.get(path);
+      if (index) consider(values.length === 1 ? (index.get(values[0]!) ?? EMPTY) : union(values.map((v) => index.get(v) ?? EMPTY)));
     }
-    return this.docs.values();
+    return fewest;
   }
 
   private checkUnique(doc: T): void {
@@ -144,7 +162,7 @@ class MemoryCollection<T extends Doc> implements Collection<T> {
     }
   }
 
-  /** Stores a checked document, in place of the one with its `_id`, and its unique keys. */
+  /** Stores a checked document, in place of the one with its `_id`, with its unique keys and looked-up values. */
   private keep(doc: T): void {
     const before = this.docs.get(doc._id);
     if (before) this.unindex(before);
@@ -153,6 +171,13 @@ class MemoryCollection<T extends Doc> implements Collection<T> {
       const key = indexKey(doc, index.fields);
       if (key !== null) owners.set(key, doc._id);
     }
+    for (const [path, index] of this.byValue) {
+      const value = getPath(doc, path);
+      if (!isKey(value)) continue;
+      let holders = index.get(value);
+      if (!holders) index.set(value, (holders = new Set()));
+      holders.add(doc);
+    }
   }
 
   private unindex(doc: T): void {
@@ -160,7 +185,28 @@ class MemoryCollection<T extends Doc> implements Collection<T> {
       const key = indexKey(doc, index.fields);
       if (key !== null && owners.get(key) === doc._id) owners.delete(key);
     }
+    for (const [path, index] of this.byValue) {
+      const value = getPath(doc, path);
+      const holders = isKey(value) ? index.get(value) : undefined;
+      if (holders?.delete(doc) && holders.size === 0) index.delete(value as Key);
+    }
   }
+}
+
+const EMPTY: ReadonlySet<never> = new Set();
+const sizeOf = (found: ReadonlySet<unknown> | readonly unknown[]): number => ('size' in found ? found.size : found.length);
+
+function union<T>(parts: Iterable<Iterable<T>>): Set<T> {
+  const all = new Set<T>();
+  for (const part of parts) for (const item of part) all.add(item);
+  return all;
+}
+
+/** The values an equality or an `$in` asks a field for; undefined for any other condition, or one that null can meet. */
+function wantedValues(cond: unknown): Key[] | undefined {
+  if (isKey(cond)) return [cond];
+  const list = cond && typeof cond === 'object' && !Array.isArray(cond) ? (cond as { $in?: unknown }).$in : undefined;
+  return Array.isArray(list) && list.every(isKey) ? list : undefined;
 }
 
 class MemoryBlobStore implements BlobStore {

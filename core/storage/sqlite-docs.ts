@@ -101,7 +101,11 @@ function conditionSql(path: string, cond: Scalar | FieldCondition, params: Param
     parts.push(`${typeExpr} IS ${cond.$exists ? 'NOT ' : ''}NULL`);
   }
   if (cond.$in) parts.push(inList(expr, cond.$in, params));
-  if (cond.$nin) parts.push(`NOT ${inList(expr, cond.$nin, params)}`.replace(/^NOT 0$/, '1'));
+  if (cond.$nin) {
+    // As MongoDB: a missing field is in no list but one naming null (SQL's NOT IN would drop it).
+    const listed = inList(expr, cond.$nin, params);
+    parts.push(listed === '0' ? '1' : cond.$nin.includes(null) ? `NOT ${listed}` : `(${expr} IS NULL OR NOT ${listed})`);
+  }
   if (cond.$ne !== undefined) {
     if (cond.$ne === null) parts.push(`${expr} IS NOT NULL`);
     else {

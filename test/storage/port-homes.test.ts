@@ -1,16 +1,17 @@
 /**
  * The store port's unique indexes and `_id` filters, alike on the memory and embedded homes. The
- * memory home keeps each unique index as a map and reads the documents a filter's `_id` names
- * directly, so these check that those shortcuts answer as a scan of the whole collection does: a
- * key is freed when its document changes or goes, and an `_id` filter still applies its other
- * conditions, its sort and its limit.
+ * memory home keeps each unique index as a map and looks up the documents a filter's `_id` or
+ * indexed fields name, so these check that those shortcuts answer as a scan of the whole collection
+ * does: a key is freed when its document changes or goes, a looked-up filter still applies its other
+ * conditions, its sort and its limit, and (last) random writes and queries answer on the memory home
+ * exactly as on the embedded one.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryDocStore } from '../../core/storage/memory-docs.js';
-import { DuplicateKeyError, type Collection, type DocStore } from '../../core/storage/port.js';
+import { DuplicateKeyError, type Collection, type DocStore, type Filter, type FindOptions } from '../../core/storage/port.js';
 import { SqliteDocStore } from '../../core/storage/sqlite-docs.js';
 
 interface Item {
@@ -19,6 +20,7 @@ interface Item {
   owner: number;
   name: string;
   at: number;
+  status?: string | null;
 }
 
 const SPEC = {
@@ -26,6 +28,7 @@ const SPEC = {
   indexes: [
     { name: 'slot_unique', fields: ['slot'], unique: true },
     { name: 'owner_name_unique', fields: ['owner', 'name'], unique: true },
+    { name: 'status_at', fields: ['status', 'at'] },
   ],
 };
 
@@ -122,3 +125,86 @@ for (const [home, open] of Object.entries(homes)) {
     });
   });
 }
+
+describe('the memory home answers as the embedded one', () => {
+  it('for 600 random writes, each followed by random queries (equalities, $in, $or, ranges, sorts, limits)', async () => {
+    const memory = await homes.memory!();
+    const embedded = await homes.embedded!();
+    try {
+      const [m, e] = await Promise.all([memory.docs.collection<Item>(SPEC), embedded.docs.collection<Item>(SPEC)]);
+      let seed = 20261127;
+      const random = (n: number) => {
+        // mulberry32: a fixed seed, so a failure names a step that comes again on every run
+        seed = (seed + 0x6d2b79f5) | 0;
+        let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+        t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+        return Math.floor((((t ^ (t >>> 14)) >>> 0) / 2 ** 32) * n);
+      };
+      const pick = <V>(values: readonly V[]): V => values[random(values.length)]!;
+      const statuses = ['QUEUED', 'PROCESSING', 'DONE', null, undefined] as const;
+      const id = () => `d${random(40)}`;
+      const status = () => pick(statuses);
+      const filter = (): Filter =>
+        pick([
+          () => ({ status: status() ?? 'DONE' }),
+          () => ({ status: { $in: [status() ?? 'QUEUED', status() ?? 'DONE'] }, owner: random(3) }),
+          () => ({
+            $or: [
+              { status: 'QUEUED', owner: { $nin: [random(3)] } },
+              { status: 'PROCESSING', at: { $lt: random(100) } },
+            ],
+          }),
+          () => ({ $or: [{ status: 'QUEUED' }, { owner: random(3) }] }),
+          () => ({ _id: id(), status: { $ne: null } }),
+          () => ({ _id: { $in: [id(), id(), id()] } }),
+          () => ({ status: null }),
+          () => ({ status: { $exists: false } }),
+          () => ({ owner: random(3), at: { $gte: random(100) } }),
+          () => ({}),
+        ])();
+      const write = (c: Collection<Item>): Promise<unknown> => {
+        const which = pick([0, 0, 0, 0, 1, 2, 3, 4]); // inserts most, so the collection grows
+        const doc: Item = { _id: id(), owner: random(3), name: `n${random(30)}`, at: random(100) };
+        const s = status();
+        if (s !== undefined) doc.status = s;
+        if (random(3) === 0) doc.slot = random(10);
+        const f = filter();
+        const set = { $set: { status: status() ?? 'DONE', at: random(100) } };
+        return [
+          () => c.insert(doc),
+          () => c.updateMany(f, set),
+          () => c.deleteMany(pick([{ _id: doc._id }, { status: doc.status ?? 'DONE', owner: doc.owner }])),
+          () => c.findOneAndUpdate(f, set, { sort: { at: 1 }, returnDocument: 'before' }),
+          () => c.findOneAndUpdate({ _id: doc._id }, { $set: { slot: random(10) }, $unset: ['status'] }, { upsert: true }),
+        ][which]!();
+      };
+      const outcome = (p: Promise<unknown>) =>
+        p.then(
+          (v) => ({ ok: v }),
+          (err: Error) => ({ error: err.name }),
+        );
+      for (let step = 0; step < 600; step++) {
+        const before = seed;
+        const mine = await outcome(write(m));
+        seed = before; // the same write on the other home
+        expect(await outcome(write(e)), `write ${step}`).toEqual(mine);
+        for (let q = 0; q < 3; q++) {
+          const f = filter();
+          const options: FindOptions = pick<FindOptions>([
+            {},
+            { sort: { at: -1 as const }, limit: 1 },
+            { sort: { status: 1 as const, at: 1 as const }, skip: 1, limit: 3 },
+          ]);
+          expect(await e.find(f, options), `step ${step}: ${JSON.stringify(f)} ${JSON.stringify(options)}`).toEqual(
+            await m.find(f, options),
+          );
+          expect(await e.count(f)).toBe(await m.count(f));
+        }
+      }
+      expect(await m.count({})).toBeGreaterThan(10);
+    } finally {
+      await memory.close();
+      await embedded.close();
+    }
+  });
+});
