@@ -9,10 +9,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryDocStore } from '../../core/storage/memory-docs.js';
 import { DuplicateKeyError, type Collection, type DocStore, type Filter, type FindOptions } from '../../core/storage/port.js';
 import { SqliteDocStore } from '../../core/storage/sqlite-docs.js';
+import { MongoDocStore } from '../../core/storage/mongo-docs.js';
+import { openMongoConnection } from '../../core/tasks/mongo-connection.js';
+import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/mongo-server.js';
+import { requirePrerequisite } from '../support/prerequisites.js';
 
 interface Item {
   _id: string;
@@ -126,12 +130,25 @@ for (const [home, open] of Object.entries(homes)) {
   });
 }
 
-describe('the memory home answers as the embedded one', () => {
+const withMongo = requirePrerequisite('the store port on MongoDB beside the memory home', mongoPrerequisite());
+
+describe(`the memory home answers as the embedded${withMongo ? ' and MongoDB homes' : ' home'}`, () => {
+  let mongo: MongoTestServer | undefined;
+  beforeAll(async () => {
+    if (withMongo) mongo = await startMongo();
+  });
+  afterAll(async () => {
+    await mongo?.stop();
+  });
+
   it('for 600 random writes, each followed by random queries (equalities, $in, $or, ranges, sorts, limits)', async () => {
-    const memory = await homes.memory!();
-    const embedded = await homes.embedded!();
+    const opened = [await homes.memory!(), await homes.embedded!()];
     try {
-      const [m, e] = await Promise.all([memory.docs.collection<Item>(SPEC), embedded.docs.collection<Item>(SPEC)]);
+      if (mongo) {
+        const connection = await openMongoConnection(mongo.freshDatabaseUri());
+        opened.push({ docs: new MongoDocStore(connection), close: () => connection.close() });
+      }
+      const [m, ...others] = await Promise.all(opened.map((home) => home.docs.collection<Item>(SPEC)));
       let seed = 20261127;
       const random = (n: number) => {
         // mulberry32: a fixed seed, so a failure names a step that comes again on every run
@@ -185,9 +202,11 @@ describe('the memory home answers as the embedded one', () => {
         );
       for (let step = 0; step < 600; step++) {
         const before = seed;
-        const mine = await outcome(write(m));
-        seed = before; // the same write on the other home
-        expect(await outcome(write(e)), `write ${step}`).toEqual(mine);
+        const mine = await outcome(write(m!));
+        for (const [home, other] of others.entries()) {
+          seed = before; // the same write on each other home
+          expect(await outcome(write(other)), `write ${step} on home ${home + 2}`).toEqual(mine);
+        }
         for (let q = 0; q < 3; q++) {
           const f = filter();
           const options: FindOptions = pick<FindOptions>([
@@ -195,16 +214,17 @@ describe('the memory home answers as the embedded one', () => {
             { sort: { at: -1 as const }, limit: 1 },
             { sort: { status: 1 as const, at: 1 as const }, skip: 1, limit: 3 },
           ]);
-          expect(await e.find(f, options), `step ${step}: ${JSON.stringify(f)} ${JSON.stringify(options)}`).toEqual(
-            await m.find(f, options),
-          );
-          expect(await e.count(f)).toBe(await m.count(f));
+          const expected = await m!.find(f, options);
+          for (const [home, other] of others.entries()) {
+            const where = `step ${step} on home ${home + 2}: ${JSON.stringify(f)} ${JSON.stringify(options)}`;
+            expect(await other.find(f, options), where).toEqual(expected);
+            expect(await other.count(f), where).toBe(await m!.count(f));
+          }
         }
       }
-      expect(await m.count({})).toBeGreaterThan(10);
+      expect(await m!.count({})).toBeGreaterThan(10);
     } finally {
-      await memory.close();
-      await embedded.close();
+      for (const home of opened) await home.close();
     }
   });
 });
