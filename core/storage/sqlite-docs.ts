@@ -15,6 +15,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync, type DatabaseSyncInstance } from '@photostructure/sqlite';
 import { applyUpdate, upsertDoc } from './doc-match.js';
+import { StatementCache } from './sqlite-statements.js';
 import {
   DuplicateKeyError,
   type BlobRead,
@@ -163,13 +164,14 @@ class SqliteCollection<T extends Doc> implements Collection<T> {
 
   constructor(
     private readonly db: DatabaseSyncInstance,
+    private readonly statements: StatementCache,
     readonly name: string,
   ) {
     this.table = `"c_${name}"`;
   }
 
   async get(id: T['_id']): Promise<T | null> {
-    const row = this.db.prepare(`SELECT doc FROM ${this.table} WHERE id = ?`).get(id) as Row | undefined;
+    const row = this.statements.prepare(`SELECT doc FROM ${this.table} WHERE id = ?`).get(id) as Row | undefined;
     return row ? decode<T>(row.doc as string) : null;
   }
 
@@ -184,7 +186,7 @@ class SqliteCollection<T extends Doc> implements Collection<T> {
 
   async count(filter: Filter): Promise<number> {
     const params: Param[] = [];
-    const row = this.db.prepare(`SELECT count(*) AS n FROM ${this.table} WHERE ${filterSql(filter, params)}`).get(...params) as Row;
+    const row = this.statements.prepare(`SELECT count(*) AS n FROM ${this.table} WHERE ${filterSql(filter, params)}`).get(...params) as Row;
     return Number(row.n);
   }
 
@@ -193,7 +195,7 @@ class SqliteCollection<T extends Doc> implements Collection<T> {
     const params: Param[] = [];
     const where = filterSql(filter, params);
     const cols = paths.map((p, i) => `total(${fieldExpr(p)}) AS s${i}`).join(', ');
-    const row = this.db.prepare(`SELECT ${cols} FROM ${this.table} WHERE ${where}`).get(...params) as Row;
+    const row = this.statements.prepare(`SELECT ${cols} FROM ${this.table} WHERE ${where}`).get(...params) as Row;
     return paths.map((_, i) => Number(row[`s${i}`] ?? 0));
   }
 
@@ -227,7 +229,7 @@ class SqliteCollection<T extends Doc> implements Collection<T> {
 
   async deleteMany(filter: Filter): Promise<number> {
     const params: Param[] = [];
-    const res = this.db.prepare(`DELETE FROM ${this.table} WHERE ${filterSql(filter, params)}`).run(...params);
+    const res = this.statements.prepare(`DELETE FROM ${this.table} WHERE ${filterSql(filter, params)}`).run(...params);
     return Number(res.changes);
   }
 
@@ -238,12 +240,12 @@ class SqliteCollection<T extends Doc> implements Collection<T> {
       sql += ' LIMIT ? OFFSET ?';
       params.push(options.limit ?? -1, options.skip ?? 0);
     }
-    return this.db.prepare(sql).all(...params) as Row[];
+    return this.statements.prepare(sql).all(...params) as Row[];
   }
 
   private insertNow(doc: T): void {
     try {
-      this.db.prepare(`INSERT INTO ${this.table} (id, doc) VALUES (?, ?)`).run(doc._id, encode(doc));
+      this.statements.prepare(`INSERT INTO ${this.table} (id, doc) VALUES (?, ?)`).run(doc._id, encode(doc));
     } catch (err) {
       if (isUniqueViolation(err)) throw duplicateKey(this.name, err);
       throw err;
@@ -252,7 +254,7 @@ class SqliteCollection<T extends Doc> implements Collection<T> {
 
   private replace(doc: T): void {
     try {
-      this.db.prepare(`UPDATE ${this.table} SET doc = ? WHERE id = ?`).run(encode(doc), doc._id);
+      this.statements.prepare(`UPDATE ${this.table} SET doc = ? WHERE id = ?`).run(encode(doc), doc._id);
     } catch (err) {
       if (isUniqueViolation(err)) throw duplicateKey(this.name, err);
       throw err;
@@ -275,31 +277,31 @@ class SqliteCollection<T extends Doc> implements Collection<T> {
 
 class SqliteBlobStore implements BlobStore {
   constructor(
-    private readonly db: DatabaseSyncInstance,
+    private readonly statements: StatementCache,
     private readonly bucket: string,
   ) {}
 
   async put(_name: string, data: Buffer, metadata: Record<string, string>): Promise<string> {
     const ref = randomUUID();
-    this.db
+    this.statements
       .prepare('INSERT INTO _blobs (ref, bucket, metadata, data, created_at) VALUES (?, ?, ?, ?, ?)')
       .run(ref, this.bucket, JSON.stringify(metadata), data, Date.now());
     return ref;
   }
 
   async read(ref: string): Promise<BlobRead> {
-    const row = this.db.prepare('SELECT data FROM _blobs WHERE ref = ? AND bucket = ?').get(ref, this.bucket) as Row | undefined;
+    const row = this.statements.prepare('SELECT data FROM _blobs WHERE ref = ? AND bucket = ?').get(ref, this.bucket) as Row | undefined;
     if (!row) return { kind: 'missing' };
     const data = row.data;
     return data instanceof Uint8Array ? { kind: 'ok', data: Buffer.from(data) } : { kind: 'corrupted' };
   }
 
   async delete(ref: string): Promise<void> {
-    this.db.prepare('DELETE FROM _blobs WHERE ref = ? AND bucket = ?').run(ref, this.bucket);
+    this.statements.prepare('DELETE FROM _blobs WHERE ref = ? AND bucket = ?').run(ref, this.bucket);
   }
 
   async listBefore(before: number, limit: number): Promise<Array<{ ref: string; metadata: Record<string, string> }>> {
-    const rows = this.db
+    const rows = this.statements
       .prepare('SELECT ref, metadata FROM _blobs WHERE bucket = ? AND created_at < ? ORDER BY created_at LIMIT ?')
       .all(this.bucket, before, limit) as Row[];
     return rows.map((r) => ({ ref: r.ref as string, metadata: JSON.parse(r.metadata as string) as Record<string, string> }));
@@ -307,7 +309,7 @@ class SqliteBlobStore implements BlobStore {
 
   /** Overwrites a blob's bytes (tests damage one to see it read as corrupted). */
   overwrite(ref: string, data: Buffer): void {
-    this.db.prepare('UPDATE _blobs SET data = ? WHERE ref = ?').run(data, ref);
+    this.statements.prepare('UPDATE _blobs SET data = ? WHERE ref = ?').run(data, ref);
   }
 }
 
@@ -315,6 +317,7 @@ export class SqliteDocStore implements DocStore {
   readonly home = 'embedded' as const;
   readonly path: string;
   readonly db: DatabaseSyncInstance;
+  readonly #statements: StatementCache;
   private readonly opened = new Map<string, SqliteCollection<Doc>>();
 
   /** Opens (creating if needed) `<dataDir>/gateway.sqlite`. */
@@ -322,6 +325,7 @@ export class SqliteDocStore implements DocStore {
     mkdirSync(dataDir, { recursive: true });
     this.path = join(dataDir, EMBEDDED_DB_FILE);
     this.db = new DatabaseSync(this.path, { timeout: BUSY_TIMEOUT_MS });
+    this.#statements = new StatementCache(this.db);
     // WAL: readers never wait for the writer, and a committed write is on disk (in the WAL) at once.
     // synchronous=NORMAL: no fsync per commit; a killed process loses nothing, a power cut may lose the last commits.
     this.db.exec('PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL');
@@ -342,7 +346,7 @@ export class SqliteDocStore implements DocStore {
       const cols = index.fields.map(fieldExpr).join(', ');
       this.db.exec(`CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS "c_${spec.name}__${index.name}" ON ${table}(${cols})`);
     }
-    const collection = new SqliteCollection<Doc>(this.db, spec.name);
+    const collection = new SqliteCollection<Doc>(this.db, this.#statements, spec.name);
     this.opened.set(spec.name, collection);
     return collection as unknown as Collection<T>;
   }
@@ -353,7 +357,7 @@ export class SqliteDocStore implements DocStore {
   }
 
   blobs(bucket: string): SqliteBlobStore {
-    return new SqliteBlobStore(this.db, bucket);
+    return new SqliteBlobStore(this.#statements, bucket);
   }
 
   async buckets(): Promise<string[]> {
