@@ -130,15 +130,15 @@ class MemoryCollection<T extends Doc> implements Collection<T> {
   }
 
   /** The documents holding the values the filter asks for on a looked-up field; undefined when it asks for none. */
-  private lookup(filter: Filter): ReadonlySet<T> | readonly T[] | undefined {
-    let fewest: ReadonlySet<T> | readonly T[] | undefined;
-    const consider = (found: ReadonlySet<T> | readonly T[] | undefined) => {
-      if (found && (!fewest || sizeOf(found) < sizeOf(fewest))) fewest = found;
+  private lookup(filter: Filter): ReadonlySet<T> | undefined {
+    let fewest: ReadonlySet<T> | undefined;
+    const consider = (found: ReadonlySet<T> | undefined) => {
+      if (found && (!fewest || found.size < fewest.size)) fewest = found;
     };
     for (const [path, cond] of Object.entries(filter)) {
       if (path === '$or') {
         const branches = (cond as readonly Filter[]).map((branch) => this.lookup(branch));
-        if (branches.every((found) => found !== undefined)) consider(union(branches as Array<Iterable<T>>));
+        if (branches.every((found) => found !== undefined)) consider(union(branches as Array<ReadonlySet<T>>));
         continue;
       }
       const values = wantedValues(cond);
@@ -194,7 +194,6 @@ class MemoryCollection<T extends Doc> implements Collection<T> {
 }
 
 const EMPTY: ReadonlySet<never> = new Set();
-const sizeOf = (found: ReadonlySet<unknown> | readonly unknown[]): number => ('size' in found ? found.size : found.length);
 
 function union<T>(parts: Iterable<Iterable<T>>): Set<T> {
   const all = new Set<T>();
