@@ -38,7 +38,7 @@ export function writeRawExtInPieces(call: object, serialize: (message: GateToSer
   internals.sendMessage = function (this: unknown, message, callback) {
     const pieces = rawExtPieces(message as GateToServiceProto, serialize);
     if (!pieces) return sendMessage!.call(this, message, callback);
-    const length = pieces.head.length + pieces.raw.length;
+    const length = pieces.head.reduce((n, piece) => n + piece.length, pieces.raw.length);
     const limit = internals.maxSendMessageSize!;
     if (limit !== -1 && length > limit) return sendMessage!.call(this, message, callback);
     if (checkCancelled!.call(this)) return;
@@ -46,7 +46,7 @@ export function writeRawExtInPieces(call: object, serialize: (message: GateToSer
     prefix.writeUInt32BE(length, 1); // after the compressed flag, 0
     maybeSendMetadata!.call(this);
     // Both writes are queued at once, in order: no other message of the stream can come between them.
-    stream!.write(Buffer.concat([prefix, pieces.head]));
+    stream!.write(Buffer.concat([prefix, ...pieces.head]));
     stream!.write(pieces.raw, (err?: Error | null) => {
       if (err) {
         sendStatus!.call(this, { code: grpc.status.INTERNAL, details: 'Internal server error', metadata: null });

@@ -98,17 +98,17 @@ function walk(bytes: Buffer, start: number, end: number, field: (number: number,
 }
 
 /**
- * A service message whose `ext` is a RawExt, in two pieces: the rest of the message encoded, with the
- * ext field's tag and length, then the caller's bytes (fields may come in any order). Undefined for
- * any other message.
+ * A service message whose `ext` is a RawExt, in pieces: `head`, the rest of the message encoded and the
+ * ext field's tag and length, then `raw`, the caller's bytes (fields may come in any order). Undefined
+ * for any other message.
  */
 export function rawExtPieces<T extends { ext?: unknown }>(
   message: T,
   serialize: (message: T) => Buffer,
-): { head: Buffer; raw: Buffer } | undefined {
+): { head: readonly Buffer[]; raw: Buffer } | undefined {
   if (!(message.ext instanceof RawExt)) return undefined;
   const raw = message.ext.bytes;
-  return { head: Buffer.concat([serialize({ ...message, ext: undefined }), fieldHeader(EXT_FIELD, raw.length)]), raw };
+  return { head: [serialize({ ...message, ext: undefined }), fieldHeader(EXT_FIELD, raw.length)], raw };
 }
 
 /**
@@ -118,6 +118,6 @@ export function rawExtPieces<T extends { ext?: unknown }>(
 export function withRawExt<T extends { ext?: unknown }>(serialize: (message: T) => Buffer): (message: T) => Buffer {
   return (message) => {
     const pieces = rawExtPieces(message, serialize);
-    return pieces ? Buffer.concat([pieces.head, pieces.raw]) : serialize(message);
+    return pieces ? Buffer.concat([...pieces.head, pieces.raw]) : serialize(message);
   };
 }

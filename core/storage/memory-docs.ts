@@ -115,18 +115,14 @@ class MemoryCollection<T extends Doc> implements Collection<T> {
 
   private select(filter: Filter, options: FindOptions): T[] {
     const hits: T[] = [];
-    for (const doc of this.candidates(filter)) if (matches(doc, filter)) hits.push(doc);
+    // The documents the filter's lookups find (the fewest), else all.
+    for (const doc of this.lookup(filter) ?? this.docs.values()) if (matches(doc, filter)) hits.push(doc);
     const order = sortComparator(options.sort);
     const from = options.skip ?? 0;
     // The first in order is one pass, not a sort (a claim's oldest queued task, a findOne).
     if (options.limit === 1 && from === 0) return hits.length ? [hits.reduce((min, d) => (order(d, min) < 0 ? d : min))] : [];
     hits.sort(order);
     return hits.slice(from, options.limit === undefined ? undefined : from + options.limit);
-  }
-
-  /** The documents a filter can match: those its lookups find (the fewest), else all. */
-  private candidates(filter: Filter): Iterable<T> {
-    return this.lookup(filter) ?? this.docs.values();
   }
 
   /** The documents holding the values the filter asks for on a looked-up field; undefined when it asks for none. */

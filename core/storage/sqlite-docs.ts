@@ -361,25 +361,25 @@ export class SqliteDocStore implements DocStore {
   }
 
   async buckets(): Promise<string[]> {
-    return (this.db.prepare('SELECT DISTINCT bucket FROM _blobs ORDER BY bucket').all() as Row[]).map((r) => String(r.bucket));
+    return (this.#statements.prepare('SELECT DISTINCT bucket FROM _blobs ORDER BY bucket').all() as Row[]).map((r) => String(r.bucket));
   }
 
   async stats(): Promise<CollectionStats[]> {
-    const tables = this.db
+    const tables = this.#statements
       .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'c\\_%' ESCAPE '\\' ORDER BY name")
       .all() as Row[];
     const out: CollectionStats[] = [];
     for (const { name } of tables) {
-      const row = this.db.prepare(`SELECT count(*) AS n, total(length(doc)) AS b FROM "${String(name)}"`).get() as Row;
+      const row = this.#statements.prepare(`SELECT count(*) AS n, total(length(doc)) AS b FROM "${String(name)}"`).get() as Row;
       out.push({ name: String(name).slice(2), documents: Number(row.n), bytes: Number(row.b) });
     }
-    const blobs = this.db.prepare('SELECT count(*) AS n, total(length(data)) AS b FROM _blobs').get() as Row;
+    const blobs = this.#statements.prepare('SELECT count(*) AS n, total(length(data)) AS b FROM _blobs').get() as Row;
     out.push({ name: '(blobs)', documents: Number(blobs.n), bytes: Number(blobs.b) });
     return out;
   }
 
   async ping(): Promise<void> {
-    this.db.prepare('SELECT 1').get();
+    this.#statements.prepare('SELECT 1').get();
   }
 
   async close(): Promise<void> {

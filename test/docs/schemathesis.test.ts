@@ -11,6 +11,7 @@ import { silentLogger } from '../../core/observe/logger.js';
 import type { ModelService } from '../../sdk/index.js';
 import { startDemoServices } from '../support/demo-services.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
+import { signedIn, type Client } from '../userspace/support.js';
 import { repoRoot } from '../support/python.js';
 
 /**
@@ -95,7 +96,7 @@ describe.skipIf(!ready)('schemathesis against the demo', () => {
   const services: ModelService[] = [];
   let dataDir = '';
   let configFile = '';
-  let session = { cookie: '', csrfToken: '' };
+  let session: Client | undefined;
 
   beforeAll(async () => {
     const raw = parseYaml(readFileSync(DEMO, 'utf8')) as Record<string, any>;
@@ -114,14 +115,7 @@ describe.skipIf(!ready)('schemathesis against the demo', () => {
     url = httpUrl;
     services.push(...(await startDemoServices(grpcAddress)));
     // Signed in before any fuzzing: the fuzzer's failed logins from this address would throttle it (429).
-    const login = await fetch(`${url}/api/platformcore/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'demo@example.com', password: 'demo-password-123' }),
-    });
-    if (login.status !== 200) throw new Error(`the demo person's sign-in answered ${login.status}: ${await login.text()}`);
-    const cookie = /gw_session=[^;]*/.exec(login.headers.get('set-cookie') ?? '')?.[0] ?? '';
-    session = { cookie, csrfToken: ((await login.json()) as { csrfToken: string }).csrfToken };
+    session = await signedIn({ httpUrl: url }, { email: 'demo@example.com', password: 'demo-password-123' });
   });
 
   afterAll(async () => {
@@ -153,11 +147,11 @@ describe.skipIf(!ready)('schemathesis against the demo', () => {
   }, 120_000);
 
   it("finds no server error and no answer outside the document, with the demo operator's session", async () => {
-    expect(session.cookie).toMatch(/^gw_session=./);
+    expect(session?.cookie).toMatch(/^gw_session=./);
     // Not the two that end it (the fuzzer finds its ID in GET auth/sessions' answer): every later
     // case would meet 401. The key's run calls them, test/userspace/ covers them.
     const output = await fuzz(
-      [`Cookie: ${session.cookie}`, `x-csrf-token: ${session.csrfToken}`],
+      [`Cookie: ${session!.cookie}`, `x-csrf-token: ${session!.csrf}`],
       ['POST /api/platformcore/auth/logout', 'DELETE /api/platformcore/auth/sessions/{sessionId}'],
     );
     // Only /metrics (its own bearer token) refuses the session.

@@ -61,7 +61,7 @@ export class Client {
   }
 }
 
-export async function signedIn(gateway: TestGateway, person: { email: string; password: string }): Promise<Client> {
+export async function signedIn(gateway: Pick<TestGateway, 'httpUrl'>, person: { email: string; password: string }): Promise<Client> {
   const client = new Client(gateway.httpUrl);
   const response = await client.login(person);
   if (!response.ok) throw new Error(`sign-in of ${person.email} failed: ${response.status} ${await response.text()}`);

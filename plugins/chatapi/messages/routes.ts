@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { type Caller, type PluginContext } from '../../../core/plugins/index.js';
+import type { Caller, PluginContext } from '../../../core/plugins/index.js';
 import { countTokens } from '../../_shared/anthropic/count-tokens.js';
 import { affinityKey, sessionKey } from '../../_shared/openai/affinity.js';
 import { relayNativeMessages } from '../../_shared/anthropic/native-answer.js';
