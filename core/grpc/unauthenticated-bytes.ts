@@ -156,8 +156,8 @@ export interface EarlyChecks {
 }
 
 /**
- * A large first message refused from its head (a missing or wrong key, ext params over their bounds):
- * what the peer still sends is dropped as it arrives, paced by `pacer` (grpc-js's reader is detached,
+ * A large first message refused from its head for a missing or wrong key: what the peer still sends
+ * is dropped as it arrives, paced by `pacer` (grpc-js's reader is detached,
  * so the message is never gathered into a buffer: that 4 MiB buffer per message, and the garbage
  * collection it caused, was most of an attacker's cost), and `answer` goes once the peer has finished
  * sending, or after a bound: a status sent while the peer still sends can be overtaken by a reset.
@@ -197,6 +197,46 @@ function dropRestThenAnswer(stream: http2.Http2Stream, pacer: StreamPacer, answe
   bound = setTimeout(whenQuiet, REFUSAL_WAIT_MS).unref();
   stream.once('close', () => clearTimeout(bound));
   stream.prependOnceListener('end', answerOnce);
+}
+
+/** How often, and how long at most, an answered stream is checked for its trailers having gone. */
+const TRAILERS_CHECK_MS = 2;
+const TRAILERS_WAIT_MS = 250;
+
+/**
+ * An admitted caller's large message refused from its head (ext params over their bounds): the
+ * answer goes at once, and the stream is then reset with NO_ERROR, which tells the peer to stop
+ * sending the rest of a request whose complete answer it has (RFC 9113 section 8.1; grpc-go's server
+ * does the same, and gRPC clients keep the status they already have). Nothing more of the message is
+ * read: grpc-js's reader is detached and the stream kept paused, so the peer waits in flow control
+ * until the reset comes. Reading the rest to drop it (as a keyless message's still is) cost the gateway a
+ * mark-compact for every 8-10 MB received, whose 20-40 ms pauses were the other accounts' p99 in the
+ * hostile bench (issue 25). The answer waits `afterMs`, until the account has paid for the whole
+ * message (charged at its head), so its sender's next call comes no sooner than if the rest had been
+ * read at its rate. The reset waits until the answer's end (its trailers) is on the wire:
+ * nghttp2 sends a reset before frames queued earlier, and a client that reads the reset first has a
+ * call that ended without a status.
+ */
+function answerThenReset(stream: http2.Http2Stream, answer: () => void, afterMs: number): void {
+  stream.removeAllListeners('data');
+  stream.pause();
+  // grpc-js resumes the stream when its handler starts reading, which may come after this.
+  const stayPaused = () => stream.pause();
+  stream.on('resume', stayPaused);
+  const answered = () => {
+    if (stream.destroyed) return;
+    answer();
+    const started = performance.now();
+    const check = setInterval(() => {
+      const ended = stream.destroyed || stream.state.localClose === 1;
+      if (!ended && performance.now() - started < TRAILERS_WAIT_MS) return;
+      clearInterval(check);
+      if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+    }, TRAILERS_CHECK_MS).unref();
+  };
+  if (afterMs <= 0) return answered();
+  const wait = setTimeout(answered, afterMs).unref();
+  stream.once('close', () => clearTimeout(wait));
 }
 
 /**
@@ -262,7 +302,7 @@ export function unauthenticatedBytesInterceptor(
         });
         const onPaced = (chunk: Buffer) => {
           const refused = extScan?.push(chunk);
-          if (refused) return refuseExt(account, refused);
+          if (refused) return refuseExt(account, refused, charge?.owed() ?? 0);
           account.took(chunk.length);
         };
         stream.on('data', onPaced);
@@ -272,16 +312,21 @@ export function unauthenticatedBytesInterceptor(
         });
         // The whole message, what owed before included: the wait before the rest is read.
         account.hold(charge ? Math.max(charge(messageBytes), charge.owed()) : 0);
-        if (extScan?.refused) refuseExt(account, extScan.refused);
+        if (extScan?.refused) refuseExt(account, extScan.refused, charge?.owed() ?? 0);
       };
-      // Ext params over their bounds: the rest (charged with the message) dropped once the account has
-      // paid, then the in-band answer the preflight gives a small message (its code in
-      // ClientResponseProto.error, status OK).
-      const refuseExt = (account: StreamPacer, err: GatewayError) => {
-        dropRestThenAnswer(stream, account, () => {
-          if (!internals.sendMessage) return send(grpc.status.RESOURCE_EXHAUSTED, err);
-          internals.sendMessage({ error: toApiErrorProto(err) }, () => internals.sendStatus?.({ code: grpc.status.OK, details: 'OK' }));
-        });
+      // Ext params over their bounds: the in-band answer the preflight gives a small message (its code
+      // in ClientResponseProto.error, status OK) once the account has paid for the message, and the
+      // rest, charged with it, never read (answerThenReset).
+      const refuseExt = (account: StreamPacer, err: GatewayError, owedMs: number) => {
+        account.stop();
+        answerThenReset(
+          stream,
+          () => {
+            if (!internals.sendMessage) return send(grpc.status.RESOURCE_EXHAUSTED, err);
+            internals.sendMessage({ error: toApiErrorProto(err) }, () => internals.sendStatus?.({ code: grpc.status.OK, details: 'OK' }));
+          },
+          owedMs,
+        );
       };
       let received = 0;
       const onData = (chunk: Buffer) => {

@@ -4,7 +4,7 @@ import type { ClientResponseProto, GateToServiceProto } from '../../proto/src/in
 import { gateServiceDefinition } from '../../proto/src/index.js';
 import { ECHO_TOKEN, TEST_KEY, eventually, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
 import { wireCall, wireSession } from '../support/grpc-wire.js';
-import { RawServiceStream, json, rawClient, type RawClient } from '../support/raw-gate-client.js';
+import { RawServiceStream, json, processUnary, rawClient, type RawClient } from '../support/raw-gate-client.js';
 import { otherAccountPredict, slowestWhile as slowestWhileOf } from '../support/victim-latency.js';
 
 const definition = gateServiceDefinition();
@@ -139,5 +139,35 @@ describe('ext params bounds against a flood of entries (#25 N1)', () => {
     expect(outcome, 'no answer to a flood whose first 64 KiB were sent').toBeDefined();
     expect(outcome!.status).toBe(0);
     expect(inBand(outcome!.messages[0]!).error).toMatchObject({ code: 'EXT_PARAMS_TOO_LARGE', statusCode: 413 });
+  }, 30_000);
+  it('gRPC: a refused flood is answered at once and its rest never read: the stream is reset (NO_ERROR) after the answer', async () => {
+    // The rest of a refused flood was read at its account's rate and dropped, and answered once the
+    // sender had finished: every byte of a 3.6 MB flood went through flow control (3,600,062 of
+    // 3,600,062 here, 2026-11-27; the answer was then grpc-js's own UNIMPLEMENTED "Received no request
+    // message", not the code), and the gateway ran a mark-compact for every 8-10 MB received, 20-40 ms
+    // pauses that set the other account's p99 in the hostile bench (this attack alone: × 5.3).
+    // A connection of its own: what earlier calls left of a connection's windows would blur the count.
+    const own = wireSession(gw.grpcAddress);
+    const start = grpc.attack.subarray(0, 64 * 1024);
+    const outcome = await wireCall(own, PROCESS, start, { announce: grpc.attack.length });
+    // What the gateway took of it: what flow control let the connection write (nothing else runs on it).
+    const taken = own.socket.bytesWritten;
+    expect(outcome.status).toBe(0);
+    expect(inBand(outcome.messages[0]!).error).toMatchObject({ code: 'EXT_PARAMS_TOO_LARGE', statusCode: 413 });
+    expect(taken, 'bytes of the flood the gateway took').toBeLessThan(512 * 1024);
+    // The official client reads the answer, and its connection goes on: the reset streams' unread
+    // bytes left nothing of the connection's flow-control window behind.
+    const small = { ...head, ext: { methodName: 'ping', params: { k: { json: 'v' } } } };
+    const next = await Promise.race([wireCall(own, PROCESS, serialize(small)), new Promise<undefined>((r) => setTimeout(r, 5000))]);
+    own.close();
+    expect(next?.messages.length, 'the next call on the same connection').toBe(1);
+    expect(JSON.parse(inBand(next!.messages[0]!).ext!.data!.json!)).toEqual({ params: 1 });
+    const flood = {
+      ...head,
+      ext: { methodName: 'ping', params: Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`p${i}`, {}])) },
+    };
+    for (let i = 0; i < 5; i++) expect((await processUnary(client, flood)).error).toMatchObject({ code: 'EXT_PARAMS_TOO_LARGE' });
+    const served = await processUnary(client, small);
+    expect(JSON.parse(served.ext!.data!.json!)).toEqual({ params: 1 });
   }, 30_000);
 }, 60_000);
