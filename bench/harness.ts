@@ -44,6 +44,8 @@ export interface BenchOptions {
   hostileRate: number;
   /** Concurrent loops of the unauthenticated attacker. */
   attackLoops: number;
+  /** `--explain`: the hostile scenario prints what overlapped its slowest answers (the servers keep a timeline). */
+  explain?: boolean;
   /** Directory for `--cpu-prof` profiles of our gateway; undefined = none. */
   profileDir?: string;
   smoke: boolean;
@@ -208,6 +210,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
         rate: options.hostileRate,
         attackLoops: options.attackLoops,
         warmupSec: options.warmupSec,
+        explain: options.explain,
         log,
       });
     }

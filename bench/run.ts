@@ -14,6 +14,7 @@
  *   --drift-rate R      offered rate of the steady run (default 200)
  *   --hostile-rate R    offered chat rate of the hostile scenario (default 200)
  *   --attack-loops N    concurrent loops of its unauthenticated attacker (default 4)
+ *   --explain           hostile: print what overlapped the slowest answers under the authenticated attacker
  *   --profile           write CPU profiles of our gateway and services, print their top frames
  *   --smoke             tiny settings: checks that everything runs, figures mean nothing
  *   --out FILE          where the JSON goes (default bench/results/latest.json)
@@ -42,6 +43,7 @@ const { values } = parseArgs({
     'hostile-rate': { type: 'string' },
     'attack-loops': { type: 'string' },
     profile: { type: 'boolean', default: false },
+    explain: { type: 'boolean', default: false },
     smoke: { type: 'boolean', default: false },
     out: { type: 'string' },
   },
@@ -72,10 +74,13 @@ const options: BenchOptions = {
   driftRate: num(values['drift-rate'], base.driftRate),
   hostileRate: num(values['hostile-rate'], base.hostileRate),
   attackLoops: num(values['attack-loops'], base.attackLoops),
+  explain: values.explain,
   profileDir,
   log: (line) => process.stderr.write(`${line}\n`),
 };
 
+// The servers started from here keep a timeline of their stalls and collections (bench/lib/loop-delay.mjs).
+if (values.explain) process.env.BENCH_TIMELINE = '1';
 // The LiteLLM peer runs at its newest release (the issue asks for the latest; its version is recorded).
 if (scenarios.includes('http') || scenarios.includes('streaming')) installLiteLlm(options.log);
 const results = await runBench(options);

@@ -25,6 +25,14 @@ export interface LoadTarget {
 export interface LoadSettings {
   connections: number;
   durationSec: number;
+  /** Keep every 2xx answer's time and latency (`LoadResult.answers`), for `--explain`. */
+  answers?: boolean;
+}
+
+/** One 2xx answer: when it came (wall-clock ms) and how long it took (ms). */
+export interface TimedAnswer {
+  end: number;
+  ms: number;
 }
 
 export interface LoadResult {
@@ -40,6 +48,8 @@ export interface LoadResult {
   /** Mean bytes per response (headers and body). */
   bytesPerResponse: number;
   durationSec: number;
+  /** With `settings.answers`: every 2xx answer, in the order they came. */
+  answers?: TimedAnswer[];
 }
 
 export function saturate(target: LoadTarget, settings: LoadSettings): Promise<LoadResult> {
@@ -54,6 +64,7 @@ function run(target: LoadTarget, settings: LoadSettings, rate?: number): Promise
   const latencies = new Samples();
   let bytes = 0;
   let index = 0;
+  const answers: TimedAnswer[] | undefined = settings.answers ? [] : undefined;
   const start = performance.now();
   const setupClient = rate ? (client: AutocannonClient) => pace(client, start, index++, settings.connections, rate) : undefined;
   return new Promise((resolve, reject) => {
@@ -81,12 +92,14 @@ function run(target: LoadTarget, settings: LoadSettings, rate?: number): Promise
           timeouts: result.timeouts,
           bytesPerResponse: latencies.length ? bytes / latencies.length : 0,
           durationSec: result.duration,
+          ...(answers ? { answers } : {}),
         });
       },
     );
     instance.on('response', (_client: unknown, statusCode: number, resBytes: number, responseTime: number) => {
       if (statusCode >= 200 && statusCode < 300) {
         latencies.push(responseTime);
+        answers?.push({ end: performance.timeOrigin + performance.now(), ms: responseTime });
         bytes += resBytes;
       }
     });

@@ -24,3 +24,45 @@ process.on('message', (message) => {
   });
   histogram.reset();
 });
+
+/**
+ * With BENCH_TIMELINE set (`npm run bench -- --explain`): a timeline of the process's event-loop
+ * stalls and garbage collections, with wall-clock times, answered and emptied on an IPC `timeline`
+ * request, so the hostile scenario can say what each server was doing while the slowest requests
+ * waited. A 2 ms timer finds the stalls; it costs the process a little, so it is off unless asked for.
+ */
+if (process.env.BENCH_TIMELINE) {
+  const { PerformanceObserver, constants } = await import('node:perf_hooks');
+  const STALL_TICK_MS = 2;
+  const STALL_MIN_MS = 6;
+  const KEPT = 20_000;
+  const now = () => performance.timeOrigin + performance.now();
+  const gcKinds = {
+    [constants.NODE_PERFORMANCE_GC_MAJOR]: 'mark-compact',
+    [constants.NODE_PERFORMANCE_GC_MINOR]: 'scavenge',
+    [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental marking',
+    [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak callbacks',
+  };
+  /** `{ kind, start, end }`, wall-clock ms. */
+  const events = [];
+  const keep = (event) => {
+    events.push(event);
+    if (events.length > KEPT) events.splice(0, events.length - KEPT);
+  };
+  let last = now();
+  setInterval(() => {
+    const tick = now();
+    if (tick - last > STALL_MIN_MS) keep({ kind: 'stall', start: last, end: tick });
+    last = tick;
+  }, STALL_TICK_MS).unref();
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      if (entry.duration < 1) continue;
+      const start = performance.timeOrigin + entry.startTime;
+      keep({ kind: gcKinds[entry.detail?.kind] ?? 'gc', start, end: start + entry.duration });
+    }
+  }).observe({ entryTypes: ['gc'] });
+  process.on('message', (message) => {
+    if (message?.type === 'timeline') process.send?.({ type: 'timeline', events: events.splice(0) });
+  });
+}

@@ -20,6 +20,7 @@
  */
 import { gatewayChatLoad } from '../lib/config.js';
 import { fixedRate, type LoadResult } from '../lib/load.js';
+import { explainSlowest, type TimedEvent } from '../lib/slow-answers.js';
 import { splitCpus } from '../lib/cpu-split.js';
 import { startChild, waitFor, type Child } from '../lib/procs.js';
 import { spread, type Spread } from '../lib/stats.js';
@@ -35,6 +36,11 @@ export interface HostileOptions {
   attackLoops: number;
   /** Seconds of the same chat load before the first round, not measured. */
   warmupSec: number;
+  /**
+   * `--explain`: after each run with the authenticated attacker, print what overlapped its slowest
+   * answers (bench/lib/slow-answers.ts). The servers must have been started with BENCH_TIMELINE set.
+   */
+  explain?: boolean;
   log: (line: string) => void;
 }
 
@@ -181,13 +187,18 @@ async function underAuthenticatedAttacker(
 ): Promise<Pick<HostileRound, 'authedAttacked' | 'authedAttackerCallsPerSec' | 'authedAttackerCodes' | 'authedLoopDelay'>> {
   const attacker = await startAuthedAttacker(grpcAddress, httpUrl, options.attackLoops, attackerPrefix);
   try {
-    type Stats = { calls: number; kinds: number; wanted: number; codes: Record<string, number> };
+    type Stats = { calls: number; kinds: number; wanted: number; codes: Record<string, number>; events: TimedEvent[] };
     const before = await attacker.ask<Stats>('stats');
     await loopDelays(servers);
+    if (options.explain) await serverTimelines(servers);
     const started = performance.now();
-    const authedAttacked = await fixedRate(target, settings, options.rate);
+    const { answers, ...authedAttacked } = await fixedRate(target, { ...settings, answers: options.explain }, options.rate);
     const authedLoopDelay = await loopDelays(servers);
     let after = await attacker.ask<Stats>('stats');
+    if (answers) {
+      const lines = explainSlowest(answers, { attacker: after.events, ...(await serverTimelines(servers)) });
+      for (const line of lines) options.log(line);
+    }
     const authedAttackerCallsPerSec = (after.calls - before.calls) / ((performance.now() - started) / 1000);
     // A short run (smoke mode) waits until each of the four attacks has had its answer, so the codes are real.
     await waitFor(
@@ -215,6 +226,13 @@ export function startAuthedAttacker(grpcAddress: string, httpUrl: string, loops:
     waitReady: true,
     readyTimeoutMs: 120_000,
   });
+}
+
+/** The servers' stalls and collections since the last reading (bench/lib/loop-delay.mjs with BENCH_TIMELINE). */
+async function serverTimelines(servers: { gateway: Child; echo: Child }): Promise<{ gateway: TimedEvent[]; echo: TimedEvent[] }> {
+  type Timeline = { events: TimedEvent[] };
+  const [gateway, echo] = await Promise.all([servers.gateway.ask<Timeline>('timeline'), servers.echo.ask<Timeline>('timeline')]);
+  return { gateway: gateway.events, echo: echo.events };
 }
 
 /** The servers' loop delays since the last reading (and a fresh start for the next). */

@@ -9,8 +9,8 @@
  * - `http-ext-flood`: a 15 MB HTTP `…/ext` body with 1,000,000 entries (N1: most of 9 s of event loop);
  * - `http-responses`: a 30 MB Responses body of 620,000 `input` items (within the 32 MiB body limit).
  *
- * Every message is built once, before ready. Answers `stats` over IPC with the calls made and the
- * error codes the gateway answered (`<kind>: <code>`).
+ * Every message is built once, before ready. Answers `stats` over IPC with the calls made, the
+ * error codes the gateway answered (`<kind>: <code>`) and each finished call's kind and times.
  */
 import { gateServiceDefinition } from '../../proto/src/index.js';
 import { ATTACKER_KEY } from '../lib/config.js';
@@ -86,10 +86,20 @@ const allAttacks: Record<string, () => Promise<void>> = {
 const kinds = process.env.BENCH_ATTACK_KINDS?.split(',') ?? Object.keys(allAttacks);
 const attacks = kinds.map((kind) => allAttacks[kind]!);
 
+/** Each finished call, wall-clock ms, for `--explain` (the latest EVENTS_KEPT). */
+const events: { kind: string; start: number; end: number }[] = [];
+const EVENTS_KEPT = 10_000;
+const now = () => performance.timeOrigin + performance.now();
+
 let running = true;
 for (let i = 0; i < loops; i++) {
   void (async () => {
-    for (let n = i; running; n++) await attacks[n % attacks.length]!();
+    for (let n = i; running; n++) {
+      const start = now();
+      await attacks[n % attacks.length]!();
+      events.push({ kind: kinds[n % attacks.length]!, start, end: now() });
+      if (events.length > EVENTS_KEPT) events.shift();
+    }
   })();
 }
 process.on('message', (m: { type?: string }) => {
@@ -100,6 +110,7 @@ process.on('message', (m: { type?: string }) => {
       wanted: kinds.length,
       kinds: new Set(Object.keys(codes).map((c) => c.split(':')[0])).size,
       codes,
+      events,
       messageBytes: Math.max(grpcFlood.length, grpcMax.length, httpExtFlood.length, responsesFlood.length),
     });
 });
