@@ -157,14 +157,15 @@ export interface EarlyChecks {
 
 /**
  * A large first message refused from its head for a missing or wrong key: what the peer still sends
- * is dropped as it arrives, paced by `pacer` (grpc-js's reader is detached,
- * so the message is never gathered into a buffer: that 4 MiB buffer per message, and the garbage
- * collection it caused, was most of an attacker's cost), and `answer` goes once the peer has finished
- * sending, or after a bound: a status sent while the peer still sends can be overtaken by a reset.
- * Answering at once was tried (2026-11-26): four tests of test/security then saw their sessions end
- * with CANCEL and calls that never ended. (This comment once blamed Node's HTTP/2 server refusing the
- * connection's other streams, ENHANCE_YOUR_CALM; that was the attacking client's own session-memory
- * cap, bench/lib/raw-grpc-call.ts.)
+ * is dropped as it arrives, paced by `pacer` (grpc-js's reader is detached, so the message is never
+ * gathered into a buffer: that 4 MiB buffer per message, and the garbage collection it caused, was
+ * most of an attacker's cost), and `answer` goes once the peer has finished sending, or after a
+ * bound: a status sent while the peer still sends can be overtaken by a reset. Answering at once was
+ * tried (2026-11-26): four tests of test/security then saw their sessions end with CANCEL and calls
+ * that never ended. (This comment once blamed Node's HTTP/2 server refusing the connection's other
+ * streams, ENHANCE_YOUR_CALM; that was the attacking client's own session-memory cap,
+ * bench/lib/raw-grpc-call.ts.) An admitted caller's refused message is answered and reset instead
+ * (answerThenReset): its account pays for the rest, so no reading is needed to slow its sender.
  */
 function dropRestThenAnswer(stream: http2.Http2Stream, pacer: StreamPacer, answer: () => void): void {
   let lastData = performance.now();
@@ -204,18 +205,17 @@ const TRAILERS_CHECK_MS = 2;
 const TRAILERS_WAIT_MS = 250;
 
 /**
- * An admitted caller's large message refused from its head (ext params over their bounds): the
- * answer goes at once, and the stream is then reset with NO_ERROR, which tells the peer to stop
- * sending the rest of a request whose complete answer it has (RFC 9113 section 8.1; grpc-go's server
- * does the same, and gRPC clients keep the status they already have). Nothing more of the message is
- * read: grpc-js's reader is detached and the stream kept paused, so the peer waits in flow control
- * until the reset comes. Reading the rest to drop it (as a keyless message's still is) cost the gateway a
- * mark-compact for every 8-10 MB received, whose 20-40 ms pauses were the other accounts' p99 in the
- * hostile bench (issue 25). The answer waits `afterMs`, until the account has paid for the whole
- * message (charged at its head), so its sender's next call comes no sooner than if the rest had been
- * read at its rate. The reset waits until the answer's end (its trailers) is on the wire:
- * nghttp2 sends a reset before frames queued earlier, and a client that reads the reset first has a
- * call that ended without a status.
+ * An admitted caller's large message refused from its head (ext params over their bounds): its
+ * answer goes once the account has paid for the whole message (charged at its head), after `afterMs`,
+ * so its sender's next call comes no sooner than if the rest had been read at its rate; the stream is
+ * then reset with NO_ERROR, which tells the peer to stop sending the rest of a request whose complete
+ * answer it has (RFC 9113 section 8.1; grpc-go's server does the same, and gRPC clients keep the
+ * status they already have). Nothing more of the message is read: grpc-js's reader is detached and
+ * the stream kept paused, so the peer waits in flow control. Reading the rest to drop it (as a keyless
+ * message's still is) cost the gateway a mark-compact for every 8-10 MB received, whose 20-40 ms
+ * pauses set the other accounts' p99 in the hostile bench (issue 25). The reset waits until the
+ * answer's end (its trailers) is on the wire: nghttp2 sends a reset before frames queued earlier, and
+ * a client that reads the reset first has a call that ended without a status.
  */
 function answerThenReset(stream: http2.Http2Stream, answer: () => void, afterMs: number): void {
   stream.removeAllListeners('data');
