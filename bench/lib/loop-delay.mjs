@@ -32,7 +32,8 @@ process.on('message', (message) => {
  * waited. A 2 ms timer finds the stalls; it costs the process a little, so it is off unless asked for.
  */
 if (process.env.BENCH_TIMELINE) {
-  const { PerformanceObserver, constants } = await import('node:perf_hooks');
+  const { PerformanceObserver, constants, performance } = await import('node:perf_hooks');
+  const { setInterval } = await import('node:timers');
   const STALL_TICK_MS = 2;
   const STALL_MIN_MS = 6;
   const KEPT = 20_000;
