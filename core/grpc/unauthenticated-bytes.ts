@@ -141,9 +141,6 @@ export class CallBytes {
   }
 }
 
-/** How long a refused large message's sender may stay quiet (sending nothing) before its answer is sent anyway. */
-const REFUSAL_WAIT_MS = 2000;
-
 /** Ends the watch of a call: it gives its bytes back and is no longer counted. */
 const untrusted = new WeakMap<object, () => void>();
 
@@ -155,67 +152,24 @@ export interface EarlyChecks {
   extLimits?: { maxExtParams: number; maxExtParamBytes: number };
 }
 
-/**
- * A large first message refused from its head for a missing or wrong key: what the peer still sends
- * is dropped as it arrives, paced by `pacer` (grpc-js's reader is detached, so the message is never
- * gathered into a buffer: that 4 MiB buffer per message, and the garbage collection it caused, was
- * most of an attacker's cost), and `answer` goes once the peer has finished sending, or after a
- * bound: a status sent while the peer still sends can be overtaken by a reset. Answering at once was
- * tried (2026-11-26): four tests of test/security then saw their sessions end with CANCEL and calls
- * that never ended. (This comment once blamed Node's HTTP/2 server refusing the connection's other
- * streams, ENHANCE_YOUR_CALM; that was the attacking client's own session-memory cap,
- * bench/lib/raw-grpc-call.ts.) An admitted caller's refused message is answered and reset instead
- * (answerThenReset): its account pays for the rest, so no reading is needed to slow its sender.
- */
-function dropRestThenAnswer(stream: http2.Http2Stream, pacer: StreamPacer, answer: () => void): void {
-  let lastData = performance.now();
-  stream.removeAllListeners('data');
-  stream.on('data', (chunk: Buffer) => {
-    lastData = performance.now();
-    pacer.took(chunk.length);
-  });
-  // Unless the pacer holds the stream (its timer resumes it).
-  if (!pacer.pausing) stream.resume();
-  let bound: NodeJS.Timeout | undefined;
-  let answered = false;
-  const answerOnce = () => {
-    clearTimeout(bound);
-    if (answered || stream.destroyed) return;
-    answered = true;
-    answer();
-  };
-  // A peer still sending (if slowly: the rate holds it) is answered when it has finished; one
-  // that has gone quiet gets the answer after the bound, then a reset a moment later.
-  const whenQuiet = () => {
-    const quietMs = performance.now() - lastData;
-    if (pacer.pausing || quietMs < REFUSAL_WAIT_MS) {
-      bound = setTimeout(whenQuiet, REFUSAL_WAIT_MS - (pacer.pausing ? 0 : quietMs)).unref();
-      return;
-    }
-    answerOnce();
-    setTimeout(() => stream.destroyed || stream.close(http2.constants.NGHTTP2_CANCEL), 20).unref();
-  };
-  bound = setTimeout(whenQuiet, REFUSAL_WAIT_MS).unref();
-  stream.once('close', () => clearTimeout(bound));
-  stream.prependOnceListener('end', answerOnce);
-}
-
 /** How often, and how long at most, an answered stream is checked for its trailers having gone. */
 const TRAILERS_CHECK_MS = 2;
 const TRAILERS_WAIT_MS = 250;
 
 /**
- * An admitted caller's large message refused from its head (ext params over their bounds): its
- * answer goes once the account has paid for the whole message (charged at its head), after `afterMs`,
- * so its sender's next call comes no sooner than if the rest had been read at its rate; the stream is
- * then reset with NO_ERROR, which tells the peer to stop sending the rest of a request whose complete
- * answer it has (RFC 9113 section 8.1; grpc-go's server does the same, and gRPC clients keep the
- * status they already have). Nothing more of the message is read: grpc-js's reader is detached and
- * the stream kept paused, so the peer waits in flow control. Reading the rest to drop it (as a keyless
- * message's still is) cost the gateway a mark-compact for every 8-10 MB received, whose 20-40 ms
- * pauses set the other accounts' p99 in the hostile bench (issue 25). The reset waits until the
- * answer's end (its trailers) is on the wire: nghttp2 sends a reset before frames queued earlier, and
- * a client that reads the reset first has a call that ended without a status.
+ * A large first message refused from its head (a missing or wrong key, ext params over their
+ * bounds): its answer goes after `afterMs`, once the rate its bytes are charged to (its account's, or
+ * the gateway-wide unauthenticated rate) has been paid for the whole message, so its sender's next
+ * call comes no sooner than if the rest had been read at that rate; the stream is then reset with
+ * NO_ERROR, which tells the peer to stop sending the rest of a request whose complete answer it has
+ * (RFC 9113 section 8.1; grpc-go's server does the same, and gRPC clients keep the status they already
+ * have). Nothing more of the message is read: grpc-js's reader is detached and the stream kept paused,
+ * so the peer waits in flow control. The rest was read and dropped until 2026-11-27: every 8-10 MB
+ * received cost the gateway a mark-compact whose 20-40 ms pauses set other accounts' p99 in the
+ * hostile bench (issue 25). The reset waits until the answer's end (its trailers) is on the wire:
+ * nghttp2 sends a reset before frames queued earlier, and a client that reads the reset first has a
+ * call that ended without a status (the likely reason an answer at once, followed by a CANCEL reset,
+ * left four test/security calls without an end on 2026-11-26).
  */
 function answerThenReset(stream: http2.Http2Stream, answer: () => void, afterMs: number): void {
   stream.removeAllListeners('data');
@@ -280,10 +234,12 @@ export function unauthenticatedBytesInterceptor(
         send(code, err);
         stream.close(http2.constants.NGHTTP2_CANCEL);
       };
-      // A large first message whose key is missing or wrong: the rest dropped at the unauthenticated rate, then the status.
+      // A large first message whose key is missing or wrong: the status once the unauthenticated rate has
+      // been paid for the whole message, and the rest never read.
       const refuseKey = (err: GatewayError) => {
         stop();
-        dropRestThenAnswer(stream, pacer, () => send(grpc.status.UNAUTHENTICATED, err));
+        const rest = Math.max(0, (early?.messageBytes ?? received) - received);
+        answerThenReset(stream, () => send(grpc.status.UNAUTHENTICATED, err), budget.throttle(rest));
       };
       // An admitted caller's large message is charged to its account's rate whole, at once, and the
       // stream waits until the account has paid for it before the rest is read, at full speed (issue 25:

@@ -149,6 +149,31 @@ describe('unauthenticated bytes in flight, gateway-wide (issue 15)', () => {
     expect(res.error).toBeUndefined();
   });
 
+  it('answers a keyless large message and resets its stream (NO_ERROR): the rest is never read, and the connection goes on', async () => {
+    // The rest was read and dropped at the unauthenticated rate, and the status sent once the peer
+    // had finished: all 4 MiB of a keyless message went through flow control (2026-11-27), and each
+    // 8-10 MB read cost the gateway a mark-compact.
+    const own = wireSession(gw.grpcAddress);
+    try {
+      const outcome = await wireCall(own, PROCESS, Buffer.alloc(0), { announce: 4 * MiB - KiB });
+      expect(outcome.status).toBe(16); // UNAUTHENTICATED
+      expect(outcome.details).toMatch(/^API_KEY_MISSING: /);
+      // What the gateway took of it: what flow control let the connection write (nothing else runs on it).
+      expect(own.socket.bytesWritten, 'bytes of the message the gateway took').toBeLessThan(512 * KiB);
+      const keyed = gateServiceDefinition().process!.requestSerialize({
+        account: 'demo',
+        model: 'echo',
+        authToken: TEST_KEY,
+        predict: { data: json({}) },
+      }) as Buffer;
+      const next = await wireCall(own, PROCESS, keyed);
+      expect(next.status, next.details).toBe(0);
+      expect(next.messages).toHaveLength(1);
+    } finally {
+      own.close();
+    }
+  });
+
   it('refuses unregistered processAsync messages past the budget (RESOURCE_EXHAUSTED, coded), bounds memory, and serves an authenticated caller', async () => {
     const PEERS = 48;
     const streams: ClientHttp2Stream[] = [];
