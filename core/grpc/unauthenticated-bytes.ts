@@ -44,6 +44,16 @@ export class UnauthenticatedBytes {
     return this.#rate.charge(bytes);
   }
 
+  /**
+   * How long `bytes` take at the gateway-wide rate, without charging them: the wait before a refused
+   * keyless message is answered, as long as its rest would have taken to read. Charged to the shared
+   * rate instead, bytes never sent would let one peer announcing large messages on many streams hold
+   * every other unauthenticated reader (a service registering with a large descriptor) for minutes.
+   */
+  readingTimeMs(bytes: number): number {
+    return this.ratePerSecond === Infinity ? 0 : Math.ceil((bytes / this.ratePerSecond) * 1000);
+  }
+
   /** Bytes of unauthenticated messages being received now, over all calls. */
   get inFlight(): number {
     return this.#inFlight;
@@ -158,8 +168,8 @@ const TRAILERS_WAIT_MS = 250;
 
 /**
  * A large first message refused from its head (a missing or wrong key, ext params over their
- * bounds): its answer goes after `afterMs`, once the rate its bytes are charged to (its account's, or
- * the gateway-wide unauthenticated rate) has been paid for the whole message, so its sender's next
+ * bounds): its answer goes after `afterMs` (once its account has paid for the whole message; for a
+ * keyless one, as long as its rest would take at the unauthenticated rate), so its sender's next
  * call comes no sooner than if the rest had been read at that rate; the stream is then reset with
  * NO_ERROR, which tells the peer to stop sending the rest of a request whose complete answer it has
  * (RFC 9113 section 8.1; grpc-go's server does the same, and gRPC clients keep the status they already
@@ -234,12 +244,12 @@ export function unauthenticatedBytesInterceptor(
         send(code, err);
         stream.close(http2.constants.NGHTTP2_CANCEL);
       };
-      // A large first message whose key is missing or wrong: the status once the unauthenticated rate has
-      // been paid for the whole message, and the rest never read.
+      // A large first message whose key is missing or wrong: the status once its rest would have been
+      // read at the unauthenticated rate, and the rest never read.
       const refuseKey = (err: GatewayError) => {
         stop();
         const rest = Math.max(0, (early?.messageBytes ?? received) - received);
-        answerThenReset(stream, () => send(grpc.status.UNAUTHENTICATED, err), budget.throttle(rest));
+        answerThenReset(stream, () => send(grpc.status.UNAUTHENTICATED, err), budget.readingTimeMs(rest));
       };
       // An admitted caller's large message is charged to its account's rate whole, at once, and the
       // stream waits until the account has paid for it before the rest is read, at full speed (issue 25:

@@ -212,3 +212,43 @@ describe('unauthenticated bytes in flight, gateway-wide (issue 15)', () => {
     expect(big.error).toBeUndefined();
   });
 });
+
+describe('keyless large messages refused from their head (issue 25)', () => {
+  const RATE = MiB;
+  let gw: TestGateway;
+  let client: RawClient;
+
+  beforeAll(async () => {
+    gw = await startTestGateway(testConfigInput({ server: { httpPort: 0, grpcPort: 0, unauthenticatedBytesPerSecond: RATE } }));
+    client = rawClient(gw.grpcAddress);
+  });
+  afterAll(async () => {
+    client?.close();
+    await gw?.close();
+  });
+
+  it('wait as long as their rest would take at the unauthenticated rate, without taking that rate from other unauthenticated readers', async () => {
+    // Each is answered no sooner than its rest would have been read at the rate, as when it was read.
+    // Charging that rest to the shared rate instead (tried first, 2026-11-27) let ten announced 4 MiB
+    // messages, never sent, put 40 s of debt on it: a service registering with a 40 KiB descriptor
+    // (past the 16 KiB a message gets free) then waited those 40 s.
+    const attacker = wireSession(gw.grpcAddress);
+    const started = performance.now();
+    const keyless = Array.from({ length: 10 }, () => wireCall(attacker, PROCESS, Buffer.alloc(0), { announce: 4 * MiB - KiB }));
+    const service = new RawServiceStream(client);
+    try {
+      service.startServing(ECHO_TOKEN, undefined, { name: 'echo', schemaFiles: { 'large.proto': 'x'.repeat(40 * KiB) } });
+      await service.next((m) => m.body === 'serviceInfo', 3000);
+      expect(performance.now() - started).toBeLessThan(3000);
+      for (const outcome of await Promise.all(keyless)) {
+        expect(outcome.status).toBe(16);
+        expect(outcome.details).toMatch(/^API_KEY_MISSING: /);
+      }
+      // The rate's guarantee for each: its rest at 1 MiB/s, about 4 s.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(3.5 * 1000);
+    } finally {
+      service.close();
+      attacker.destroy();
+    }
+  }, 30_000);
+});
