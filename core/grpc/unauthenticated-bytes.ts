@@ -211,7 +211,7 @@ function answerThenReset(stream: http2.Http2Stream, answer: () => void, afterMs:
  * grpc-js had buffered of it. A large client message with a good key is read on at its account's input
  * rate (`checks.accountInput`) for the rest of the call: the key's account waits, not every other
  * account; its ext params are counted as it arrives, and a flood of them is answered in-band
- * (EXT_PARAMS_TOO_LARGE, as the preflight answers a small message) without the rest being gathered.
+ * (EXT_PARAMS_TOO_LARGE, as the preflight answers a small message) without the rest being read.
  */
 export function unauthenticatedBytesInterceptor(
   budget: UnauthenticatedBytes,
@@ -266,9 +266,20 @@ export function unauthenticatedBytesInterceptor(
           prepaid -= paid;
           return charge ? charge(bytes - paid) : 0;
         });
+        // Ext params over their bounds: the in-band answer the preflight gives a small message (its code
+        // in ClientResponseProto.error, status OK) once the account has paid for the message, and the
+        // rest, charged with it, never read (answerThenReset).
+        const refuseExt = (err: GatewayError) => {
+          account.stop();
+          const answer = () => {
+            if (!internals.sendMessage) return send(grpc.status.RESOURCE_EXHAUSTED, err);
+            internals.sendMessage({ error: toApiErrorProto(err) }, () => internals.sendStatus?.({ code: grpc.status.OK, details: 'OK' }));
+          };
+          answerThenReset(stream, answer, charge?.owed() ?? 0);
+        };
         const onPaced = (chunk: Buffer) => {
           const refused = extScan?.push(chunk);
-          if (refused) return refuseExt(account, refused, charge?.owed() ?? 0);
+          if (refused) return refuseExt(refused);
           account.took(chunk.length);
         };
         stream.on('data', onPaced);
@@ -278,21 +289,7 @@ export function unauthenticatedBytesInterceptor(
         });
         // The whole message, what owed before included: the wait before the rest is read.
         account.hold(charge ? Math.max(charge(messageBytes), charge.owed()) : 0);
-        if (extScan?.refused) refuseExt(account, extScan.refused, charge?.owed() ?? 0);
-      };
-      // Ext params over their bounds: the in-band answer the preflight gives a small message (its code
-      // in ClientResponseProto.error, status OK) once the account has paid for the message, and the
-      // rest, charged with it, never read (answerThenReset).
-      const refuseExt = (account: StreamPacer, err: GatewayError, owedMs: number) => {
-        account.stop();
-        answerThenReset(
-          stream,
-          () => {
-            if (!internals.sendMessage) return send(grpc.status.RESOURCE_EXHAUSTED, err);
-            internals.sendMessage({ error: toApiErrorProto(err) }, () => internals.sendStatus?.({ code: grpc.status.OK, details: 'OK' }));
-          },
-          owedMs,
-        );
+        if (extScan?.refused) refuseExt(extScan.refused);
       };
       let received = 0;
       const onData = (chunk: Buffer) => {
