@@ -57,6 +57,11 @@ interface Holding {
    * most one request past what it leased.
    */
   mayGoBlind: boolean;
+  /**
+   * The window's budget left after this gateway's last lease (the limit before one): what the others
+   * took between two of its leases is told by the next lease's answer.
+   */
+  remainingSeen: number;
   /** The mean amount one `spend` counts (sizes leases to the work's size; 0 for one-unit takes). */
   meanSpend: number;
   /** Units used in this window, and in the one before (sizes the leases to this gateway's traffic). */
@@ -167,6 +172,7 @@ export class SharedWindowBudget {
         exhausted: false,
         exhaustedAt: 0,
         mayGoBlind: true,
+        remainingSeen: limit,
         meanSpend: before?.meanSpend ?? 0,
         lastUsed: now,
         used: 0,
@@ -219,8 +225,12 @@ export class SharedWindowBudget {
         holding.exhausted = true;
         holding.exhaustedAt = this.#now();
       }
-      // Spend ahead of the next lease only while the budget is far from spent.
-      holding.mayBorrow = remaining >= 3 * share ? share : 0;
+      // Spend ahead of the next lease only while the budget is far from spent, even if the other
+      // gateways take twice what they took during this lease before the next one lands: each spends
+      // ahead too, and a debt a short lease cannot cover goes past the limit.
+      const othersTook = Math.max(0, holding.remainingSeen - granted - remaining);
+      holding.remainingSeen = remaining;
+      holding.mayBorrow = remaining - 2 * othersTook >= 3 * share ? share : 0;
     };
     this.#take(this.#docId(key, holding.window), this.#windows.startOf(holding.window), holding.limit, amount).then(
       ({ granted, remaining }) => done(granted, remaining),
