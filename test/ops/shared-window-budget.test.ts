@@ -17,7 +17,8 @@ import { requirePrerequisite } from '../support/prerequisites.js';
 
 const settle = () => new Promise((r) => setTimeout(r, 30));
 
-type Pair = (name: string, clock: { now: number }) => Promise<SharedWindowBudget[]>;
+/** `count` budgets (gateways) on one collection (default two). */
+type Pair = (name: string, clock: { now: number }, count?: number) => Promise<SharedWindowBudget[]>;
 
 describe('shared window budget on the embedded store', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gw-budget-'));
@@ -26,9 +27,9 @@ describe('shared window budget on the embedded store', () => {
     for (const h of homes) await h.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  budgetSuite(async (name, clock) => {
+  budgetSuite(async (name, clock, count = 2) => {
     const budgets: SharedWindowBudget[] = [];
-    for (let i = 0; i < 2; i++) {
+    for (let i = 0; i < count; i++) {
       const home = new SqliteDocStore(dir);
       homes.push(home);
       const collection = await home.collection<WindowDoc>(limitWindows(name));
@@ -50,9 +51,9 @@ describe.skipIf(!requirePrerequisite('shared window budget on MongoDB', mongoPre
     await server?.stop();
   });
 
-  budgetSuite(async (name, clock) => {
+  budgetSuite(async (name, clock, count = 2) => {
     const collection = await new MongoDocStore(connection).collection<WindowDoc>(limitWindows(name));
-    return [0, 1].map(() => new SharedWindowBudget({ collection, windowMs: 60_000, now: () => clock.now }));
+    return Array.from({ length: count }, () => new SharedWindowBudget({ collection, windowMs: 60_000, now: () => clock.now }));
   });
 });
 
@@ -78,6 +79,19 @@ function budgetSuite(pair: Pair): void {
       await settle();
     }
     expect(burst + rest).toBe(40);
+    for (const b of budgets) b.close();
+  });
+
+  it('three gateways in rushes, each spending ahead of its leases, admit the limit together and no more', async () => {
+    const clock = { now: 1_800_000 };
+    const budgets = await pair('budget_rush', clock, 3);
+    let admitted = 0;
+    // Each round every gateway gets a rush while its lease is under way, then the leases land.
+    for (let round = 0; round < 12; round++) {
+      for (let i = 0; i < 30; i++) if (budgets[(i + round) % 3]!.tryTake('acct', 40)) admitted++;
+      await settle();
+    }
+    expect(admitted).toBe(40);
     for (const b of budgets) b.close();
   });
 
