@@ -58,8 +58,8 @@ interface Holding {
    */
   mayGoBlind: boolean;
   /**
-   * The window's budget left after this gateway's last lease (the limit before one): what the others
-   * took between two of its leases is told by the next lease's answer.
+   * The window's budget left after this gateway's last lease (the limit before one): the next lease's
+   * answer then tells what the other gateways took meanwhile.
    */
   remainingSeen: number;
   /** The mean amount one `spend` counts (sizes leases to the work's size; 0 for one-unit takes). */
@@ -81,10 +81,11 @@ const RETURN_IDLE_MS = 250;
  * database round trip per request: each gateway leases a share of the window's budget (one atomic
  * conditional `$inc` on the window's document) and spends it locally; it leases the next share
  * before the current one runs out, sized to its own traffic, and gives back what it holds for a key
- * it stopped using. While a lease is under way and the window's budget was far from spent at the
- * last lease, a gateway spends up to one share ahead of it, so a slow store round trip does not turn
- * into refusals below the limit; near the end of the budget it waits instead, which keeps every
- * gateway together within about one share of the limit. Usable for any count per window: requests
+ * it stopped using. While a lease is under way, at a window's start, after it gave back an idle
+ * share, or while more than half the window's budget was left at its last lease (and enough of it
+ * whatever the others took meanwhile), a gateway spends up to one share ahead of it, so the store's
+ * round trip does not turn into refusals below the limit; near the end of the budget it spends only
+ * what it leased, which keeps every gateway together within the limit. Usable for any count per window: requests
  * per second now, quotas per minute or day later.
  */
 export class SharedWindowBudget {
@@ -225,12 +226,13 @@ export class SharedWindowBudget {
         holding.exhausted = true;
         holding.exhaustedAt = this.#now();
       }
-      // Spend ahead of the next lease only while the budget is far from spent, even if the other
-      // gateways take twice what they took during this lease before the next one lands: each spends
-      // ahead too, and a debt a short lease cannot cover goes past the limit.
+      // Spend ahead of the next lease only while more than half the window's budget is left, and enough
+      // of it even if the other gateways take twice what they took during this lease before the next
+      // lands: they spend ahead too, and a debt the next lease cannot cover goes past the limit (three
+      // gateways went 5 past 40 at a window's end when the first rule alone held).
       const othersTook = Math.max(0, holding.remainingSeen - granted - remaining);
       holding.remainingSeen = remaining;
-      holding.mayBorrow = remaining - 2 * othersTook >= 3 * share ? share : 0;
+      holding.mayBorrow = remaining - 2 * othersTook >= Math.max(3 * share, holding.limit / 2) ? share : 0;
     };
     this.#take(this.#docId(key, holding.window), this.#windows.startOf(holding.window), holding.limit, amount).then(
       ({ granted, remaining }) => done(granted, remaining),
@@ -280,6 +282,8 @@ export class SharedWindowBudget {
       if (now - holding.lastUsed < RETURN_IDLE_MS || holding.leasing || holding.tokens < 1) continue;
       const amount = Math.floor(holding.tokens);
       holding.tokens -= amount;
+      // Its next request may spend ahead of the lease it starts, as at a window's start, up to what it gave back.
+      holding.mayBorrow = Math.min(this.#minShare(holding.limit), amount);
       holding.exhausted = false;
       try {
         await this.#collection.updateMany({ _id: this.#docId(key, window) }, { $inc: { taken: -amount } });
