@@ -8,6 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BENCH_METRICS_TOKEN, BENCH_USERSPACE_KEY, TOKENS, benchConfigInput, gatewayHeaders } from './config.js';
+import { startCommand } from '../../scripts/start-command.mjs';
 import { ROOT, ensureBuilt, startChild, waitFor, type Child } from './procs.js';
 
 /** What a bench gateway adds to the bench config: plugins (`metrics`), and tracing to an OTLP/HTTP URL. */
@@ -67,7 +68,8 @@ export function startOurGateway(name: string, extras: GatewayExtras = {}, option
         ? { BENCH_USERSPACE_KEYS: String(extras.userSpaceKeys), BENCH_USERSPACE_KEY, BENCH_USERSPACE_BUDGETS: JSON.stringify(UNSPENT) }
         : {}),
     },
-    nodeFlags: options.nodeFlags,
+    // npm start's flags (the heap's full-collection floor), then the bench's own.
+    nodeFlags: [...startCommand().nodeFlags, ...(options.nodeFlags ?? [])],
     waitReady: true,
     readyTimeoutMs: options.timeoutMs,
   });
@@ -89,10 +91,13 @@ export function waitForService(gateway: Child, service: string, timeoutMs?: numb
   );
 }
 
-/** The demo echo service (examples/echo-service/main.ts, unchanged) dialling the gRPC address `grpcAddress`. */
+/**
+ * The demo echo service (examples/echo-service/main.ts, unchanged) dialling the gRPC address
+ * `grpcAddress`, with the heap flags `npm start` gives the services it launches (core/bin/launcher.ts).
+ */
 export function startEcho(name: string, grpcAddress: string, nodeFlags?: string[]): Promise<Child> {
   // The demo service as it is, plus the event loop's delay on request (bench/lib/loop-delay.mjs).
-  const flags = ['--import', `${ROOT}bench/lib/loop-delay.mjs`, ...(nodeFlags ?? [])];
+  const flags = [...startCommand().nodeFlags, '--import', `${ROOT}bench/lib/loop-delay.mjs`, ...(nodeFlags ?? [])];
   return startChild(name, {
     script: 'examples/echo-service/main.ts',
     nodeFlags: flags,

@@ -20,6 +20,7 @@ import { saturate, type LoadResult } from '../lib/load.js';
 import { machine } from '../lib/machine.js';
 import { ensureBuilt, freePort, startChild, waitFor, type Child } from '../lib/procs.js';
 import { spread, type Spread } from '../lib/stats.js';
+import { startCommand } from '../../scripts/start-command.mjs';
 
 export interface WorkersOptions {
   rounds: number;
@@ -51,8 +52,8 @@ export interface WorkersResult {
 /** Cores for a fair comparison: one per worker, one for the load generator, one for the echo service. */
 export const FAIR_WORKER_CORES = 4;
 
-/** The compiled entry of `npm start`, so the workers fork without a TypeScript loader as in production. */
-const START_SCRIPT = 'dist/core/bin/start.js';
+/** The compiled entry of `npm start` and its flags, so the workers fork without a TypeScript loader as in production. */
+const START = startCommand();
 
 interface Gateway {
   workers: number;
@@ -99,7 +100,11 @@ async function start(workers: number, dir: string, children: Child[]): Promise<G
   const configPath = join(dir, `gateway-${workers}.json`);
   writeFileSync(configPath, JSON.stringify(input));
   const url = `http://127.0.0.1:${httpPort}`;
-  const gateway = await startChild(`gateway-${workers}w`, { script: START_SCRIPT, env: { GATEWAY_CONFIG: configPath } });
+  const gateway = await startChild(`gateway-${workers}w`, {
+    script: START.entry,
+    nodeFlags: START.nodeFlags,
+    env: { GATEWAY_CONFIG: configPath },
+  });
   children.push(gateway);
   await waitFor(`gateway with ${workers} workers`, async () => (await fetch(`${url}/health/ready`)).ok, 180_000);
   const echo = await startEcho(`echo-${workers}w`, `127.0.0.1:${grpcPort}`);

@@ -12,11 +12,20 @@ import { MODULE_EXTENSION, runnableModule } from '../modules/build-paths.js';
  * gateway runs from its sources, examples/local-llm, a user's service) through tsx's loader, a
  * runtime dependency for user modules, with core/modules/ts-register.ts's hooks (an ES module in any folder).
  */
-function nodeArgs(module: string): string[] {
-  if (!module.endsWith('.ts')) return [module];
+function nodeArgs(module: string, heapFlags: readonly string[]): string[] {
+  if (!module.endsWith('.ts')) return [...heapFlags, module];
   const hooks = new URL(`../modules/ts-register${MODULE_EXTENSION}`, import.meta.url).href;
-  return ['--import', createRequire(import.meta.url).resolve('tsx'), '--import', hooks, module];
+  return [...heapFlags, '--import', createRequire(import.meta.url).resolve('tsx'), '--import', hooks, module];
 }
+
+/**
+ * The gateway's own heap sizing flags (`npm start` gives `--initial-old-space-size`): a launched
+ * service receives the same large messages, and collects them on the same terms
+ * (docs/operations.md, "Memory and garbage collection"). Other flags (`--inspect`, `--cpu-prof`) stay
+ * the gateway's own.
+ */
+export const heapFlagsOf = (execArgv: readonly string[]): string[] =>
+  execArgv.filter((flag) => /^--(initial-old-space-size|max-old-space-size|max-semi-space-size)=/.test(flag));
 
 /** What became of one launch entry: running (maybe not connected yet), skipped, or given up on. */
 export type LaunchState = { state: 'running' } | { state: 'skipped'; reason: string } | { state: 'failed'; reason: string };
@@ -48,6 +57,8 @@ export interface LaunchOptions extends LaunchEvents {
   maxRestarts?: number;
   /** Pause before restart n (n = 1, 2, …), in ms. */
   restartDelayMs?: (restart: number) => number;
+  /** Node flags of every launched service; default: the gateway's own heap flags (`heapFlagsOf`). */
+  heapFlags?: readonly string[];
 }
 
 /**
@@ -88,7 +99,7 @@ export function launchServices(
   const start = (entry: LaunchConfig, restarts: number) => {
     let args: string[];
     try {
-      args = nodeArgs(runnableModule(entry.module));
+      args = nodeArgs(runnableModule(entry.module), options.heapFlags ?? heapFlagsOf(process.execArgv));
     } catch (err) {
       log.error({ service: entry.name }, `example service '${entry.name}' not started: ${(err as Error).message}`);
       return;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bannerLines } from '../../core/bin/banner.js';
-import { launchServices, type LaunchedServices } from '../../core/bin/launcher.js';
+import { heapFlagsOf, launchServices, type LaunchedServices } from '../../core/bin/launcher.js';
 import { createLogger } from '../../core/observe/logger.js';
 import { eventually } from '../support/gateway.js';
 
@@ -44,6 +44,20 @@ describe('launched services', () => {
     );
     await eventually(() => out.text().includes('second line'), 10_000, 'the output');
     expect(out.text()).toBe('chatty | hello\nchatty | second line\n');
+  });
+
+  it("runs each service with the gateway's heap flags, and none of its other flags", async () => {
+    const out = sink();
+    const module = script('console.log(JSON.stringify(process.execArgv)); setInterval(() => {}, 1000);');
+    const gatewayFlags = ['--inspect=0', '--initial-old-space-size=96', '--cpu-prof', '--max-semi-space-size=4'];
+    launched = launchServices(
+      [{ name: 'sized', module, env: {}, requires: [], optional: false }],
+      '127.0.0.1:1',
+      createLogger({ destination: sink().stream }),
+      { stdout: out.stream, heapFlags: heapFlagsOf(gatewayFlags) },
+    );
+    await eventually(() => out.text().includes(']'), 10_000, 'the flags');
+    expect(out.text()).toBe('sized | ["--initial-old-space-size=96","--max-semi-space-size=4"]\n');
   });
 
   it("reports a crash loop once, with the last output, instead of every restart's trace", async () => {

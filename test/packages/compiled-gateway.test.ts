@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCommand } from '../../scripts/start-command.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const KEY = 'compiled-test-key-000000000001';
@@ -68,8 +69,9 @@ const OUTSIDE_HELPER = 'export const greet = (who: string): string => `hello fro
 /** Starts the compiled gateway as `npm start` runs it; resolves with its HTTP address once the banner is out. */
 function startCompiled(env: Record<string, string>, onOutput: (text: string) => void): { child: ChildProcess; httpUrl: Promise<string> } {
   let output = '';
-  // No tsx on the command line: plain node on the compiled entry point.
-  const child = spawn(process.execPath, ['dist/core/bin/start.js'], {
+  // No tsx on the command line: plain node on the compiled entry point, with npm start's flags.
+  const { nodeFlags, entry } = startCommand();
+  const child = spawn(process.execPath, [...nodeFlags, entry], {
     cwd: ROOT,
     env: { ...process.env, NODE_OPTIONS: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

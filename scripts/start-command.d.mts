@@ -1,0 +1,2 @@
+/** Types of scripts/start-command.mjs for the TypeScript that imports it (tests and the benchmark). */
+export function startCommand(): { nodeFlags: string[]; entry: string };
