@@ -81,11 +81,11 @@ const RETURN_IDLE_MS = 250;
  * database round trip per request: each gateway leases a share of the window's budget (one atomic
  * conditional `$inc` on the window's document) and spends it locally; it leases the next share
  * before the current one runs out, sized to its own traffic, and gives back what it holds for a key
- * it stopped using. While a lease is under way, at a window's start, after it gave back an idle
- * share, or while more than half the window's budget was left at its last lease (and enough of it
- * whatever the others took meanwhile), a gateway spends up to one share ahead of it, so the store's
- * round trip does not turn into refusals below the limit; near the end of the budget it spends only
- * what it leased, which keeps every gateway together within the limit. Usable for any count per window: requests
+ * it stopped using. It spends up to one share ahead of a lease under way, so that the store's round
+ * trip does not turn into refusals below the limit, only at a window's start, after giving back an
+ * idle share, or while more than half the window's budget was left at its last lease (enough of it
+ * whatever the others took meanwhile); near the end of the budget it spends only what it leased,
+ * which keeps every gateway together within the limit. Usable for any count per window: requests
  * per second now, quotas per minute or day later.
  */
 export class SharedWindowBudget {

@@ -103,7 +103,7 @@ async function paced(gateways: GatewayProcess[], total: number): Promise<Answer[
 
 /**
  * The most answers admitted inside any two neighbouring whole seconds, counting only answers sent and
- * answered inside them: those were surely admitted there, whatever second the Date header names.
+ * answered inside them by this machine's clock: those were surely admitted there.
  */
 function mostAdmittedInTwoSeconds(answers: Answer[]): number {
   const admitted = answers.filter((a) => !a.refused);
