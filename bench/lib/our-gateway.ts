@@ -11,6 +11,9 @@ import { BENCH_METRICS_TOKEN, BENCH_USERSPACE_KEY, TOKENS, benchConfigInput, gat
 import { startCommand } from '../../scripts/start-command.mjs';
 import { ROOT, ensureBuilt, startChild, waitFor, type Child } from './procs.js';
 
+/** npm start's Node flags (the heap's full-collection floor), which our gateway and the services it launches get. */
+const START_FLAGS = startCommand().nodeFlags;
+
 /** What a bench gateway adds to the bench config: plugins (`metrics`), and tracing to an OTLP/HTTP URL. */
 export interface GatewayExtras {
   /** The mock upstream that `bench/direct` (the upstream connector) calls. */
@@ -68,8 +71,8 @@ export function startOurGateway(name: string, extras: GatewayExtras = {}, option
         ? { BENCH_USERSPACE_KEYS: String(extras.userSpaceKeys), BENCH_USERSPACE_KEY, BENCH_USERSPACE_BUDGETS: JSON.stringify(UNSPENT) }
         : {}),
     },
-    // npm start's flags (the heap's full-collection floor), then the bench's own.
-    nodeFlags: [...startCommand().nodeFlags, ...(options.nodeFlags ?? [])],
+    // npm start's flags, then the bench's own.
+    nodeFlags: [...START_FLAGS, ...(options.nodeFlags ?? [])],
     waitReady: true,
     readyTimeoutMs: options.timeoutMs,
   });
@@ -97,7 +100,7 @@ export function waitForService(gateway: Child, service: string, timeoutMs?: numb
  */
 export function startEcho(name: string, grpcAddress: string, nodeFlags?: string[]): Promise<Child> {
   // The demo service as it is, plus the event loop's delay on request (bench/lib/loop-delay.mjs).
-  const flags = [...startCommand().nodeFlags, '--import', `${ROOT}bench/lib/loop-delay.mjs`, ...(nodeFlags ?? [])];
+  const flags = [...START_FLAGS, '--import', `${ROOT}bench/lib/loop-delay.mjs`, ...(nodeFlags ?? [])];
   return startChild(name, {
     script: 'examples/echo-service/main.ts',
     nodeFlags: flags,

@@ -26,6 +26,9 @@ import { startChild, waitFor, type Child } from '../lib/procs.js';
 import { spread, type Spread } from '../lib/stats.js';
 import type { Systems } from '../lib/systems.js';
 
+/** The two servers under test. */
+type Servers = { gateway: Child; echo: Child };
+
 export interface HostileOptions {
   rounds: number;
   durationSec: number;
@@ -99,7 +102,7 @@ export async function runHostile(systems: Systems, options: HostileOptions): Pro
 }
 
 async function measure(
-  servers: { gateway: Child; echo: Child },
+  servers: Servers,
   options: HostileOptions,
   httpUrl: string,
   grpcAddress: string,
@@ -183,7 +186,7 @@ async function underAuthenticatedAttacker(
   httpUrl: string,
   grpcAddress: string,
   attackerPrefix: string[],
-  servers: { gateway: Child; echo: Child },
+  servers: Servers,
 ): Promise<Pick<HostileRound, 'authedAttacked' | 'authedAttackerCallsPerSec' | 'authedAttackerCodes' | 'authedLoopDelay'>> {
   const attacker = await startAuthedAttacker(grpcAddress, httpUrl, options.attackLoops, attackerPrefix);
   try {
@@ -228,16 +231,21 @@ export function startAuthedAttacker(grpcAddress: string, httpUrl: string, loops:
   });
 }
 
+/** Both servers' answers to one IPC request (bench/lib/loop-delay.mjs answers them). */
+async function askServers<T>(servers: Servers, type: string): Promise<{ gateway: T; echo: T }> {
+  const [gateway, echo] = await Promise.all([servers.gateway.ask<T>(type), servers.echo.ask<T>(type)]);
+  return { gateway, echo };
+}
+
 /** The servers' stalls and collections since the last reading (bench/lib/loop-delay.mjs with BENCH_TIMELINE). */
-async function serverTimelines(servers: { gateway: Child; echo: Child }): Promise<{ gateway: TimedEvent[]; echo: TimedEvent[] }> {
-  type Timeline = { events: TimedEvent[] };
-  const [gateway, echo] = await Promise.all([servers.gateway.ask<Timeline>('timeline'), servers.echo.ask<Timeline>('timeline')]);
+async function serverTimelines(servers: Servers): Promise<{ gateway: TimedEvent[]; echo: TimedEvent[] }> {
+  const { gateway, echo } = await askServers<{ events: TimedEvent[] }>(servers, 'timeline');
   return { gateway: gateway.events, echo: echo.events };
 }
 
 /** The servers' loop delays since the last reading (and a fresh start for the next). */
-export async function loopDelays(servers: { gateway: Child; echo: Child }): Promise<ServerLoopDelays> {
-  const [gateway, echo] = await Promise.all([servers.gateway.ask<LoopDelay>('loop-delay'), servers.echo.ask<LoopDelay>('loop-delay')]);
+export async function loopDelays(servers: Servers): Promise<ServerLoopDelays> {
+  const { gateway, echo } = await askServers<LoopDelay>(servers, 'loop-delay');
   const pick = ({ p50, p99, max }: LoopDelay) => ({ p50, p99, max });
   return { gateway: pick(gateway), echo: pick(echo) };
 }

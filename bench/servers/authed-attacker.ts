@@ -16,6 +16,7 @@ import { gateServiceDefinition } from '../../proto/src/index.js';
 import { ATTACKER_KEY } from '../lib/config.js';
 import { reportReady } from '../lib/procs.js';
 import { attackerSession, framed, rawProcessCall } from '../lib/raw-grpc-call.js';
+import type { TimedEvent } from '../lib/slow-answers.js';
 
 const grpcTarget = process.env.BENCH_ATTACK_TARGET!;
 const httpUrl = process.env.BENCH_ATTACK_HTTP!;
@@ -87,7 +88,7 @@ const kinds = process.env.BENCH_ATTACK_KINDS?.split(',') ?? Object.keys(allAttac
 const attacks = kinds.map((kind) => allAttacks[kind]!);
 
 /** Each finished call, wall-clock ms, for `--explain` (the latest EVENTS_KEPT). */
-const events: { kind: string; start: number; end: number }[] = [];
+const events: TimedEvent[] = [];
 const EVENTS_KEPT = 10_000;
 const now = () => performance.timeOrigin + performance.now();
 

@@ -31,7 +31,12 @@ export class ByteRate {
   owedMs(): number {
     if (this.perSecond === Infinity) return 0;
     this.#refill();
-    return this.#tokens >= 0 ? 0 : Math.ceil((-this.#tokens / this.perSecond) * 1000);
+    return this.#tokens >= 0 ? 0 : this.timeMs(-this.#tokens);
+  }
+
+  /** How long `bytes` take at this rate, charging nothing. */
+  timeMs(bytes: number): number {
+    return this.perSecond === Infinity ? 0 : Math.ceil((bytes / this.perSecond) * 1000);
   }
 
   #refill(): void {

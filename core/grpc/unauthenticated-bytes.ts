@@ -51,7 +51,7 @@ export class UnauthenticatedBytes {
    * every other unauthenticated reader (a service registering with a large descriptor) for minutes.
    */
   readingTimeMs(bytes: number): number {
-    return this.ratePerSecond === Infinity ? 0 : Math.ceil((bytes / this.ratePerSecond) * 1000);
+    return this.#rate.timeMs(bytes);
   }
 
   /** Bytes of unauthenticated messages being received now, over all calls. */
