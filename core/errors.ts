@@ -329,6 +329,11 @@ export const ERROR_CATALOG = {
     type: 'invalid_request_error',
     message: (a) => `The caller did not read the answer it asked for: more than ${str(a.limit)} bytes were waiting for it`,
   },
+  FIRST_MESSAGE_TIMEOUT: {
+    status: 408,
+    type: 'invalid_request_error',
+    message: (a) => `The call did not send its first message within ${str(a.timeoutMs)} ms of opening`,
+  },
   START_SERVING_TIMEOUT: {
     status: 408,
     type: 'invalid_request_error',

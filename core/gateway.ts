@@ -221,6 +221,8 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
           registrationMaxMessageBytes: config.server.grpcRegistrationMaxMessageBytes,
           unauthenticatedBytesInFlight: config.server.unauthenticatedBytesInFlight,
           unauthenticatedBytesPerSecond: config.server.unauthenticatedBytesPerSecond,
+          unauthenticatedCalls: config.server.unauthenticatedCalls,
+          firstMessageTimeoutMs: config.server.firstMessageTimeoutMs,
           checkClientKey: (token) => {
             try {
               return { accountId: pipeline.authenticate(token, 'authToken', 'MODEL_REQUESTS').account.id };

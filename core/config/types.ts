@@ -184,6 +184,10 @@ export interface GatewayConfig {
     readonly unauthenticatedBytesInFlight: number;
     /** Unauthenticated gRPC bytes read per second, gateway-wide; past it their streams wait. */
     readonly unauthenticatedBytesPerSecond: number;
+    /** gRPC calls without their first message held at once, gateway-wide (core/grpc/unidentified-calls.ts). */
+    readonly unauthenticatedCalls: number;
+    /** How long a gRPC call may take to send its first message. */
+    readonly firstMessageTimeoutMs: number;
   };
   readonly gate: {
     readonly heartbeatIntervalMs: number;

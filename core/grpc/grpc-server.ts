@@ -10,7 +10,8 @@ import { receiveLimitInterceptor, receiveLimitOf } from './receive-limits.js';
 import { withRawExt } from './raw-ext.js';
 import { writeRawExtInPieces } from './raw-ext-writes.js';
 import { callOfStream } from './grpc-call-internals.js';
-import { UnauthenticatedBytes, trust, unauthenticatedBytesInterceptor } from './unauthenticated-bytes.js';
+import { UnauthenticatedBytes, trust, unauthenticatedBytesInterceptor, type WatchedCall } from './unauthenticated-bytes.js';
+import { UnidentifiedCalls } from './unidentified-calls.js';
 
 /** The client calls take ClientMessages: their deserializer reads only what admission needs. */
 type ClientMethod = 'process' | 'processResponseStream' | 'processStream';
@@ -36,6 +37,10 @@ export interface GrpcServerOptions {
   unauthenticatedBytesInFlight: number;
   /** Unauthenticated bytes read per second over all peers (unauthenticated-bytes.ts). */
   unauthenticatedBytesPerSecond?: number;
+  /** Calls without their first message held at once, over all peers (unidentified-calls.ts). */
+  unauthenticatedCalls: number;
+  /** How long a call may take to send its first message. */
+  firstMessageTimeoutMs: number;
   /** The key check of client calls (the key's account when it is good), run on the head of a large first message. */
   checkClientKey?: (token: string | undefined) => GatewayError | AdmittedKey;
   /** Input bytes read per second for each account (`limits.inputBytesPerSecondPerAccount`): large client messages wait on it. */
@@ -71,6 +76,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   const clientMethods = ['process', 'processResponseStream', 'processStream'] as const;
   const clientPaths = new Set(clientMethods.map((name) => definition[name]!.path));
   const processAsyncPath = definition.processAsync!.path;
+  const definedPaths = new Set(Object.values(definition).map((method) => method.path));
   const serviceSerialize = definition.processAsync!.responseSerialize as (message: GateToServiceProto) => Buffer;
   const limitOf = (path: string) =>
     clientPaths.has(path) ? options.client.maxMessageBytes : path === processAsyncPath ? options.registrationMaxMessageBytes : undefined;
@@ -94,7 +100,8 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     ]),
   );
   const unauthenticated = new UnauthenticatedBytes(options.unauthenticatedBytesInFlight, options.unauthenticatedBytesPerSecond);
-  const watched = (path: string) => (clientPaths.has(path) ? 'firstMessage' : path === processAsyncPath ? 'untilTrusted' : undefined);
+  const watched = (path: string): WatchedCall | undefined =>
+    clientPaths.has(path) ? 'clientCall' : path === processAsyncPath ? 'untilTrusted' : definedPaths.has(path) ? 'firstMessage' : undefined;
   const server = new grpc.Server({
     interceptors: [
       receiveLimitInterceptor(limitOf),
@@ -102,6 +109,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
         checkClientKey: options.checkClientKey,
         accountInput: options.accountInput,
         extLimits: options.client,
+        calls: new UnidentifiedCalls(options.unauthenticatedCalls, options.firstMessageTimeoutMs),
       }),
     ],
     'grpc.max_receive_message_length': options.maxMessageBytes,

@@ -6,6 +6,7 @@ import { ExtParamsScan } from './ext-params-scan.js';
 import { toApiErrorProto } from './api-error.js';
 import { beforeStatus, callInternals, callOfStream } from './grpc-call-internals.js';
 import { ByteRate, StreamPacer, type AccountInputRate } from '../flow/byte-rate.js';
+import { holdUntilFirstMessage, type UnidentifiedCalls } from './unidentified-calls.js';
 
 /**
  * A gateway-wide budget of bytes held for gRPC input nobody has vouched for yet: client-call
@@ -160,7 +161,16 @@ export interface EarlyChecks {
   accountInput?: AccountInputRate;
   /** `limits.extMaxParams` and `limits.extMaxParamBytes`, counted as a large message of a good key arrives. */
   extLimits?: { maxExtParams: number; maxExtParamBytes: number };
+  /** The calls still without their first message, and their time to send it (unidentified-calls.ts). */
+  calls?: UnidentifiedCalls;
 }
+
+/**
+ * What a call is watched for: `clientCall`, a client call's first message (its key at the head of a
+ * large one); `firstMessage`, the first message of another call (healthCheck, speech); `untilTrusted`,
+ * a `processAsync` stream until its `startServing` is accepted.
+ */
+export type WatchedCall = 'clientCall' | 'firstMessage' | 'untilTrusted';
 
 /** How often, and how long at most, an answered stream is checked for its trailers having gone. */
 const TRAILERS_CHECK_MS = 2;
@@ -204,6 +214,19 @@ function answerThenReset(stream: http2.Http2Stream, answer: () => void, afterMs:
 }
 
 /**
+ * A stalled call's answer, then its reset once the answer has had TRAILERS_WAIT_MS to leave: one timer
+ * per call, where answerThenReset checks every TRAILERS_CHECK_MS, because a peer can time out as many
+ * calls at once as it may hold (`server.unauthenticatedCalls`).
+ */
+function answerThenClose(stream: http2.Http2Stream, answer: () => void): void {
+  stream.removeAllListeners('data');
+  answer();
+  setTimeout(() => {
+    if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+  }, TRAILERS_WAIT_MS).unref();
+}
+
+/**
  * The interceptor: watches the calls of the paths `watched` names. A client call is watched until its
  * first message is complete (its admission comes next, and refuses or vouches for all that follows);
  * a `processAsync` stream until `trust(stream)` (its `startServing` accepted). A chunk over the
@@ -215,10 +238,10 @@ function answerThenReset(stream: http2.Http2Stream, answer: () => void, afterMs:
  */
 export function unauthenticatedBytesInterceptor(
   budget: UnauthenticatedBytes,
-  watched: (path: string) => 'firstMessage' | 'untilTrusted' | undefined,
+  watched: (path: string) => WatchedCall | undefined,
   checks: EarlyChecks = {},
 ): grpc.ServerInterceptor {
-  const { checkClientKey, accountInput, extLimits } = checks;
+  const { checkClientKey, accountInput, extLimits, calls } = checks;
   return (method, call) => {
     const mode = watched(method.path);
     const internals = callInternals(call);
@@ -226,7 +249,7 @@ export function unauthenticatedBytesInterceptor(
     if (mode && stream) {
       const send = (code: grpc.status, err: GatewayError) => internals.sendStatus?.({ code, details: `${err.code}: ${err.message}` });
       const bytes = new CallBytes(budget);
-      const early = mode === 'firstMessage' && checkClientKey ? new EarlyKeyCheck(checkClientKey, FREE_BYTES_PER_MESSAGE) : undefined;
+      const early = mode === 'clientCall' && checkClientKey ? new EarlyKeyCheck(checkClientKey, FREE_BYTES_PER_MESSAGE) : undefined;
       const extScan = early && extLimits ? new ExtParamsScan(extLimits) : undefined;
       // Unauthenticated bytes are read at the gateway-wide rate: past it the stream waits, and HTTP/2
       // flow control makes its sender wait too.
@@ -241,6 +264,7 @@ export function unauthenticatedBytesInterceptor(
       // Past the budget: the coded status, and a reset that drops what grpc-js buffered of the message.
       const refuse = (code: grpc.status, err: GatewayError) => {
         stop();
+        held?.release();
         send(code, err);
         stream.close(http2.constants.NGHTTP2_CANCEL);
       };
@@ -248,6 +272,7 @@ export function unauthenticatedBytesInterceptor(
       // read at the unauthenticated rate, and the rest never read.
       const refuseKey = (err: GatewayError) => {
         stop();
+        held?.release();
         const rest = Math.max(0, (early?.messageBytes ?? received) - received);
         answerThenReset(stream, () => send(grpc.status.UNAUTHENTICATED, err), budget.readingTimeMs(rest));
       };
@@ -304,20 +329,33 @@ export function unauthenticatedBytesInterceptor(
         if (keyCheck === null) return stop(); // a message small enough to take whole
         if (keyCheck) {
           stop();
+          held?.release();
           return paceAccount(keyCheck.accountId, received, early!.messageBytes ?? received);
         }
         if (!bytes.receive(chunk)) {
           return refuse(grpc.status.RESOURCE_EXHAUSTED, gatewayError('UNAUTHENTICATED_BYTES_EXHAUSTED', { args: { limit: budget.limit } }));
         }
-        if (mode === 'firstMessage' && bytes.messages > 0) return stop();
+        if (mode !== 'untilTrusted' && bytes.messages > 0) return stop();
         slowDown(bytes.lastCounted);
       };
+      // Until it has sent its first message (or the key at the head of a large one), a call other than
+      // a service stream holds a place among the calls nobody has vouched for, for a bounded time.
+      const held =
+        calls && mode !== 'untilTrusted'
+          ? holdUntilFirstMessage(calls, stream, (err) => {
+              stop();
+              answerThenClose(stream, () => send(grpc.status.DEADLINE_EXCEEDED, err));
+            })
+          : undefined;
       stream.on('data', onData);
       stream.once('close', stop);
       untrusted.set(call, stop);
       // A call that has answered (grpc-js refusing a message over its limit, say) is no longer
       // watched: what its peer still sends is discarded, and must not be counted or slowed.
-      beforeStatus(internals, stop);
+      beforeStatus(internals, () => {
+        stop();
+        held?.release();
+      });
     }
     // grpc-js types an interceptor's result as its class; the base call it passes is used as is.
     return call as grpc.ServerInterceptingCall;
