@@ -121,6 +121,13 @@ export function verdicts(r: BenchResults): TargetVerdict[] {
       value: `× ${f(r.hostile.summary.authedP99Ratio.median, 2)}; attacker answered ${authedCodes.join(', ')}`,
       met: r.hostile.summary.authedP99Ratio.median <= 2 && refused('EXT_PARAMS_TOO_LARGE') && refused('JSON_TOO_MANY_MEMBERS'),
     });
+    const costliestCodes = Object.keys(r.hostile.rounds.at(-1)?.costliest.authedAttackerCodes ?? {});
+    out.push({
+      target:
+        'Chat p99 while another account sends only its costliest attack (served 4 MiB ext calls, every loop, at its full input rate) ≤ 2 × without (same round)',
+      value: `× ${f(r.hostile.summary.costliestP99Ratio.median, 2)}; attacker answered ${costliestCodes.join(', ')}`,
+      met: r.hostile.summary.costliestP99Ratio.median <= 2,
+    });
   }
   if (r.workers) {
     const w = r.workers;
@@ -316,6 +323,10 @@ export function markdown(r: BenchResults): string {
         .map(([k, n]) => `${k} × ${n}`)
         .join(', ')} |`,
     );
+    lines.push(
+      `| Chat p99 with the same account sending only its costliest attack (served 4 MiB ext calls) | ${s(h.summary.costliestAttackedP99Ms, 2)} ms |`,
+    );
+    lines.push(`| p99 with it ÷ without | ${s(h.summary.costliestP99Ratio, 2)} |`);
     const delay = (pick: (round: (typeof h.rounds)[number]) => number) => s(spread(h.rounds.map(pick)), 1);
     lines.push(
       `| Event-loop delay p99 / max without → with the authenticated attacker, gateway | ${delay((x) => x.baselineLoopDelay.gateway.p99)} / ${delay((x) => x.baselineLoopDelay.gateway.max)} → ${delay((x) => x.authedLoopDelay.gateway.p99)} / ${delay((x) => x.authedLoopDelay.gateway.max)} ms |`,

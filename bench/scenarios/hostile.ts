@@ -12,6 +12,10 @@
  * target, p99 with ÷ without within the round at most 2; its floods must be answered with
  * EXT_PARAMS_TOO_LARGE and JSON_TOO_MANY_MEMBERS.
  *
+ * And the same account sending only its costliest kind (COSTLIEST_ATTACK, the served 4 MiB ext
+ * calls), every loop, at the rate its input allows: an attacker picks the attack that hurts most, and
+ * in the rotation above those calls are two a round (docs/benchmarks.md). Same target.
+ *
  * The servers (gateway, echo service) run on CPU 0, the load generator and the attackers on the
  * other CPUs, the attackers at nice 19 (bench/lib/cpu-split.ts), in every run alike: the ratio then
  * measures what the attack costs the servers, not the attacker's own CPU taken from the victim's
@@ -73,7 +77,15 @@ export interface HostileRound {
   authedAttacked: LoadResult;
   authedAttackerCallsPerSec: number;
   authedAttackerCodes: Record<string, number>;
+  /** The same load with the authenticated attacker sending COSTLIEST_ATTACK only. */
+  costliest: AuthedRun;
 }
+
+/** One run of the chat load under the authenticated attacker (some or all of its kinds). */
+type AuthedRun = Pick<HostileRound, 'authedAttacked' | 'authedAttackerCallsPerSec' | 'authedAttackerCodes' | 'authedLoopDelay'>;
+
+/** The authenticated attacker's kind that, sent alone, costs another account most (docs/benchmarks.md). */
+export const COSTLIEST_ATTACK = 'grpc-ext-max';
 
 export interface HostileResult {
   settings: Omit<HostileOptions, 'log'> & { cpuSplit: string };
@@ -86,6 +98,8 @@ export interface HostileResult {
     authedAttackedP99Ms: Spread;
     authedP99Ratio: Spread;
     authedAttackerCallsPerSec: Spread;
+    costliestAttackedP99Ms: Spread;
+    costliestP99Ratio: Spread;
   };
 }
 
@@ -141,6 +155,16 @@ async function measure(
           `(× ${(attacked.latencyMs.p99 / baseline.latencyMs.p99).toFixed(2)}); attacker ${attackerCallsPerSec.toFixed(0)} calls/s of ${after.messageBytes} bytes, answered ${JSON.stringify(after.codes)}`,
       );
       const authed = await underAuthenticatedAttacker(target, settings, options, httpUrl, grpcAddress, attackerPrefix, servers);
+      const costliest = await underAuthenticatedAttacker(
+        target,
+        settings,
+        options,
+        httpUrl,
+        grpcAddress,
+        attackerPrefix,
+        servers,
+        COSTLIEST_ATTACK,
+      );
       rounds.push({
         baseline,
         baselineLoopDelay,
@@ -149,6 +173,7 @@ async function measure(
         attackerCodes: after.codes,
         attackerMessageBytes: after.messageBytes,
         ...authed,
+        costliest,
       });
       const p = (r: LoadResult) =>
         `p50 ${r.latencyMs.p50.toFixed(2)}, p90 ${r.latencyMs.p90.toFixed(2)}, p99 ${r.latencyMs.p99.toFixed(2)}`;
@@ -158,6 +183,11 @@ async function measure(
       );
       options.log(`    without: ${p(baseline)} ms; loop delay ${describeDelays(baselineLoopDelay)}`);
       options.log(`    with:    ${p(authed.authedAttacked)} ms; loop delay ${describeDelays(authed.authedLoopDelay)}`);
+      options.log(
+        `  hostile round ${round + 1}: chat p99 ${baseline.latencyMs.p99.toFixed(2)} ms → ${costliest.authedAttacked.latencyMs.p99.toFixed(2)} ms under ${COSTLIEST_ATTACK} alone ` +
+          `(× ${(costliest.authedAttacked.latencyMs.p99 / baseline.latencyMs.p99).toFixed(2)}); ${costliest.authedAttackerCallsPerSec.toFixed(1)} calls/s, answered ${JSON.stringify(costliest.authedAttackerCodes)}`,
+      );
+      options.log(`    with:    ${p(costliest.authedAttacked)} ms; loop delay ${describeDelays(costliest.authedLoopDelay)}`);
     } finally {
       await attacker.stop();
     }
@@ -174,11 +204,13 @@ async function measure(
       authedAttackedP99Ms: spread(rounds.map((r) => r.authedAttacked.latencyMs.p99)),
       authedP99Ratio: spread(rounds.map((r) => r.authedAttacked.latencyMs.p99 / r.baseline.latencyMs.p99)),
       authedAttackerCallsPerSec: spread(rounds.map((r) => r.authedAttackerCallsPerSec)),
+      costliestAttackedP99Ms: spread(rounds.map((r) => r.costliest.authedAttacked.latencyMs.p99)),
+      costliestP99Ratio: spread(rounds.map((r) => r.costliest.authedAttacked.latencyMs.p99 / r.baseline.latencyMs.p99)),
     },
   };
 }
 
-/** The chat load while the authenticated attacker runs, and the codes it was answered with. */
+/** The chat load while the authenticated attacker runs (`kinds` of its attacks, default all), and the codes it was answered with. */
 async function underAuthenticatedAttacker(
   target: ReturnType<typeof gatewayChatLoad>,
   settings: { connections: number; durationSec: number },
@@ -187,8 +219,9 @@ async function underAuthenticatedAttacker(
   grpcAddress: string,
   attackerPrefix: string[],
   servers: Servers,
-): Promise<Pick<HostileRound, 'authedAttacked' | 'authedAttackerCallsPerSec' | 'authedAttackerCodes' | 'authedLoopDelay'>> {
-  const attacker = await startAuthedAttacker(grpcAddress, httpUrl, options.attackLoops, attackerPrefix);
+  kinds?: string,
+): Promise<AuthedRun> {
+  const attacker = await startAuthedAttacker(grpcAddress, httpUrl, options.attackLoops, attackerPrefix, kinds);
   try {
     type Stats = { calls: number; kinds: number; wanted: number; codes: Record<string, number>; events: TimedEvent[] };
     const before = await attacker.ask<Stats>('stats');
@@ -203,7 +236,7 @@ async function underAuthenticatedAttacker(
       for (const line of lines) options.log(line);
     }
     const authedAttackerCallsPerSec = (after.calls - before.calls) / ((performance.now() - started) / 1000);
-    // A short run (smoke mode) waits until each of the four attacks has had its answer, so the codes are real.
+    // A short run (smoke mode) waits until each attack run has had its answer, so the codes are real.
     await waitFor(
       'an answer to each authenticated attack',
       async () => ((after = await attacker.ask<Stats>('stats')), after.kinds >= after.wanted),

@@ -83,6 +83,9 @@ describe('bench harness (smoke mode)', () => {
     refusedOverHttp('http-ext-flood', 'EXT_PARAMS_TOO_LARGE');
     refusedOverHttp('http-responses', 'JSON_TOO_MANY_MEMBERS');
     expect(Number.isFinite(h.summary.authedP99Ratio.median)).toBe(true);
+    // The same account with only its costliest kind: the largest allowed ext map, served (the echo service does not know the method).
+    expect(Object.keys(h.rounds[0]!.costliest.authedAttackerCodes)).toEqual(['grpc-ext-max: platform-action.common.method-not-supported']);
+    expect(Number.isFinite(h.summary.costliestP99Ratio.median)).toBe(true);
 
     // Workers: both gateways served every request of their round, the ratio is theirs, the cores are the machine's.
     const w = r.workers!;
@@ -106,8 +109,8 @@ describe('bench harness (smoke mode)', () => {
     }
 
     const targets = verdicts(r).map((v) => v.target);
-    // 14, the hostile scenario's second (the authenticated attacker), and the store scenario's two.
-    expect(targets).toHaveLength(17);
+    // 14, the hostile scenario's second and third (the authenticated attacker, all kinds and the costliest alone), and the store scenario's two.
+    expect(targets).toHaveLength(18);
     // The workers verdict names the core count in its target and its value.
     const workers = verdicts(r).find((v) => v.target.startsWith('2 workers ≥ 1.6× one worker'))!;
     expect(workers.target).toContain(`(${w.cores} cores, shared with the load generator and the echo service)`);
