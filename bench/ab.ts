@@ -5,7 +5,8 @@
  * (`git worktree add /tmp/base <commit> && (cd /tmp/base && npm ci && npm run build)`).
  *
  * Two of our gateways run at once, each as `npm start` runs it (its own checkout's
- * bench/servers/gateway.mjs over its own dist/, the bench config of this checkout): `after` (this
+ * bench/servers/gateway.mjs over its own dist/, with the Node flags of its own package.json's start
+ * script, the bench config of this checkout): `after` (this
  * checkout) and `before` (DIR). Each has its own mock upstream and echo service. Both paths the
  * issues speak of are saturated on each gateway in turn, the order alternating every round so a
  * busy moment weighs on both:
@@ -23,6 +24,7 @@ import { saturate } from './lib/load.js';
 import { machine } from './lib/machine.js';
 import { startEchoFor } from './lib/our-gateway.js';
 import { ROOT, ensureBuilt, outFile, startChild, type Child } from './lib/procs.js';
+import { startCommand } from '../scripts/start-command.mjs';
 import { median } from './lib/stats.js';
 
 const { values } = parseArgs({
@@ -57,6 +59,8 @@ async function start(side: Side): Promise<Running> {
   const config = benchConfigInput(`http://127.0.0.1:${mock.ready.port as number}`);
   const gateway = await startChild(`gateway-${side}`, {
     script: `${SIDES[side]}bench/servers/gateway.mjs`,
+    // Each side as its own `npm start` runs it, with its own checkout's Node flags.
+    nodeFlags: startCommand(SIDES[side]).nodeFlags,
     env: { BENCH_GATEWAY_CONFIG: JSON.stringify(config) },
     waitReady: true,
     readyTimeoutMs: 120_000,

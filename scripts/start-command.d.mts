@@ -1,2 +1,2 @@
 /** Types of scripts/start-command.mjs for the TypeScript that imports it (tests and the benchmark). */
-export function startCommand(): { nodeFlags: string[]; entry: string };
+export function startCommand(root?: string): { nodeFlags: string[]; entry: string };

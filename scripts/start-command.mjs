@@ -5,9 +5,11 @@
  */
 import { readFileSync } from 'node:fs';
 
-const packageJson = new URL('../package.json', import.meta.url);
+const ownPackageJson = new URL('../package.json', import.meta.url);
 
-export function startCommand() {
+/** The start script of this checkout, or of the checkout at `root` (a directory path ending in `/`). */
+export function startCommand(root) {
+  const packageJson = root ? `${root}package.json` : ownPackageJson;
   const { scripts } = JSON.parse(readFileSync(packageJson, 'utf8'));
   const [node, ...args] = scripts.start.trim().split(/\s+/);
   if (node !== 'node' || args.length === 0) throw new Error(`package.json's start script is not "node <flags…> <entry>": ${scripts.start}`);
