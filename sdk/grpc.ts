@@ -5,10 +5,10 @@ import { MAX_MESSAGE_BYTES, gateClientConstructor, type GateClient } from '@mode
 export type GateStub = GateClient;
 
 /**
- * The HTTP/2 receive window of SDK channels (each stream's and the connection's). With the default
- * 64 KiB a 4 MiB message from the gateway takes 64 round trips of window updates: a grpc-js client
- * spent 9.4 ms of CPU receiving it and 16 ms of wall time with sender and receiver on two cores;
- * with 1 MiB, 4.0 ms and 4.3 ms (4.8 → 4.1 ms of CPU on one shared core; `npm run bench:window`).
+ * The HTTP/2 receive window of SDK channels (each stream's and the connection's). With HTTP/2's
+ * default of 64 KiB a 4 MiB message from the gateway crosses in 64 round trips of window updates: a
+ * grpc-js receiver spent 9.4 ms of CPU and 18.6 ms of wall time on it with the sender on another
+ * core, 5.5 and 7.0 ms with 1 MiB (6.9 → 5.8 ms of CPU on one shared core; `npm run bench:window`).
  * Every request after it on a service's one stream waits for that transfer. Larger windows bought
  * nothing more, and the window is what the gateway may have in flight to one stream unread.
  */

@@ -9,7 +9,8 @@ import type { AccountInputRate } from '../flow/byte-rate.js';
 import { receiveLimitInterceptor, receiveLimitOf } from './receive-limits.js';
 import { withRawExt } from './raw-ext.js';
 import { writeRawExtInPieces } from './raw-ext-writes.js';
-import { callOfStream } from './grpc-call-internals.js';
+import { callInternals, callOfStream } from './grpc-call-internals.js';
+import { widenServiceWindow } from './service-window.js';
 import { UnauthenticatedBytes, trust, unauthenticatedBytesInterceptor, type WatchedCall } from './unauthenticated-bytes.js';
 import { UnidentifiedCalls } from './unidentified-calls.js';
 
@@ -128,9 +129,10 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
       // A large ext call's message goes to the service in pieces, its caller's bytes as they are.
       writeRawExtInPieces(callOfStream(stream), serviceSerialize);
       // Registered: the stream may now carry messages up to the service limit, outside the budget of
-      // unauthenticated bytes.
+      // unauthenticated bytes, and its connection gets a wider receive window (service-window.ts).
       options.gate.acceptServiceStream(stream, () => {
         trust(stream);
+        widenServiceWindow(callInternals(callOfStream(stream)).stream);
         return receiveLimitOf(stream).set(options.maxMessageBytes);
       });
     },
