@@ -334,6 +334,11 @@ export const ERROR_CATALOG = {
     type: 'invalid_request_error',
     message: (a) => `The call did not send its first message within ${str(a.timeoutMs)} ms of opening`,
   },
+  IDLE_CALL_TIMEOUT: {
+    status: 408,
+    type: 'invalid_request_error',
+    message: (a) => `The call sent no message for ${str(a.timeoutMs)} ms; a call no key admits is closed when idle`,
+  },
   START_SERVING_TIMEOUT: {
     status: 408,
     type: 'invalid_request_error',

@@ -101,8 +101,8 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     ]),
   );
   const unauthenticated = new UnauthenticatedBytes(options.unauthenticatedBytesInFlight, options.unauthenticatedBytesPerSecond);
-  const watched = (path: string): WatchedCall | undefined =>
-    clientPaths.has(path) ? 'clientCall' : path === processAsyncPath ? 'untilTrusted' : definedPaths.has(path) ? 'firstMessage' : undefined;
+  const watched = (path: string): WatchedCall =>
+    clientPaths.has(path) ? 'clientCall' : path === processAsyncPath ? 'untilTrusted' : definedPaths.has(path) ? 'firstMessage' : 'keyless';
   const server = new grpc.Server({
     interceptors: [
       receiveLimitInterceptor(limitOf),

@@ -167,10 +167,12 @@ export interface EarlyChecks {
 
 /**
  * What a call is watched for: `clientCall`, a client call's first message (its key at the head of a
- * large one); `firstMessage`, the first message of another call (healthCheck, speech); `untilTrusted`,
- * a `processAsync` stream until its `startServing` is accepted.
+ * large one); `firstMessage`, the first message of another Gate call (healthCheck, speech); `keyless`,
+ * a call of another service (server reflection), which no key ever admits: its first message's
+ * bytes, and its place among the unidentified calls for its whole life (unidentified-calls.ts);
+ * `untilTrusted`, a `processAsync` stream until its `startServing` is accepted.
  */
-export type WatchedCall = 'clientCall' | 'firstMessage' | 'untilTrusted';
+export type WatchedCall = 'clientCall' | 'firstMessage' | 'keyless' | 'untilTrusted';
 
 /** How often, and how long at most, an answered stream is checked for its trailers having gone. */
 const TRAILERS_CHECK_MS = 2;
@@ -342,10 +344,15 @@ export function unauthenticatedBytesInterceptor(
       // a service stream holds a place among the calls nobody has vouched for, for a bounded time.
       const held =
         calls && mode !== 'untilTrusted'
-          ? holdUntilFirstMessage(calls, stream, (err) => {
-              stop();
-              answerThenClose(stream, () => send(grpc.status.DEADLINE_EXCEEDED, err));
-            })
+          ? holdUntilFirstMessage(
+              calls,
+              stream,
+              (err) => {
+                stop();
+                answerThenClose(stream, () => send(grpc.status.DEADLINE_EXCEEDED, err));
+              },
+              mode === 'keyless',
+            )
           : undefined;
       stream.on('data', onData);
       stream.once('close', stop);

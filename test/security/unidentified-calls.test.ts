@@ -20,6 +20,9 @@ const HELD = 64;
 const TIMEOUT_MS = 1500;
 const PROCESS = gateServiceDefinition().process!.path;
 const HEALTH_CHECK = gateServiceDefinition().healthCheck!.path;
+const REFLECTION = '/grpc.reflection.v1.ServerReflection/ServerReflectionInfo';
+/** ServerReflectionRequest{list_services: "*"} (field 7). */
+const LIST_SERVICES = Buffer.from([0x3a, 0x01, 0x2a]);
 
 /** What became of a stream opened and left without a message. */
 interface Left {
@@ -27,11 +30,13 @@ interface Left {
   status?: number;
   details: string;
   closed: boolean;
+  /** Bytes of answer received. */
+  answered: number;
 }
 
-/** Opens a call of `path` and sends nothing: no message, no end. */
-function leaveOpen(session: ClientHttp2Session, path: string): Left {
-  const left: Left = { details: '', closed: false };
+/** Opens a call of `path` and sends nothing (or only `message`, framed): no more, no end. */
+function leaveOpen(session: ClientHttp2Session, path: string, message?: Buffer): Left {
+  const left: Left = { details: '', closed: false, answered: 0 };
   const stream = session.request(
     {
       [constants.HTTP2_HEADER_METHOD]: 'POST',
@@ -48,6 +53,12 @@ function leaveOpen(session: ClientHttp2Session, path: string): Left {
   stream.on('response', read);
   stream.on('trailers', read);
   stream.on('error', () => undefined);
+  stream.on('data', (chunk: Buffer) => (left.answered += chunk.length));
+  if (message) {
+    const prefix = Buffer.alloc(5);
+    prefix.writeUInt32BE(message.length, 1);
+    stream.write(Buffer.concat([prefix, message]));
+  }
   stream.on('close', () => {
     left.closed = true;
     if (stream.rstCode) left.rstCode = stream.rstCode;
@@ -100,6 +111,28 @@ describe('gRPC calls without their first message (issue 25)', () => {
         expect(res.error).toBeUndefined();
       } finally {
         service.close();
+      }
+    } finally {
+      session.close();
+    }
+  });
+
+  it('holds a server reflection stream, which no key admits, for its whole life and closes it when idle', async () => {
+    // Before: one request bought a keyless peer a reflection stream for ever, as many as it opened.
+    const session = wireSession(gw.grpcAddress);
+    try {
+      const streams = Array.from({ length: HELD }, () => leaveOpen(session, REFLECTION, LIST_SERVICES));
+      await eventually(() => streams.every((s) => s.answered > 0), 10_000, 'the reflection answers');
+      // Answered and still open, they hold every place: the next call is refused.
+      const refused = leaveOpen(session, PROCESS);
+      await eventually(() => refused.closed, 5000, 'the call past the bound refused');
+      expect(refused.rstCode).toBe(constants.NGHTTP2_REFUSED_STREAM);
+      expect(streams.some((s) => s.closed)).toBe(false);
+      // Idle past the time, each is answered with the code and ends.
+      await eventually(() => streams.every((s) => s.closed), 20_000, 'the idle reflection streams closed');
+      for (const s of streams) {
+        expect(s.status).toBe(4); // DEADLINE_EXCEEDED
+        expect(s.details).toMatch(/^IDLE_CALL_TIMEOUT: The call sent no message for 1500 ms/);
       }
     } finally {
       session.close();
