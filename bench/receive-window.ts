@@ -3,7 +3,7 @@
  * Two grpc-js peers (bench/servers/window-peers.ts) on one bidi stream, one sending 4 MiB messages one
  * after another, in alternating rounds, with sender and receiver on two cores and on one shared core:
  * - a service receiving the gateway's requests: a client with HTTP/2's default window (64 KiB), then
- *   with the SDK's channel options (sdk/grpc.ts, RECEIVE_WINDOW_BYTES);
+ *   with the SDK's channel options (sdk/grpc.ts; the protocol's RECEIVE_WINDOW_BYTES);
  * - the gateway receiving a service's answers: a server with the default window, then with its
  *   connection widened as the gateway widens a registered service's (core/grpc/service-window.ts).
  * Prints the receiver's CPU and wall time per message, median of the rounds.

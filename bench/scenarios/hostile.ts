@@ -177,17 +177,15 @@ async function measure(
       });
       const p = (r: LoadResult) =>
         `p50 ${r.latencyMs.p50.toFixed(2)}, p90 ${r.latencyMs.p90.toFixed(2)}, p99 ${r.latencyMs.p99.toFixed(2)}`;
-      options.log(
-        `  hostile round ${round + 1}: chat p99 ${baseline.latencyMs.p99.toFixed(2)} ms → ${authed.authedAttacked.latencyMs.p99.toFixed(2)} ms under the authenticated attacker ` +
-          `(× ${(authed.authedAttacked.latencyMs.p99 / baseline.latencyMs.p99).toFixed(2)}); ${authed.authedAttackerCallsPerSec.toFixed(1)} calls/s, answered ${JSON.stringify(authed.authedAttackerCodes)}`,
-      );
+      const ratioLine = (under: string, run: AuthedRun) =>
+        `  hostile round ${round + 1}: chat p99 ${baseline.latencyMs.p99.toFixed(2)} ms → ${run.authedAttacked.latencyMs.p99.toFixed(2)} ms under ${under} ` +
+        `(× ${(run.authedAttacked.latencyMs.p99 / baseline.latencyMs.p99).toFixed(2)}); ${run.authedAttackerCallsPerSec.toFixed(1)} calls/s, answered ${JSON.stringify(run.authedAttackerCodes)}`;
+      const withLine = (run: AuthedRun) => `    with:    ${p(run.authedAttacked)} ms; loop delay ${describeDelays(run.authedLoopDelay)}`;
+      options.log(ratioLine('the authenticated attacker', authed));
       options.log(`    without: ${p(baseline)} ms; loop delay ${describeDelays(baselineLoopDelay)}`);
-      options.log(`    with:    ${p(authed.authedAttacked)} ms; loop delay ${describeDelays(authed.authedLoopDelay)}`);
-      options.log(
-        `  hostile round ${round + 1}: chat p99 ${baseline.latencyMs.p99.toFixed(2)} ms → ${costliest.authedAttacked.latencyMs.p99.toFixed(2)} ms under ${COSTLIEST_ATTACK} alone ` +
-          `(× ${(costliest.authedAttacked.latencyMs.p99 / baseline.latencyMs.p99).toFixed(2)}); ${costliest.authedAttackerCallsPerSec.toFixed(1)} calls/s, answered ${JSON.stringify(costliest.authedAttackerCodes)}`,
-      );
-      options.log(`    with:    ${p(costliest.authedAttacked)} ms; loop delay ${describeDelays(costliest.authedLoopDelay)}`);
+      options.log(withLine(authed));
+      options.log(ratioLine(`${COSTLIEST_ATTACK} alone`, costliest));
+      options.log(withLine(costliest));
     } finally {
       await attacker.stop();
     }

@@ -12,10 +12,8 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { widenServiceWindow } from '../../core/grpc/service-window.js';
-import { callInternals, callOfStream } from '../../core/grpc/grpc-call-internals.js';
 
-type Bytes = Buffer;
-const raw = (bytes: Bytes) => bytes;
+const raw = (bytes: Buffer) => bytes;
 const PUMP = {
   path: '/bench.Window/pump',
   requestStream: true,
@@ -31,7 +29,7 @@ const message = Buffer.alloc(4 * 1024 * 1024, 0x61);
 const receiverIsServer = process.env.BENCH_RECEIVER === 'server';
 
 /** Writes `total` messages on `stream`, each once the last has gone. */
-function send(stream: grpc.ClientDuplexStream<Bytes, Bytes> | grpc.ServerDuplexStream<Bytes, Bytes>): void {
+function send(stream: grpc.ClientDuplexStream<Buffer, Buffer> | grpc.ServerDuplexStream<Buffer, Buffer>): void {
   let left = total;
   const next = () => {
     if (left-- > 0) stream.write(message, next);
@@ -75,9 +73,9 @@ if (process.env.BENCH_END === 'server') {
   server.addService(
     { pump: PUMP },
     {
-      pump(stream: grpc.ServerDuplexStream<Bytes, Bytes>) {
+      pump(stream: grpc.ServerDuplexStream<Buffer, Buffer>) {
         if (!receiverIsServer) return void stream.once('data', () => send(stream));
-        if (process.env.BENCH_WIDEN) widenServiceWindow(callInternals(callOfStream(stream)).stream);
+        if (process.env.BENCH_WIDEN) widenServiceWindow(stream);
         receive(stream, () => stream.end());
       },
     },
@@ -93,7 +91,7 @@ if (process.env.BENCH_END === 'server') {
     'grpc.max_receive_message_length': -1,
     ...(JSON.parse(process.env.BENCH_CHANNEL_OPTIONS ?? '{}') as grpc.ChannelOptions),
   });
-  const stream = client.pump!() as grpc.ClientDuplexStream<Bytes, Bytes>;
+  const stream = client.pump!() as grpc.ClientDuplexStream<Buffer, Buffer>;
   stream.on('error', () => undefined);
   if (receiverIsServer) send(stream);
   else {

@@ -9,7 +9,7 @@ import type { AccountInputRate } from '../flow/byte-rate.js';
 import { receiveLimitInterceptor, receiveLimitOf } from './receive-limits.js';
 import { withRawExt } from './raw-ext.js';
 import { writeRawExtInPieces } from './raw-ext-writes.js';
-import { callInternals, callOfStream } from './grpc-call-internals.js';
+import { callOfStream } from './grpc-call-internals.js';
 import { widenServiceWindow } from './service-window.js';
 import { UnauthenticatedBytes, trust, unauthenticatedBytesInterceptor, type WatchedCall } from './unauthenticated-bytes.js';
 import { UnidentifiedCalls } from './unidentified-calls.js';
@@ -132,7 +132,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
       // unauthenticated bytes, and its connection gets a wider receive window (service-window.ts).
       options.gate.acceptServiceStream(stream, () => {
         trust(stream);
-        widenServiceWindow(callInternals(callOfStream(stream)).stream);
+        widenServiceWindow(stream);
         return receiveLimitOf(stream).set(options.maxMessageBytes);
       });
     },

@@ -263,18 +263,22 @@ export function unauthenticatedBytesInterceptor(
         untrusted.delete(call);
         pacer.stop(true);
       };
-      // Past the budget: the coded status, and a reset that drops what grpc-js buffered of the message.
-      const refuse = (code: grpc.status, err: GatewayError) => {
+      // The call is decided (refused, answered, or its key found good): no longer watched, and its
+      // place among the unidentified calls given back.
+      const settle = () => {
         stop();
         held?.release();
+      };
+      // Past the budget: the coded status, and a reset that drops what grpc-js buffered of the message.
+      const refuse = (code: grpc.status, err: GatewayError) => {
+        settle();
         send(code, err);
         stream.close(http2.constants.NGHTTP2_CANCEL);
       };
       // A large first message whose key is missing or wrong: the status once its rest would have been
       // read at the unauthenticated rate, and the rest never read.
       const refuseKey = (err: GatewayError) => {
-        stop();
-        held?.release();
+        settle();
         const rest = Math.max(0, (early?.messageBytes ?? received) - received);
         answerThenReset(stream, () => send(grpc.status.UNAUTHENTICATED, err), budget.readingTimeMs(rest));
       };
@@ -330,8 +334,7 @@ export function unauthenticatedBytesInterceptor(
         if (keyCheck instanceof GatewayError) return refuseKey(keyCheck);
         if (keyCheck === null) return stop(); // a message small enough to take whole
         if (keyCheck) {
-          stop();
-          held?.release();
+          settle();
           return paceAccount(keyCheck.accountId, received, early!.messageBytes ?? received);
         }
         if (!bytes.receive(chunk)) {
@@ -359,10 +362,7 @@ export function unauthenticatedBytesInterceptor(
       untrusted.set(call, stop);
       // A call that has answered (grpc-js refusing a message over its limit, say) is no longer
       // watched: what its peer still sends is discarded, and must not be counted or slowed.
-      beforeStatus(internals, () => {
-        stop();
-        held?.release();
-      });
+      beforeStatus(internals, settle);
     }
     // grpc-js types an interceptor's result as its class; the base call it passes is used as is.
     return call as grpc.ServerInterceptingCall;

@@ -25,11 +25,6 @@ export class UnidentifiedCalls {
     readonly timeoutMs: number,
   ) {}
 
-  /** Calls waiting for their first message now. */
-  get count(): number {
-    return this.#count;
-  }
-
   /** Takes a place for a new call; false when `limit` calls already wait. */
   enter(): boolean {
     if (this.#count >= this.limit) return false;
@@ -80,7 +75,7 @@ export function holdUntilFirstMessage(
   // The gRPC framing of the current message: 5 prefix bytes, the last 4 its length, then the message.
   let prefixSeen = 0;
   let length = 0;
-  let messages = 0;
+  let sentOne = false;
   let held = true;
   const release = () => {
     if (!held) return;
@@ -104,7 +99,7 @@ export function holdUntilFirstMessage(
       }
       // A message is complete.
       if (!forLife) return release();
-      messages++;
+      sentOne = true;
       prefixSeen = 0;
       timer.refresh();
     }
@@ -114,7 +109,7 @@ export function holdUntilFirstMessage(
   const timer = setTimeout(() => {
     release();
     const args = { timeoutMs: calls.timeoutMs };
-    timedOut(gatewayError(messages > 0 ? 'IDLE_CALL_TIMEOUT' : 'FIRST_MESSAGE_TIMEOUT', { args }));
+    timedOut(gatewayError(sentOne ? 'IDLE_CALL_TIMEOUT' : 'FIRST_MESSAGE_TIMEOUT', { args }));
   }, calls.timeoutMs);
   timer.unref();
   stream.on('data', onData);

@@ -27,6 +27,17 @@ export const PROTO_LOADER_OPTS = {
 /** gRPC messages may be large (datasets, audio, images): at least 100 MB both ways. */
 export const MAX_MESSAGE_BYTES = 128 * 1024 * 1024;
 
+/**
+ * The HTTP/2 receive window (each stream's and the connection's) on the gateway's links with services:
+ * SDK channels receive with it, and the gateway widens a registered service's connection to it
+ * (core/grpc/service-window.ts). Every message behind a large one on a service's one stream waits
+ * until it has crossed, and at HTTP/2's 64 KiB a 4 MiB message crosses in 64 round trips of window
+ * updates: a grpc-js receiver spent 9.4-10.7 ms of CPU and 17-18.6 ms of wall time on it with the
+ * sender on another core, 5.5-6.0 and 7.0-7.3 ms with 1 MiB (`npm run bench:window`). Larger windows
+ * bought nothing more, and the window is what a peer may have in flight to one stream unread.
+ */
+export const RECEIVE_WINDOW_BYTES = 1024 * 1024;
+
 let cached: ProtoGrpcType | undefined;
 
 /** The loaded `gate.proto`, typed by the generated ProtoGrpcType; parsed once per process. */

@@ -6,8 +6,7 @@
  */
 import type { ClientHttp2Session } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gateServiceDefinition } from '../../proto/src/index.js';
-import { SERVICE_RECEIVE_WINDOW_BYTES } from '../../core/grpc/service-window.js';
+import { RECEIVE_WINDOW_BYTES, gateServiceDefinition } from '../../proto/src/index.js';
 import { ECHO_TOKEN, eventually, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
 import { wireCall, wireSession } from '../support/grpc-wire.js';
 
@@ -41,9 +40,9 @@ describe("a registered service's receive window", () => {
     try {
       expect(session.remoteSettings.initialWindowSize).toBe(DEFAULT_WINDOW);
       void wireCall(session, PROCESS_ASYNC.path, startServing(ECHO_TOKEN), { keepOpen: true });
-      await eventually(() => session.remoteSettings.initialWindowSize === SERVICE_RECEIVE_WINDOW_BYTES, 5000, 'the wider SETTINGS');
+      await eventually(() => session.remoteSettings.initialWindowSize === RECEIVE_WINDOW_BYTES, 5000, 'the wider SETTINGS');
       // What the service may send on the connection before the gateway reads any of it.
-      await eventually(() => session.state.remoteWindowSize! > SERVICE_RECEIVE_WINDOW_BYTES / 2, 5000, 'the connection window update');
+      await eventually(() => session.state.remoteWindowSize! > RECEIVE_WINDOW_BYTES / 2, 5000, 'the connection window update');
     } finally {
       session.destroy();
     }

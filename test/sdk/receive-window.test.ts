@@ -8,7 +8,7 @@ import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GateClient } from '../../sdk/index.js';
-import { RECEIVE_WINDOW_BYTES } from '../../sdk/grpc.js';
+import { RECEIVE_WINDOW_BYTES } from '../../proto/src/index.js';
 import { eventually } from '../support/gateway.js';
 
 const cleanup: (() => unknown)[] = [];
