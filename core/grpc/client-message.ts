@@ -31,6 +31,11 @@ const OTHER_FIELDS = 16;
  * (pipeline.admit) and the rest is decoded only for an admitted caller (#15 "Broken"). The same scan
  * counts `ext.params`, which an admitted caller could otherwise make the gateway decode and re-encode
  * by the hundred thousand (#25 N1).
+ *
+ * `decode()` hands the message over once and lets go of its bytes: grpc-js keeps the deserialized
+ * message in its call until the call object is collected, and a call that waited (on its account's
+ * input rate, for an instance) is old by then, so a full collection was the only one to free the
+ * message's bytes (see gathered-chunks.ts).
  */
 export class ClientMessage {
   readonly account: string;
@@ -38,7 +43,7 @@ export class ClientMessage {
   readonly authToken: string | undefined;
   /** Why the message is refused before any decoding (too large, too many headers, malformed). */
   readonly refused: GatewayError | undefined;
-  readonly #bytes: Buffer;
+  #bytes: Buffer | undefined;
   readonly #decode: (bytes: Buffer) => ClientRequestProto;
   readonly #ext: ExtRange | undefined;
 
@@ -52,11 +57,17 @@ export class ClientMessage {
     this.#decode = decode;
   }
 
-  /** The whole message; call only after admission. Throws VALIDATION_FAILED when it does not decode. */
+  /**
+   * The whole message, once; call only after admission. Throws VALIDATION_FAILED when it does not
+   * decode, and an Error when called again (the bytes are gone).
+   */
   decode(): ClientRequestProto {
     if (this.refused) throw this.refused;
+    const bytes = this.#bytes;
+    if (!bytes) throw new Error('ClientMessage.decode() called twice');
+    this.#bytes = undefined;
     try {
-      return this.#withRawExt() ?? this.#decode(this.#bytes);
+      return this.#withRawExt(bytes) ?? this.#decode(bytes);
     } catch (err) {
       throw gatewayError('VALIDATION_FAILED', { args: { reason: `the message is not a ClientRequestProto: ${(err as Error).message}` } });
     }
@@ -67,13 +78,13 @@ export class ClientMessage {
    * travels to the service as the caller's bytes (raw-ext.ts). Undefined when the message does not
    * qualify (small, several ext fields, another body member, anything unusual in the ext).
    */
-  #withRawExt(): ClientRequestProto | undefined {
+  #withRawExt(bytes: Buffer): ClientRequestProto | undefined {
     const ext = this.#ext;
-    if (!ext || ext.end - ext.start < RAW_EXT_MIN_BYTES || !isPlainExt(this.#bytes, ext.start, ext.end)) return undefined;
-    const request = this.#decode(Buffer.concat([this.#bytes.subarray(0, ext.fieldStart), this.#bytes.subarray(ext.end)]));
+    if (!ext || ext.end - ext.start < RAW_EXT_MIN_BYTES || !isPlainExt(bytes, ext.start, ext.end)) return undefined;
+    const request = this.#decode(Buffer.concat([bytes.subarray(0, ext.fieldStart), bytes.subarray(ext.end)]));
     if (request.body !== undefined) return undefined;
     const decodeExt = (raw: Buffer) => this.#decode(Buffer.concat([fieldHeader(EXT_FIELD, raw.length), raw])).ext ?? {};
-    return { ...request, body: 'ext', ext: new RawExt(this.#bytes.subarray(ext.start, ext.end), decodeExt) };
+    return { ...request, body: 'ext', ext: new RawExt(bytes.subarray(ext.start, ext.end), decodeExt) };
   }
 }
 

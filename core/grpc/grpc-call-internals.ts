@@ -17,7 +17,15 @@ export interface CallStatus {
  */
 export interface GrpcJsCallInternals {
   stream?: Http2Stream;
-  decoder?: { maxReadMessageLength?: number };
+  decoder?: {
+    maxReadMessageLength?: number;
+    /** Takes a chunk of the stream's bytes, returns the messages it completed. */
+    write?: (data: Buffer) => Buffer[];
+    /** Its state: reading a message's prefix, its body (2) or nothing. */
+    readState?: number;
+    /** The chunks of the message being gathered (of the last one, until the next begins). */
+    readPartialMessage?: Buffer[];
+  };
   maxReceiveMessageSize?: number;
   sendStatus?: (status: CallStatus) => void;
   /** Serializes a response with the method's serializer and writes it (its metadata first). */

@@ -7,6 +7,7 @@ import { gateServiceDefinition, type ClientRequestProto, type GateHandlers, type
 import { clientMessageDeserializer, type AdmittedKey, type ClientMessageLimits } from './client-message.js';
 import type { AccountInputRate } from '../flow/byte-rate.js';
 import { receiveLimitInterceptor, receiveLimitOf } from './receive-limits.js';
+import { releaseGatheredChunksInterceptor } from './gathered-chunks.js';
 import { withRawExt } from './raw-ext.js';
 import { writeRawExtInPieces } from './raw-ext-writes.js';
 import { callOfStream } from './grpc-call-internals.js';
@@ -106,6 +107,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   const server = new grpc.Server({
     interceptors: [
       receiveLimitInterceptor(limitOf),
+      releaseGatheredChunksInterceptor(),
       unauthenticatedBytesInterceptor(unauthenticated, watched, {
         checkClientKey: options.checkClientKey,
         accountInput: options.accountInput,
