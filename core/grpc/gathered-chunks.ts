@@ -20,7 +20,7 @@ export let chunksReleased = true;
  *
  * This drops the list once a message is out, as the decoder itself does when the next one starts.
  * When the fields are missing (a grpc-js that moved them) nothing changes but `chunksReleased`;
- * test/grpc/gathered-chunks.test.ts fails then, so an upgrade cannot lose this silently.
+ * test/security/large-message-garbage.test.ts fails then, so an upgrade cannot lose this silently.
  */
 export function releaseGatheredChunks(internals: GrpcJsCallInternals): boolean {
   const decoder = internals.decoder;
