@@ -279,11 +279,14 @@ export class DocTaskStore implements TaskStore {
     let removed = 0;
     for (;;) {
       const batch = await this.tasks.find({ completedAt: { $lt: cutoff } }, { limit: PURGE_BATCH });
+      // The tasks go before their files: the other way round, a caller between the two saw a COMPLETED
+      // task whose response was ENTITY_NOT_FOUND_BY_ID (a full CI run of the MongoDB suite caught it).
+      // Files of a process that dies in between are the orphan sweep's below.
+      if (batch.length > 0) removed += await this.tasks.deleteMany({ _id: { $in: batch.map((d) => d._id) }, completedAt: { $lt: cutoff } });
       for (const doc of batch) {
         if (doc.request?.body) await deletePayload(this.files, doc.request.body);
         if (doc.result?.body) await deletePayload(this.files, doc.result.body);
       }
-      if (batch.length > 0) removed += await this.tasks.deleteMany({ _id: { $in: batch.map((d) => d._id) }, completedAt: { $lt: cutoff } });
       if (batch.length < PURGE_BATCH) break;
     }
     await this.sweepOrphanFiles(cutoff - GRACE_MS);
