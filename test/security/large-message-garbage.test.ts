@@ -20,9 +20,9 @@ import { promisify } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { chunksReleased, releaseGatheredChunksInterceptor } from '../../core/grpc/gathered-chunks.js';
+import { identity, loopbackMethod } from '../support/grpc-loopback.js';
 
 const MiB = 2 ** 20;
-const identity = (bytes: Buffer) => bytes;
 const TSX_LOADER = createRequire(import.meta.url).resolve('tsx');
 const PROBE = new URL('../fixtures/large-message-garbage.ts', import.meta.url).pathname;
 
@@ -37,7 +37,7 @@ interface Probe {
 
 describe('large gRPC messages leave nothing behind in their calls', () => {
   it("grpc-js's decoder lets go of a message's chunks once it is out, and a decoded client message of its bytes", async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--import', TSX_LOADER, PROBE], { timeout: 60_000 });
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', TSX_LOADER, PROBE], { timeout: 60_000 });
     const probe = JSON.parse(stdout) as Probe;
     // Before: each held call kept its 4 MiB of chunks (12.2 MiB for 3).
     expect(probe.unwrapped).toBeGreaterThan(probe.calls * 3.5);
@@ -53,31 +53,17 @@ describe('the wrapped decoder still frames every message', () => {
   it('reads messages that share a chunk, span chunks or are empty, in order, on one stream', async () => {
     const sizes = [0, 1, 100, 70_000, 5, 3 * MiB, 2, 0, 65_536];
     const got: number[] = [];
-    const server = new grpc.Server({ interceptors: [releaseGatheredChunksInterceptor()], 'grpc.max_receive_message_length': 8 * MiB });
-    server.addService(
-      {
-        sizes: {
-          path: '/test.Garbage/Sizes',
-          requestStream: true,
-          responseStream: false,
-          // Each message's bytes are its index, so a message cut or joined wrongly shows.
-          requestDeserialize: (bytes: Buffer) => (bytes.every((b) => b === bytes.length % 251) ? bytes.length : -1),
-          requestSerialize: identity,
-          responseSerialize: (n: number) => Buffer.from(String(n)),
-          responseDeserialize: identity,
-        },
+    const { client, close } = await loopbackMethod({
+      path: '/test.Garbage/Sizes',
+      requestStream: true,
+      // Each message's bytes are its index, so a message cut or joined wrongly shows.
+      deserialize: (bytes) => (bytes.every((b) => b === bytes.length % 251) ? bytes.length : -1),
+      handler: (call: grpc.ServerReadableStream<number, number>, done: grpc.sendUnaryData<number>) => {
+        call.on('data', (n: number) => got.push(n));
+        call.on('end', () => done(null, got.length));
       },
-      {
-        sizes: (call: grpc.ServerReadableStream<number, number>, done: grpc.sendUnaryData<number>) => {
-          call.on('data', (n: number) => got.push(n));
-          call.on('end', () => done(null, got.length));
-        },
-      },
-    );
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
-    );
-    const client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { 'grpc.max_send_message_length': 8 * MiB });
+      interceptors: [releaseGatheredChunksInterceptor()],
+    });
     try {
       const answer = await new Promise<string>((resolve, reject) => {
         const call = client.makeClientStreamRequest(
@@ -93,8 +79,7 @@ describe('the wrapped decoder still frames every message', () => {
       expect(got).toEqual(sizes);
       expect(chunksReleased).toBe(true);
     } finally {
-      client.close();
-      server.forceShutdown();
+      close();
     }
   });
 });
