@@ -6,7 +6,13 @@
  * same reason. The config comes from the harness as JSON in BENCH_GATEWAY_CONFIG
  * (bench/lib/our-gateway.ts's startOurGateway); logs go at info level to stdout like `npm start`.
  * Reports its ports over IPC and answers `mem` and `loop-delay` requests (bench/lib/loop-delay.mjs).
+ * Its embedded store lives in a directory of its own, removed when it stops: the default (`.data` in
+ * the working directory) would put every run's seeded keys, stored responses and usage into the
+ * checkout's own demo database, and give each run the last one's.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { buildConfig } from '../../dist/core/config/load.js';
 import { createGateway } from '../../dist/core/gateway.js';
 import { createLogger } from '../../dist/core/observe/logger.js';
@@ -16,7 +22,10 @@ import { seedUserSpaceKeys } from './userspace-keys.mjs';
 // The hostile scenario's gateway answers `loop-delay` (set by bench/lib/our-gateway.ts); bench:ab's do not.
 if (process.env.BENCH_LOOP_DELAY) await import('../lib/loop-delay.mjs');
 
-const config = buildConfig(JSON.parse(process.env.BENCH_GATEWAY_CONFIG ?? '{}'), { env: {} });
+const input = JSON.parse(process.env.BENCH_GATEWAY_CONFIG ?? '{}');
+const dataDir = input.store?.dataDir === undefined ? mkdtempSync(join(tmpdir(), 'bench-gateway-')) : undefined;
+if (dataDir) input.store = { ...input.store, dataDir };
+const config = buildConfig(input, { env: {} });
 const gateway = await createGateway(config, { logger: createLogger() });
 const { httpUrl, grpcAddress, httpPort, grpcPort } = await gateway.start();
 // Row 3c: stored user-space keys, applied through the change feed like any stored key.
@@ -28,5 +37,10 @@ if (process.env.BENCH_USERSPACE_KEYS) {
     JSON.parse(process.env.BENCH_USERSPACE_BUDGETS ?? '[]'),
   );
 }
-process.once('SIGTERM', () => void gateway.close().then(() => process.exit(0)));
+process.once('SIGTERM', () =>
+  void gateway.close().then(() => {
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    process.exit(0);
+  }),
+);
 reportReady({ httpUrl, grpcAddress, httpPort, grpcPort });
