@@ -37,10 +37,12 @@ if (process.env.BENCH_USERSPACE_KEYS) {
     JSON.parse(process.env.BENCH_USERSPACE_BUDGETS ?? '[]'),
   );
 }
-process.once('SIGTERM', () =>
-  void gateway.close().then(() => {
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-    process.exit(0);
-  }),
+process.once(
+  'SIGTERM',
+  () =>
+    void gateway.close().then(() => {
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+      process.exit(0);
+    }),
 );
 reportReady({ httpUrl, grpcAddress, httpPort, grpcPort });
