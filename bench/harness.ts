@@ -44,6 +44,8 @@ export interface BenchOptions {
   hostileRate: number;
   /** Concurrent loops of the unauthenticated attacker. */
   attackLoops: number;
+  /** Instances of our gateway's echo service, in its one process (`--echo-instances`); 1 as in the demo. */
+  echoInstances: number;
   /** `--explain`: the hostile scenario prints what overlapped its slowest answers (the servers keep a timeline). */
   explain?: boolean;
   /** Directory for `--cpu-prof` profiles of our gateway; undefined = none. */
@@ -75,6 +77,7 @@ export const DEFAULT_OPTIONS: Omit<BenchOptions, 'log'> = {
   driftRate: 200,
   hostileRate: 200,
   attackLoops: 4,
+  echoInstances: 1,
   smoke: false,
   withLiteLlm: true,
 };
@@ -98,6 +101,7 @@ export const SMOKE_OPTIONS: Omit<BenchOptions, 'log'> = {
   driftRate: 20,
   hostileRate: 20,
   attackLoops: 1,
+  echoInstances: 1,
   smoke: true,
 };
 
@@ -128,7 +132,12 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
     options: settings,
   };
   // Smoke mode seeds row 3c's gateway with 1,000 keys, not 100,000: it checks that the row runs.
-  const systems = new Systems({ profileDir: options.profileDir, log, ...(options.smoke ? { userSpaceKeys: 1_000 } : {}) });
+  const systems = new Systems({
+    profileDir: options.profileDir,
+    echoInstances: options.echoInstances,
+    log,
+    ...(options.smoke ? { userSpaceKeys: 1_000 } : {}),
+  });
   const wants = (name: ScenarioName) => options.scenarios.includes(name);
   try {
     if (wants('validation')) {
@@ -209,6 +218,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
         connections: options.connections,
         rate: options.hostileRate,
         attackLoops: options.attackLoops,
+        echoInstances: options.echoInstances,
         warmupSec: options.warmupSec,
         explain: options.explain,
         log,

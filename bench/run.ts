@@ -14,6 +14,7 @@
  *   --drift-rate R      offered rate of the steady run (default 200)
  *   --hostile-rate R    offered chat rate of the hostile scenario (default 200)
  *   --attack-loops N    concurrent loops of its unauthenticated attacker (default 4)
+ *   --echo-instances N  our gateway's echo service as N instances in one process, each its own stream (default 1)
  *   --explain           hostile: print what overlapped the slowest answers under the authenticated attacker
  *   --profile           write CPU profiles of our gateway and services, print their top frames
  *   --smoke             tiny settings: checks that everything runs, figures mean nothing
@@ -42,6 +43,7 @@ const { values } = parseArgs({
     'drift-rate': { type: 'string' },
     'hostile-rate': { type: 'string' },
     'attack-loops': { type: 'string' },
+    'echo-instances': { type: 'string' },
     profile: { type: 'boolean', default: false },
     explain: { type: 'boolean', default: false },
     smoke: { type: 'boolean', default: false },
@@ -74,6 +76,7 @@ const options: BenchOptions = {
   driftRate: num(values['drift-rate'], base.driftRate),
   hostileRate: num(values['hostile-rate'], base.hostileRate),
   attackLoops: num(values['attack-loops'], base.attackLoops),
+  echoInstances: num(values['echo-instances'], base.echoInstances),
   explain: values.explain,
   profileDir,
   log: (line) => process.stderr.write(`${line}\n`),

@@ -48,6 +48,8 @@ export interface StartOptions {
   nodeFlags?: string[];
   /** How long it may take to start (and, for the echo service, to be routed to). */
   timeoutMs?: number;
+  /** The echo service only: instances in its one process (bench/servers/echo-instances.ts), default 1. */
+  instances?: number;
 }
 
 /** Starts our gateway in its own process: the bench config with the extras, as JSON in its environment. */
@@ -79,7 +81,7 @@ export function startOurGateway(name: string, extras: GatewayExtras = {}, option
 }
 
 /** Waits until the gateway's `/health` lists a serving instance of `bench/<service>`. */
-export function waitForService(gateway: Child, service: string, timeoutMs?: number): Promise<void> {
+export function waitForService(gateway: Child, service: string, timeoutMs?: number, instances = 1): Promise<void> {
   const httpUrl = gateway.ready.httpUrl as string;
   return waitFor(
     `bench/${service} on ${gateway.name}`,
@@ -88,7 +90,7 @@ export function waitForService(gateway: Child, service: string, timeoutMs?: numb
       const health = (await (await fetch(`${httpUrl}/health`, { headers: gatewayHeaders() })).json()) as {
         instances?: Record<string, number>;
       };
-      return (health.instances?.[`bench/${service}`] ?? 0) > 0;
+      return (health.instances?.[`bench/${service}`] ?? 0) >= instances;
     },
     timeoutMs,
   );
@@ -96,21 +98,22 @@ export function waitForService(gateway: Child, service: string, timeoutMs?: numb
 
 /**
  * The demo echo service (examples/echo-service/main.ts, unchanged) dialling the gRPC address
- * `grpcAddress`, with the heap flags `npm start` gives the services it launches (core/bin/launcher.ts).
+ * `grpcAddress`, with the heap flags `npm start` gives the services it launches (core/bin/launcher.ts);
+ * with `instances` over 1, that many of it in one process (bench/servers/echo-instances.ts).
  */
-export function startEcho(name: string, grpcAddress: string, nodeFlags?: string[]): Promise<Child> {
+export function startEcho(name: string, grpcAddress: string, nodeFlags?: string[], instances = 1): Promise<Child> {
   // The demo service as it is, plus the event loop's delay on request (bench/lib/loop-delay.mjs).
   const flags = [...START_FLAGS, '--import', `${ROOT}bench/lib/loop-delay.mjs`, ...(nodeFlags ?? [])];
   return startChild(name, {
-    script: 'examples/echo-service/main.ts',
+    script: instances > 1 ? 'bench/servers/echo-instances.ts' : 'examples/echo-service/main.ts',
     nodeFlags: flags,
-    env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS.echo },
+    env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS.echo, BENCH_ECHO_INSTANCES: String(instances) },
   });
 }
 
 /** The echo service dialling `gateway`, once the gateway routes to it. */
 export async function startEchoFor(name: string, gateway: Child, options: StartOptions = {}): Promise<Child> {
-  const child = await startEcho(name, gateway.ready.grpcAddress as string, options.nodeFlags);
-  await waitForService(gateway, 'echo', options.timeoutMs);
+  const child = await startEcho(name, gateway.ready.grpcAddress as string, options.nodeFlags, options.instances);
+  await waitForService(gateway, 'echo', options.timeoutMs, options.instances);
   return child;
 }

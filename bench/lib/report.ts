@@ -301,7 +301,7 @@ export function markdown(r: BenchResults): string {
     const last = h.rounds.at(-1);
     lines.push('', '### Under an unauthenticated gRPC attacker (scenario 9)', '');
     lines.push(
-      `Chat adapter at ${h.settings.rate} req/s, ${h.settings.connections} connections, ${h.settings.durationSec} s per run, without then with ${h.settings.attackLoops} attacker loops sending the largest \`Gate.process\` message the client limits allow (${last?.attackerMessageBytes ?? '?'} bytes, no authToken); ${h.settings.rounds} rounds, ratio within each round (target ≤ 2).`,
+      `Chat adapter at ${h.settings.rate} req/s, ${h.settings.connections} connections, ${h.settings.durationSec} s per run, without then with ${h.settings.attackLoops} attacker loops sending the largest \`Gate.process\` message the client limits allow (${last?.attackerMessageBytes ?? '?'} bytes, no authToken); ${h.settings.rounds} rounds, ratio within each round (target ≤ 2)${(h.settings.echoInstances ?? 1) > 1 ? `; the echo service as ${h.settings.echoInstances} instances in one process (\`--echo-instances\`)` : ''}.`,
       '',
     );
     lines.push('| Measure | Value |', '|---|---|');

@@ -17,6 +17,8 @@ export interface SystemsOptions {
   nodeFlags?: string[];
   /** Stored keys of row 3c's gateway (default BENCH_USERSPACE_KEYS; the smoke test seeds fewer). */
   userSpaceKeys?: number;
+  /** Instances of the echo service of our gateway, in its one process (`--echo-instances`, default 1). */
+  echoInstances?: number;
   log: (line: string) => void;
 }
 
@@ -175,7 +177,10 @@ export class Systems {
   /** The demo echo service (examples/echo-service/main.ts), unchanged, in its own process. */
   echo(): Promise<Child> {
     return this.#once('echo-service', async () =>
-      startEchoFor('echo-service', await this.gateway(), { nodeFlags: this.#ourNodeFlags('echo-service') }),
+      startEchoFor('echo-service', await this.gateway(), {
+        nodeFlags: this.#ourNodeFlags('echo-service'),
+        instances: this.#options.echoInstances,
+      }),
     );
   }
 

@@ -41,6 +41,8 @@ export interface HostileOptions {
   rate: number;
   /** Concurrent attacker loops. */
   attackLoops: number;
+  /** Instances of the echo service the victim and the authenticated attacker share (`--echo-instances`). */
+  echoInstances: number;
   /** Seconds of the same chat load before the first round, not measured. */
   warmupSec: number;
   /**
