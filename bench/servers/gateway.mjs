@@ -8,9 +8,11 @@
  * Reports its ports over IPC and answers `mem` and `loop-delay` requests (bench/lib/loop-delay.mjs).
  * Its embedded store lives in a directory of its own, removed when it stops: the default (`.data` in
  * the working directory) would put every run's seeded keys, stored responses and usage into the
- * checkout's own demo database, and give each run the last one's.
+ * checkout's own demo database, and give each run the last one's. A gateway killed before it could
+ * remove it (the harness kills one that has not closed within 5 s) leaves it behind, named by its
+ * pid, and the next bench gateway removes it.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildConfig } from '../../dist/core/config/load.js';
@@ -22,8 +24,30 @@ import { seedUserSpaceKeys } from './userspace-keys.mjs';
 // The hostile scenario's gateway answers `loop-delay` (set by bench/lib/our-gateway.ts); bench:ab's do not.
 if (process.env.BENCH_LOOP_DELAY) await import('../lib/loop-delay.mjs');
 
+/** Whether process `pid` is running (signal 0 checks without sending anything). */
+function running(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
+
+/** A fresh store directory for this process; the directories of bench gateways no longer running go. */
+function ownDataDir() {
+  for (const name of readdirSync(tmpdir())) {
+    const pid = /^bench-gateway-(\d+)$/.exec(name)?.[1];
+    if (pid && !running(Number(pid))) rmSync(join(tmpdir(), name), { recursive: true, force: true });
+  }
+  const dir = join(tmpdir(), `bench-gateway-${process.pid}`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { mode: 0o700 });
+  return dir;
+}
+
 const input = JSON.parse(process.env.BENCH_GATEWAY_CONFIG ?? '{}');
-const dataDir = input.store?.dataDir === undefined ? mkdtempSync(join(tmpdir(), 'bench-gateway-')) : undefined;
+const dataDir = input.store?.dataDir === undefined ? ownDataDir() : undefined;
 if (dataDir) input.store = { ...input.store, dataDir };
 const config = buildConfig(input, { env: {} });
 const gateway = await createGateway(config, { logger: createLogger() });
