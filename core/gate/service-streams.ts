@@ -54,8 +54,9 @@ export class ServiceStreams {
       if (finished) return;
       finished = true;
       clearTimeout(registration);
-      if (session) pool.end(session, reason);
-      else endQuietly(stream);
+      if (session) return pool.end(session, reason);
+      log.debug({ reason }, 'service stream closed before it registered');
+      endQuietly(stream);
     };
     const registration = setTimeout(() => {
       if (session || finished) return;
@@ -64,6 +65,9 @@ export class ServiceStreams {
       writeQuietly(stream, { error: toApiErrorProto(error) });
       finish('no startServing in time');
     }, config.registrationTimeoutMs);
+    // At debug level, with the stream's end before registration: what an operator (and a test whose
+    // service never got ready) needs to tell a stream that never came from one that never registered.
+    log.debug({ peer: stream.getPeer() }, 'service stream opened');
     stream.on('data', (message: ServiceToGateProto) => {
       if (finished) return;
       if (session) {

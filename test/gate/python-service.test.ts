@@ -8,12 +8,16 @@ import { requirePrerequisite } from '../support/prerequisites.js';
 import { generatePythonStubs, pythonPath, pythonPrerequisite, pythonScriptsDir } from '../support/python.js';
 import { ECHO_TOKEN, TEST_KEY, startTestGateway, testConfigInput } from '../support/gateway.js';
 import { json, processUnary, rawClient } from '../support/raw-gate-client.js';
+import { capturingLogger } from '../ops/log-capture.js';
 
 const ready = requirePrerequisite('Python grpcio model service', pythonPrerequisite(['grpc', 'grpc_tools']));
 
 describe.skipIf(!ready)('a model service written in Python with grpcio', () => {
   it('registers over processAsync, heartbeats and answers a predict and an ext call with parameters', async () => {
-    const gw = await startTestGateway(testConfigInput({ plugins: { enabled: ['sync-predict'] } }));
+    // The gateway's log at debug level, kept: a service that never gets ready is reported with what the
+    // gateway saw of its streams (opened, registered, refused, closed before registering).
+    const log = capturingLogger('debug');
+    const gw = await startTestGateway(testConfigInput({ plugins: { enabled: ['sync-predict'] } }), { logger: log.logger });
     const stubs = mkdtempSync(join(tmpdir(), 'gate-py-'));
     await generatePythonStubs(stubs);
     // PYTHONFAULTHANDLER: a service that never gets ready is stopped with SIGABRT, and Python then
@@ -23,6 +27,11 @@ describe.skipIf(!ready)('a model service written in Python with grpcio', () => {
       env: { ...process.env, PYTHONFAULTHANDLER: '1' },
     });
     let stderr = '';
+    const streamLog = () =>
+      log.lines
+        .filter((line) => /service (stream|instance)/.test(String(line.msg)))
+        .map((line) => `  ${line.time} ${String(line.msg)} ${JSON.stringify({ peer: line.peer, reason: line.reason, err: line.err })}`)
+        .join('\n') || '  none: no processAsync stream reached the gateway';
     child.stderr.on('data', (c) => (stderr += c));
     const client = rawClient(gw.grpcAddress);
     try {
@@ -44,9 +53,9 @@ describe.skipIf(!ready)('a model service written in Python with grpcio', () => {
           clearTimeout(timer);
           reject(
             new Error(
-              gaveUp
+              (gaveUp
                 ? `python service not ready within 40 s; its stderr, with the stacks of its threads:\n${stderr.slice(-6000)}`
-                : `python service exited (${code ?? signal}): ${stderr}`,
+                : `python service exited (${code ?? signal}): ${stderr}`) + `\nthe gateway's service streams:\n${streamLog()}`,
             ),
           );
         });
@@ -76,6 +85,8 @@ describe.skipIf(!ready)('a model service written in Python with grpcio', () => {
       // It keeps the stream alive past the 3 intervals + 1 s silence limit with its own heartbeats.
       await new Promise((r) => setTimeout(r, 1800));
       expect(gw.gateway.gate.instances(10)).toHaveLength(1);
+      // What a failure would report: the stream's arrival and its registration, from the gateway's log.
+      expect(streamLog()).toMatch(/service stream opened \{"peer":"127\.0\.0\.1:\d+"\}\n.*service instance connected/);
     } finally {
       child.kill('SIGKILL');
       client.close();
