@@ -14,7 +14,8 @@
  *   --drift-rate R      offered rate of the steady run (default 200)
  *   --hostile-rate R    offered chat rate of the hostile scenario (default 200)
  *   --attack-loops N    concurrent loops of its unauthenticated attacker (default 4)
- *   --echo-instances N  our gateway's echo service as N instances in one process, each its own stream (default 1)
+ *   --echo-instances N  our gateway's echo service as N instances in one process, each its own stream, in every
+ *                       scenario that calls it (default 1, as in the demo)
  *   --explain           hostile: print what overlapped the slowest answers under the authenticated attacker
  *   --profile           write CPU profiles of our gateway and services, print their top frames
  *   --smoke             tiny settings: checks that everything runs, figures mean nothing

@@ -174,7 +174,7 @@ export class Systems {
     );
   }
 
-  /** The demo echo service (examples/echo-service/main.ts), unchanged, in its own process. */
+  /** The demo echo service (examples/echo-service/main.ts), unchanged, in its own process; `echoInstances` of it there. */
   echo(): Promise<Child> {
     return this.#once('echo-service', async () =>
       startEchoFor('echo-service', await this.gateway(), {
