@@ -218,7 +218,6 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
         connections: options.connections,
         rate: options.hostileRate,
         attackLoops: options.attackLoops,
-        echoInstances: options.echoInstances,
         warmupSec: options.warmupSec,
         explain: options.explain,
         log,

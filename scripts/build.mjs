@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildConsole } from './build-console.mjs';
+import { processAlive } from './process-alive.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist');
@@ -84,15 +85,6 @@ async function build() {
 
 const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Takes the lock (a folder: creating it is atomic), waiting for a running build; a dead holder's lock is taken over. */
 function lock() {
   for (;;) {
@@ -108,7 +100,7 @@ function lock() {
       } catch {
         // Being written: look again.
       }
-      if (holder && !alive(holder)) rmSync(LOCK, { recursive: true, force: true });
+      if (holder && !processAlive(holder)) rmSync(LOCK, { recursive: true, force: true });
       else sleep(200);
     }
   }

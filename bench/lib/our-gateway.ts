@@ -107,7 +107,11 @@ export function startEcho(name: string, grpcAddress: string, nodeFlags?: string[
   return startChild(name, {
     script: instances > 1 ? 'bench/servers/echo-instances.ts' : 'examples/echo-service/main.ts',
     nodeFlags: flags,
-    env: { PLATFORM_GRPC_HOST: grpcAddress, PLATFORM_SERVICE_TOKEN: TOKENS.echo, BENCH_ECHO_INSTANCES: String(instances) },
+    env: {
+      PLATFORM_GRPC_HOST: grpcAddress,
+      PLATFORM_SERVICE_TOKEN: TOKENS.echo,
+      ...(instances > 1 ? { BENCH_ECHO_INSTANCES: String(instances) } : {}),
+    },
   });
 }
 

@@ -174,12 +174,17 @@ export class Systems {
     );
   }
 
+  /** Instances of the echo service in its one process (`--echo-instances`). */
+  get echoInstances(): number {
+    return this.#options.echoInstances ?? 1;
+  }
+
   /** The demo echo service (examples/echo-service/main.ts), unchanged, in its own process; `echoInstances` of it there. */
   echo(): Promise<Child> {
     return this.#once('echo-service', async () =>
       startEchoFor('echo-service', await this.gateway(), {
         nodeFlags: this.#ourNodeFlags('echo-service'),
-        instances: this.#options.echoInstances,
+        instances: this.echoInstances,
       }),
     );
   }

@@ -33,6 +33,9 @@ import type { Systems } from '../lib/systems.js';
 /** The two servers under test. */
 type Servers = { gateway: Child; echo: Child };
 
+/** Where the processes ran: the CPU split, and the instances of the echo service the accounts share (`--echo-instances`). */
+type Placement = { cpuSplit: string; echoInstances: number };
+
 export interface HostileOptions {
   rounds: number;
   durationSec: number;
@@ -41,8 +44,6 @@ export interface HostileOptions {
   rate: number;
   /** Concurrent attacker loops. */
   attackLoops: number;
-  /** Instances of the echo service the victim and the authenticated attacker share (`--echo-instances`). */
-  echoInstances: number;
   /** Seconds of the same chat load before the first round, not measured. */
   warmupSec: number;
   /**
@@ -90,7 +91,7 @@ type AuthedRun = Pick<HostileRound, 'authedAttacked' | 'authedAttackerCallsPerSe
 export const COSTLIEST_ATTACK = 'grpc-ext-max';
 
 export interface HostileResult {
-  settings: Omit<HostileOptions, 'log'> & { cpuSplit: string };
+  settings: Omit<HostileOptions, 'log'> & Placement;
   rounds: HostileRound[];
   summary: {
     baselineP99Ms: Spread;
@@ -111,7 +112,8 @@ export async function runHostile(systems: Systems, options: HostileOptions): Pro
   const split = splitCpus([gateway.pid, echo.pid]);
   options.log(`  CPU split: ${split.description}`);
   try {
-    return await measure({ gateway, echo }, options, httpUrl, grpcAddress, split.attackerPrefix, split.description);
+    const placement = { cpuSplit: split.description, echoInstances: systems.echoInstances };
+    return await measure({ gateway, echo }, options, httpUrl, grpcAddress, split.attackerPrefix, placement);
   } finally {
     split.restore();
   }
@@ -123,7 +125,7 @@ async function measure(
   httpUrl: string,
   grpcAddress: string,
   attackerPrefix: string[],
-  cpuSplit: string,
+  placement: Placement,
 ): Promise<HostileResult> {
   const target = gatewayChatLoad(httpUrl);
   const settings = { connections: options.connections, durationSec: options.durationSec };
@@ -194,7 +196,7 @@ async function measure(
   }
   const { log: _log, ...rest } = options;
   return {
-    settings: { ...rest, cpuSplit },
+    settings: { ...rest, ...placement },
     rounds,
     summary: {
       baselineP99Ms: spread(rounds.map((r) => r.baseline.latencyMs.p99)),

@@ -19,26 +19,17 @@ import { buildConfig } from '../../dist/core/config/load.js';
 import { createGateway } from '../../dist/core/gateway.js';
 import { createLogger } from '../../dist/core/observe/logger.js';
 import { reportReady } from '../lib/ready.mjs';
+import { processAlive } from '../../scripts/process-alive.mjs';
 import { seedUserSpaceKeys } from './userspace-keys.mjs';
 
 // The hostile scenario's gateway answers `loop-delay` (set by bench/lib/our-gateway.ts); bench:ab's do not.
 if (process.env.BENCH_LOOP_DELAY) await import('../lib/loop-delay.mjs');
 
-/** Whether process `pid` is running (signal 0 checks without sending anything). */
-function running(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return err.code === 'EPERM';
-  }
-}
-
 /** A fresh store directory for this process; the directories of bench gateways no longer running go. */
 function ownDataDir() {
   for (const name of readdirSync(tmpdir())) {
     const pid = /^bench-gateway-(\d+)$/.exec(name)?.[1];
-    if (pid && !running(Number(pid))) rmSync(join(tmpdir(), name), { recursive: true, force: true });
+    if (pid && !processAlive(Number(pid))) rmSync(join(tmpdir(), name), { recursive: true, force: true });
   }
   const dir = join(tmpdir(), `bench-gateway-${process.pid}`);
   rmSync(dir, { recursive: true, force: true });

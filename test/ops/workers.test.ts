@@ -18,6 +18,7 @@ import { ECHO_TOKEN, TEST_KEY, eventually } from '../support/gateway.js';
 import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/mongo-server.js';
 import { freePort } from '../support/ports.js';
 import { requirePrerequisite } from '../support/prerequisites.js';
+import { processAlive } from '../../scripts/process-alive.mjs';
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '../../..');
 const P = '/api/platformgateway/account/demo';
@@ -87,15 +88,6 @@ const exited = (child: ChildProcess) =>
   child.exitCode !== null || child.signalCode !== null
     ? Promise.resolve(child.exitCode)
     : new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe.skipIf(!requirePrerequisite('gateway workers on MongoDB', mongoPrerequisite()))('server.workers: 2 on MongoDB', () => {
   let mongo: MongoTestServer;
@@ -272,7 +264,7 @@ describe.skipIf(!requirePrerequisite('gateway workers on MongoDB', mongoPrerequi
         .map((l) => l.worker)
         .sort(),
     ).toEqual([0, 1]);
-    expect(pids.filter(alive)).toEqual([]);
+    expect(pids.filter(processAlive)).toEqual([]);
   }, 60_000);
 });
 
