@@ -149,6 +149,13 @@ export const ERROR_CATALOG = {
     message: (a) => `The first message of processAsync must be startServing, got ${str(a.got) || 'nothing'}`,
     permanent: true,
   },
+  BULK_LANE_REFUSED: {
+    status: 409,
+    type: 'invalid_request_error',
+    grpcCode: 'platform.gate.bulk_lane_refused',
+    message: (a) =>
+      `A bulk lane needs a serving instance of this service with boot UUID '${str(a.bootUuid)}' and no lane yet, on a gateway that offers lanes`,
+  },
   NOT_IMPLEMENTED: { status: 501, type: 'api_error', message: (a) => `${str(a.what)} is not implemented by this gateway`, permanent: true },
   SPEECH_CONFIG_REQUIRED: {
     status: 400,

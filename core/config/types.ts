@@ -200,6 +200,8 @@ export interface GatewayConfig {
     readonly currentServer?: string;
     /** Retries of one request on fallback services at most. */
     readonly retryBudget: number;
+    /** Requests of at least this many bytes go on their instance's bulk lane when it has one; 0: no lanes. */
+    readonly bulkLaneBytes: number;
   };
   /** OpenTelemetry traces; `otlpEndpoint` undefined: off. */
   readonly tracing: {

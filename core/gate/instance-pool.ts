@@ -21,6 +21,8 @@ export interface InstanceInfo {
   image?: string;
   /** An in-process instance's engine health, as its owner last reported it. */
   engineHealth?: EngineHealth;
+  /** Whether a dialled-in instance opened its bulk lane (core/gate/bulk-lane.ts). */
+  bulkLane?: true;
 }
 
 /** Where the calls of an instance that ended go: the Gate fails them, or sends them to a fallback. */
@@ -53,7 +55,7 @@ export class InstancePool {
   }
 
   /** The live instance with the same service and boot UUID as `instance`, which it would replace. */
-  previousOf(instance: GateInstance): Instance | undefined {
+  previousOf(instance: Pick<GateInstance, 'service' | 'bootUuid'>): Instance | undefined {
     return this.#live.get(keyOf(instance));
   }
 
@@ -193,6 +195,7 @@ export class InstancePool {
         version: s.version,
         image: s.image,
         engineHealth: s.engineHealth,
+        bulkLane: s.bulkLane || undefined,
       }));
   }
 
@@ -210,4 +213,4 @@ export class InstancePool {
   }
 }
 
-const keyOf = (instance: GateInstance): string => `${instance.service.id}:${instance.bootUuid}`;
+const keyOf = (instance: Pick<GateInstance, 'service' | 'bootUuid'>): string => `${instance.service.id}:${instance.bootUuid}`;

@@ -119,6 +119,11 @@ export abstract class Instance implements GateInstance {
     return undefined;
   }
 
+  /** Only a dialled-in instance may open a bulk lane (bulk-lane.ts). */
+  get bulkLane(): boolean {
+    return false;
+  }
+
   /** Only an in-process instance has an engine behind it. */
   get engineHealth(): EngineHealth | undefined {
     return undefined;

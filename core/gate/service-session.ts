@@ -9,6 +9,7 @@ import {
   type ServiceToGateProto,
   type StartServingProto,
 } from '../../proto/src/index.js';
+import type { BulkLane } from './bulk-lane.js';
 import { FairWrites } from './fair-writes.js';
 import { Instance, type InstanceState } from './instance.js';
 
@@ -30,6 +31,8 @@ export class ServiceSession extends Instance {
   readonly #stream: ServiceStream;
   /** Writes to the stream, shared fairly between the accounts whose calls it carries (fair-writes.ts). */
   readonly #writes: FairWrites;
+  /** The instance's second stream for its large requests, once it opened one (bulk-lane.ts). */
+  #bulk: BulkLane | undefined;
   readonly #log: Logger;
 
   /**
@@ -73,10 +76,22 @@ export class ServiceSession extends Instance {
     this.#silence?.heard();
   }
 
+  /** The instance opened its bulk lane; false when it already has one (or is closed). */
+  attachBulkLane(lane: BulkLane): boolean {
+    if (this.#bulk || this.state === 'closed') return false;
+    this.#bulk = lane;
+    return true;
+  }
+
+  override get bulkLane(): boolean {
+    return this.#bulk !== undefined;
+  }
+
   send(message: GateToServiceProto): boolean {
     if (this.state === 'closed') return false;
     try {
-      this.#writes.send(message);
+      if (this.#bulk?.takes(message)) this.#bulk.send(message);
+      else this.#writes.send(message);
       return true;
     } catch (err) {
       this.#log.warn({ err }, 'write to service stream failed');
@@ -92,12 +107,14 @@ export class ServiceSession extends Instance {
    */
   whenWritable(requestId?: number): Promise<void> {
     if (this.state === 'closed') return Promise.resolve();
+    if (requestId !== undefined && this.#bulk?.carries(requestId)) return this.#bulk.whenWritable(requestId);
     return this.#writes.whenWritable(requestId);
   }
 
   override letGo(requestId: number): void {
     super.letGo(requestId);
     this.#writes.forget(requestId);
+    this.#bulk?.forget(requestId);
   }
 
   /**
@@ -126,6 +143,7 @@ export class ServiceSession extends Instance {
     this.#stopHeartbeats?.();
     this.#stopHeartbeats = undefined;
     this.#writes.close();
+    this.#bulk?.close();
     try {
       this.#stream.end();
     } catch {

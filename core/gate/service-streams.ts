@@ -1,12 +1,20 @@
 import type { GatewayConfig } from '../config/types.js';
-import type { Directory } from '../admission/directory.js';
+import type { Directory, ServiceEntry } from '../admission/directory.js';
 import { gatewayError, type GatewayError } from '../errors.js';
 import type { Logger } from '../observe/logger.js';
 import type { GatewayEvents } from '../observe/events.js';
 import { toApiErrorProto } from '../grpc/api-error.js';
-import { parseLoadReport, type GateToServiceProto, type ServiceToGateProto, type StartServingProto } from '../../proto/src/index.js';
+import {
+  BULK_LANE,
+  GateHeaders,
+  parseLoadReport,
+  type GateToServiceProto,
+  type ServiceToGateProto,
+  type StartServingProto,
+} from '../../proto/src/index.js';
 import type { BillingLedger } from './billing-ledger.js';
 import type { CallTable } from './call-table.js';
+import { BulkLane } from './bulk-lane.js';
 import type { ClusterUpdateFor } from './cluster-update.js';
 import type { Instance } from './instance.js';
 import type { InstancePool } from './instance-pool.js';
@@ -49,12 +57,14 @@ export class ServiceStreams {
   accept(stream: ServiceStream, onRegistered?: () => void): void {
     const { config, log, pool } = this.#parts;
     let session: ServiceSession | undefined;
+    /** Whether the stream is its instance's bulk lane: its end ends the instance, whose calls may be on it. */
+    let lane = false;
     let finished = false;
     const finish = (reason: string) => {
       if (finished) return;
       finished = true;
       clearTimeout(registration);
-      if (session) return pool.end(session, reason);
+      if (session) return pool.end(session, lane ? `bulk lane: ${reason}` : reason);
       log.debug({ reason }, 'service stream closed before it registered');
       endQuietly(stream);
     };
@@ -75,7 +85,8 @@ export class ServiceStreams {
         this.received(session, message);
         return;
       }
-      session = this.#register(stream, message);
+      lane = message.headers?.[GateHeaders.lane] === BULK_LANE;
+      session = lane ? this.#attachLane(stream, message) : this.#register(stream, message);
       if (!session) return finish('registration refused');
       clearTimeout(registration);
       onRegistered?.();
@@ -116,32 +127,61 @@ export class ServiceStreams {
   }
 
   #register(stream: ServiceStream, message: ServiceToGateProto): ServiceSession | undefined {
-    const { directory, config, pool, table, log } = this.#parts;
-    const refuse = (error: GatewayError) => {
-      log.warn({ code: error.grpcCode }, `service stream refused: ${error.message}`);
-      stream.write({ error: toApiErrorProto(error) });
-      return undefined;
-    };
-    if (message.body !== 'startServing' || !message.startServing) {
-      return refuse(gatewayError('START_SERVING_REQUIRED', { args: { got: message.body } }));
-    }
-    const start: StartServingProto = message.startServing;
-    const service = directory.serviceForConnectionToken(start.connectionToken ?? '');
-    if (!service) return refuse(gatewayError('INSTANCE_BY_TOKEN_NOT_FOUND'));
-    if (this.#parts.closed()) return refuse(gatewayError('GATE_IS_SHUT_DOWN'));
-
-    const session = new ServiceSession(stream, service, start, log);
+    const { config, pool, table } = this.#parts;
+    const admitted = this.#admit(stream, message);
+    if (!admitted) return undefined;
+    const { start, service } = admitted;
+    const session = new ServiceSession(stream, service, start, this.#parts.log);
     const previous = pool.previousOf(session);
     if (previous) table.followed(pool.replace(previous, session), session);
     else pool.add(session);
 
-    session.send({ serviceInfo: { accountId: service.accountId, modelId: service.id, modelName: service.name } });
+    const offer = config.bulkLaneBytes > 0 ? { headers: { [GateHeaders.bulkLaneBytes]: String(config.bulkLaneBytes) } } : {};
+    session.send({ serviceInfo: { accountId: service.accountId, modelId: service.id, modelName: service.name }, ...offer });
     const cluster = this.#parts.clusterUpdate(stream.getHost());
     if (cluster) session.send({ cluster });
     session.startHeartbeats(config.heartbeatIntervalMs, () => pool.end(session, 'heartbeat timeout'));
     session.log.info({ hostname: start.hostname, version: start.version, reconnect: Boolean(previous) }, 'service instance connected');
     this.#parts.events.emit('instance', { service: serviceLabel(service), change: 'connected', reconnect: Boolean(previous) });
     return session;
+  }
+
+  /**
+   * A bulk lane (bulk-lane.ts): a stream whose startServing is marked `Z-lane: bulk` joins the serving
+   * instance of the same service (by its connection token) and boot UUID, which has none yet. It is
+   * refused when there is no such instance (the service opens it after its own stream registered) or
+   * when the gateway offers no lane.
+   */
+  #attachLane(stream: ServiceStream, message: ServiceToGateProto): ServiceSession | undefined {
+    const { config, pool } = this.#parts;
+    const admitted = this.#admit(stream, message);
+    if (!admitted) return undefined;
+    const bootUuid = admitted.start.instanceBootUuid;
+    const instance = bootUuid ? pool.previousOf({ service: admitted.service, bootUuid }) : undefined;
+    const session = instance instanceof ServiceSession && instance.state === 'serving' ? instance : undefined;
+    if (config.bulkLaneBytes <= 0 || !session?.attachBulkLane(new BulkLane(stream, config.bulkLaneBytes))) {
+      return this.#refuse(stream, gatewayError('BULK_LANE_REFUSED', { args: { bootUuid } }));
+    }
+    session.log.info('service instance opened its bulk lane');
+    return session;
+  }
+
+  /** The checks every startServing passes: its body, its service's connection token, a gateway not shutting down. */
+  #admit(stream: ServiceStream, message: ServiceToGateProto): { start: StartServingProto; service: ServiceEntry } | undefined {
+    if (message.body !== 'startServing' || !message.startServing) {
+      return this.#refuse(stream, gatewayError('START_SERVING_REQUIRED', { args: { got: message.body } }));
+    }
+    const start = message.startServing;
+    const service = this.#parts.directory.serviceForConnectionToken(start.connectionToken ?? '');
+    if (!service) return this.#refuse(stream, gatewayError('INSTANCE_BY_TOKEN_NOT_FOUND'));
+    if (this.#parts.closed()) return this.#refuse(stream, gatewayError('GATE_IS_SHUT_DOWN'));
+    return { start, service };
+  }
+
+  #refuse(stream: ServiceStream, error: GatewayError): undefined {
+    this.#parts.log.warn({ code: error.grpcCode }, `service stream refused: ${error.message}`);
+    stream.write({ error: toApiErrorProto(error) });
+    return undefined;
   }
 }
 

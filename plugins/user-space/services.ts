@@ -65,6 +65,7 @@ export function serviceRoutes(router: Router, ctx: PluginContext<any>, access: A
       inFlight: i.inFlight,
       load: i.load ? { ...i.load, at: new Date(i.load.at).toISOString() } : null,
       connectedAt: new Date(i.connectedAt).toISOString(),
+      bulkLane: i.bulkLane === true,
       ...(i.engineHealth
         ? {
             engineHealth: {

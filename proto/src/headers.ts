@@ -25,7 +25,17 @@ export const GateHeaders = {
   derivedAccountId: 'PLATFORM-DERIVED-ACCOUNT-ID',
   /** On a `fit` request: the fitting job's ID. */
   fitJobId: 'PLATFORM-FIT-JOB-ID',
+  /**
+   * On the gateway's `serviceInfo`: it takes a bulk lane (a second `processAsync` stream of the same
+   * instance) and writes there each request of at least this many bytes. Absent: no lane.
+   */
+  bulkLaneBytes: 'Z-bulkLaneBytes',
+  /** On a `startServing`: the stream is the bulk lane (`bulk`) of the registered instance with its boot UUID. */
+  lane: 'Z-lane',
 } as const;
+
+/** The value of the `Z-lane` header that opens a bulk lane. */
+export const BULK_LANE = 'bulk';
 
 /** The HTTP header that carries a platform API key (clients send it; it is never passed on). */
 export const API_KEY_HEADER = 'PLATFORM-API-KEY';

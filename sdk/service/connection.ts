@@ -1,7 +1,9 @@
 import * as grpc from '@grpc/grpc-js';
+import { GateHeaders } from '@model-gateway/protocol';
 import type { ClusterUpdateProto, GateToServiceProto, HeartBeatProto, ServiceInfoProto, StartServingProto } from '@model-gateway/protocol';
 import { createGateStub, type GateStub } from '../grpc.js';
 import { Backoff } from './backoff.js';
+import { openBulkLane } from './bulk-lane.js';
 import type { Dispatcher } from './dispatcher.js';
 import { ServiceErrorCodes } from './errors.js';
 import type { ResolvedOptions } from './options.js';
@@ -42,6 +44,8 @@ export class GateConnection {
   /** The gateway's address as the cluster knows it (a cluster update may rename it); dialAddress stays. */
   name: string;
   private session: StreamSession | undefined;
+  /** The session's bulk lane, when the gateway offered one (bulk-lane.ts). */
+  private lane: StreamSession | undefined;
   private stub: GateStub | undefined;
   private pendingHealth: grpc.ClientUnaryCall | undefined;
   private closed = false;
@@ -95,13 +99,7 @@ export class GateConnection {
       this.wake?.();
       this.pendingHealth?.cancel();
       const session = this.session;
-      if (session?.isOpen) {
-        await session.drainAndClose({
-          sendStopServing: reason,
-          drainTimeoutMs: this.host.options.drainTimeoutMs,
-          halfCloseTimeoutMs: this.host.options.halfCloseTimeoutMs,
-        });
-      }
+      if (session?.isOpen) await this.drain(session, reason);
       await this.loopDone;
       this.closeStub();
     })();
@@ -157,6 +155,8 @@ export class GateConnection {
     this.host.onSessionOpen(this);
     const end = await session.done;
     this.session = undefined;
+    this.lane?.cancel();
+    this.lane = undefined;
     // After a refused token there is no reconnect to announce: onGateError said why.
     if (session.receivedAny && !this.closed && !this.fatal)
       this.log.info(
@@ -192,19 +192,19 @@ export class GateConnection {
           `model-sdk: connected to gateway ${this.name} as service '${message.serviceInfo?.modelName ?? '?'}' (account ${message.serviceInfo?.accountId ?? '?'})`,
         );
         this.host.onServiceInfo(message.serviceInfo ?? {});
+        this.openLaneIfOffered(session, message);
         break;
       case 'stopServing':
         this.log.info(
           { gateway: this.name, reason: message.stopServing?.reason },
           'model-sdk: gateway sent stopServing; draining, then reconnecting',
         );
-        void session.drainAndClose({
-          drainTimeoutMs: this.host.options.drainTimeoutMs,
-          halfCloseTimeoutMs: this.host.options.halfCloseTimeoutMs,
-        });
+        void this.drain(session);
         break;
       case 'cancel':
+        // A request on the lane may be cancelled on the main stream (the gateway had let it go).
         this.host.dispatcher.cancel(session, message.cancel?.requestIdToCancel ?? 0);
+        if (this.lane) this.host.dispatcher.cancel(this.lane, message.cancel?.requestIdToCancel ?? 0);
         break;
       case 'error':
         this.onGateError(session, message);
@@ -213,6 +213,36 @@ export class GateConnection {
         this.host.dispatcher.dispatch(session, message);
     }
     this.host.onGateMessage(this);
+  }
+
+  /** Opens the bulk lane the gateway offers on its serviceInfo, once per session, unless the service opted out. */
+  private openLaneIfOffered(session: StreamSession, message: GateToServiceProto): void {
+    const { options, dispatcher } = this.host;
+    if (!options.bulkLane || this.lane || !this.stub || this.session !== session) return;
+    if (!Number(message.headers?.[GateHeaders.bulkLaneBytes] ?? 0)) return;
+    this.lane = openBulkLane(this.stub, session, this.host.startServing(), dispatcher, this.log, options.heartbeatGraceMs);
+  }
+
+  /**
+   * Stops taking requests and ends the session and its lane once the requests of both are answered
+   * (bounded by drainTimeoutMs). Either stream's end ends the instance at the gateway, so neither is
+   * closed while the other still has requests.
+   */
+  private async drain(session: StreamSession, stopServing?: string): Promise<void> {
+    const { drainTimeoutMs, halfCloseTimeoutMs } = this.host.options;
+    const lane = this.lane;
+    if (!lane) {
+      await session.drainAndClose({ sendStopServing: stopServing, drainTimeoutMs, halfCloseTimeoutMs });
+      return;
+    }
+    session.accepting = lane.accepting = false;
+    if (stopServing !== undefined) session.send({ stopServing: { reason: stopServing } });
+    await Promise.all([session.waitIdle(drainTimeoutMs), lane.waitIdle(drainTimeoutMs)]);
+    // Both are idle now (or out of time): neither waits again before it half-closes.
+    await Promise.all([
+      session.drainAndClose({ drainTimeoutMs: 0, halfCloseTimeoutMs }),
+      lane.drainAndClose({ drainTimeoutMs: 0, halfCloseTimeoutMs }),
+    ]);
   }
 
   private onGateError(session: StreamSession, message: GateToServiceProto): void {

@@ -46,6 +46,11 @@ export interface ModelServiceOptions {
   ignoreClusterUpdates?: boolean;
   /** Default: one random UUID per process. */
   instanceBootUuid?: string;
+  /**
+   * Open the bulk lane a gateway offers: a second stream on which it sends this instance's large
+   * requests, so small ones never wait behind them (default true).
+   */
+  bulkLane?: boolean;
   /** Where the defaults are read from (default process.env). */
   env?: Record<string, string | undefined>;
 }
@@ -67,6 +72,7 @@ export interface ResolvedOptions {
   heartbeatGraceMs: number;
   ignoreClusterUpdates: boolean;
   instanceBootUuid: string;
+  bulkLane: boolean;
 }
 
 export class ConfigurationError extends Error {
@@ -129,5 +135,6 @@ export function resolveOptions(options: ModelServiceOptions, hasFitHandler: bool
     heartbeatGraceMs: positive(options.heartbeatGraceMs, 1000),
     ignoreClusterUpdates: options.ignoreClusterUpdates ?? false,
     instanceBootUuid: options.instanceBootUuid ?? PROCESS_INSTANCE_UUID,
+    bulkLane: options.bulkLane ?? true,
   };
 }

@@ -17,7 +17,7 @@ import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/
 import { requirePrerequisite } from '../support/prerequisites.js';
 import { engineSaying, startScriptedEngine } from '../support/upstream.js';
 import { RawServiceStream, rawClient } from '../support/raw-gate-client.js';
-import { encodeLoadReport } from '../../proto/src/index.js';
+import { BULK_LANE, GateHeaders, encodeLoadReport } from '../../proto/src/index.js';
 import { capturingLogger } from '../ops/log-capture.js';
 import {
   DEVELOPER,
@@ -179,8 +179,22 @@ function apiSuite(home: string, store: () => Record<string, unknown>) {
                 inFlight: 0,
                 load: { inFlight: 2, queueDepth: 3, kvCacheUsage: 0.5, at: expect.any(String) },
                 connectedAt: expect.any(String),
+                bulkLane: false,
               },
             ]);
+          },
+          { timeout: 5000, interval: 50 },
+        );
+        // Its bulk lane (docs/gate-protocol.md): a second stream of the same instance, shown as such.
+        const lane = new RawServiceStream(client);
+        lane.send({
+          startServing: { connectionToken: ECHO_TOKEN, serviceDescriptor: { name: 'raw' }, instanceBootUuid: 'echo-boot-1' },
+          headers: { [GateHeaders.lane]: BULK_LANE },
+        });
+        await vi.waitFor(
+          async () => {
+            const echo = await json(await dev.call('GET', `${SERVICES}/echo`));
+            expect(echo.connectedInstances).toEqual([expect.objectContaining({ name: 'echo-boot-1', bulkLane: true })]);
           },
           { timeout: 5000, interval: 50 },
         );
