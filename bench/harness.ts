@@ -46,6 +46,8 @@ export interface BenchOptions {
   attackLoops: number;
   /** Instances of our gateway's echo service, in its one process (`--echo-instances`); 1 as in the demo. */
   echoInstances: number;
+  /** `--bulk-lane-bytes`: our gateways' `gate.bulkLaneBytes`; undefined: the gateway's default. */
+  bulkLaneBytes?: number;
   /** `--explain`: the hostile scenario prints what overlapped its slowest answers (the servers keep a timeline). */
   explain?: boolean;
   /** Directory for `--cpu-prof` profiles of our gateway; undefined = none. */
@@ -135,6 +137,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
   const systems = new Systems({
     profileDir: options.profileDir,
     echoInstances: options.echoInstances,
+    bulkLaneBytes: options.bulkLaneBytes,
     log,
     ...(options.smoke ? { userSpaceKeys: 1_000 } : {}),
   });

@@ -16,6 +16,8 @@
  *   --attack-loops N    concurrent loops of its unauthenticated attacker (default 4)
  *   --echo-instances N  our gateway's echo service as N instances in one process, each its own stream, in every
  *                       scenario that calls it (default 1, as in the demo)
+ *   --bulk-lane-bytes N our gateways' gate.bulkLaneBytes (default the gateway's, 256 KiB); 0: no bulk lanes, as
+ *                       before 2026-11-27 (docs/benchmarks.md, "One instance's bulk lane")
  *   --explain           hostile: print what overlapped the slowest answers under the authenticated attacker
  *   --profile           write CPU profiles of our gateway and services, print their top frames
  *   --smoke             tiny settings: checks that everything runs, figures mean nothing
@@ -45,6 +47,7 @@ const { values } = parseArgs({
     'hostile-rate': { type: 'string' },
     'attack-loops': { type: 'string' },
     'echo-instances': { type: 'string' },
+    'bulk-lane-bytes': { type: 'string' },
     profile: { type: 'boolean', default: false },
     explain: { type: 'boolean', default: false },
     smoke: { type: 'boolean', default: false },
@@ -52,6 +55,12 @@ const { values } = parseArgs({
   },
 });
 
+/** A byte count, 0 included. */
+const bytes = (v: string): number => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`not a byte count: ${v}`);
+  return n;
+};
 const num = (v: string | undefined, fallback: number): number => {
   if (v === undefined) return fallback;
   const n = Number(v);
@@ -78,6 +87,7 @@ const options: BenchOptions = {
   hostileRate: num(values['hostile-rate'], base.hostileRate),
   attackLoops: num(values['attack-loops'], base.attackLoops),
   echoInstances: num(values['echo-instances'], base.echoInstances),
+  bulkLaneBytes: values['bulk-lane-bytes'] === undefined ? undefined : bytes(values['bulk-lane-bytes']),
   explain: values.explain,
   profileDir,
   log: (line) => process.stderr.write(`${line}\n`),

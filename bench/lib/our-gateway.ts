@@ -25,6 +25,8 @@ export interface GatewayExtras {
    * start (bench/servers/gateway.mjs), budgets on the account and the measured key, prices on the echo service.
    */
   userSpaceKeys?: number;
+  /** `gate.bulkLaneBytes` (`--bulk-lane-bytes`); undefined: the gateway's default. */
+  bulkLaneBytes?: number;
 }
 
 /** Budgets far above what a run spends: checked and debited on every request, never refusing. */
@@ -58,12 +60,14 @@ export function startOurGateway(name: string, extras: GatewayExtras = {}, option
   const input = benchConfigInput(extras.upstreamUrl) as {
     plugins: { enabled: string[]; options?: Record<string, unknown> };
     tracing?: GatewayExtras['tracing'];
+    gate?: Record<string, unknown>;
   };
   input.plugins.enabled.push(...(extras.plugins ?? []));
   if (extras.plugins?.includes('metrics'))
     input.plugins.options = { ...input.plugins.options, metrics: { bearerToken: BENCH_METRICS_TOKEN } };
   if (extras.tracing) input.tracing = extras.tracing;
   if (extras.userSpaceKeys) withUserSpace(input);
+  if (extras.bulkLaneBytes !== undefined) input.gate = { ...input.gate, bulkLaneBytes: extras.bulkLaneBytes };
   return startChild(name, {
     script: 'bench/servers/gateway.mjs',
     env: {

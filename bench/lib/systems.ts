@@ -19,6 +19,8 @@ export interface SystemsOptions {
   userSpaceKeys?: number;
   /** Instances of the echo service of our gateway, in its one process (`--echo-instances`, default 1). */
   echoInstances?: number;
+  /** Our gateways' `gate.bulkLaneBytes` (`--bulk-lane-bytes`); undefined: the gateway's default. */
+  bulkLaneBytes?: number;
   log: (line: string) => void;
 }
 
@@ -117,7 +119,11 @@ export class Systems {
   /** Our gateway (bench/servers/gateway.mjs, compiled), with --expose-gc for heap readings after a collection. */
   gateway(): Promise<Child> {
     return this.#once('gateway', async () =>
-      startOurGateway('gateway', { upstreamUrl: await this.mockUrl() }, { nodeFlags: ['--expose-gc', ...this.#ourNodeFlags('gateway')] }),
+      startOurGateway(
+        'gateway',
+        { upstreamUrl: await this.mockUrl(), bulkLaneBytes: this.#options.bulkLaneBytes },
+        { nodeFlags: ['--expose-gc', ...this.#ourNodeFlags('gateway')] },
+      ),
     );
   }
 
@@ -135,7 +141,11 @@ export class Systems {
     return this.#once('gateway-observed', async () => {
       this.#otlpSink ??= startOtlpSink();
       const tracing = { otlpEndpoint: (await this.#otlpSink).url, sampleRatio: 1 };
-      return startOurGateway('gateway-observed', { plugins: ['metrics'], tracing }, { nodeFlags: this.#ourNodeFlags('gateway-observed') });
+      return startOurGateway(
+        'gateway-observed',
+        { plugins: ['metrics'], tracing, bulkLaneBytes: this.#options.bulkLaneBytes },
+        { nodeFlags: this.#ourNodeFlags('gateway-observed') },
+      );
     });
   }
 
@@ -161,7 +171,7 @@ export class Systems {
     return this.#once('gateway-userspace', () =>
       startOurGateway(
         'gateway-userspace',
-        { userSpaceKeys: this.#options.userSpaceKeys ?? BENCH_USERSPACE_KEYS },
+        { userSpaceKeys: this.#options.userSpaceKeys ?? BENCH_USERSPACE_KEYS, bulkLaneBytes: this.#options.bulkLaneBytes },
         { nodeFlags: this.#ourNodeFlags('gateway-userspace'), timeoutMs: 180_000 },
       ),
     );

@@ -5,7 +5,8 @@
  * which alone held about 36 MB of the gateway's RSS (165 → 129 MB idle). Plain JavaScript for the
  * same reason. The config comes from the harness as JSON in BENCH_GATEWAY_CONFIG
  * (bench/lib/our-gateway.ts's startOurGateway); logs go at info level to stdout like `npm start`.
- * Reports its ports over IPC and answers `mem` and `loop-delay` requests (bench/lib/loop-delay.mjs).
+ * Reports its ports over IPC and answers `mem` and `loop-delay` requests (bench/lib/loop-delay.mjs),
+ * and `instances` (its connected service instances, for a test of the bench's own options).
  * Its embedded store lives in a directory of its own, removed when it stops: the default (`.data` in
  * the working directory) would put every run's seeded keys, stored responses and usage into the
  * checkout's own demo database, and give each run the last one's. A gateway killed before it could
@@ -60,4 +61,7 @@ process.once(
       process.exit(0);
     }),
 );
+process.on('message', (message) => {
+  if (message?.type === 'instances') process.send?.({ type: 'instances', instances: gateway.gate.instances() });
+});
 reportReady({ httpUrl, grpcAddress, httpPort, grpcPort });
