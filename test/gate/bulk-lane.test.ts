@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { BULK_LANE, GateHeaders, type ClientResponseProto, type GateToServiceProto } from '../../proto/src/index.js';
+import { GateHeaders, type ClientResponseProto, type GateToServiceProto } from '../../proto/src/index.js';
 import {
   ECHO_TOKEN,
   OTHER_ACCOUNT_KEY,
@@ -56,10 +56,7 @@ describe('an instance with a bulk lane gets its large requests there (#25)', () 
   };
   const openLane = (token: string, bootUuid: string, c?: RawClient) => {
     const lane = stream(c);
-    lane.send({
-      startServing: { connectionToken: token, serviceDescriptor: { name: 'raw' }, instanceBootUuid: bootUuid },
-      headers: { [GateHeaders.lane]: BULK_LANE },
-    });
+    lane.startBulkLane(token, bootUuid);
     return lane;
   };
   const instances = () => gw.gateway.gate.instances(10);
@@ -185,10 +182,7 @@ describe('a gateway configured without lanes (gate.bulkLaneBytes: 0)', () => {
     const info = await main.next((m) => m.body === 'serviceInfo');
     expect(info.headers?.[GateHeaders.bulkLaneBytes]).toBeUndefined();
     const lane = new RawServiceStream(c);
-    lane.send({
-      startServing: { connectionToken: ECHO_TOKEN, serviceDescriptor: { name: 'raw' }, instanceBootUuid: 'no-lanes' },
-      headers: { [GateHeaders.lane]: BULK_LANE },
-    });
+    lane.startBulkLane(ECHO_TOKEN, 'no-lanes');
     expect((await lane.next((m) => m.body === 'error')).error?.code).toBe('platform.gate.bulk_lane_refused');
     expect(gw.gateway.gate.instances(10).map((i) => i.bulkLane)).toEqual([undefined]);
     main.close();

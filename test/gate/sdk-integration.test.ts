@@ -59,7 +59,11 @@ describe('SDK model service and client against the gateway', () => {
     expect(failure).toMatchObject({ code: 'platform-action.common.processing-exception', statusCode: 500 });
   });
 
-  it('cancel reaches the handler when the client gives up at its deadline', async () => {
+  // A large call goes on the bulk lane (below): its cancel must reach the handler there too.
+  it.each([
+    ['a call', { slow: true }],
+    ['a large call, on the bulk lane', { fill: 'a'.repeat(1024 * 1024) }],
+  ])('cancel reaches the handler of %s when the client gives up at its deadline', async (_what, body) => {
     gw = await startTestGateway();
     let aborted = false;
     const service = serve({
@@ -72,8 +76,9 @@ describe('SDK model service and client against the gateway', () => {
         }),
     });
     await service.ready();
+    await eventually(() => gw!.gateway.gate.instances(10)[0]?.bulkLane === true, 5000, 'the lane attached');
     const err = await client()
-      .predictJson({ slow: true }, { timeoutSec: 1 })
+      .predictJson(body, { timeoutSec: 1 })
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'PREDICT_TIMEOUT', statusCode: 504 });
     await eventually(() => aborted, 3000, 'the handler signal to abort');
@@ -127,5 +132,59 @@ describe('SDK model service and client against the gateway', () => {
     release();
     expect(await pending).toBe('drained');
     await stopping;
+  });
+
+  // The bulk lane (sdk/service/bulk-lane.ts, core/gate/bulk-lane.ts, #25): the SDK opens the lane the
+  // gateway offers, serves the large requests that come on it, answers them there, takes their
+  // cancel, and drains both streams before it leaves.
+  const MiB = 1024 * 1024;
+  const lanes = () => gw!.gateway.gate.instances(10).map((i) => i.bulkLane ?? false);
+
+  it('answers large predict and ext calls, which cross the lane, and small ones beside them', async () => {
+    gw = await startTestGateway();
+    const service = serve({
+      predict: (req) => ({ length: req.data.json<{ fill: string }>().fill.length }),
+      ext: (method, params) => ({ method, length: String(params.fill).length }),
+    });
+    await service.ready();
+    await eventually(() => lanes()[0] === true, 5000, 'the lane attached');
+    const c = client();
+    const [large, small, ext] = await Promise.all([
+      c.predictJson({ fill: 'a'.repeat(MiB) }),
+      c.predictJson({ fill: 'b' }),
+      c.ext('size', { fill: 'c'.repeat(MiB) }),
+    ]);
+    expect(large).toEqual({ length: MiB });
+    expect(small).toEqual({ length: 1 });
+    expect(JSON.parse(ext.data!.json!)).toEqual({ method: 'size', length: MiB });
+    expect(lanes()).toEqual([true]);
+  });
+
+  it('stopping waits for a large call in flight on the lane, which is answered', async () => {
+    gw = await startTestGateway();
+    let started = false;
+    const service = serve({
+      predict: async (req) => {
+        started = true;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return { length: req.data.json<{ fill: string }>().fill.length };
+      },
+    });
+    await service.ready();
+    await eventually(() => lanes()[0] === true, 5000, 'the lane attached');
+    const answer = client().predictJson({ fill: 'a'.repeat(MiB) });
+    await eventually(() => started, 5000, 'the handler started');
+    const stopped = service.stop();
+    expect(await answer).toEqual({ length: MiB });
+    await stopped;
+    await eventually(() => lanes().length === 0, 5000, 'the instance gone');
+  });
+
+  it('opens none when the service opts out (bulkLane: false)', async () => {
+    gw = await startTestGateway();
+    const service = serve({ predict: (req) => ({ length: req.data.json<{ fill: string }>().fill.length }) }, { bulkLane: false });
+    await service.ready();
+    expect(await client().predictJson({ fill: 'a'.repeat(MiB) })).toEqual({ length: MiB });
+    expect(lanes()).toEqual([false]);
   });
 });

@@ -10,7 +10,7 @@ import type {
   ServiceDescriptorProto,
   ServiceToGateProto,
 } from '../../proto/src/index.js';
-import { MAX_MESSAGE_BYTES, gateClientConstructor } from '../../proto/src/index.js';
+import { BULK_LANE, GateHeaders, MAX_MESSAGE_BYTES, gateClientConstructor } from '../../proto/src/index.js';
 
 export type RawClient = grpc.Client & Record<string, any>;
 
@@ -59,6 +59,14 @@ export class RawServiceStream {
 
   startServing(token: string, instanceBootUuid?: string, serviceDescriptor: ServiceDescriptorProto = { name: 'raw' }): void {
     this.send({ startServing: { connectionToken: token, serviceDescriptor, instanceBootUuid, hostname: 'raw-test' } });
+  }
+
+  /** Opens this stream as the bulk lane of the instance `instanceBootUuid` (docs/gate-protocol.md, item 11). */
+  startBulkLane(token: string, instanceBootUuid: string): void {
+    this.send({
+      startServing: { connectionToken: token, serviceDescriptor: { name: 'raw' }, instanceBootUuid },
+      headers: { [GateHeaders.lane]: BULK_LANE },
+    });
   }
 
   /** The next message matching `pred` (already received or arriving later). */

@@ -17,7 +17,7 @@ import { mongoPrerequisite, startMongo, type MongoTestServer } from '../support/
 import { requirePrerequisite } from '../support/prerequisites.js';
 import { engineSaying, startScriptedEngine } from '../support/upstream.js';
 import { RawServiceStream, rawClient } from '../support/raw-gate-client.js';
-import { BULK_LANE, GateHeaders, encodeLoadReport } from '../../proto/src/index.js';
+import { encodeLoadReport } from '../../proto/src/index.js';
 import { capturingLogger } from '../ops/log-capture.js';
 import {
   DEVELOPER,
@@ -187,10 +187,7 @@ function apiSuite(home: string, store: () => Record<string, unknown>) {
         );
         // Its bulk lane (docs/gate-protocol.md): a second stream of the same instance, shown as such.
         const lane = new RawServiceStream(client);
-        lane.send({
-          startServing: { connectionToken: ECHO_TOKEN, serviceDescriptor: { name: 'raw' }, instanceBootUuid: 'echo-boot-1' },
-          headers: { [GateHeaders.lane]: BULK_LANE },
-        });
+        lane.startBulkLane(ECHO_TOKEN, 'echo-boot-1');
         await vi.waitFor(
           async () => {
             const echo = await json(await dev.call('GET', `${SERVICES}/echo`));
