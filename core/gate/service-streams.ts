@@ -162,7 +162,7 @@ export class ServiceStreams {
     if (config.bulkLaneBytes <= 0 || !session?.attachBulkLane(new BulkLane(stream, config.bulkLaneBytes))) {
       return this.#refuse(stream, gatewayError('BULK_LANE_REFUSED', { args: { bootUuid } }));
     }
-    session.log.info('service instance opened its bulk lane');
+    session.log.debug('service instance opened its bulk lane');
     return session;
   }
 
