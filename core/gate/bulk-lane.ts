@@ -1,5 +1,5 @@
 import type { GateToServiceProto } from '../../proto/src/index.js';
-import { FairWrites, requestBytes, type MessageStream } from './fair-writes.js';
+import { FairWrites, type MessageStream } from './fair-writes.js';
 
 /**
  * The second `processAsync` stream of one instance, for its large requests. A gRPC message goes out
@@ -14,25 +14,26 @@ import { FairWrites, requestBytes, type MessageStream } from './fair-writes.js';
  * in `serviceInfo`, and the service opens it with a `startServing` marked `Z-lane: bulk`.
  */
 export class BulkLane {
-  readonly #stream: MessageStream & { end(): void };
   readonly #writes: FairWrites;
   readonly #minBytes: number;
   /** The requests written on the lane, until they settle. */
   readonly #requests = new Set<number>();
 
-  constructor(stream: MessageStream & { end(): void }, minBytes: number) {
-    this.#stream = stream;
+  constructor(stream: MessageStream, minBytes: number) {
     this.#writes = new FairWrites(stream);
     this.#minBytes = minBytes;
   }
 
-  /** Whether `message` goes on the lane: a large request of one message, or a later message (cancel) of one. */
-  takes(message: GateToServiceProto): boolean {
+  /**
+   * Whether `message` (of `bytes`, requestBytes) goes on the lane: a large request of one message, or
+   * a later message (cancel) of one.
+   */
+  takes(message: GateToServiceProto, bytes: number): boolean {
     const requestId = Number(message.requestId ?? 0);
     if (!requestId) return false;
     if (this.#requests.has(requestId)) return true;
     const whole = message.predict ?? message.ext ?? message.batch ?? message.fit;
-    if (!whole || requestBytes(message) < this.#minBytes) return false;
+    if (!whole || bytes < this.#minBytes) return false;
     this.#requests.add(requestId);
     return true;
   }
@@ -41,8 +42,8 @@ export class BulkLane {
     return this.#requests.has(requestId);
   }
 
-  send(message: GateToServiceProto): void {
-    this.#writes.send(message);
+  send(message: GateToServiceProto, bytes: number): void {
+    this.#writes.send(message, bytes);
   }
 
   whenWritable(requestId: number): Promise<void> {
@@ -58,10 +59,5 @@ export class BulkLane {
   close(): void {
     this.#writes.close();
     this.#requests.clear();
-    try {
-      this.#stream.end();
-    } catch {
-      // The transport is already gone; nothing to end.
-    }
   }
 }

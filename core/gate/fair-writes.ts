@@ -18,6 +18,7 @@ export interface MessageStream {
   readonly writableNeedDrain: boolean;
   readonly destroyed: boolean;
   on(event: 'drain' | 'close', listener: () => void): unknown;
+  end(): void;
 }
 
 /** One caller account's requests waiting for the stream, oldest first, and its credit of bytes. */
@@ -77,19 +78,19 @@ export class FairWrites {
     stream.on('close', () => this.#abandon());
   }
 
-  /** Writes `message` now, or queues it behind its account's earlier requests (see the class). */
-  send(message: GateToServiceProto): void {
+  /** Writes `message` (of `bytes`, requestBytes) now, or queues it behind its account's earlier requests (see the class). */
+  send(message: GateToServiceProto, bytes = requestBytes(message)): void {
     if (this.#closed) return;
     const lane = this.#laneFor(message);
     // A stream already gone takes the write as before (it calls back with an error); the session's end fails the call.
     if (lane === undefined || this.#stream.destroyed || (this.#lanes.size === 0 && this.#hasRoom())) {
-      this.#write(message, requestBytes(message));
+      this.#write(message, bytes);
       return;
     }
     if (message.cancel) this.#drop(lane, Number(message.requestId ?? 0));
     let waiting = this.#lanes.get(lane);
     if (!waiting) this.#lanes.set(lane, (waiting = { queue: [], deficit: 0 }));
-    waiting.queue.push({ message, bytes: requestBytes(message) });
+    waiting.queue.push({ message, bytes });
   }
 
   /** Resolves when a request's further messages would be written at once (or the stream is gone). */
@@ -104,12 +105,17 @@ export class FairWrites {
     this.#laneOf.delete(requestId);
   }
 
-  /** The session is closed: nothing more is written, waiting messages are dropped, waiters go on. */
+  /** The session is closed: nothing more is written, waiting messages are dropped, waiters go on, and the gateway's side of the stream ends. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
     this.#laneOf.clear();
     this.#abandon();
+    try {
+      this.#stream.end();
+    } catch {
+      // The transport is already gone; nothing to end.
+    }
   }
 
   /** The stream is gone: its waiting messages with it (as its own buffer's were), and waiters go on. */

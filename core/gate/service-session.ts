@@ -10,7 +10,7 @@ import {
   type StartServingProto,
 } from '../../proto/src/index.js';
 import type { BulkLane } from './bulk-lane.js';
-import { FairWrites } from './fair-writes.js';
+import { FairWrites, requestBytes } from './fair-writes.js';
 import { Instance, type InstanceState } from './instance.js';
 
 export type ServiceStream = grpc.ServerDuplexStream<ServiceToGateProto, GateToServiceProto>;
@@ -28,7 +28,6 @@ export class ServiceSession extends Instance {
   /** The service's silence, measured from startHeartbeats on. */
   #silence: PeerSilence | undefined;
   #stopHeartbeats: (() => void) | undefined;
-  readonly #stream: ServiceStream;
   /** Writes to the stream, shared fairly between the accounts whose calls it carries (fair-writes.ts). */
   readonly #writes: FairWrites;
   /** The instance's second stream for its large requests, once it opened one (bulk-lane.ts). */
@@ -47,7 +46,6 @@ export class ServiceSession extends Instance {
 
   constructor(stream: ServiceStream, service: ServiceEntry, start: StartServingProto, log: Logger) {
     super(service);
-    this.#stream = stream;
     this.#writes = new FairWrites(stream);
     this.start = start;
     // Without a boot UUID every stream is its own instance; a reconnect then cannot replace it.
@@ -90,8 +88,9 @@ export class ServiceSession extends Instance {
   send(message: GateToServiceProto): boolean {
     if (this.state === 'closed') return false;
     try {
-      if (this.#bulk?.takes(message)) this.#bulk.send(message);
-      else this.#writes.send(message);
+      const bytes = requestBytes(message);
+      if (this.#bulk?.takes(message, bytes)) this.#bulk.send(message, bytes);
+      else this.#writes.send(message, bytes);
       return true;
     } catch (err) {
       this.#log.warn({ err }, 'write to service stream failed');
@@ -144,10 +143,5 @@ export class ServiceSession extends Instance {
     this.#stopHeartbeats = undefined;
     this.#writes.close();
     this.#bulk?.close();
-    try {
-      this.#stream.end();
-    } catch {
-      // The transport is already gone; nothing to end.
-    }
   }
 }

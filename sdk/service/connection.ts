@@ -230,19 +230,12 @@ export class GateConnection {
    */
   private async drain(session: StreamSession, stopServing?: string): Promise<void> {
     const { drainTimeoutMs, halfCloseTimeoutMs } = this.host.options;
-    const lane = this.lane;
-    if (!lane) {
-      await session.drainAndClose({ sendStopServing: stopServing, drainTimeoutMs, halfCloseTimeoutMs });
-      return;
-    }
-    session.accepting = lane.accepting = false;
+    const streams = this.lane ? [session, this.lane] : [session];
+    for (const stream of streams) stream.accepting = false;
     if (stopServing !== undefined) session.send({ stopServing: { reason: stopServing } });
-    await Promise.all([session.waitIdle(drainTimeoutMs), lane.waitIdle(drainTimeoutMs)]);
-    // Both are idle now (or out of time): neither waits again before it half-closes.
-    await Promise.all([
-      session.drainAndClose({ drainTimeoutMs: 0, halfCloseTimeoutMs }),
-      lane.drainAndClose({ drainTimeoutMs: 0, halfCloseTimeoutMs }),
-    ]);
+    await Promise.all(streams.map((stream) => stream.waitIdle(drainTimeoutMs)));
+    // All are idle now (or out of time): none waits again before it half-closes.
+    await Promise.all(streams.map((stream) => stream.drainAndClose({ drainTimeoutMs: 0, halfCloseTimeoutMs })));
   }
 
   private onGateError(session: StreamSession, message: GateToServiceProto): void {

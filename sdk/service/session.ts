@@ -197,11 +197,10 @@ export class StreamSession {
 
   /**
    * Graceful end: refuse new requests, wait for the in-flight ones (bounded), half-close, then give the
-   * gateway halfCloseTimeoutMs to end its side before cancelling. `stopServing` is sent first when asked.
+   * gateway halfCloseTimeoutMs to end its side before cancelling.
    */
-  async drainAndClose(opts: { sendStopServing?: string; drainTimeoutMs: number; halfCloseTimeoutMs: number }): Promise<SessionEnd> {
+  async drainAndClose(opts: { drainTimeoutMs: number; halfCloseTimeoutMs: number }): Promise<SessionEnd> {
     this.accepting = false;
-    if (opts.sendStopServing !== undefined) this.send({ stopServing: { reason: opts.sendStopServing } });
     const idle = await this.waitIdle(opts.drainTimeoutMs);
     if (!idle)
       this.log.warn({ gateway: this.gateway, inflight: this.inflight.size }, 'model-sdk: drain timed out; closing with requests in flight');
