@@ -1,6 +1,6 @@
 /**
  * The hostile scenario's CPU split: the servers under test (our gateway and its echo service) on one
- * CPU, the clients (the harness with its load generator, and the attackers) on the others, with the
+ * CPU (on 2 or 3 CPUs; from 4 CPUs on, each server on a CPU of its own), the clients (the harness with its load generator, and the attackers) on the others, with the
  * attackers at the lowest priority (`nice 19`) there. On a 2-core machine the attacker's own CPU
  * (building and sending 15-30 MB bodies) otherwise lands on the cores the gateway and the victim's load
  * generator use, and the victim's p99 measured its client's CPU, not the gateway. The split is the
@@ -27,8 +27,20 @@ function pin(pid: number, cpus: string): boolean {
   return spawnSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' }).status === 0;
 }
 
-/** Places `servers` on CPU 0 and this process (the load generator, and the children it starts from now on) on the rest. */
-export function splitCpus(servers: readonly number[]): CpuSplit {
+/** Where each server and the clients go on `count` CPUs (taskset lists), for `count` ≥ 2. */
+export function cpuPlacement(count: number, serverCount: number): { servers: string[]; clients: string } {
+  // From 4 CPUs on (2 servers) each server has a CPU of its own and at least two stay with the
+  // clients, so the load generator and the attackers are not crowded onto one.
+  const ownCpus = count - serverCount >= 2;
+  const firstClient = ownCpus ? serverCount : 1;
+  return {
+    servers: Array.from({ length: serverCount }, (_, index) => String(ownCpus ? index : 0)),
+    clients: firstClient === count - 1 ? String(firstClient) : `${firstClient}-${count - 1}`,
+  };
+}
+
+/** Places `servers` as cpuPlacement says, and this process (the load generator, and the children it starts from now on) on the clients' CPUs. */
+export function splitCpus(servers: ReadonlyArray<{ name: string; pid: number }>): CpuSplit {
   const count = availableParallelism();
   const all = `0-${count - 1}`;
   if (process.platform !== 'linux' || count < 2 || !has('taskset') || !has('nice')) {
@@ -38,17 +50,19 @@ export function splitCpus(servers: readonly number[]): CpuSplit {
       restore: () => undefined,
     };
   }
-  const clients = count === 2 ? '1' : `1-${count - 1}`;
-  const pinned = servers.every((pid) => pin(pid, '0')) && pin(process.pid, clients);
+  const placement = cpuPlacement(count, servers.length);
+  const { clients } = placement;
+  const pinned = servers.every(({ pid }, index) => pin(pid, placement.servers[index]!)) && pin(process.pid, clients);
   const restore = () => {
-    for (const pid of [...servers, process.pid]) pin(pid, all);
+    for (const pid of [...servers.map((server) => server.pid), process.pid]) pin(pid, all);
   };
   if (!pinned) {
     restore();
     return { description: 'none: taskset refused', attackerPrefix: [], restore: () => undefined };
   }
+  const where = servers.map(({ name }, index) => `${name} on CPU ${placement.servers[index]}`).join(', ');
   return {
-    description: `gateway and echo service on CPU 0; load generator on CPU ${clients}; attackers on CPU ${clients} at nice 19`,
+    description: `${where}; load generator on CPU ${clients}; attackers on CPU ${clients} at nice 19`,
     attackerPrefix: ['taskset', '-c', clients, 'nice', '-n', '19'],
     restore,
   };

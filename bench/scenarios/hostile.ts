@@ -16,8 +16,8 @@
  * calls), every loop, at the rate its input allows: an attacker picks the attack that hurts most, and
  * in the rotation above those calls are two a round (docs/benchmarks.md). Same target.
  *
- * The servers (gateway, echo service) run on CPU 0, the load generator and the attackers on the
- * other CPUs, the attackers at nice 19 (bench/lib/cpu-split.ts), in every run alike: the ratio then
+ * The servers (gateway, echo service) run on CPU 0 (from 4 CPUs on, each on its own), the load
+ * generator and the attackers on the other CPUs, the attackers at nice 19 (bench/lib/cpu-split.ts), in every run alike: the ratio then
  * measures what the attack costs the servers, not the attacker's own CPU taken from the victim's
  * client. Each run also reads the event loop's delay of the gateway and of the echo service
  * (bench/lib/loop-delay.mjs), to tell a blocked loop from a wait elsewhere.
@@ -109,7 +109,10 @@ export interface HostileResult {
 export async function runHostile(systems: Systems, options: HostileOptions): Promise<HostileResult> {
   const [gateway, echo] = await Promise.all([systems.gateway(), systems.echo()]);
   const { httpUrl, grpcAddress } = await systems.gatewayUrls();
-  const split = splitCpus([gateway.pid, echo.pid]);
+  const split = splitCpus([
+    { name: 'gateway', pid: gateway.pid },
+    { name: 'echo service', pid: echo.pid },
+  ]);
   options.log(`  CPU split: ${split.description}`);
   try {
     const placement = { cpuSplit: split.description, echoInstances: systems.echoInstances };
