@@ -12,6 +12,9 @@ import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
 const TSX_LOADER = require.resolve('tsx');
+/** How long a child may take to exit after SIGTERM before it is killed; a profiled one gets longer (below). */
+const STOP_GRACE_MS = 5_000;
+const PROFILED_STOP_GRACE_MS = 30_000;
 
 /** Repository root (bench/lib → ../..). */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -61,6 +64,9 @@ export interface SpawnOptions {
 export async function startChild(name: string, options: SpawnOptions): Promise<Child> {
   const script = options.script.startsWith('/') ? options.script : `${ROOT}${options.script}`;
   const flags = [...(options.nodeFlags ?? []), ...(script.endsWith('.ts') ? ['--import', TSX_LOADER] : [])];
+  // V8 writes a CPU profile only at exit, and an attacked gateway's graceful close can take longer
+  // than 5 s (it drains the attacker's paced calls): a SIGKILL then lost the profile.
+  const stopGraceMs = flags.some((flag) => flag.startsWith('--cpu-prof')) ? PROFILED_STOP_GRACE_MS : STOP_GRACE_MS;
   const child = options.executable
     ? spawn(options.executable, options.args ?? [], {
         cwd: ROOT,
@@ -137,7 +143,7 @@ export async function startChild(name: string, options: SpawnOptions): Promise<C
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), stopGraceMs);
       await exited;
       clearTimeout(timer);
     },
