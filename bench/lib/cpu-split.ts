@@ -1,9 +1,10 @@
 /**
  * The hostile scenario's CPU split: the servers under test (our gateway and its echo service) on one
- * CPU (on 2 or 3 CPUs; from 4 CPUs on, each server on a CPU of its own), the clients (the harness with its load generator, and the attackers) on the others, with the
- * attackers at the lowest priority (`nice 19`) there. On a 2-core machine the attacker's own CPU
- * (building and sending 15-30 MB bodies) otherwise lands on the cores the gateway and the victim's load
- * generator use, and the victim's p99 measured its client's CPU, not the gateway. The split is the
+ * CPU (on 2 or 3 CPUs; from 4 CPUs on, each server on a CPU of its own), the clients (the harness
+ * with its load generator, and the attackers) on the others, with the attackers at the lowest
+ * priority (`nice 19`) there. On a 2-core machine the attacker's own CPU (building and sending
+ * 15-30 MB bodies) otherwise lands on the cores the gateway and the victim's load generator use, and
+ * the victim's p99 measured its client's CPU, not the gateway. The split is the
  * same for the run without the attacker and the run with it, so the ratio compares like with like.
  * Needs Linux's `taskset` and `nice` and at least 2 CPUs; without them nothing is pinned (and the
  * results say so).
@@ -39,7 +40,10 @@ export function cpuPlacement(count: number, serverCount: number): { servers: str
   };
 }
 
-/** Places `servers` as cpuPlacement says, and this process (the load generator, and the children it starts from now on) on the clients' CPUs. */
+/**
+ * Places `servers` as cpuPlacement says, and this process (the load generator, and the children it
+ * starts from now on) on the clients' CPUs.
+ */
 export function splitCpus(servers: ReadonlyArray<{ name: string; pid: number }>): CpuSplit {
   const count = availableParallelism();
   const all = `0-${count - 1}`;
