@@ -41,10 +41,7 @@ interface AttackerStats {
 try {
   const [gateway, echo] = await Promise.all([systems.gateway(), systems.echo()]);
   const { httpUrl, grpcAddress } = await systems.gatewayUrls();
-  const split = splitCpus([
-    { name: 'gateway', pid: gateway.pid },
-    { name: 'echo service', pid: echo.pid },
-  ]);
+  const split = splitCpus({ gateway: gateway.pid, 'echo service': echo.pid });
   log(`  CPU split: ${split.description}`);
   try {
     for (let round = 0; round < Number(values.rounds); round++) {

@@ -41,10 +41,11 @@ export function cpuPlacement(count: number, serverCount: number): { servers: str
 }
 
 /**
- * Places `servers` as cpuPlacement says, and this process (the load generator, and the children it
+ * Places the servers (`pids`, by name) as cpuPlacement says, and this process (the load generator, and the children it
  * starts from now on) on the clients' CPUs.
  */
-export function splitCpus(servers: ReadonlyArray<{ name: string; pid: number }>): CpuSplit {
+export function splitCpus(pids: Readonly<Record<string, number>>): CpuSplit {
+  const servers = Object.entries(pids).map(([name, pid]) => ({ name, pid }));
   const count = availableParallelism();
   const all = `0-${count - 1}`;
   if (process.platform !== 'linux' || count < 2 || !has('taskset') || !has('nice')) {

@@ -109,10 +109,7 @@ export interface HostileResult {
 export async function runHostile(systems: Systems, options: HostileOptions): Promise<HostileResult> {
   const [gateway, echo] = await Promise.all([systems.gateway(), systems.echo()]);
   const { httpUrl, grpcAddress } = await systems.gatewayUrls();
-  const split = splitCpus([
-    { name: 'gateway', pid: gateway.pid },
-    { name: 'echo service', pid: echo.pid },
-  ]);
+  const split = splitCpus({ gateway: gateway.pid, 'echo service': echo.pid });
   options.log(`  CPU split: ${split.description}`);
   try {
     const placement = { cpuSplit: split.description, echoInstances: systems.echoInstances };

@@ -14,13 +14,14 @@ import { FairWrites, type MessageStream } from './fair-writes.js';
  * in `serviceInfo`, and the service opens it with a `startServing` marked `Z-lane: bulk`.
  */
 export class BulkLane {
-  readonly #writes: FairWrites;
+  /** The lane's writes, shared fairly between accounts like the main stream's. */
+  readonly writes: FairWrites;
   readonly #minBytes: number;
   /** The requests written on the lane, until they settle. */
   readonly #requests = new Set<number>();
 
   constructor(stream: MessageStream, minBytes: number) {
-    this.#writes = new FairWrites(stream);
+    this.writes = new FairWrites(stream);
     this.#minBytes = minBytes;
   }
 
@@ -42,22 +43,14 @@ export class BulkLane {
     return this.#requests.has(requestId);
   }
 
-  send(message: GateToServiceProto, bytes: number): void {
-    this.#writes.send(message, bytes);
-  }
-
-  whenWritable(requestId: number): Promise<void> {
-    return this.#writes.whenWritable(requestId);
-  }
-
   forget(requestId: number): void {
     this.#requests.delete(requestId);
-    this.#writes.forget(requestId);
+    this.writes.forget(requestId);
   }
 
   /** Ends the gateway's side of the lane; its waiting writes are dropped. */
   close(): void {
-    this.#writes.close();
+    this.writes.close();
     this.#requests.clear();
   }
 }

@@ -79,7 +79,7 @@ export class FairWrites {
   }
 
   /** Writes `message` (of `bytes`, requestBytes) now, or queues it behind its account's earlier requests (see the class). */
-  send(message: GateToServiceProto, bytes = requestBytes(message)): void {
+  send(message: GateToServiceProto, bytes: number): void {
     if (this.#closed) return;
     const lane = this.#laneFor(message);
     // A stream already gone takes the write as before (it calls back with an error); the session's end fails the call.

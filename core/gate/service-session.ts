@@ -89,8 +89,7 @@ export class ServiceSession extends Instance {
     if (this.state === 'closed') return false;
     try {
       const bytes = requestBytes(message);
-      if (this.#bulk?.takes(message, bytes)) this.#bulk.send(message, bytes);
-      else this.#writes.send(message, bytes);
+      (this.#bulk?.takes(message, bytes) ? this.#bulk.writes : this.#writes).send(message, bytes);
       return true;
     } catch (err) {
       this.#log.warn({ err }, 'write to service stream failed');
@@ -106,8 +105,7 @@ export class ServiceSession extends Instance {
    */
   whenWritable(requestId?: number): Promise<void> {
     if (this.state === 'closed') return Promise.resolve();
-    if (requestId !== undefined && this.#bulk?.carries(requestId)) return this.#bulk.whenWritable(requestId);
-    return this.#writes.whenWritable(requestId);
+    return (requestId !== undefined && this.#bulk?.carries(requestId) ? this.#bulk.writes : this.#writes).whenWritable(requestId);
   }
 
   override letGo(requestId: number): void {
