@@ -254,30 +254,89 @@ export class JsonShapeCheck {
 
   /** Takes the next bytes; throws 400 JSON_TOO_DEEP or 413 JSON_TOO_MANY_MEMBERS once they pass a bound. */
   push(chunk: Buffer): void {
+    // The state in locals for the loop, written back at the end (a refused body's state is not read again).
+    const { maxDepth } = this;
+    const { maxMembers, maxArrayItems } = this.size;
+    const inArray = this.#inArray;
+    let depth = this.#depth;
+    let members = this.#members;
+    let arrayItems = this.#arrayItems;
+    let inString = this.#inString;
+    let escaped = this.#escaped;
     const n = chunk.length;
-    for (let i = 0; i < n; i++) {
-      const c = chunk[i]!;
-      if (this.#inString) {
-        if (this.#escaped) this.#escaped = false;
-        else if (c === 0x5c) this.#escaped = true;
-        else if (c === 0x22) this.#inString = false;
+    let i = 0;
+    while (i < n) {
+      if (inString) {
+        // Short strings byte by byte; a long one's end found with indexOf, many times faster on prose
+        // (a body of long texts: 300-400 MB/s byte by byte, 5 GB/s and more so; npm run bench:json-scan).
+        const stop = Math.min(n, i + SHORT_STRING);
+        while (i < stop) {
+          const c = chunk[i]!;
+          if (escaped) escaped = false;
+          else if (c === 0x5c) escaped = true;
+          else if (c === 0x22) break;
+          i++;
+        }
+        if (i < stop) {
+          inString = false;
+          i++;
+        } else if (i < n) {
+          const quote = closingQuote(chunk, i, escaped);
+          escaped = quote === ENDS_ESCAPED;
+          inString = quote < 0;
+          i = quote < 0 ? n : quote + 1;
+        }
         continue;
       }
+      const c = chunk[i++]!;
       if (c === 0x22) {
-        this.#inString = true;
+        inString = true;
       } else if (c === 0x7b || c === 0x5b) {
-        if (++this.#depth > this.maxDepth)
-          throw gatewayError('JSON_TOO_DEEP', { param: null, args: { param: 'body', limit: this.maxDepth } });
-        this.#inArray[this.#depth] = c === 0x5b ? 1 : 0;
-        if (++this.#members > this.size.maxMembers) throw tooManyMembers(this.size.maxMembers, 'JSON objects, arrays and object members');
+        if (++depth > maxDepth) throw gatewayError('JSON_TOO_DEEP', { param: null, args: { param: 'body', limit: maxDepth } });
+        inArray[depth] = c === 0x5b ? 1 : 0;
+        if (++members > maxMembers) throw tooManyMembers(maxMembers, 'JSON objects, arrays and object members');
       } else if (c === 0x7d || c === 0x5d) {
-        if (this.#depth > 0) this.#depth--;
+        if (depth > 0) depth--;
       } else if (c === 0x3a) {
-        if (++this.#members > this.size.maxMembers) throw tooManyMembers(this.size.maxMembers, 'JSON objects, arrays and object members');
-      } else if (c === 0x2c && this.#inArray[this.#depth] === 1) {
-        if (++this.#arrayItems >= this.size.maxArrayItems) throw tooManyMembers(this.size.maxArrayItems, 'array items');
+        if (++members > maxMembers) throw tooManyMembers(maxMembers, 'JSON objects, arrays and object members');
+      } else if (c === 0x2c && inArray[depth] === 1) {
+        if (++arrayItems >= maxArrayItems) throw tooManyMembers(maxArrayItems, 'array items');
       }
     }
+    this.#depth = depth;
+    this.#members = members;
+    this.#arrayItems = arrayItems;
+    this.#inString = inString;
+    this.#escaped = escaped;
+  }
+}
+
+/** Bytes of a string scanned one by one before its end is searched for with indexOf. */
+const SHORT_STRING = 32;
+/** closingQuote's answers when the chunk ends inside the string: after an unpaired backslash, or not. */
+const ENDS_ESCAPED = -2;
+const ENDS_PLAIN = -1;
+
+/**
+ * The index of the quote that ends a string in `chunk`, searching from `from` (`escaped`: the byte at
+ * `from` follows an unpaired backslash), or ENDS_ESCAPED / ENDS_PLAIN when the chunk ends first. A
+ * quote is escaped when an odd run of backslashes precedes it (as stringEnd finds in a whole text,
+ * here with the state a chunk boundary leaves); each run is read once, so the search is linear.
+ */
+function closingQuote(chunk: Buffer, from: number, escaped: boolean): number {
+  let start = from;
+  let pending = escaped;
+  for (;;) {
+    const quote = chunk.indexOf(0x22, start);
+    const end = quote < 0 ? chunk.length : quote;
+    let run = 0;
+    while (end - run > start && chunk[end - run - 1] === 0x5c) run++;
+    // A run reaching back to `start` continues the pending backslash, if there is one.
+    const isEscaped = end - run === start && pending ? run % 2 === 0 : run % 2 === 1;
+    if (quote < 0) return isEscaped ? ENDS_ESCAPED : ENDS_PLAIN;
+    if (!isEscaped) return quote;
+    start = quote + 1;
+    pending = false;
   }
 }
 

@@ -46,6 +46,27 @@ describe('the JSON size bounds (limits.jsonMaxMembers, limits.jsonMaxArrayItems)
     for (let piece = 1; piece <= Buffer.byteLength(text); piece++) expect(streamed(text, piece), `pieces of ${piece}`).toBe(expected);
   });
 
+  // Strings longer than the byte-by-byte stretch are ended by a search (JsonShapeCheck's indexOf):
+  // quotes after runs of backslashes, colons and brackets inside, at every split of the text.
+  it('finds the end of long strings with escapes wherever the pieces split them', () => {
+    for (let length = 24; length <= 72; length++) {
+      for (const tail of ['\\"::,[{', '\\', '\\\\"', '"'.repeat(3), 'é:"\\']) {
+        const value = 'x'.repeat(length) + tail;
+        const atBound = JSON.stringify({ a: value, b: value, c: 1, d: 2, e: 3 });
+        const over = JSON.stringify({ a: value, b: 1, c: 2, d: 3, e: 4, f: value });
+        const texts: [string, string][] = [
+          [atBound, 'ok'],
+          [over, 'JSON_TOO_MANY_MEMBERS'],
+        ];
+        for (const [text, expected] of texts) {
+          expect(whole(text)).toBe(expected);
+          for (let piece = 1; piece <= Buffer.byteLength(text); piece++)
+            expect(streamed(text, piece), `${text} in pieces of ${piece}`).toBe(expected);
+        }
+      }
+    }
+  });
+
   it('names the bound in the refusal', () => {
     expect(() => parseJson('[1,2,3,4,5]', 'config', 3, size)).toThrow(/config holds more than 4 array items/);
     expect(() => parseJson('{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6}', undefined, 3, size)).toThrow(
