@@ -109,30 +109,52 @@ interface Pausable {
 }
 
 /**
+ * Bytes an HTTP body's paced reader takes in one run of the event loop: past them it pauses until the
+ * loop's next turn, even while its rate holds. Whatever a socket has ready is read in one go (libuv
+ * reads up to 2 MiB per wake-up), and each chunk is parsed and scanned as it comes (the JSON shape
+ * scan, core/validation/json.ts): an account whose rate bucket was full (one second's worth, 8 MiB by
+ * default) had its 30 MB Responses body's first 1.2 MB scanned in one run, and other accounts'
+ * answers waited 6-21 ms behind it (the hostile bench's rotating attacker). gRPC messages keep no such
+ * bound: HTTP/2 flow control already hands them over 64 KiB at a time, and a large one is read at once
+ * on purpose (core/grpc/unauthenticated-bytes.ts).
+ */
+export const TURN_BYTES = 256 * 1024;
+
+/**
  * Reads of one stream paced by a rate: `took(bytes)` charges what was just read (`charge` says how
  * long to pause, ByteRate.charge or AccountInputRate.charge) and pauses the stream that long, once
- * at a time.
+ * at a time; every `turnBytes` read at once, it pauses until the event loop's next turn.
  */
 export class StreamPacer {
   #timer: NodeJS.Timeout | undefined;
+  #turn: NodeJS.Immediate | undefined;
+  #sinceTurn = 0;
 
   constructor(
     private readonly stream: Pausable,
     private readonly charge: (bytes: number) => number,
+    private readonly turnBytes = Infinity,
   ) {}
 
-  /** Whether the stream is paused by this pacer now. */
-  get pausing(): boolean {
-    return this.#timer !== undefined;
-  }
-
   took(bytes: number): void {
-    this.hold(this.charge(bytes));
+    this.#sinceTurn += bytes;
+    const waitMs = this.charge(bytes);
+    if (waitMs > 0) this.hold(waitMs);
+    else if (this.#sinceTurn >= this.turnBytes && !this.#timer && !this.#turn) {
+      this.#sinceTurn = 0;
+      this.stream.pause();
+      this.#turn = setImmediate(() => {
+        this.#turn = undefined;
+        if (!this.stream.destroyed) this.stream.resume();
+      });
+    }
   }
 
-  /** Pauses the stream for `waitMs` (unless it is paused by this pacer already). */
+  /** Pauses the stream for `waitMs` (unless it is paused by this pacer's timer already). */
   hold(waitMs: number): void {
     if (waitMs <= 0 || this.#timer) return;
+    this.#clearTurn();
+    this.#sinceTurn = 0;
     this.stream.pause();
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
@@ -142,9 +164,17 @@ export class StreamPacer {
 
   /** Stops pacing; `resume`: and resumes the stream if this pacer had paused it. */
   stop(resume = false): void {
-    if (!this.#timer) return;
+    const paused = this.#clearTurn() || this.#timer !== undefined;
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (resume && !this.stream.destroyed) this.stream.resume();
+    if (paused && resume && !this.stream.destroyed) this.stream.resume();
+  }
+
+  /** Cancels a wait for the next turn; whether there was one. */
+  #clearTurn(): boolean {
+    if (!this.#turn) return false;
+    clearImmediate(this.#turn);
+    this.#turn = undefined;
+    return true;
   }
 }

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { StreamPacer } from '../flow/byte-rate.js';
+import { StreamPacer, TURN_BYTES } from '../flow/byte-rate.js';
 
 /** How long a connection whose refused body was not drained stays half-closed before it is destroyed. */
 const CLOSE_GRACE_MS = 2000;
@@ -36,7 +36,7 @@ export function drainRefusedBody(req: IncomingMessage, { res, maxBytes, pace }: 
   if (req.complete || req.destroyed) return;
   draining.add(req);
   let drained = 0;
-  const pacer = pace && new StreamPacer(req, pace);
+  const pacer = pace && new StreamPacer(req, pace, TURN_BYTES);
   const done = () => {
     draining.delete(req);
     pacer?.stop();

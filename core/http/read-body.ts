@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gatewayError, isGatewayError } from '../errors.js';
-import { StreamPacer, type InputCharge } from '../flow/byte-rate.js';
+import { StreamPacer, TURN_BYTES, type InputCharge } from '../flow/byte-rate.js';
 import { drainRefusedBody } from './body-drain.js';
 
 export interface BodyReadOptions {
@@ -50,7 +50,7 @@ export function readBodyInspected(
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
-    const pacer = options.pace && new StreamPacer(req, options.pace);
+    const pacer = options.pace && new StreamPacer(req, options.pace, TURN_BYTES);
     // An account that owes its rate (earlier bodies, a refused body's announced rest) waits before any
     // byte of this body is read, its first free 16 KiB included: a flood refused within those bytes
     // went straight on to the next one (the bench's 15 MB ext bodies, 15 a second), its debt unpaid.
