@@ -5,7 +5,7 @@
  *   --only http,streaming,grpc,validation,memory,hostile,workers,store   scenarios to run (default: all)
  *   --rounds N          rounds of each comparison (default 3)
  *   --duration S        seconds per measured run (default 10)
- *   --warmup S          seconds of warm-up before each saturation run and the hostile scenario (default 3)
+ *   --warmup S          seconds of warm-up before each saturation run (default 3)
  *   --connections N     autocannon connections, every target alike (default 50)
  *   --rate R            fixed offered rate for the latency runs (default: half the peer's throughput)
  *   --streams N         open streams of the memory scenario (default 1000)
@@ -13,6 +13,7 @@
  *   --long              the steady run lasts 10 minutes
  *   --drift-rate R      offered rate of the steady run (default 200)
  *   --hostile-rate R    offered chat rate of the hostile scenario (default 200)
+ *   --hostile-warmup S  seconds of its chat load before its first round (default 20)
  *   --attack-loops N    concurrent loops of its unauthenticated attacker (default 4)
  *   --echo-instances N  our gateway's echo service as N instances in one process, each its own stream, in every
  *                       scenario that calls it (default 1, as in the demo)
@@ -45,6 +46,7 @@ const { values } = parseArgs({
     long: { type: 'boolean', default: false },
     'drift-rate': { type: 'string' },
     'hostile-rate': { type: 'string' },
+    'hostile-warmup': { type: 'string' },
     'attack-loops': { type: 'string' },
     'echo-instances': { type: 'string' },
     'bulk-lane-bytes': { type: 'string' },
@@ -85,6 +87,7 @@ const options: BenchOptions = {
   driftSec: values.long ? 600 : num(values.drift, base.driftSec),
   driftRate: num(values['drift-rate'], base.driftRate),
   hostileRate: num(values['hostile-rate'], base.hostileRate),
+  hostileWarmupSec: values['hostile-warmup'] === '0' ? 0 : num(values['hostile-warmup'], base.hostileWarmupSec),
   attackLoops: num(values['attack-loops'], base.attackLoops),
   echoInstances: num(values['echo-instances'], base.echoInstances),
   bulkLaneBytes: values['bulk-lane-bytes'] === undefined ? undefined : bytes(values['bulk-lane-bytes']),

@@ -131,7 +131,8 @@ async function measure(
   const settings = { connections: options.connections, durationSec: options.durationSec };
   const rounds: HostileRound[] = [];
   // A gateway just started compiles its hot paths during the first seconds of load: the first round's
-  // run without the attacker measured that (p99 140-410 ms against 12-18 ms in the next rounds).
+  // run without the attacker measured that (p99 140-410 ms against 12-18 ms in the next rounds), and
+  // after 3 s still 2-3 times the next rounds' (the harness's hostileWarmupSec).
   if (options.warmupSec > 0) await fixedRate(target, { ...settings, durationSec: options.warmupSec }, options.rate);
   for (let round = 0; round < options.rounds; round++) {
     await loopDelays(servers);
