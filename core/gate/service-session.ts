@@ -32,6 +32,8 @@ export class ServiceSession extends Instance {
   readonly #writes: FairWrites;
   /** The instance's second stream for its large requests, once it opened one (bulk-lane.ts). */
   #bulk: BulkLane | undefined;
+  /** The instance's streams the service has not ended yet: its own, and its lane once joined. */
+  #openStreams = 1;
   readonly #log: Logger;
 
   /**
@@ -78,6 +80,22 @@ export class ServiceSession extends Instance {
   attachBulkLane(lane: BulkLane): boolean {
     if (this.#bulk || this.state === 'closed') return false;
     this.#bulk = lane;
+    this.#openStreams++;
+    return true;
+  }
+
+  /**
+   * The service half-closed one of the instance's streams (`lane`: its bulk lane) while the instance
+   * drains: that stream's side is ended here, and true is returned while the other is still open. A
+   * stopping service half-closes both once its requests are answered, and one stream's end can reach
+   * the gateway before the other's last answer: ending the instance then failed that answer's call
+   * with SERVICE_DISCONNECTED (the SDK's stop, test/gate/sdk-integration.test.ts). The instance ends
+   * with its last stream instead (or when it falls silent).
+   */
+  halfClosedWhileDraining(lane: boolean): boolean {
+    if (this.state !== 'draining' || --this.#openStreams === 0) return false;
+    if (lane) this.#bulk?.close();
+    else this.#writes.close();
     return true;
   }
 

@@ -57,13 +57,15 @@ export class ServiceStreams {
   accept(stream: ServiceStream, onRegistered?: () => void): void {
     const { config, log, pool } = this.#parts;
     let session: ServiceSession | undefined;
-    /** Whether the stream is its instance's bulk lane: its end ends the instance, whose calls may be on it. */
+    /** Whether the stream is its instance's bulk lane: its end ends the instance (a draining one, with its last stream). */
     let lane = false;
     let finished = false;
-    const finish = (reason: string) => {
+    const finish = (reason: string, halfClosed = false) => {
       if (finished) return;
       finished = true;
       clearTimeout(registration);
+      if (session && halfClosed && session.halfClosedWhileDraining(lane))
+        return session.log.debug(`${lane ? 'bulk lane' : 'stream'} ended while draining`);
       if (session) return pool.end(session, lane ? `bulk lane: ${reason}` : reason);
       log.debug({ reason }, 'service stream closed before it registered');
       endQuietly(stream);
@@ -91,7 +93,7 @@ export class ServiceStreams {
       clearTimeout(registration);
       onRegistered?.();
     });
-    stream.on('end', () => finish('stream ended by the service'));
+    stream.on('end', () => finish('stream ended by the service', true));
     stream.on('cancelled', () => finish('stream cancelled'));
     stream.on('error', (err: Error) => {
       log.debug({ err: err.message }, 'service stream error');

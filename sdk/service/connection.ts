@@ -225,7 +225,7 @@ export class GateConnection {
 
   /**
    * Stops taking requests and ends the session and its lane once the requests of both are answered
-   * (bounded by drainTimeoutMs). Either stream's end ends the instance at the gateway, so neither is
+   * (bounded by drainTimeoutMs). Either stream's end ends a serving instance at the gateway (a draining one, the last's), so neither is
    * closed while the other still has requests.
    */
   private async drain(session: StreamSession, stopServing?: string): Promise<void> {

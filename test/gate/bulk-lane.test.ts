@@ -141,6 +141,55 @@ describe('an instance with a bulk lane gets its large requests there (#25)', () 
     await eventually(() => instances().length === 0, 5000, 'the instance ended');
   });
 
+  // A stopping service (the SDK's stop()) sends stopServing, waits until both streams are idle and
+  // half-closes both; one stream's end may reach the gateway before the other's last answer. Ending
+  // the instance at the first end failed that call with SERVICE_DISCONNECTED (a CI run of
+  // test/gate/sdk-integration.test.ts, "stop() sends stopServing"). A draining instance ends with its
+  // last stream.
+  it("a draining instance's lane ends first: the call on its own stream is still answered", async () => {
+    const { main } = await registered('lane-e');
+    const lane = openLane(ECHO_TOKEN, 'lane-e', clients[clients.length - 1]);
+    await eventually(() => instances()[0]?.bulkLane === true, 5000, 'the lane attached');
+    const pending = call(TEST_KEY, { who: 'small' });
+    const request = await main.next((m) => m.body === 'predict', 10_000);
+    main.send({ stopServing: { reason: 'stop' } });
+    await eventually(() => instances()[0]?.state === 'draining', 5000, 'the instance draining');
+    lane.close();
+    await lane.untilEnded();
+    expect(instances().map((i) => i.state)).toEqual(['draining']);
+    main.send({ requestId: request.requestId, predict: { data: json({ ok: true }) } });
+    const answer = await pending;
+    expect(answer.error).toBeUndefined();
+    expect(JSON.parse(answer.predict!.data!.json!)).toEqual({ ok: true });
+    main.close();
+    await eventually(() => instances().length === 0, 5000, 'the instance ended with its last stream');
+  });
+
+  it("a draining instance's own stream ends first: the large call on its lane is still answered", async () => {
+    const { main } = await registered('lane-f');
+    const lane = openLane(ECHO_TOKEN, 'lane-f', clients[clients.length - 1]);
+    await eventually(() => instances()[0]?.bulkLane === true, 5000, 'the lane attached');
+    const pending = call(TEST_KEY, { fill: 'a'.repeat(MiB) });
+    const request = await lane.next((m) => m.body === 'predict', 10_000);
+    main.send({ stopServing: { reason: 'stop' } });
+    await eventually(() => instances()[0]?.state === 'draining', 5000, 'the instance draining');
+    main.close();
+    await main.untilEnded();
+    lane.send({ requestId: request.requestId, predict: { data: json({ ok: true }) } });
+    expect((await pending).error).toBeUndefined();
+    lane.close();
+    await eventually(() => instances().length === 0, 5000, 'the instance ended with its last stream');
+  });
+
+  it('a serving instance still ends with either stream', async () => {
+    const { main } = await registered('lane-g');
+    const lane = openLane(ECHO_TOKEN, 'lane-g', clients[clients.length - 1]);
+    await eventually(() => instances()[0]?.bulkLane === true, 5000, 'the lane attached');
+    lane.close();
+    await eventually(() => instances().length === 0, 5000, 'the instance ended');
+    await main.untilEnded();
+  });
+
   it('refuses a lane without a registered instance, of another service, or a second one', async () => {
     const orphan = openLane(ECHO_TOKEN, 'no-such-instance');
     const refusal = await orphan.next((m) => m.body === 'error');
