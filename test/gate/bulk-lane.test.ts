@@ -146,14 +146,20 @@ describe('an instance with a bulk lane gets its large requests there (#25)', () 
   // the instance at the first end failed that call with SERVICE_DISCONNECTED (a CI run of
   // test/gate/sdk-integration.test.ts, "stop() sends stopServing"). A draining instance ends with its
   // last stream.
-  it("a draining instance's lane ends first: the call on its own stream is still answered", async () => {
-    const { main } = await registered('lane-e');
-    const lane = openLane(ECHO_TOKEN, 'lane-e', clients[clients.length - 1]);
+  /** An instance with its lane, draining (stopServing) while a call waits for its answer on `on`. */
+  async function drainingWithCall(bootUuid: string, on: 'main' | 'lane') {
+    const { main } = await registered(bootUuid);
+    const lane = openLane(ECHO_TOKEN, bootUuid, clients[clients.length - 1]);
     await eventually(() => instances()[0]?.bulkLane === true, 5000, 'the lane attached');
-    const pending = call(TEST_KEY, { who: 'small' });
-    const request = await main.next((m) => m.body === 'predict', 10_000);
+    const pending = call(TEST_KEY, on === 'lane' ? { fill: 'a'.repeat(MiB) } : { who: 'small' });
+    const request = await (on === 'lane' ? lane : main).next((m) => m.body === 'predict', 10_000);
     main.send({ stopServing: { reason: 'stop' } });
     await eventually(() => instances()[0]?.state === 'draining', 5000, 'the instance draining');
+    return { main, lane, pending, request };
+  }
+
+  it("a draining instance's lane ends first: the call on its own stream is still answered", async () => {
+    const { main, lane, pending, request } = await drainingWithCall('lane-e', 'main');
     lane.close();
     await lane.untilEnded();
     expect(instances().map((i) => i.state)).toEqual(['draining']);
@@ -166,13 +172,7 @@ describe('an instance with a bulk lane gets its large requests there (#25)', () 
   });
 
   it("a draining instance's own stream ends first: the large call on its lane is still answered", async () => {
-    const { main } = await registered('lane-f');
-    const lane = openLane(ECHO_TOKEN, 'lane-f', clients[clients.length - 1]);
-    await eventually(() => instances()[0]?.bulkLane === true, 5000, 'the lane attached');
-    const pending = call(TEST_KEY, { fill: 'a'.repeat(MiB) });
-    const request = await lane.next((m) => m.body === 'predict', 10_000);
-    main.send({ stopServing: { reason: 'stop' } });
-    await eventually(() => instances()[0]?.state === 'draining', 5000, 'the instance draining');
+    const { main, lane, pending, request } = await drainingWithCall('lane-f', 'lane');
     main.close();
     await main.untilEnded();
     lane.send({ requestId: request.requestId, predict: { data: json({ ok: true }) } });
