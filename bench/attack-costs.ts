@@ -2,8 +2,8 @@
  * What each of the hostile scenario's authenticated attacks costs the servers, one attack at a time and
  * without the victim's load (`npm run bench:attacks`): for each kind of bench/servers/authed-attacker.ts,
  * `--loops` attacker loops run for `--seconds` against our gateway and the echo service (both on CPU 0,
- * or each on its own from 4 CPUs on; the attacker at nice 19 on the others, as in scenario 9), and the line reports the calls it made, the
- * CPU time each server spent per call (`/proc`, less nothing: compare with the `none` line, the idle
+ * or each on its own from 4 CPUs on; the attacker at nice 19 on the others, as in scenario 9), and
+ * the line reports the calls it made, the CPU time each server spent per call (`/proc`, less nothing: compare with the `none` line, the idle
  * servers over the same time), their longest event-loop stall and the codes the attacks were answered.
  * Scenario 9 says whether another account's p99 holds under all of them together; this says which one
  * costs what. Options: `--kinds a,b` (default: none and all four), `--seconds S` (6), `--rounds N` (1),

@@ -41,11 +41,10 @@ export function cpuPlacement(count: number, serverCount: number): { servers: str
 }
 
 /**
- * Places the servers (`pids`, by name) as cpuPlacement says, and this process (the load generator, and the children it
- * starts from now on) on the clients' CPUs.
+ * Places the servers (`pids`, by name) as cpuPlacement says, and this process (the load generator,
+ * and the children it starts from now on) on the clients' CPUs.
  */
 export function splitCpus(pids: Readonly<Record<string, number>>): CpuSplit {
-  const servers = Object.entries(pids).map(([name, pid]) => ({ name, pid }));
   const count = availableParallelism();
   const all = `0-${count - 1}`;
   if (process.platform !== 'linux' || count < 2 || !has('taskset') || !has('nice')) {
@@ -55,17 +54,19 @@ export function splitCpus(pids: Readonly<Record<string, number>>): CpuSplit {
       restore: () => undefined,
     };
   }
-  const placement = cpuPlacement(count, servers.length);
+  const named = Object.entries(pids);
+  const placement = cpuPlacement(count, named.length);
   const { clients } = placement;
-  const pinned = servers.every(({ pid }, index) => pin(pid, placement.servers[index]!)) && pin(process.pid, clients);
+  const servers = named.map(([name, pid], index) => ({ name, pid, cpu: placement.servers[index]! }));
+  const pinned = servers.every(({ pid, cpu }) => pin(pid, cpu)) && pin(process.pid, clients);
   const restore = () => {
-    for (const pid of [...servers.map((server) => server.pid), process.pid]) pin(pid, all);
+    for (const pid of [...Object.values(pids), process.pid]) pin(pid, all);
   };
   if (!pinned) {
     restore();
     return { description: 'none: taskset refused', attackerPrefix: [], restore: () => undefined };
   }
-  const where = servers.map(({ name }, index) => `${name} on CPU ${placement.servers[index]}`).join(', ');
+  const where = servers.map(({ name, cpu }) => `${name} on CPU ${cpu}`).join(', ');
   return {
     description: `${where}; load generator on CPU ${clients}; attackers on CPU ${clients} at nice 19`,
     attackerPrefix: ['taskset', '-c', clients, 'nice', '-n', '19'],

@@ -19,8 +19,8 @@
  * The servers (gateway, echo service) run on CPU 0 (from 4 CPUs on, each on its own), the load
  * generator and the attackers on the other CPUs, the attackers at nice 19 (bench/lib/cpu-split.ts),
  * in every run alike: the ratio then measures what the attack costs the servers, not the attacker's
- * own CPU taken from the victim's client. Each run also reads the event loop's delay of the gateway and of the echo service
- * (bench/lib/loop-delay.mjs), to tell a blocked loop from a wait elsewhere.
+ * own CPU taken from the victim's client. Each run also reads the event loop's delay of the gateway
+ * and of the echo service (bench/lib/loop-delay.mjs), to tell a blocked loop from a wait elsewhere.
  */
 import { gatewayChatLoad } from '../lib/config.js';
 import { fixedRate, type LoadResult } from '../lib/load.js';

@@ -140,20 +140,25 @@ export class StreamPacer {
     this.#sinceTurn += bytes;
     const waitMs = this.charge(bytes);
     if (waitMs > 0) this.hold(waitMs);
-    else if (this.#sinceTurn >= this.turnBytes && !this.#timer && !this.#turn) {
-      this.#sinceTurn = 0;
-      this.stream.pause();
-      this.#turn = setImmediate(() => {
-        this.#turn = undefined;
-        if (!this.stream.destroyed) this.stream.resume();
-      });
-    }
+    else if (this.#sinceTurn >= this.turnBytes) this.#waitForNextTurn();
+  }
+
+  #waitForNextTurn(): void {
+    if (this.#timer || this.#turn) return;
+    this.#sinceTurn = 0;
+    this.stream.pause();
+    this.#turn = setImmediate(() => {
+      this.#turn = undefined;
+      if (!this.stream.destroyed) this.stream.resume();
+    });
   }
 
   /** Pauses the stream for `waitMs` (unless it is paused by this pacer's timer already). */
   hold(waitMs: number): void {
     if (waitMs <= 0 || this.#timer) return;
-    this.#clearTurn();
+    // The timer resumes the stream instead of the next turn.
+    clearImmediate(this.#turn);
+    this.#turn = undefined;
     this.#sinceTurn = 0;
     this.stream.pause();
     this.#timer = setTimeout(() => {
@@ -164,17 +169,11 @@ export class StreamPacer {
 
   /** Stops pacing; `resume`: and resumes the stream if this pacer had paused it. */
   stop(resume = false): void {
-    const paused = this.#clearTurn() || this.#timer !== undefined;
+    const paused = this.#timer !== undefined || this.#turn !== undefined;
     clearTimeout(this.#timer);
-    this.#timer = undefined;
-    if (paused && resume && !this.stream.destroyed) this.stream.resume();
-  }
-
-  /** Cancels a wait for the next turn; whether there was one. */
-  #clearTurn(): boolean {
-    if (!this.#turn) return false;
     clearImmediate(this.#turn);
+    this.#timer = undefined;
     this.#turn = undefined;
-    return true;
+    if (paused && resume && !this.stream.destroyed) this.stream.resume();
   }
 }

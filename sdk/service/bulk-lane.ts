@@ -11,8 +11,8 @@ import { StreamSession } from './session.js';
  * gateway writes the instance's large requests there, so a small request is never read behind a
  * large one; their answers go back on the lane, as every answer goes back on the stream its request
  * came on. The lane carries no heartbeats (the main stream's watch the connection); the gateway ends
- * the instance when its lane ends (after stopServing, when both streams have), and a refused lane (an older instance's, a gateway restarted
- * meanwhile) only means the service goes on without one.
+ * the instance when its lane ends (after stopServing, when both streams have), and a refused lane (an
+ * older instance's, a gateway restarted meanwhile) only means the service goes on without one.
  */
 export function openBulkLane(
   stub: GateStub,

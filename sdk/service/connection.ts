@@ -225,8 +225,8 @@ export class GateConnection {
 
   /**
    * Stops taking requests and ends the session and its lane once the requests of both are answered
-   * (bounded by drainTimeoutMs). Either stream's end ends a serving instance at the gateway (a draining one, the last's), so neither is
-   * closed while the other still has requests.
+   * (bounded by drainTimeoutMs). Either stream's end ends a serving instance at the gateway (a
+   * draining one ends with the last), so neither is closed while the other still has requests.
    */
   private async drain(session: StreamSession, stopServing?: string): Promise<void> {
     const { drainTimeoutMs, halfCloseTimeoutMs } = this.host.options;
