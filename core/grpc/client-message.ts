@@ -1,7 +1,6 @@
 import { gatewayError, type GatewayError } from '../errors.js';
-import type { ClientRequestProto } from '../../proto/src/index.js';
-import { readVarint } from './varint.js';
-import { EXT_FIELD, EXT_PARAMS_FIELD, RAW_EXT_MIN_BYTES, RawExt, fieldHeader, isPlainExt } from './raw-ext.js';
+import { EXT_FIELD, EXT_PARAMS_FIELD, fieldHeader, readVarint, type ClientRequestProto } from '../../proto/src/index.js';
+import { RAW_EXT_MIN_BYTES, RawExt, isPlainExt } from './raw-ext.js';
 
 /** Bounds of one client-call message (process, processResponseStream, processStream). */
 export interface ClientMessageLimits {

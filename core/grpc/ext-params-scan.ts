@@ -1,6 +1,6 @@
 import type { GatewayError } from '../errors.js';
 import { extParamsOverLimits } from './client-message.js';
-import { EXT_FIELD, EXT_PARAMS_FIELD } from './raw-ext.js';
+import { EXT_FIELD, EXT_PARAMS_FIELD } from '../../proto/src/index.js';
 
 /**
  * The `ext.params` bounds of a client message counted as its bytes arrive (the call's HTTP/2 chunks,

@@ -1,6 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import type { ExtendedRequestProto } from '../../proto/src/index.js';
-import { readVarint } from './varint.js';
+import { EXT_FIELD, EXT_PARAMS_FIELD, fieldHeader, readVarint, type ExtendedRequestProto } from '../../proto/src/index.js';
 
 /**
  * A large ext call's `ExtendedRequestProto`, kept as the caller's bytes and written into the service's
@@ -35,31 +34,6 @@ export class RawExt implements ExtendedRequestProto {
 
 /** Ext maps smaller than this are decoded and encoded as any message: their cost is small. */
 export const RAW_EXT_MIN_BYTES = 64 * 1024;
-
-/** The field number of `ext` in ClientRequestProto and in GateToServiceProto alike (proto/gate.proto). */
-export const EXT_FIELD = 103;
-/** The field number of `params` in ExtendedRequestProto (proto/gate.proto). */
-export const EXT_PARAMS_FIELD = 2;
-
-/** The tag and length of a length-delimited `field` of `length` bytes. */
-export function fieldHeader(field: number, length: number): Buffer {
-  const out: number[] = [];
-  for (let value = field * 8 + 2; ; value = Math.floor(value / 128)) {
-    if (value < 128) {
-      out.push(value);
-      break;
-    }
-    out.push((value % 128) | 0x80);
-  }
-  for (let value = length; ; value = Math.floor(value / 128)) {
-    if (value < 128) {
-      out.push(value);
-      break;
-    }
-    out.push((value % 128) | 0x80);
-  }
-  return Buffer.from(out);
-}
 
 /**
  * Whether `bytes[start, end)` is an ExtendedRequestProto every decoder reads as the gateway would: only

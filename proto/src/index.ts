@@ -9,3 +9,4 @@ export type { GateClient, GateDefinition, GateHandlers } from './generated/com/p
 export type { ProtoGrpcType } from './generated/gate.js';
 export * from './load-report.js';
 export * from './heartbeat-silence.js';
+export * from './wire.js';
