@@ -10,3 +10,4 @@ export type { ProtoGrpcType } from './generated/gate.js';
 export * from './load-report.js';
 export * from './heartbeat-silence.js';
 export * from './wire.js';
+export { messageDecoder } from './root.js';

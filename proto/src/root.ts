@@ -1,5 +1,5 @@
 import protobuf from 'protobufjs';
-import { GATE_PROTO_PATH } from './loader.js';
+import { GATE_PROTO_PATH, PROTO_LOADER_OPTS } from './loader.js';
 
 let root: protobuf.Root | undefined;
 
@@ -17,4 +17,13 @@ export function gateRoot(): protobuf.Root {
 
 export function gateType(name: string): protobuf.Type {
   return gateRoot().lookupType(`com.platform.gate.${name}`);
+}
+
+/**
+ * A decoder of one message type of gate.proto that gives what the gRPC loader's deserializers give
+ * (PROTO_LOADER_OPTS), for a message that is not a method's whole request or answer.
+ */
+export function messageDecoder<T>(name: string): (bytes: Uint8Array) => T {
+  const messageType = gateType(name);
+  return (bytes) => messageType.toObject(messageType.decode(bytes), PROTO_LOADER_OPTS) as T;
 }

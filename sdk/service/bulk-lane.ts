@@ -1,7 +1,8 @@
 import * as grpc from '@grpc/grpc-js';
-import { BULK_LANE, GateHeaders, type GateToServiceProto, type StartServingProto } from '@model-gateway/protocol';
+import { BULK_LANE, GateHeaders, gateServiceDefinition, type GateToServiceProto, type StartServingProto } from '@model-gateway/protocol';
 import type { GateStub } from '../grpc.js';
 import type { Dispatcher } from './dispatcher.js';
+import { laneDeserializer } from './ext-in-slices.js';
 import type { SdkLogger } from './logger.js';
 import { StreamSession } from './session.js';
 
@@ -22,7 +23,14 @@ export function openBulkLane(
   log: SdkLogger,
   heartbeatGraceMs: number,
 ): StreamSession {
-  const lane = new StreamSession(stub.processAsync(new grpc.Metadata()), main.gateway, log, heartbeatGraceMs);
+  const method = gateServiceDefinition().processAsync;
+  const call = stub.makeBidiStreamRequest(
+    method.path,
+    method.requestSerialize,
+    laneDeserializer(method.responseDeserialize),
+    new grpc.Metadata(),
+  );
+  const lane = new StreamSession(call, main.gateway, log, heartbeatGraceMs);
   lane.onMessage = (message: GateToServiceProto) => {
     switch (message.body) {
       case 'cancel':

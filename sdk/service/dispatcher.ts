@@ -13,7 +13,7 @@ import { Payload } from '../payload.js';
 import { LazyAbort } from './abort.js';
 import { AsyncQueue } from './async-queue.js';
 import { FitContext, RequestContext, type RequestContextInit } from './context.js';
-import { extParamTexts } from './ext-params.js';
+import { extParamTexts } from './ext-in-slices.js';
 import { RequestCancelledError, ServiceError, ServiceErrorCodes, apiError, toApiErrorProto } from './errors.js';
 import type { BatchResult, ModelHandlers, ModelResponse, PartialPredictChunk, PredictResult } from './handlers.js';
 import type { SdkLogger } from './logger.js';
@@ -131,7 +131,7 @@ export class Dispatcher {
           const handler = this.handlers.ext;
           if (!handler) throw ServiceError.methodNotSupported('ext');
           const methodName = message.ext?.methodName ?? '';
-          const result = await handler.call(this.handlers, methodName, extParamTexts(message.ext?.params), scope.ctx);
+          const result = await handler.call(this.handlers, methodName, await extParamTexts(message, scope.ctx), scope.ctx);
           if (isAsyncIterable(result))
             throw new ServiceError(ServiceErrorCodes.processingException, 'An ext handler cannot stream its answer', 500);
           const response = toModelResponse(result);

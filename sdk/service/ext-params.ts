@@ -3,13 +3,13 @@ import { payloadKind } from '../payload.js';
 import { ServiceError } from './errors.js';
 
 /**
- * The handler's view of `ExtendedRequestProto.params`: each parameter's text. A caller's string (over
- * HTTP, or `GateClient.ext`) arrives as `PayloadProto{json: <string>}`, and the handler gets that string
- * back as it was sent; an empty payload is the empty string. Parameters are text by definition, so one
- * sent as protobuf bytes is the caller's mistake: 400 naming it.
+ * The handler's view of `ExtendedRequestProto.params`: each parameter's text, added to `texts`. A
+ * caller's string (over HTTP, or `GateClient.ext`) arrives as `PayloadProto{json: <string>}`, and the
+ * handler gets that string back as it was sent; an empty payload is the empty string. Parameters are
+ * text by definition, so one sent as protobuf bytes is the caller's mistake: 400 naming it. The params
+ * of a large ext come in slices (ext-in-slices.ts), each added in turn.
  */
-export function extParamTexts(params: Record<string, PayloadProto> | undefined): Record<string, string> {
-  const texts: Record<string, string> = Object.create(null) as Record<string, string>;
+export function addParamTexts(texts: Record<string, string>, params: Record<string, PayloadProto> | undefined): Record<string, string> {
   for (const [name, proto] of Object.entries(params ?? {})) {
     const kind = payloadKind(proto);
     if (kind === 'protobuf')
