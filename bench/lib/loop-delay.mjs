@@ -44,6 +44,26 @@ if (process.env.BENCH_TIMELINE) {
     [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental marking',
     [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weak callbacks',
   };
+  /** Why V8 collected, where it says (the callback flags a collection carries). */
+  const gcReasons = [
+    [constants.NODE_PERFORMANCE_GC_FLAGS_FORCED, 'forced'],
+    [constants.NODE_PERFORMANCE_GC_FLAGS_ALL_EXTERNAL_MEMORY, 'external memory'],
+    [constants.NODE_PERFORMANCE_GC_FLAGS_ALL_AVAILABLE_GARBAGE, 'all available garbage'],
+    [constants.NODE_PERFORMANCE_GC_FLAGS_SCHEDULE_IDLE, 'idle'],
+  ];
+  const MB = 1024 * 1024;
+  /**
+   * A mark-compact also tells its reason and the heap it left (heap used, memory outside the heap such
+   * as Buffers), to say what started it: the old generation's growth or external memory.
+   */
+  const gcKind = (detail) => {
+    const kind = gcKinds[detail?.kind] ?? 'gc';
+    if (detail?.kind !== constants.NODE_PERFORMANCE_GC_MAJOR) return kind;
+    const reasons = gcReasons.filter(([flag]) => (detail.flags & flag) !== 0).map(([, name]) => name);
+    const { heapUsed, external } = process.memoryUsage();
+    const after = `heap ${Math.round(heapUsed / MB)} MB, external ${Math.round(external / MB)} MB after`;
+    return `${kind} (${[...reasons, after].join('; ')})`;
+  };
   /** `{ kind, start, end }`, wall-clock ms. */
   const events = [];
   const keep = (event) => {
@@ -60,7 +80,7 @@ if (process.env.BENCH_TIMELINE) {
     for (const entry of list.getEntries()) {
       if (entry.duration < 1) continue;
       const start = performance.timeOrigin + entry.startTime;
-      keep({ kind: gcKinds[entry.detail?.kind] ?? 'gc', start, end: start + entry.duration });
+      keep({ kind: gcKind(entry.detail), start, end: start + entry.duration });
     }
   }).observe({ entryTypes: ['gc'] });
   process.on('message', (message) => {
