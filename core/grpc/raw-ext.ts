@@ -1,5 +1,12 @@
 import { isUtf8 } from 'node:buffer';
-import { EXT_FIELD, EXT_PARAMS_FIELD, fieldHeader, readVarint, type ExtendedRequestProto } from '../../proto/src/index.js';
+import {
+  EXT_FIELD,
+  EXT_PARAMS_FIELD,
+  LENGTH_DELIMITED,
+  fieldHeader,
+  forEachField,
+  type ExtendedRequestProto,
+} from '../../proto/src/index.js';
 
 /**
  * A large ext call's `ExtendedRequestProto`, kept as the caller's bytes and written into the service's
@@ -57,18 +64,9 @@ function isPlainEntry(bytes: Buffer, start: number, end: number): boolean {
   });
 }
 
-/** Calls `field` for each length-delimited field of `bytes[start, end)`; false at any other wire type, a bad length or a false answer. */
+/** Calls `field` for each field of `bytes[start, end)`; false at a field not length-delimited, a malformed message or a false answer. */
 function walk(bytes: Buffer, start: number, end: number, field: (number: number, from: number, to: number) => boolean): boolean {
-  let pos = start;
-  while (pos < end) {
-    const tag = readVarint(bytes, pos, end);
-    if (!tag || tag.value % 8 !== 2) return false;
-    const length = readVarint(bytes, tag.next, end);
-    if (!length || length.next + length.value > end) return false;
-    if (!field(Math.floor(tag.value / 8), length.next, length.next + length.value)) return false;
-    pos = length.next + length.value;
-  }
-  return pos === end;
+  return forEachField(bytes, start, end, (number, wireType, _record, from, to) => wireType === LENGTH_DELIMITED && field(number, from, to));
 }
 
 /**

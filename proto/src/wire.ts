@@ -57,34 +57,46 @@ const FIXED64 = 1;
 export const LENGTH_DELIMITED = 2;
 const FIXED32 = 5;
 
+/** Called for each field of a message: false stops the walk (and makes it false). */
+export type FieldVisitor = (field: number, wireType: number, start: number, valueStart: number, end: number) => boolean;
+
 /**
- * The fields of the message in `bytes[start, end)`, in wire order; undefined when the bytes are not a
- * well-formed message (a group, a length past the end), for the generated decoder to name.
+ * Calls `visit` for each field of the message in `bytes[start, end)`, in wire order, allocating
+ * nothing; false when the bytes are not a well-formed message (a group, a length past the end), for
+ * the generated decoder to name, or when `visit` answered false.
  */
-export function fieldRecords(bytes: Buffer, start = 0, end = bytes.length): FieldRecord[] | undefined {
-  const records: FieldRecord[] = [];
+export function forEachField(bytes: Buffer, start: number, end: number, visit: FieldVisitor): boolean {
   let pos = start;
   while (pos < end) {
     const tag = readVarint(bytes, pos, end);
-    if (!tag) return undefined;
+    if (!tag) return false;
     const wireType = tag.value % 8;
     let valueStart = tag.next;
     let valueEnd: number;
     if (wireType === VARINT) {
       const value = readVarint(bytes, tag.next, end);
-      if (!value) return undefined;
+      if (!value) return false;
       valueEnd = value.next;
     } else if (wireType === LENGTH_DELIMITED) {
       const length = readVarint(bytes, tag.next, end);
-      if (!length) return undefined;
+      if (!length) return false;
       valueStart = length.next;
       valueEnd = length.next + length.value;
     } else if (wireType === FIXED64) valueEnd = tag.next + 8;
     else if (wireType === FIXED32) valueEnd = tag.next + 4;
-    else return undefined;
-    if (valueEnd > end) return undefined;
-    records.push({ field: Math.floor(tag.value / 8), wireType, start: pos, valueStart, end: valueEnd });
+    else return false;
+    if (valueEnd > end || !visit(Math.floor(tag.value / 8), wireType, pos, valueStart, valueEnd)) return false;
     pos = valueEnd;
   }
-  return records;
+  return true;
+}
+
+/** The fields of the message in `bytes[start, end)`, in wire order; undefined when it is not well-formed (forEachField). */
+export function fieldRecords(bytes: Buffer, start = 0, end = bytes.length): FieldRecord[] | undefined {
+  const records: FieldRecord[] = [];
+  const read = forEachField(bytes, start, end, (field, wireType, recordStart, valueStart, recordEnd) => {
+    records.push({ field, wireType, start: recordStart, valueStart, end: recordEnd });
+    return true;
+  });
+  return read ? records : undefined;
 }

@@ -9,6 +9,7 @@ import {
   type FieldRecord,
   type GateToServiceProto,
 } from '@model-gateway/protocol';
+import type { RequestContext } from './context.js';
 import { addParamTexts } from './ext-params.js';
 
 /** GateToServiceProto's `requestId` and `headers` (gate.proto). */
@@ -85,8 +86,8 @@ export async function extParamTexts(message: GateToServiceProto, request: Cancel
   return sliced.decodeInto(texts, request);
 }
 
-/** The request the params are for (its RequestContext): the decoding stops once it is cancelled. */
-type Cancellable = { readonly cancelled: boolean; readonly signal: AbortSignal };
+/** The request the params are for: the decoding stops once it is cancelled. */
+type Cancellable = Pick<RequestContext, 'cancelled' | 'signal'>;
 
 /** A large ext's params entries, still in the message's bytes. */
 class ParamsInSlices {
