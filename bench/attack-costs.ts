@@ -8,7 +8,8 @@
  * Scenario 9 says whether another account's p99 holds under all of them together; this says which one
  * costs what. Options: `--kinds a,b` (default: none and all four), `--seconds S` (6), `--rounds N` (1),
  * `--loops N` (concurrent attacker loops, 1; scenario 9 runs 4), `--profile` (CPU profiles of the
- * gateway and the echo service, their top frames printed at the end).
+ * gateway and the echo service, their top frames printed at the end), `--timeline` (each server's
+ * event-loop stalls and garbage collections over each attack, totalled by kind: bench/lib/loop-delay.mjs).
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -17,6 +18,7 @@ import { ROOT, processCpuMs } from './lib/procs.js';
 import { summariseProfiles } from './lib/profile.js';
 import { loopDelays, startAuthedAttacker } from './scenarios/hostile.js';
 import { Systems } from './lib/systems.js';
+import { timelineTotals, type TimedEvent } from './lib/slow-answers.js';
 
 const { values } = parseArgs({
   options: {
@@ -25,8 +27,10 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '1' },
     loops: { type: 'string', default: '1' },
     profile: { type: 'boolean', default: false },
+    timeline: { type: 'boolean', default: false },
   },
 });
+if (values.timeline) process.env.BENCH_TIMELINE = '1';
 const log = (line: string) => console.log(line);
 const profileDir = values.profile
   ? join(ROOT, 'bench/results/profiles', `attacks-${new Date().toISOString().replace(/[:.]/g, '-')}`)
@@ -50,6 +54,8 @@ try {
           kind === 'none' ? undefined : await startAuthedAttacker(grpcAddress, httpUrl, Number(values.loops), split.attackerPrefix, kind);
         try {
           await loopDelays({ gateway, echo });
+          const timelines = () => Promise.all([gateway, echo].map((server) => server.ask<{ events: TimedEvent[] }>('timeline')));
+          if (values.timeline) await timelines();
           const cpuBefore = [processCpuMs(gateway.pid), processCpuMs(echo.pid)] as const;
           const before = (await attacker?.ask<AttackerStats>('stats')) ?? { calls: 0, codes: {} };
           await new Promise((resolve) => setTimeout(resolve, Number(values.seconds) * 1000));
@@ -59,9 +65,14 @@ try {
           const calls = after.calls - before.calls;
           const perCall = (ms: number) => (calls ? `${(ms / calls).toFixed(1)} ms/call` : '-');
           log(
-            `${kind.padEnd(15)} ${String(calls).padStart(4)} calls  gateway CPU ${cpu[0]} ms (${perCall(cpu[0]!)}), loop max ${gatewayLoop.max} ms` +
-              `  echo CPU ${cpu[1]} ms (${perCall(cpu[1]!)}), loop max ${echoLoop.max} ms  ${JSON.stringify(after.codes)}`,
+            `${kind.padEnd(15)} ${String(calls).padStart(4)} calls  gateway CPU ${cpu[0]} ms (${perCall(cpu[0]!)}), loop max ${gatewayLoop.max} ms, ${gatewayLoop.markCompacts} MC` +
+              `  echo CPU ${cpu[1]} ms (${perCall(cpu[1]!)}), loop max ${echoLoop.max} ms, ${echoLoop.markCompacts} MC  ${JSON.stringify(after.codes)}`,
           );
+          if (values.timeline) {
+            const [gatewayEvents, echoEvents] = await timelines();
+            log(`    gateway: ${timelineTotals(gatewayEvents!.events)}`);
+            log(`    echo:    ${timelineTotals(echoEvents!.events)}`);
+          }
         } finally {
           await attacker?.stop();
         }

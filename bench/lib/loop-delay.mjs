@@ -5,13 +5,21 @@
  * made elsewhere (a busy CPU, a service's stream). Plain JavaScript: the compiled gateway imports it,
  * and the echo service loads it with `--import` (it is the demo service, unchanged).
  */
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { PerformanceObserver, constants, monitorEventLoopDelay } from 'node:perf_hooks';
 
 const RESOLUTION_MS = 10;
 const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
 histogram.enable();
 // The histogram records the time between samples, the 10 ms interval included: the delay is what is past it.
 const ms = (ns) => Math.max(0, Math.round(ns / 1e4 - RESOLUTION_MS * 100) / 100);
+/**
+ * Mark-compacts since the last reading: each one stalls the loop for a while (its marking steps and
+ * its pause), and what a process keeps outside its heap (Buffers) can start them (issue 25).
+ */
+let markCompacts = 0;
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) if (entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) markCompacts++;
+}).observe({ entryTypes: ['gc'] });
 
 process.on('message', (message) => {
   if (message?.type !== 'loop-delay') return;
@@ -21,8 +29,10 @@ process.on('message', (message) => {
     p99: ms(histogram.percentile(99)),
     max: ms(histogram.max),
     samples: histogram.count,
+    markCompacts,
   });
   histogram.reset();
+  markCompacts = 0;
 });
 
 /**
@@ -32,7 +42,7 @@ process.on('message', (message) => {
  * waited. A 2 ms timer finds the stalls; it costs the process a little, so it is off unless asked for.
  */
 if (process.env.BENCH_TIMELINE) {
-  const { PerformanceObserver, constants, performance } = await import('node:perf_hooks');
+  const { performance } = await import('node:perf_hooks');
   const { setInterval } = await import('node:timers');
   const STALL_TICK_MS = 2;
   const STALL_MIN_MS = 6;

@@ -33,3 +33,19 @@ export function explainSlowest(answers: readonly TimedAnswer[], sources: EventSo
   }
   return lines;
 }
+
+/** A timeline's events by kind (a mark-compact's details left out): how many, their time, the longest. */
+export function timelineTotals(events: readonly TimedEvent[]): string {
+  const byKind = new Map<string, { count: number; ms: number; longest: number }>();
+  for (const event of events) {
+    const kind = event.kind.replace(/ \(.*$/, '');
+    const total = byKind.get(kind) ?? { count: 0, ms: 0, longest: 0 };
+    const ms = event.end - event.start;
+    byKind.set(kind, { count: total.count + 1, ms: total.ms + ms, longest: Math.max(total.longest, ms) });
+  }
+  if (byKind.size === 0) return 'nothing recorded';
+  return [...byKind]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([kind, t]) => `${kind} ${t.count}× ${t.ms.toFixed(0)} ms (longest ${t.longest.toFixed(1)})`)
+    .join(', ');
+}

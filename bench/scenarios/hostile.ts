@@ -59,6 +59,8 @@ export interface LoopDelay {
   p50: number;
   p99: number;
   max: number;
+  /** Mark-compacts over the run. */
+  markCompacts: number;
 }
 
 /** The loop delays of the gateway and of the echo service over one run. */
@@ -282,11 +284,11 @@ async function serverTimelines(servers: Servers): Promise<{ gateway: TimedEvent[
 /** The servers' loop delays since the last reading (and a fresh start for the next). */
 export async function loopDelays(servers: Servers): Promise<ServerLoopDelays> {
   const { gateway, echo } = await askServers<LoopDelay>(servers, 'loop-delay');
-  const pick = ({ p50, p99, max }: LoopDelay) => ({ p50, p99, max });
+  const pick = ({ p50, p99, max, markCompacts }: LoopDelay) => ({ p50, p99, max, markCompacts });
   return { gateway: pick(gateway), echo: pick(echo) };
 }
 
 function describeDelays(d: ServerLoopDelays): string {
-  const one = (x: LoopDelay) => `p99 ${x.p99} max ${x.max} ms`;
+  const one = (x: LoopDelay) => `p99 ${x.p99} max ${x.max} ms, ${x.markCompacts} mark-compacts`;
   return `gateway ${one(d.gateway)}, echo ${one(d.echo)}`;
 }

@@ -30,6 +30,10 @@ it("names a mark-compact's reason and the heap it left in the server's timeline"
     child.send({ type: 'timeline' });
     const kinds = ((await answer).events ?? []).map((event) => event.kind);
     expect(kinds).toContainEqual(expect.stringMatching(/^mark-compact \(forced; heap \d+ MB, external \d+ MB after\)$/));
+    // The loop-delay reading counts the mark-compacts since the last one, with or without a timeline.
+    const reading = message('loop-delay') as Promise<Message & { markCompacts?: number }>;
+    child.send({ type: 'loop-delay' });
+    expect((await reading).markCompacts).toBeGreaterThanOrEqual(1);
   } finally {
     child.kill();
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { explainSlowest } from '../../bench/lib/slow-answers.js';
+import { explainSlowest, timelineTotals } from '../../bench/lib/slow-answers.js';
 
 describe('bench --explain: what overlapped the slowest answers', () => {
   // 200 answers 5 ms apart, each 1 ms, but two that waited 40 and 30 ms.
@@ -31,5 +31,18 @@ describe('bench --explain: what overlapped the slowest answers', () => {
     const many = Array.from({ length: 2000 }, (_, i) => ({ end: i, ms: i % 7 }));
     expect(explainSlowest(many, {}, 5)).toHaveLength(21);
     expect(explainSlowest([], {})).toEqual([]);
+  });
+});
+
+describe('bench:attacks --timeline: a server timeline totalled by kind', () => {
+  it("counts and sums each kind, a mark-compact's details left out, kinds in order", () => {
+    const line = timelineTotals([
+      { kind: 'stall', start: 0, end: 12 },
+      { kind: 'mark-compact (external memory; heap 29 MB, external 11 MB after)', start: 20, end: 30 },
+      { kind: 'stall', start: 40, end: 47.5 },
+      { kind: 'mark-compact (idle; heap 28 MB, external 3 MB after)', start: 50, end: 54 },
+    ]);
+    expect(line).toBe('mark-compact 2× 14 ms (longest 10.0), stall 2× 20 ms (longest 12.0)');
+    expect(timelineTotals([])).toBe('nothing recorded');
   });
 });
