@@ -207,7 +207,8 @@ function answerThenReset(stream: http2.Http2Stream, answer: () => void, afterMs:
       const ended = stream.destroyed || stream.state.localClose === 1;
       if (!ended && performance.now() - started < TRAILERS_WAIT_MS) return;
       clearInterval(check);
-      if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+      stream.off('resume', stayPaused);
+      resetAndDrop(stream);
     }, TRAILERS_CHECK_MS).unref();
   };
   if (afterMs <= 0) return answered();
@@ -223,9 +224,20 @@ function answerThenReset(stream: http2.Http2Stream, answer: () => void, afterMs:
 function answerThenClose(stream: http2.Http2Stream, answer: () => void): void {
   stream.removeAllListeners('data');
   answer();
-  setTimeout(() => {
-    if (!stream.destroyed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
-  }, TRAILERS_WAIT_MS).unref();
+  setTimeout(() => resetAndDrop(stream), TRAILERS_WAIT_MS).unref();
+}
+
+/**
+ * Resets an answered stream with NO_ERROR and lets what it still has of the request flow to nowhere.
+ * Node destroys a stream reset with NO_ERROR only once its readable side has ended, and a paused one
+ * with bytes unread never ends: every refused call stayed, with what it had received, until its peer
+ * closed the connection (ten refused 3.8 MB floods left ten streams; test/security/refused-stream-release.test.ts).
+ */
+function resetAndDrop(stream: http2.Http2Stream): void {
+  if (stream.destroyed) return;
+  stream.close(http2.constants.NGHTTP2_NO_ERROR);
+  stream.removeAllListeners('data');
+  stream.resume();
 }
 
 /**
