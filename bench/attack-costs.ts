@@ -16,9 +16,9 @@ import { parseArgs } from 'node:util';
 import { splitCpus } from './lib/cpu-split.js';
 import { ROOT, processCpuMs } from './lib/procs.js';
 import { summariseProfiles } from './lib/profile.js';
-import { loopDelays, startAuthedAttacker } from './scenarios/hostile.js';
+import { loopDelays, serverTimelines, startAuthedAttacker } from './scenarios/hostile.js';
 import { Systems } from './lib/systems.js';
-import { timelineTotals, type TimedEvent } from './lib/slow-answers.js';
+import { timelineTotals } from './lib/slow-answers.js';
 
 const { values } = parseArgs({
   options: {
@@ -54,8 +54,7 @@ try {
           kind === 'none' ? undefined : await startAuthedAttacker(grpcAddress, httpUrl, Number(values.loops), split.attackerPrefix, kind);
         try {
           await loopDelays({ gateway, echo });
-          const timelines = () => Promise.all([gateway, echo].map((server) => server.ask<{ events: TimedEvent[] }>('timeline')));
-          if (values.timeline) await timelines();
+          if (values.timeline) await serverTimelines({ gateway, echo });
           const cpuBefore = [processCpuMs(gateway.pid), processCpuMs(echo.pid)] as const;
           const before = (await attacker?.ask<AttackerStats>('stats')) ?? { calls: 0, codes: {} };
           await new Promise((resolve) => setTimeout(resolve, Number(values.seconds) * 1000));
@@ -69,9 +68,9 @@ try {
               `  echo CPU ${cpu[1]} ms (${perCall(cpu[1]!)}), loop max ${echoLoop.max} ms, ${echoLoop.markCompacts} MC  ${JSON.stringify(after.codes)}`,
           );
           if (values.timeline) {
-            const [gatewayEvents, echoEvents] = await timelines();
-            log(`    gateway: ${timelineTotals(gatewayEvents!.events)}`);
-            log(`    echo:    ${timelineTotals(echoEvents!.events)}`);
+            const events = await serverTimelines({ gateway, echo });
+            log(`    gateway: ${timelineTotals(events.gateway)}`);
+            log(`    echo:    ${timelineTotals(events.echo)}`);
           }
         } finally {
           await attacker?.stop();

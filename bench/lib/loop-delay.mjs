@@ -5,7 +5,7 @@
  * made elsewhere (a busy CPU, a service's stream). Plain JavaScript: the compiled gateway imports it,
  * and the echo service loads it with `--import` (it is the demo service, unchanged).
  */
-import { PerformanceObserver, constants, monitorEventLoopDelay } from 'node:perf_hooks';
+import { PerformanceObserver, constants, monitorEventLoopDelay, performance } from 'node:perf_hooks';
 
 const RESOLUTION_MS = 10;
 const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
@@ -17,8 +17,13 @@ const ms = (ns) => Math.max(0, Math.round(ns / 1e4 - RESOLUTION_MS * 100) / 100)
  * its pause), and what a process keeps outside its heap (Buffers) can start them (issue 25).
  */
 let markCompacts = 0;
+/** Each collection's entry, for the timeline below when it is on. */
+let recordGc;
 new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) if (entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) markCompacts++;
+  for (const entry of list.getEntries()) {
+    if (entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) markCompacts++;
+    recordGc?.(entry);
+  }
 }).observe({ entryTypes: ['gc'] });
 
 process.on('message', (message) => {
@@ -42,7 +47,6 @@ process.on('message', (message) => {
  * waited. A 2 ms timer finds the stalls; it costs the process a little, so it is off unless asked for.
  */
 if (process.env.BENCH_TIMELINE) {
-  const { performance } = await import('node:perf_hooks');
   const { setInterval } = await import('node:timers');
   const STALL_TICK_MS = 2;
   const STALL_MIN_MS = 6;
@@ -86,13 +90,11 @@ if (process.env.BENCH_TIMELINE) {
     if (tick - last > STALL_MIN_MS) keep({ kind: 'stall', start: last, end: tick });
     last = tick;
   }, STALL_TICK_MS).unref();
-  new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) {
-      if (entry.duration < 1) continue;
-      const start = performance.timeOrigin + entry.startTime;
-      keep({ kind: gcKind(entry.detail), start, end: start + entry.duration });
-    }
-  }).observe({ entryTypes: ['gc'] });
+  recordGc = (entry) => {
+    if (entry.duration < 1) return;
+    const start = performance.timeOrigin + entry.startTime;
+    keep({ kind: gcKind(entry.detail), start, end: start + entry.duration });
+  };
   process.on('message', (message) => {
     if (message?.type === 'timeline') process.send?.({ type: 'timeline', events: events.splice(0) });
   });

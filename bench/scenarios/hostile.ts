@@ -276,7 +276,7 @@ async function askServers<T>(servers: Servers, type: string): Promise<{ gateway:
 }
 
 /** The servers' stalls and collections since the last reading (bench/lib/loop-delay.mjs with BENCH_TIMELINE). */
-async function serverTimelines(servers: Servers): Promise<{ gateway: TimedEvent[]; echo: TimedEvent[] }> {
+export async function serverTimelines(servers: Servers): Promise<{ gateway: TimedEvent[]; echo: TimedEvent[] }> {
   const { gateway, echo } = await askServers<{ events: TimedEvent[] }>(servers, 'timeline');
   return { gateway: gateway.events, echo: echo.events };
 }

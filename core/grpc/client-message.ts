@@ -1,5 +1,13 @@
 import { gatewayError, type GatewayError } from '../errors.js';
-import { EXT_FIELD, EXT_PARAMS_FIELD, fieldHeader, readVarint, type ClientRequestProto } from '../../proto/src/index.js';
+import {
+  EXT_FIELD,
+  EXT_PARAMS_FIELD,
+  LENGTH_DELIMITED,
+  fieldHeader,
+  forEachField,
+  readVarint,
+  type ClientRequestProto,
+} from '../../proto/src/index.js';
 import { RAW_EXT_MIN_BYTES, RawExt, isPlainExt } from './raw-ext.js';
 
 /** Bounds of one client-call message (process, processResponseStream, processStream). */
@@ -189,21 +197,16 @@ export function preflight(bytes: Buffer, limits: ClientMessageLimits): Preflight
 function checkExtParams(bytes: Buffer, start: number, end: number, limits: ClientMessageLimits): GatewayError | undefined {
   let count = 0;
   let paramBytes = 0;
-  let pos = start;
-  while (pos < end) {
-    const entryStart = pos;
-    const tag = readVarint(bytes, pos);
-    if (!tag || tag.value % 8 !== 2) return undefined;
-    const length = readVarint(bytes, tag.next);
-    if (!length || length.next + length.value > end) return undefined;
-    pos = length.next + length.value;
-    if (Math.floor(tag.value / 8) !== EXT_PARAMS_FIELD) continue;
+  let refused: GatewayError | undefined;
+  forEachField(bytes, start, end, (field, wireType, entryStart, _valueStart, entryEnd) => {
+    if (wireType !== LENGTH_DELIMITED) return false;
+    if (field !== EXT_PARAMS_FIELD) return true;
     count++;
-    paramBytes += pos - entryStart;
-    const refused = extParamsOverLimits(limits, count, paramBytes);
-    if (refused) return refused;
-  }
-  return undefined;
+    paramBytes += entryEnd - entryStart;
+    refused = extParamsOverLimits(limits, count, paramBytes);
+    return !refused;
+  });
+  return refused;
 }
 
 /** The refusal of `count` ext params of `bytes` (entries with their framing) when either is over its limit. */
