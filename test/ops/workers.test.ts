@@ -1,5 +1,5 @@
 /**
- * `server.workers: 2` as `npm start` runs it (`node --import tsx core/bin/start.ts`, a node:cluster
+ * `server.workers: 2` as `npm start` runs it, from the sources (`node --import tsx core/bin/start.ts`: a node:cluster
  * primary and two gateway workers) on MongoDB (MONGODB_URI, else mongo-java-server; skipped loudly
  * without either), with a real SDK model service in the test process that dials the shared gRPC port:
  * the cluster update moves it to one stream per worker, requests on the one HTTP port reach both
@@ -84,6 +84,27 @@ function startGateway(configPath: string, env: Record<string, string>, output: G
   return child;
 }
 
+/**
+ * Waits for the banner. Fails at once when the gateway exits first, and with the output as it is at
+ * the failure (one CI run timed out here after 60 s with the output as it was at the call: empty).
+ */
+async function ready(child: ChildProcess, output: GatewayOutput, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!output.text.join('').includes('Gateway ready')) {
+    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
+      const how =
+        child.exitCode !== null || child.signalCode !== null
+          ? `exited (${child.exitCode ?? child.signalCode})`
+          : `not ready in ${timeoutMs} ms`;
+      throw new Error(`the gateway ${how}:\n${output.text.join('')}`);
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** A port from freePort() taken by another test's socket before the gateway bound it (the suite runs files side by side). */
+const lostPortRace = (output: GatewayOutput) => output.text.join('').includes('EADDRINUSE');
+
 const exited = (child: ChildProcess) =>
   child.exitCode !== null || child.signalCode !== null
     ? Promise.resolve(child.exitCode)
@@ -144,7 +165,7 @@ describe.skipIf(!requirePrerequisite('gateway workers on MongoDB', mongoPrerequi
 
   it('serves one HTTP port from both workers, with the service holding one stream per worker', async () => {
     gateway = startGateway(join(dir, 'gateway.json'), {}, output);
-    await eventually(() => output.text.join('').includes('Gateway ready'), 60_000, `the gateway to start:\n${output.text.join('')}`);
+    await ready(gateway, output);
     expect(output.text.join('')).toMatch(/Workers: +2, own gRPC ports 127\.0\.0\.1:\d+, 127\.0\.0\.1:\d+/);
     // (Log lines are written asynchronously: the banner may come first.)
     await eventually(() => output.lines().some((l) => l.msg === 'gateway workers listening'), 10_000, 'the primary to log the ports');
@@ -283,24 +304,35 @@ describe('GATEWAY_WORKERS=2 on the default store (embedded, no MongoDB)', () => 
 
   it('starts, and an async task created on either worker is read to completion from both', async () => {
     dir = await mkdtemp(join(tmpdir(), 'gw-workers-embedded-'));
-    const [httpPort, grpcPort] = [await freePort(), await freePort()];
-    const httpUrl = `http://127.0.0.1:${httpPort}`;
-    // No store section: the embedded default, under .data next to this config.
-    await writeFile(
-      join(dir, 'gateway.json'),
-      JSON.stringify({
-        server: { host: '127.0.0.1', httpPort, grpcPort, workerGrpcPort: 0 },
-        gate: { heartbeatIntervalMs: 500, drainTimeoutMs: 3000 },
-        accounts: [{ id: 1, name: 'demo', requestsPerSecond: 1000 }],
-        apiKeys: [{ name: 'all', account: 'demo', key: TEST_KEY, permissions: ['MODEL_REQUESTS', 'READ_DATA', 'MODIFY_DATA'] }],
-        services: [{ id: 10, name: 'echo', account: 'demo', public: true, connectionTokens: [{ token: ECHO_TOKEN }] }],
-        plugins: { enabled: ['health', 'sync-predict', 'async-predict'], options: { 'async-predict': { pollMs: 100 } } },
-      }),
-    );
-    const output = new GatewayOutput();
     const env: Record<string, string> = { GATEWAY_WORKERS: '2', MONGODB_URI: '' };
-    gateway = startGateway(join(dir, 'gateway.json'), env, output);
-    await eventually(() => output.text.join('').includes('Gateway ready'), 60_000, `the gateway to start:\n${output.text.join('')}`);
+    let output = new GatewayOutput();
+    let httpPort = 0;
+    let grpcPort = 0;
+    for (let attempt = 1; ; attempt++) {
+      [httpPort, grpcPort] = [await freePort(), await freePort()];
+      // No store section: the embedded default, under .data next to this config.
+      await writeFile(
+        join(dir, 'gateway.json'),
+        JSON.stringify({
+          server: { host: '127.0.0.1', httpPort, grpcPort, workerGrpcPort: 0 },
+          gate: { heartbeatIntervalMs: 500, drainTimeoutMs: 3000 },
+          accounts: [{ id: 1, name: 'demo', requestsPerSecond: 1000 }],
+          apiKeys: [{ name: 'all', account: 'demo', key: TEST_KEY, permissions: ['MODEL_REQUESTS', 'READ_DATA', 'MODIFY_DATA'] }],
+          services: [{ id: 10, name: 'echo', account: 'demo', public: true, connectionTokens: [{ token: ECHO_TOKEN }] }],
+          plugins: { enabled: ['health', 'sync-predict', 'async-predict'], options: { 'async-predict': { pollMs: 100 } } },
+        }),
+      );
+      output = new GatewayOutput();
+      gateway = startGateway(join(dir, 'gateway.json'), env, output);
+      try {
+        await ready(gateway, output);
+        break;
+      } catch (err) {
+        if (attempt === 3 || !lostPortRace(output)) throw err;
+        await exited(gateway);
+      }
+    }
+    const httpUrl = `http://127.0.0.1:${httpPort}`;
     expect(output.text.join('')).toContain('store embedded');
     service = new ModelService(
       { predict: (req) => ({ echo: req.data.json<{ text: string }>().text }) },
