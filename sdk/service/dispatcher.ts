@@ -190,7 +190,11 @@ export class Dispatcher {
   /** `cancel{requestIdToCancel}`: abort that request's signal; no reply. */
   cancel(session: StreamSession, requestId: number): void {
     const request = session.inflight.get(requestId);
-    if (!request) return;
+    if (!request) {
+      // The gateway is done with it: none of its chunks will follow.
+      session.endedStreams.delete(requestId);
+      return;
+    }
     request.controller.abort(new RequestCancelledError(`Request ${requestId} was cancelled by the gateway`));
     request.input?.fail(request.controller.reason);
   }
@@ -234,10 +238,11 @@ export class Dispatcher {
         scope.fail(err);
       } finally {
         session.untrack(requestId, inflight);
-        if (input && !input.closed) {
-          // The handler returned before the input's finish: drop the rest of this stream.
+        if (input && !input.producerDone) {
+          // The handler returned or threw before the input's finish (inside its `for await` or not):
+          // chunks the gateway sent before it had the answer may still come; they are not a new request.
           input.end();
-          session.ignoredStreams.add(requestId);
+          session.endedStreams.add(requestId);
         }
       }
     })();
@@ -434,8 +439,8 @@ export class Dispatcher {
       : undefined;
     const finish = part.finish === true;
 
-    if (session.ignoredStreams.has(requestId)) {
-      if (finish) session.ignoredStreams.delete(requestId);
+    if (session.endedStreams.has(requestId)) {
+      if (finish) session.endedStreams.delete(requestId);
       return;
     }
     const existing = session.inflight.get(requestId);
@@ -446,7 +451,7 @@ export class Dispatcher {
     }
     if (!session.accepting) {
       this.refuseDraining(session, requestId, message.headers);
-      if (!finish) session.ignoredStreams.add(requestId);
+      if (!finish) session.endedStreams.add(requestId);
       return;
     }
     const input = new AsyncQueue<PartialPredictChunk>();

@@ -3,6 +3,7 @@ import { PeerSilence, silenceLimitMs } from '@model-gateway/protocol';
 import type { GateToServiceProto, HeartBeatProto, ServiceToGateProto, StringMap } from '@model-gateway/protocol';
 import type { LazyAbort } from './abort.js';
 import type { AsyncQueue } from './async-queue.js';
+import { EndedStreams } from './ended-streams.js';
 import type { PartialPredictChunk } from './handlers.js';
 import type { SdkLogger } from './logger.js';
 
@@ -30,8 +31,8 @@ export class StreamClosedError extends Error {
  */
 export class StreamSession {
   readonly inflight = new Map<number, InflightRequest>();
-  /** RequestIds of streamed requests whose later chunks are dropped until `finish` (handler gone or refused). */
-  readonly ignoredStreams = new Set<number>();
+  /** Streamed requests already answered whose later chunks are dropped (handler gone or refused). */
+  readonly endedStreams = new EndedStreams();
   /** False once draining: new requests are refused. */
   accepting = true;
   /** True once anything arrived from the gateway. */
@@ -252,7 +253,7 @@ export class StreamSession {
       request.controller.abort(reason);
       request.input?.fail(reason);
     }
-    this.ignoredStreams.clear();
+    this.endedStreams.clear();
     this.releaseDrainWaiters();
     const waiters = this.idleWaiters;
     this.idleWaiters = [];

@@ -277,6 +277,46 @@ describe('partialPredict, ext, batch, fit, status', () => {
     expect(frames[0]?.partialPredict?.start).toBe(true);
   });
 
+  it('chunks that arrive after the handler ended inside its input loop are dropped, not a second handler call', async () => {
+    // A speech service that refused its config (thrown inside `for await`) got the caller's next
+    // chunk, sent by the gateway before the refusal reached it, as a request of its own: a handler
+    // with no start that waited for input until stop() gave up on it 20 s later.
+    const starts: { requestId: number; first: boolean }[] = [];
+    const stream = await serve({
+      async *partialPredict(input, ctx) {
+        for await (const chunk of input) {
+          starts.push({ requestId: ctx.requestId, first: chunk.start });
+          if (chunk.data.json<string>() === 'refuse') throw ServiceError.badRequest('not this language');
+          if (chunk.data.json<string>() === 'enough') return;
+          yield 'heard';
+        }
+      },
+    });
+    stream.send({ requestId: 60, partialPredict: { start: true, data: { json: '"refuse"' } } });
+    expect((await stream.waitForAnswer(60)).body).toBe('error');
+    stream.send({ requestId: 61, partialPredict: { start: true, data: { json: '"enough"' } } });
+    expect((await stream.waitForAnswer(61)).partialPredict).toMatchObject({ start: true, finish: true });
+    // The late chunks of both, and their finish (which a gateway may or may not still send).
+    stream.send({ requestId: 60, partialPredict: { data: { json: '"late"' } } });
+    stream.send({ requestId: 61, partialPredict: { data: { json: '"late"' } } });
+    stream.send({ requestId: 61, partialPredict: { finish: true } });
+    stream.send({ requestId: 62, partialPredict: { start: true, finish: true, data: { json: '"next"' } } });
+    await stream.waitForAnswer(62);
+    await sleep(50);
+    expect(starts).toEqual([
+      { requestId: 60, first: true },
+      { requestId: 61, first: true },
+      { requestId: 62, first: true },
+    ]);
+    expect(stream.messagesFor(60)).toHaveLength(1);
+    expect(stream.messagesFor(61)).toHaveLength(1);
+    // Nothing left in flight: stop() does not wait for a handler fed by the late chunks.
+    const stopping = performance.now();
+    await service!.stop();
+    service = undefined;
+    expect(performance.now() - stopping).toBeLessThan(5000);
+  });
+
   it('a partialPredict handler returning one value answers with one start+finish frame', async () => {
     const stream = await serve({
       async partialPredict(input) {

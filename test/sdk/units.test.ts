@@ -14,6 +14,7 @@ import {
 } from '../../sdk/index.js';
 import { Backoff } from '../../sdk/service/backoff.js';
 import { AsyncQueue } from '../../sdk/service/async-queue.js';
+import { EndedStreams } from '../../sdk/service/ended-streams.js';
 import { toModelResponse } from '../../sdk/service/output.js';
 
 describe('Backoff', () => {
@@ -104,6 +105,29 @@ describe('AsyncQueue', () => {
     })();
     failing.fail(new Error('gone'));
     await expect(reading).rejects.toThrow('gone');
+    expect(q.producerDone && failing.producerDone).toBe(true);
+  });
+
+  it('a consumer that leaves its loop early closes it without saying the producer is done', async () => {
+    const q = new AsyncQueue<number>();
+    q.push(1);
+    q.push(2);
+    for await (const n of q) if (n === 1) break;
+    expect(q.closed).toBe(true);
+    expect(q.producerDone).toBe(false);
+    q.push(3);
+    expect(await q[Symbol.asyncIterator]().next()).toEqual({ value: undefined, done: true });
+  });
+});
+
+describe('EndedStreams', () => {
+  it('forgets its oldest entries past its limit, so that finishes that never come cost nothing', () => {
+    const ended = new EndedStreams(3);
+    for (const id of [1, 2, 3, 4, 5]) ended.add(id);
+    expect([1, 2, 3, 4, 5].map((id) => ended.has(id))).toEqual([false, false, true, true, true]);
+    expect(ended.size).toBe(3);
+    ended.delete(4);
+    expect(ended.has(4)).toBe(false);
   });
 });
 
