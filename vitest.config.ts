@@ -10,6 +10,7 @@ const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const SLOW = Boolean(process.env.SLOW_TESTS);
 const INCLUDE = SLOW ? ['test/**/*.slow.test.ts'] : ['test/**/*.test.ts'];
 const EXCLUDE = SLOW ? [] : ['test/**/*.slow.test.ts', '**/node_modules/**'];
+const WORKERS = Math.max(3, availableParallelism() - 1);
 /** Files run after all others, each in a fresh process (the `alone` project below). */
 const ALONE = SLOW
   ? []
@@ -26,10 +27,17 @@ export default defineConfig({
   test: {
     // Servers on real sockets and child processes: separate processes keep them apart.
     pool: 'forks',
-    // At least two files at once: most wait on sockets and child processes rather than the CPU.
-    // vitest's default on 2 cores is one at a time, and the suite then spent about half its wall
-    // time between files (starting each fork and importing the gateway), one file after another.
-    maxWorkers: Math.max(2, availableParallelism() - 1),
+    // At least three files at once: most wait on sockets, timers and child processes rather than the
+    // CPU. vitest's default on 2 cores is one at a time, and the suite then spent about half its wall
+    // time between files (starting each fork and importing the gateway), one file after another. With
+    // two at once the 2-core machine was busy 1.25 cores on average (user+sys 439 s in a 352 s run) and
+    // the suite took 414-475 s; with three, 1.56 cores and 337 s, every test passing.
+    maxWorkers: WORKERS,
+    // As many kept as allowed: tinypool removes a worker above minWorkers as soon as it is idle
+    // (idleTimeout 0), and when that overlapped vitest's recycling of the workers before the `alone`
+    // project (a worker destroyed twice) the run ended in "Unhandled Rejection: Terminating worker
+    // thread" without running that project (each of three runs with three workers and the default minWorkers).
+    minWorkers: WORKERS,
     // Each worker runs file after file in one process (no fresh process and module graph per file):
     // the whole suite took 543 s isolated and 372 s so, most of the difference the ~150 imports of the
     // gateway each fork repeated. What a file leaves behind in its process was measured after every
