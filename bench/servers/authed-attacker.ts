@@ -9,7 +9,7 @@
  * - `http-ext-flood`: a 15 MB HTTP `…/ext` body with 1,000,000 entries (N1: most of 9 s of event loop);
  * - `http-responses`: a 30 MB Responses body of 620,000 `input` items (within the 32 MiB body limit).
  *
- * Every message is built once, before ready. Answers `stats` over IPC with the calls made, the
+ * The messages of the kinds it sends are built once, before ready. Answers `stats` over IPC with the calls made, the
  * error codes the gateway answered (`<kind>: <code>`) and each finished call's kind and times.
  */
 import { gateServiceDefinition } from '../../proto/src/index.js';
@@ -24,23 +24,37 @@ const loops = Number(process.env.BENCH_ATTACK_LOOPS ?? 2);
 
 const method = gateServiceDefinition().process;
 const head = { account: 'bench', model: 'echo', authToken: ATTACKER_KEY };
-const grpcFlood = framed(
-  method.requestSerialize({
-    ...head,
-    ext: {
-      methodName: 'ping',
-      params: Object.fromEntries(Array.from({ length: 300_000 }, (_, i) => [`p${i.toString(36).padStart(5, '0')}`, {}])),
-    },
-  }),
-);
-const grpcMax = framed(
-  method.requestSerialize({
-    ...head,
-    ext: { methodName: 'ping', params: Object.fromEntries(Array.from({ length: 1024 }, (_, i) => [`p${i}`, { json: 'v'.repeat(4000) }])) },
-  }),
-);
-const httpExtFlood = `{"methodName":"ping","params":{${Array.from({ length: 1_000_000 }, (_, i) => `"k${i}":"vv"`).join(',')}}}`;
-const responsesFlood = `{"model":"bench/echo","input":[${Array(620_000).fill('{"type":"message","role":"user","content":"x"}').join(',')}]}`;
+/** Each kind's message. Only the kinds this run sends are built, before ready: the floods take seconds of CPU to build. */
+const builders: Record<string, () => Buffer | string> = {
+  'grpc-ext-flood': () =>
+    framed(
+      method.requestSerialize({
+        ...head,
+        ext: {
+          methodName: 'ping',
+          params: Object.fromEntries(Array.from({ length: 300_000 }, (_, i) => [`p${i.toString(36).padStart(5, '0')}`, {}])),
+        },
+      }),
+    ),
+  'grpc-ext-max': () =>
+    framed(
+      method.requestSerialize({
+        ...head,
+        ext: {
+          methodName: 'ping',
+          params: Object.fromEntries(Array.from({ length: 1024 }, (_, i) => [`p${i}`, { json: 'v'.repeat(4000) }])),
+        },
+      }),
+    ),
+  'http-ext-flood': () => `{"methodName":"ping","params":{${Array.from({ length: 1_000_000 }, (_, i) => `"k${i}":"vv"`).join(',')}}}`,
+  'http-responses': () =>
+    `{"model":"bench/echo","input":[${Array(620_000).fill('{"type":"message","role":"user","content":"x"}').join(',')}]}`,
+};
+// BENCH_ATTACK_KINDS (comma-separated) runs some of them only, to see what each costs.
+const kinds = process.env.BENCH_ATTACK_KINDS?.split(',') ?? Object.keys(builders);
+const messages = new Map(kinds.map((kind) => [kind, builders[kind]!()]));
+const message = (kind: string) => messages.get(kind)!;
+const messageBytes = Math.max(...[...messages.values()].map((m) => m.length));
 
 let calls = 0;
 const codes: Record<string, number> = {};
@@ -78,13 +92,11 @@ async function httpCall(kind: string, path: string, body: string): Promise<void>
 }
 
 const allAttacks: Record<string, () => Promise<void>> = {
-  'grpc-ext-flood': () => grpcCall('grpc-ext-flood', grpcFlood),
-  'grpc-ext-max': () => grpcCall('grpc-ext-max', grpcMax),
-  'http-ext-flood': () => httpCall('http-ext-flood', '/api/platformgate/account/bench/model/echo/ext', httpExtFlood),
-  'http-responses': () => httpCall('http-responses', '/api/adapters/chatapi/v1/responses', responsesFlood),
+  'grpc-ext-flood': () => grpcCall('grpc-ext-flood', message('grpc-ext-flood') as Buffer),
+  'grpc-ext-max': () => grpcCall('grpc-ext-max', message('grpc-ext-max') as Buffer),
+  'http-ext-flood': () => httpCall('http-ext-flood', '/api/platformgate/account/bench/model/echo/ext', message('http-ext-flood') as string),
+  'http-responses': () => httpCall('http-responses', '/api/adapters/chatapi/v1/responses', message('http-responses') as string),
 };
-// BENCH_ATTACK_KINDS (comma-separated) runs some of them only, to see what each costs.
-const kinds = process.env.BENCH_ATTACK_KINDS?.split(',') ?? Object.keys(allAttacks);
 const attacks = kinds.map((kind) => allAttacks[kind]!);
 
 /** Each finished call, wall-clock ms, for `--explain` (the latest EVENTS_KEPT). */
@@ -112,7 +124,7 @@ process.on('message', (m: { type?: string }) => {
       kinds: new Set(Object.keys(codes).map((c) => c.split(':')[0])).size,
       codes,
       events,
-      messageBytes: Math.max(grpcFlood.length, grpcMax.length, httpExtFlood.length, responsesFlood.length),
+      messageBytes,
     });
 });
 process.on('SIGTERM', () => {
@@ -120,4 +132,4 @@ process.on('SIGTERM', () => {
   session.close();
   process.exit(0);
 });
-reportReady({ messageBytes: responsesFlood.length });
+reportReady({ messageBytes });
