@@ -30,8 +30,8 @@ export default defineConfig({
     // At least three files at once: most wait on sockets, timers and child processes rather than the
     // CPU. vitest's default on 2 cores is one at a time, and the suite then spent about half its wall
     // time between files (starting each fork and importing the gateway), one file after another. With
-    // two at once the 2-core machine was busy 1.25 cores on average (user+sys 439 s in a 352 s run) and
-    // the suite took 414-475 s; with three, 1.56 cores and 337 s, every test passing.
+    // two at once the suite took 414-475 s on the 2-core machine; with three, 304-337 s, the machine
+    // busy 1.56 cores on average (user+sys 527 s in a 337 s run), every test passing.
     maxWorkers: WORKERS,
     // As many kept as allowed: tinypool removes a worker above minWorkers as soon as it is idle
     // (idleTimeout 0), and when that overlapped vitest's recycling of the workers before the `alone`

@@ -24,38 +24,6 @@ const loops = Number(process.env.BENCH_ATTACK_LOOPS ?? 2);
 
 const method = gateServiceDefinition().process;
 const head = { account: 'bench', model: 'echo', authToken: ATTACKER_KEY };
-/** Each kind's message. Only the kinds this run sends are built, before ready: the floods take seconds of CPU to build. */
-const builders: Record<string, () => Buffer | string> = {
-  'grpc-ext-flood': () =>
-    framed(
-      method.requestSerialize({
-        ...head,
-        ext: {
-          methodName: 'ping',
-          params: Object.fromEntries(Array.from({ length: 300_000 }, (_, i) => [`p${i.toString(36).padStart(5, '0')}`, {}])),
-        },
-      }),
-    ),
-  'grpc-ext-max': () =>
-    framed(
-      method.requestSerialize({
-        ...head,
-        ext: {
-          methodName: 'ping',
-          params: Object.fromEntries(Array.from({ length: 1024 }, (_, i) => [`p${i}`, { json: 'v'.repeat(4000) }])),
-        },
-      }),
-    ),
-  'http-ext-flood': () => `{"methodName":"ping","params":{${Array.from({ length: 1_000_000 }, (_, i) => `"k${i}":"vv"`).join(',')}}}`,
-  'http-responses': () =>
-    `{"model":"bench/echo","input":[${Array(620_000).fill('{"type":"message","role":"user","content":"x"}').join(',')}]}`,
-};
-// BENCH_ATTACK_KINDS (comma-separated) runs some of them only, to see what each costs.
-const kinds = process.env.BENCH_ATTACK_KINDS?.split(',') ?? Object.keys(builders);
-const messages = new Map(kinds.map((kind) => [kind, builders[kind]!()]));
-const message = (kind: string) => messages.get(kind)!;
-const messageBytes = Math.max(...[...messages.values()].map((m) => m.length));
-
 let calls = 0;
 const codes: Record<string, number> = {};
 const count = (kind: string, code: string) => {
@@ -91,13 +59,40 @@ async function httpCall(kind: string, path: string, body: string): Promise<void>
   }
 }
 
-const allAttacks: Record<string, () => Promise<void>> = {
-  'grpc-ext-flood': () => grpcCall('grpc-ext-flood', message('grpc-ext-flood') as Buffer),
-  'grpc-ext-max': () => grpcCall('grpc-ext-max', message('grpc-ext-max') as Buffer),
-  'http-ext-flood': () => httpCall('http-ext-flood', '/api/platformgate/account/bench/model/echo/ext', message('http-ext-flood') as string),
-  'http-responses': () => httpCall('http-responses', '/api/adapters/chatapi/v1/responses', message('http-responses') as string),
+/** One kind's message, built, and how it is sent. */
+interface Attack {
+  bytes: number;
+  send(): Promise<void>;
+}
+const grpcAttack = (kind: string, message: Buffer): Attack => ({ bytes: message.length, send: () => grpcCall(kind, message) });
+const httpAttack = (kind: string, path: string, body: string): Attack => ({ bytes: body.length, send: () => httpCall(kind, path, body) });
+
+/** A framed `Gate.process` ext call of the attacker's account with these params. */
+const extCall = (params: [string, { json?: string }][]) =>
+  framed(method.requestSerialize({ ...head, ext: { methodName: 'ping', params: Object.fromEntries(params) } }));
+
+/** Each kind's attack. Only the kinds this run sends are built, before ready: the floods take seconds of CPU to build. */
+const attackKinds: Record<string, (kind: string) => Attack> = {
+  'grpc-ext-flood': (kind) =>
+    grpcAttack(kind, extCall(Array.from({ length: 300_000 }, (_, i) => [`p${i.toString(36).padStart(5, '0')}`, {}]))),
+  'grpc-ext-max': (kind) => grpcAttack(kind, extCall(Array.from({ length: 1024 }, (_, i) => [`p${i}`, { json: 'v'.repeat(4000) }]))),
+  'http-ext-flood': (kind) =>
+    httpAttack(
+      kind,
+      '/api/platformgate/account/bench/model/echo/ext',
+      `{"methodName":"ping","params":{${Array.from({ length: 1_000_000 }, (_, i) => `"k${i}":"vv"`).join(',')}}}`,
+    ),
+  'http-responses': (kind) =>
+    httpAttack(
+      kind,
+      '/api/adapters/chatapi/v1/responses',
+      `{"model":"bench/echo","input":[${Array(620_000).fill('{"type":"message","role":"user","content":"x"}').join(',')}]}`,
+    ),
 };
-const attacks = kinds.map((kind) => allAttacks[kind]!);
+// BENCH_ATTACK_KINDS (comma-separated) runs some of them only, to see what each costs.
+const kinds = process.env.BENCH_ATTACK_KINDS?.split(',') ?? Object.keys(attackKinds);
+const attacks = kinds.map((kind) => attackKinds[kind]!(kind));
+const messageBytes = Math.max(...attacks.map((attack) => attack.bytes));
 
 /** Each finished call, wall-clock ms, for `--explain` (the latest EVENTS_KEPT). */
 const events: TimedEvent[] = [];
@@ -109,7 +104,7 @@ for (let i = 0; i < loops; i++) {
   void (async () => {
     for (let n = i; running; n++) {
       const start = now();
-      await attacks[n % attacks.length]!();
+      await attacks[n % attacks.length]!.send();
       events.push({ kind: kinds[n % attacks.length]!, start, end: now() });
       if (events.length > EVENTS_KEPT) events.shift();
     }
