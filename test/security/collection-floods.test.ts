@@ -3,7 +3,7 @@ import { startEchoService } from '../../examples/echo-service/service.js';
 import { silentLogger, type ModelService } from '../../sdk/index.js';
 import { CHAT_TOKENS, chatConfigInput } from '../support/chat.js';
 import { OTHER_ACCOUNT_KEY, TEST_KEY, eventually, startTestGateway, type TestGateway } from '../support/gateway.js';
-import { slowestWhile } from '../support/victim-latency.js';
+import { stallAgainstBaseline } from '../support/victim-latency.js';
 
 const BASE = '/api/adapters/chatapi/v1';
 /** Near the default HTTP body limit (32 MiB): what one caller may send. */
@@ -101,9 +101,13 @@ describe('caller-controlled collections are bounded before they are built (#25 N
     async (name) => {
       const shape = shapes[name as keyof typeof shapes];
       const { attack, sameBytes } = bodies.get(name)!;
-      const baseline = await slowestWhile(victim, () => post(shape.path, TEST_KEY, sameBytes));
+      const { baseline, attacked } = await stallAgainstBaseline(
+        victim,
+        () => post(shape.path, TEST_KEY, sameBytes),
+        () => post(shape.path, TEST_KEY, attack),
+        { factor: 4 },
+      );
       expect(baseline.result.status, baseline.result.text.slice(0, 300)).toBeGreaterThanOrEqual(400);
-      const attacked = await slowestWhile(victim, () => post(shape.path, TEST_KEY, attack));
       expect(attacked.result.status, attacked.result.text.slice(0, 300)).toBe(413);
       // The Messages routes answer in Anthropic's shape, with its type for a 413 and the catalog's message.
       expect(attacked.result.text).toMatch(

@@ -5,7 +5,7 @@ import { gateServiceDefinition } from '../../proto/src/index.js';
 import { ECHO_TOKEN, TEST_KEY, eventually, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
 import { wireCall, wireSession } from '../support/grpc-wire.js';
 import { RawServiceStream, json, processUnary, rawClient, type RawClient } from '../support/raw-gate-client.js';
-import { otherAccountPredict, slowestWhile as slowestWhileOf } from '../support/victim-latency.js';
+import { otherAccountPredict, stallAgainstBaseline } from '../support/victim-latency.js';
 
 const definition = gateServiceDefinition();
 const PROCESS = definition.process!.path;
@@ -83,7 +83,9 @@ describe('ext params bounds against a flood of entries (#25 N1)', () => {
     return performance.now() - started;
   };
 
-  const slowestWhile = <T>(attack: () => Promise<T>) => slowestWhileOf(victim, attack);
+  /** The victim's slowest answer during `attack` and during `harmless` (the same bytes in one entry). */
+  const stalls = <B, A>(harmless: () => Promise<B>, attack: () => Promise<A>) =>
+    stallAgainstBaseline(victim, harmless, attack, { factor: 4 });
 
   const httpExt = async (body: string) => {
     const res = await fetch(`${gw.httpUrl}/api/platformgate/account/demo/model/echo/ext`, {
@@ -96,8 +98,10 @@ describe('ext params bounds against a flood of entries (#25 N1)', () => {
 
   it('HTTP: 1,000,000 entries in 15 MB are refused before the body is parsed (413 EXT_PARAMS_TOO_LARGE)', async () => {
     expect(http.attack.length).toBeGreaterThan(14_000_000);
-    const baseline = await slowestWhile(() => httpExt(http.sameBytes));
-    const attacked = await slowestWhile(() => httpExt(http.attack));
+    const { baseline, attacked } = await stalls(
+      () => httpExt(http.sameBytes),
+      () => httpExt(http.attack),
+    );
     expect(attacked.result.status).toBe(413);
     expect(attacked.result.body.error?.code).toBe('EXT_PARAMS_TOO_LARGE');
     console.log(
@@ -114,10 +118,12 @@ describe('ext params bounds against a flood of entries (#25 N1)', () => {
 
   it('gRPC: 300,000 entries in 3.8 MB are refused before the message is decoded (in-band 413 EXT_PARAMS_TOO_LARGE)', async () => {
     expect(grpc.attack.length).toBeGreaterThan(3_500_000);
-    const baseline = await slowestWhile(() => wireCall(wire, PROCESS, grpc.sameBytes));
+    const { baseline, attacked } = await stalls(
+      () => wireCall(wire, PROCESS, grpc.sameBytes),
+      () => wireCall(wire, PROCESS, grpc.attack),
+    );
     expect(baseline.result.messages.length, `${baseline.result.status} ${baseline.result.details}`).toBe(1);
     expect(JSON.parse(inBand(baseline.result.messages[0]!).ext!.data!.json!)).toEqual({ params: 1 });
-    const attacked = await slowestWhile(() => wireCall(wire, PROCESS, grpc.attack));
     const error = inBand(attacked.result.messages[0]!).error;
     expect(error).toMatchObject({ code: 'EXT_PARAMS_TOO_LARGE', statusCode: 413 });
     console.log(
