@@ -143,10 +143,31 @@ export function filterSql(filter: Filter, params: Param[]): string {
 /** Sorts read `_id` from the document: the key column is text, which would order 10 before 9. */
 const sortExpr = (path: string): string => (path === '_id' ? "json_extract(doc,'$._id')" : fieldExpr(path));
 
+/** The sort's keys as SQL expressions and directions, `_id` last when the sort does not name it (one order for every run). */
+function sortKeys(sort: SortSpec | undefined): Array<[expr: string, direction: 'ASC' | 'DESC']> {
+  const keys = Object.entries(sort ?? {}).map(([p, dir]): [string, 'ASC' | 'DESC'] => [sortExpr(p), dir === -1 ? 'DESC' : 'ASC']);
+  if (!('_id' in (sort ?? {}))) keys.push([sortExpr('_id'), 'ASC']);
+  return keys;
+}
+
 function orderSql(sort: SortSpec | undefined): string {
-  const keys = Object.entries(sort ?? {}).map(([p, dir]) => `${sortExpr(p)} ${dir === -1 ? 'DESC' : 'ASC'}`);
-  if (!('_id' in (sort ?? {}))) keys.push(`${sortExpr('_id')} ASC`);
-  return ` ORDER BY ${keys.join(', ')}`;
+  return ` ORDER BY ${sortKeys(sort)
+    .map(([expr, direction]) => `${expr} ${direction}`)
+    .join(', ')}`;
+}
+
+/** Types in SQLite's sort order: NULL, numbers, text, blobs. */
+const sqlTypeRank = (v: unknown): number =>
+  v === null || v === undefined ? 0 : typeof v === 'number' || typeof v === 'bigint' ? 1 : typeof v === 'string' ? 2 : 3;
+
+/** Two values as SQLite's ORDER BY compares them (text by its UTF-8 bytes: the BINARY collation). */
+function compareSqlValues(a: unknown, b: unknown): number {
+  const rank = sqlTypeRank(a) - sqlTypeRank(b);
+  if (rank !== 0) return rank;
+  if (typeof a === 'string' && typeof b === 'string') return Buffer.compare(Buffer.from(a), Buffer.from(b));
+  if (sqlTypeRank(a) === 1) return Number(a) < Number(b) ? -1 : Number(a) > Number(b) ? 1 : 0;
+  if (a instanceof Uint8Array && b instanceof Uint8Array) return Buffer.compare(a, b);
+  return 0;
 }
 
 function isUniqueViolation(err: unknown): boolean {
@@ -234,6 +255,8 @@ class SqliteCollection<T extends Doc> implements Collection<T> {
   }
 
   private select(filter: Filter, options: FindOptions): Row[] {
+    if (filter.$or && filter.$or.length > 1 && options.sort && options.limit !== undefined)
+      return this.selectBranches(filter, options.sort, options.limit, options.skip ?? 0);
     const params: Param[] = [];
     let sql = `SELECT doc FROM ${this.table} WHERE ${filterSql(filter, params)}${orderSql(options.sort)}`;
     if (options.limit !== undefined || options.skip !== undefined) {
@@ -241,6 +264,35 @@ class SqliteCollection<T extends Doc> implements Collection<T> {
       params.push(options.limit ?? -1, options.skip ?? 0);
     }
     return this.statements.prepare(sql).all(...params) as Row[];
+  }
+
+  /**
+   * A sorted, limited `$or`: each branch sorted and limited on its own, then merged here (as MongoDB's
+   * SORT_MERGE does). As one query SQLite reads an `$or` through an index per branch and then sorts
+   * every match in a temporary B-tree: each claim of an async task sorted all the queued tasks to take
+   * the oldest (1.1 ms a claim with 2,000 queued). A branch alone walks its index in the sort's order
+   * and stops at the limit. A document two branches match is kept once.
+   */
+  private selectBranches(filter: Filter, sort: SortSpec, limit: number, skip: number): Row[] {
+    const { $or: branches = [], ...rest } = filter;
+    const keys = sortKeys(sort);
+    const columns = keys.map(([expr], i) => `${expr} AS k${i}`).join(', ');
+    const order = keys.map(([expr, direction]) => `${expr} ${direction}`).join(', ');
+    const rows = new Map<unknown, Row>();
+    for (const branch of branches) {
+      const params: Param[] = [];
+      const where = `(${filterSql(rest, params)}) AND (${filterSql(branch, params)})`;
+      const sql = `SELECT id, doc, ${columns} FROM ${this.table} WHERE ${where} ORDER BY ${order} LIMIT ?`;
+      for (const row of this.statements.prepare(sql).all(...params, limit + skip) as Row[]) rows.set(row.id, row);
+    }
+    const byKeys = (a: Row, b: Row) => {
+      for (const [i, [, direction]] of keys.entries()) {
+        const outcome = compareSqlValues(a[`k${i}`], b[`k${i}`]);
+        if (outcome !== 0) return direction === 'ASC' ? outcome : -outcome;
+      }
+      return 0;
+    };
+    return [...rows.values()].sort(byKeys).slice(skip, skip + limit);
   }
 
   private insertNow(doc: T): void {

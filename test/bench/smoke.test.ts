@@ -106,6 +106,7 @@ describe('bench harness (smoke mode)', () => {
     for (const h of homes) {
       expect(h.lostTasks + h.doubledTasks, h.home).toBe(0);
       expect(positive(h.taskRoundTripsPerSec) && positive(h.responseWritesPerSec) && positive(h.usageIncrementsPerSec), h.home).toBe(true);
+      expect(positive(h.backlogClaimMeanMs) && positive(h.backlogClaimP99Ms), h.home).toBe(true);
     }
 
     const targets = verdicts(r).map((v) => v.target);
