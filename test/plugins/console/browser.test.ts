@@ -446,9 +446,18 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     // CSV export: the browser saves it where the test tells it to.
     const downloads = mkdtempSync(join(tmpdir(), 'console-csv-'));
     const cdp = await page.createCDPSession();
-    await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });
+    await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads, eventsEnabled: true });
+    // Read once Chromium says the download is complete: one CI run (2026-11-28) found the .csv name
+    // already in the folder and read it empty.
+    const completed = new Promise<void>((resolve, reject) => {
+      cdp.on('Browser.downloadProgress', ({ state }) => {
+        if (state === 'completed') resolve();
+        if (state === 'canceled') reject(new Error('the CSV download was canceled'));
+      });
+      setTimeout(() => reject(new Error('timed out waiting for the CSV download')), 5000);
+    });
     await page.locator('button::-p-text(Export CSV)').click();
-    await eventually(() => readdirSync(downloads).some((f) => f.endsWith('.csv')), 5000, 'the CSV download');
+    await completed;
     const csv = readFileSync(
       join(
         downloads,
