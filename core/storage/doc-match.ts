@@ -53,7 +53,13 @@ export function cloneDoc<T>(value: T): T {
   if (Array.isArray(value)) return value.map(cloneDoc) as T;
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = cloneDoc(v);
+    for (const [k, v] of Object.entries(value)) {
+      if (v === undefined) continue;
+      // Caller data may have a "__proto__" key (JSON.parse makes it a plain property): assigned, it
+      // would set the copy's prototype to the caller's object and drop the key.
+      if (k === '__proto__') Object.defineProperty(out, k, { value: cloneDoc(v), enumerable: true, writable: true, configurable: true });
+      else out[k] = cloneDoc(v);
+    }
     return out as T;
   }
   return value;

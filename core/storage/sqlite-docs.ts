@@ -15,6 +15,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync, type DatabaseSyncInstance } from '@photostructure/sqlite';
 import { applyUpdate, upsertDoc } from './doc-match.js';
+import { decodeDoc as decode, encodeDoc as encode } from './doc-json.js';
 import { StatementCache } from './sqlite-statements.js';
 import {
   DuplicateKeyError,
@@ -41,34 +42,6 @@ const PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$/;
 
 type Param = string | number | null | Uint8Array;
 type Row = Record<string, unknown>;
-
-/** Buffers inside a document, as JSON. */
-const BINARY_TAG = '$b64';
-
-function encode(doc: unknown): string {
-  const walk = (v: unknown): unknown => {
-    if (Buffer.isBuffer(v)) return { [BINARY_TAG]: v.toString('base64') };
-    if (Array.isArray(v)) return v.map(walk);
-    if (v && typeof v === 'object')
-      return Object.fromEntries(
-        Object.entries(v)
-          .filter(([, x]) => x !== undefined)
-          .map(([k, x]) => [k, walk(x)]),
-      );
-    return v;
-  };
-  return JSON.stringify(walk(doc));
-}
-
-function decode<T>(text: string): T {
-  return JSON.parse(text, (_k, v: unknown) => {
-    if (v && typeof v === 'object' && !Array.isArray(v)) {
-      const keys = Object.keys(v);
-      if (keys.length === 1 && keys[0] === BINARY_TAG) return Buffer.from((v as Record<string, string>)[BINARY_TAG]!, 'base64');
-    }
-    return v;
-  }) as T;
-}
 
 function fieldExpr(path: string): string {
   if (path === '_id') return 'id';

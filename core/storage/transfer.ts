@@ -8,6 +8,7 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
+import { encodeDoc, restoreTags } from './doc-json.js';
 import { isDuplicateKey, type DocStore } from './port.js';
 import { META } from './schema.js';
 
@@ -15,23 +16,18 @@ type Line =
   | { blob: { bucket: string; ref: string; metadata: Record<string, string>; data: string } }
   | { doc: { collection: string; value: unknown } };
 
-const BINARY_TAG = '$b64';
+/** A document's line, its value in the embedded home's encoding (doc-json.ts). */
+const docLine = (collection: string, value: unknown) => `{"doc":{"collection":${JSON.stringify(collection)},"value":${encodeDoc(value)}}}`;
 
-function toJson(value: unknown): unknown {
-  if (Buffer.isBuffer(value)) return { [BINARY_TAG]: value.toString('base64') };
-  if (Array.isArray(value)) return value.map(toJson);
-  if (value && typeof value === 'object' && !(value instanceof Date))
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toJson(v)]));
-  return value;
-}
-
-function fromJson(value: unknown, refs: Map<string, string>): unknown {
+/** A string that names an exported blob, rewritten to the blob's reference in the target home. */
+function rewriteRefs(value: unknown, refs: Map<string, string>): unknown {
   if (typeof value === 'string') return refs.get(value) ?? value;
-  if (Array.isArray(value)) return value.map((v) => fromJson(v, refs));
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value);
-    if (entries.length === 1 && entries[0]![0] === BINARY_TAG) return Buffer.from(entries[0]![1] as string, 'base64');
-    return Object.fromEntries(entries.map(([k, v]) => [k, fromJson(v, refs)]));
+  if (value === null || typeof value !== 'object' || Buffer.isBuffer(value)) return value;
+  const container = value as Record<string, unknown>;
+  for (const key of Object.keys(container)) {
+    const inner = container[key];
+    const rewritten = rewriteRefs(inner, refs);
+    if (rewritten !== inner) container[key] = rewritten; // own "__proto__" keys are data properties
   }
   return value;
 }
@@ -50,8 +46,8 @@ const PAGE = 500;
 
 export async function exportStore(docs: DocStore, file: string): Promise<TransferCounts> {
   const out = createWriteStream(file);
-  const write = async (line: Line) => {
-    if (!out.write(`${JSON.stringify(line)}\n`)) await once(out, 'drain');
+  const write = async (line: Line | string) => {
+    if (!out.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`)) await once(out, 'drain');
   };
   const counts: TransferCounts = { documents: 0, blobs: 0 };
   for (const bucket of await docs.buckets()) {
@@ -67,7 +63,7 @@ export async function exportStore(docs: DocStore, file: string): Promise<Transfe
     const collection = await docs.collection<{ _id: string | number }>({ name, indexes: [] });
     for (let skip = 0; ; skip += PAGE) {
       const page = await collection.find({}, { skip, limit: PAGE });
-      for (const value of page) await write({ doc: { collection: name, value: toJson(value) } });
+      for (const value of page) await write(docLine(name, value));
       counts.documents += page.length;
       if (page.length < PAGE) break;
     }
@@ -97,7 +93,7 @@ export async function importStore(docs: DocStore, file: string): Promise<Transfe
     if (line.doc.collection === META.name) continue;
     const collection = await docs.collection<{ _id: string | number }>({ name: line.doc.collection, indexes: [] });
     try {
-      await collection.insert(fromJson(line.doc.value, refs) as { _id: string | number });
+      await collection.insert(rewriteRefs(restoreTags(line.doc.value), refs) as { _id: string | number });
       counts.documents++;
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../core/observe/logger.js';
+import type { DocStore } from '../../core/storage/port.js';
 import { openStorage } from '../../core/storage/storage.js';
 import type { GatewayConfig } from '../../core/config/types.js';
 import { input } from '../tasks/task-store.conformance.js';
@@ -62,6 +63,15 @@ async function expectTasks(store: GatewayConfig['store'], ids: { small: string; 
   }
 }
 
+async function withDocs(store: GatewayConfig['store'], use: (docs: DocStore) => Promise<unknown>): Promise<void> {
+  const storage = await openStorage(store, silentLogger());
+  try {
+    await use(storage.docs);
+  } finally {
+    await storage.close();
+  }
+}
+
 describe('npm run store', () => {
   it('says how to use it when a command or its file is missing', () => {
     const { path } = config('usage');
@@ -105,6 +115,9 @@ describe('npm run store', () => {
   it('moves the store by export and import into a fresh embedded store', async () => {
     const from = config('from');
     const ids = await seed(from.store);
+    // Caller data shaped like the export's encoding of a Buffer ({"$b64": …}) comes across as it was.
+    const note = { _id: 'n1', data: { $b64: 'AAE=' }, kept: { $lit: { a: 1 } }, bytes: Buffer.from([1, 2]) };
+    await withDocs(from.store, async (docs) => (await docs.collection({ name: 'notes', indexes: [] })).insert(note));
     const exported = tool(from.path, 'export', 'move.jsonl');
     expect(exported.code, exported.out).toBe(0);
     expect(exported.out).toMatch(/exported \d+ documents and 1 blobs/);
@@ -112,6 +125,7 @@ describe('npm run store', () => {
     const imported = tool(to.path, 'import', 'move.jsonl');
     expect(imported.code, imported.out).toBe(0);
     await expectTasks(to.store, ids);
+    await withDocs(to.store, async (docs) => expect(await (await docs.collection({ name: 'notes', indexes: [] })).get('n1')).toEqual(note));
     // Again: nothing doubles.
     expect(tool(to.path, 'import', 'move.jsonl').out).toMatch(/imported 0 documents .*already there/);
     await expectTasks(to.store, ids);

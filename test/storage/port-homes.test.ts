@@ -127,6 +127,43 @@ for (const [home, open] of Object.entries(homes)) {
       expect(await c.deleteMany({ _id: { $in: ['a', 'b'] } })).toBe(2);
       expect(await c.count({})).toBe(2);
     });
+
+    it('keeps Buffers wherever a document holds them, and caller data that looks like their encoding as it is', async () => {
+      const c = await items();
+      // The embedded home writes a Buffer as {"$b64": …} and wraps a caller's object of that shape
+      // in {"$lit": …}; the caller's objects below must come back as they went in.
+      const lookAlikes = [
+        { $b64: 'AAE=' },
+        { $b64: 'AAE=', other: 1 },
+        { $b64: 5 },
+        { $lit: { a: 1 } },
+        { $lit: { $b64: 'AAE=' } },
+        { $lit: 'text' },
+        [{ $lit: { $lit: {} } }],
+      ];
+      const doc = {
+        _id: 'bin',
+        owner: 1,
+        name: 'bin',
+        at: 1,
+        body: Buffer.from([0, 1, 254, 255]),
+        parts: [Buffer.from('a'), { inner: Buffer.alloc(0) }, 'text'],
+        lookAlikes,
+        // A key that is a prototype's name, as JSON.parse makes it from a caller's body.
+        ...(JSON.parse('{"__proto__": {"$b64": "AQI="}}') as object),
+      } as unknown as Item;
+      await c.insert(doc);
+      const back = (await c.get('bin')) as unknown as Record<string, unknown>;
+      expect(back.body).toEqual(Buffer.from([0, 1, 254, 255]));
+      expect(back.parts).toEqual([Buffer.from('a'), { inner: Buffer.alloc(0) }, 'text']);
+      expect(back.lookAlikes).toEqual(lookAlikes);
+      expect(Object.getOwnPropertyDescriptor(back, '__proto__')?.value).toEqual({ $b64: 'AQI=' });
+      expect(Object.getPrototypeOf(back)).toBe(Object.prototype);
+      // And once more through an update, which reads the document and writes it again.
+      await c.findOneAndUpdate({ _id: 'bin' }, { $set: { at: 2 } });
+      const again = (await c.findOne({ at: 2 })) as unknown as Record<string, unknown>;
+      expect([again.body, again.parts, again.lookAlikes]).toEqual([back.body, back.parts, lookAlikes]);
+    });
   });
 }
 
