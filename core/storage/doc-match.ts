@@ -47,19 +47,23 @@ export function matches(doc: Doc, filter: Filter): boolean {
   return true;
 }
 
+/**
+ * `target[key] = value` as a plain own property, for a copy of caller data: its "__proto__" key
+ * (JSON.parse makes one a plain property) assigned would set the copy's prototype to the caller's
+ * object and drop the key.
+ */
+export function setEntry(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+}
+
 /** A deep copy (Buffers copied too), so no caller shares memory with what a home keeps. */
 export function cloneDoc<T>(value: T): T {
   if (Buffer.isBuffer(value)) return Buffer.from(value) as T;
   if (Array.isArray(value)) return value.map(cloneDoc) as T;
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      if (v === undefined) continue;
-      // Caller data may have a "__proto__" key (JSON.parse makes it a plain property): assigned, it
-      // would set the copy's prototype to the caller's object and drop the key.
-      if (k === '__proto__') Object.defineProperty(out, k, { value: cloneDoc(v), enumerable: true, writable: true, configurable: true });
-      else out[k] = cloneDoc(v);
-    }
+    for (const [k, v] of Object.entries(value)) if (v !== undefined) setEntry(out, k, cloneDoc(v));
     return out as T;
   }
   return value;

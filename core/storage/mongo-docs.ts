@@ -8,6 +8,7 @@
 import mongoose, { type Connection } from 'mongoose';
 import type { Logger } from '../observe/logger.js';
 import { GridFsBlobStore } from '../tasks/gridfs-blob-store.js';
+import { setEntry } from './doc-match.js';
 import { connectionDb, isDuplicateKeyError } from '../tasks/mongo-connection.js';
 import {
   DuplicateKeyError,
@@ -32,7 +33,7 @@ function fromBson<T>(value: unknown): T {
   if (Array.isArray(value)) return value.map(fromBson) as T;
   if (value && typeof value === 'object' && !(value instanceof Date) && !(value instanceof mongoose.mongo.ObjectId)) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = fromBson(v);
+    for (const [k, v] of Object.entries(value)) setEntry(out, k, fromBson(v));
     return out as T;
   }
   return value as T;

@@ -54,6 +54,44 @@ const homes: Record<string, () => Promise<{ docs: DocStore; close(): Promise<voi
   },
 };
 
+/**
+ * A document with Buffers, and caller data shaped like the embedded home's encoding of them (a Buffer
+ * as {"$b64": …}, a caller's object of that shape wrapped in {"$lit": …}) and a "__proto__" key as
+ * JSON.parse makes one: it must read back as it went in, also after an update rewrote it.
+ */
+async function expectKeptAsWritten(c: Collection<Item>): Promise<void> {
+  const lookAlikes = [
+    { $b64: 'AAE=' },
+    { $b64: 'AAE=', other: 1 },
+    { $b64: 5 },
+    { $lit: { a: 1 } },
+    { $lit: { $b64: 'AAE=' } },
+    { $lit: 'text' },
+    [{ $lit: { $lit: {} } }],
+  ];
+  const doc = {
+    _id: 'bin',
+    owner: 1,
+    name: 'bin',
+    at: 1,
+    body: Buffer.from([0, 1, 254, 255]),
+    parts: [Buffer.from('a'), { inner: Buffer.alloc(0) }, 'text'],
+    lookAlikes,
+    ...(JSON.parse('{"__proto__": {"$b64": "AQI="}}') as object),
+  } as unknown as Item;
+  await c.insert(doc);
+  const back = (await c.get('bin')) as unknown as Record<string, unknown>;
+  expect(back.body).toEqual(Buffer.from([0, 1, 254, 255]));
+  expect(back.parts).toEqual([Buffer.from('a'), { inner: Buffer.alloc(0) }, 'text']);
+  expect(back.lookAlikes).toEqual(lookAlikes);
+  expect(Object.getOwnPropertyDescriptor(back, '__proto__')?.value).toEqual({ $b64: 'AQI=' });
+  expect(Object.getPrototypeOf(back)).toBe(Object.prototype);
+  await c.findOneAndUpdate({ _id: 'bin' }, { $set: { at: 2 } });
+  const again = (await c.findOne({ at: 2 })) as unknown as Record<string, unknown>;
+  expect([again.body, again.parts, again.lookAlikes]).toEqual([back.body, back.parts, lookAlikes]);
+  expect(Object.getOwnPropertyDescriptor(again, '__proto__')?.value).toEqual({ $b64: 'AQI=' });
+}
+
 for (const [home, open] of Object.entries(homes)) {
   describe(`the store port on the ${home} home: unique indexes and _id filters`, () => {
     let close: (() => Promise<void>) | undefined;
@@ -129,40 +167,7 @@ for (const [home, open] of Object.entries(homes)) {
     });
 
     it('keeps Buffers wherever a document holds them, and caller data that looks like their encoding as it is', async () => {
-      const c = await items();
-      // The embedded home writes a Buffer as {"$b64": …} and wraps a caller's object of that shape
-      // in {"$lit": …}; the caller's objects below must come back as they went in.
-      const lookAlikes = [
-        { $b64: 'AAE=' },
-        { $b64: 'AAE=', other: 1 },
-        { $b64: 5 },
-        { $lit: { a: 1 } },
-        { $lit: { $b64: 'AAE=' } },
-        { $lit: 'text' },
-        [{ $lit: { $lit: {} } }],
-      ];
-      const doc = {
-        _id: 'bin',
-        owner: 1,
-        name: 'bin',
-        at: 1,
-        body: Buffer.from([0, 1, 254, 255]),
-        parts: [Buffer.from('a'), { inner: Buffer.alloc(0) }, 'text'],
-        lookAlikes,
-        // A key that is a prototype's name, as JSON.parse makes it from a caller's body.
-        ...(JSON.parse('{"__proto__": {"$b64": "AQI="}}') as object),
-      } as unknown as Item;
-      await c.insert(doc);
-      const back = (await c.get('bin')) as unknown as Record<string, unknown>;
-      expect(back.body).toEqual(Buffer.from([0, 1, 254, 255]));
-      expect(back.parts).toEqual([Buffer.from('a'), { inner: Buffer.alloc(0) }, 'text']);
-      expect(back.lookAlikes).toEqual(lookAlikes);
-      expect(Object.getOwnPropertyDescriptor(back, '__proto__')?.value).toEqual({ $b64: 'AQI=' });
-      expect(Object.getPrototypeOf(back)).toBe(Object.prototype);
-      // And once more through an update, which reads the document and writes it again.
-      await c.findOneAndUpdate({ _id: 'bin' }, { $set: { at: 2 } });
-      const again = (await c.findOne({ at: 2 })) as unknown as Record<string, unknown>;
-      expect([again.body, again.parts, again.lookAlikes]).toEqual([back.body, back.parts, lookAlikes]);
+      await expectKeptAsWritten(await items());
     });
   });
 }
@@ -176,6 +181,15 @@ describe(`the memory home answers as the embedded${withMongo ? ' and MongoDB hom
   });
   afterAll(async () => {
     await mongo?.stop();
+  });
+
+  it.skipIf(!withMongo)('keeps Buffers, caller data that looks like their encoding and a "__proto__" key on MongoDB too', async () => {
+    const connection = await openMongoConnection(mongo!.freshDatabaseUri());
+    try {
+      await expectKeptAsWritten(await new MongoDocStore(connection).collection<Item>(SPEC));
+    } finally {
+      await connection.close();
+    }
   });
 
   it('for 600 random writes, each followed by random queries (equalities, $in, $or, ranges, sorts, limits)', async () => {
