@@ -139,6 +139,16 @@ function lagMeter(): { stop(): { p99: number; max: number } } {
   };
 }
 
+/** The `n`th task, of one of the ACCOUNTS callers, within the spec's queued cap. */
+const createTask = (store: DocTaskStore, n: number, body: Buffer) =>
+  store.create(
+    { callerId: 1 + (n % ACCOUNTS), serviceId: 10, serviceAccountId: 2, request: { kind: 'raw', body } },
+    { maxQueuedPerAccount: 250 },
+  );
+
+/** A worker's claim, within the spec's running cap. */
+const claimTask = (store: DocTaskStore, workerId: string) => store.claim({ workerId, leaseMs: 60_000, maxRunningPerAccount: 50 });
+
 /**
  * Between two operations the loop takes a turn, as it does between requests that arrive over sockets:
  * the lag then measures the longest synchronous stretch of one store call, not of a whole loop.
@@ -163,10 +173,7 @@ async function measureHome(home: Home, options: StoreOptions, tasks: number): Pr
   const create = async () => {
     while (created < tasks) {
       created++;
-      await creator.create(
-        { callerId: 1 + (created % ACCOUNTS), serviceId: 10, serviceAccountId: 2, request: { kind: 'raw', body } },
-        { maxQueuedPerAccount: 250 },
-      );
+      await createTask(creator, created, body);
       await turn();
     }
     creating = false;
@@ -175,7 +182,7 @@ async function measureHome(home: Home, options: StoreOptions, tasks: number): Pr
     let done = 0;
     for (;;) {
       const t0 = performance.now();
-      const task = await store.claim({ workerId: `w${i}`, leaseMs: 60_000, maxRunningPerAccount: 50 });
+      const task = await claimTask(store, `w${i}`);
       claimMs.push(performance.now() - t0);
       if (!task) {
         // Nothing claimable once every task is in: the rest were all claimed.
@@ -266,16 +273,13 @@ async function measureHome(home: Home, options: StoreOptions, tasks: number): Pr
 /** `count` tasks queued, then claimed and completed one at a time: each claim's time in ms, sorted. */
 async function claimBacklog(store: DocTaskStore, count: number, body: Buffer): Promise<number[]> {
   for (let i = 0; i < count; i++) {
-    await store.create(
-      { callerId: 1 + (i % ACCOUNTS), serviceId: 10, serviceAccountId: 2, request: { kind: 'raw', body } },
-      { maxQueuedPerAccount: 250 },
-    );
+    await createTask(store, i, body);
     await turn();
   }
   const claimMs: number[] = [];
   for (;;) {
     const t0 = performance.now();
-    const task = await store.claim({ workerId: 'backlog', leaseMs: 60_000, maxRunningPerAccount: 50 });
+    const task = await claimTask(store, 'backlog');
     if (!task) break;
     claimMs.push(performance.now() - t0);
     await store.complete(task.taskId, task.leaseToken!, { statusCode: 200, headers: {}, body: Buffer.alloc(0) });

@@ -84,20 +84,18 @@ function startGateway(configPath: string, env: Record<string, string>, output: G
   return child;
 }
 
+const hasExited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+
 /**
  * Waits for the banner. Fails at once when the gateway exits first, and with the output as it is at
  * the failure (one CI run timed out here after 60 s with the output as it was at the call: empty).
  */
 async function ready(child: ChildProcess, output: GatewayOutput, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  const failed = (why: string) => new Error(`the gateway ${why}:\n${output.text.join('')}`);
   while (!output.text.join('').includes('Gateway ready')) {
-    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
-      const how =
-        child.exitCode !== null || child.signalCode !== null
-          ? `exited (${child.exitCode ?? child.signalCode})`
-          : `not ready in ${timeoutMs} ms`;
-      throw new Error(`the gateway ${how}:\n${output.text.join('')}`);
-    }
+    if (hasExited(child)) throw failed(`exited (${child.exitCode ?? child.signalCode})`);
+    if (Date.now() > deadline) throw failed(`not ready in ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }
@@ -106,9 +104,7 @@ async function ready(child: ChildProcess, output: GatewayOutput, timeoutMs = 60_
 const lostPortRace = (output: GatewayOutput) => output.text.join('').includes('EADDRINUSE');
 
 const exited = (child: ChildProcess) =>
-  child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve(child.exitCode)
-    : new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  hasExited(child) ? Promise.resolve(child.exitCode) : new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
 
 describe.skipIf(!requirePrerequisite('gateway workers on MongoDB', mongoPrerequisite()))('server.workers: 2 on MongoDB', () => {
   let mongo: MongoTestServer;
