@@ -27,6 +27,7 @@ describe.skipIf(!ready)('a model service written in Python with grpcio', () => {
       env: { ...process.env, PYTHONFAULTHANDLER: '1' },
     });
     let stderr = '';
+    let stdout = '';
     const streamLog = () =>
       log.lines
         .filter((line) => /service (stream|instance)/.test(String(line.msg)))
@@ -42,8 +43,10 @@ describe.skipIf(!ready)('a model service written in Python with grpcio', () => {
           gaveUp = true;
           child.kill('SIGABRT');
         }, 40_000);
+        // Read as a whole, not chunk by chunk: a line split across two reads is still seen.
         child.stdout.on('data', (chunk: Buffer) => {
-          if (chunk.toString().includes('READY echo')) {
+          stdout += chunk.toString();
+          if (stdout.includes('READY echo')) {
             clearTimeout(timer);
             resolve();
           }
@@ -54,7 +57,7 @@ describe.skipIf(!ready)('a model service written in Python with grpcio', () => {
           reject(
             new Error(
               (gaveUp
-                ? `python service not ready within 40 s; its stderr, with the stacks of its threads:\n${stderr.slice(-6000)}`
+                ? `python service not ready within 40 s; its stdout: ${JSON.stringify(stdout.slice(-500))}; its stderr (the kinds of message it got first, then the stacks of its threads):\n${stderr.slice(-6000)}`
                 : `python service exited (${code ?? signal}): ${stderr}`) + `\nthe gateway's service streams:\n${streamLog()}`,
             ),
           );

@@ -48,8 +48,13 @@ def heartbeat(interval_ms):
 
 
 heartbeats_started = False
+kinds_seen = set()
 for message in stub.processAsync(requests()):
     kind = message.WhichOneof("body")
+    if kind not in kinds_seen:
+        # On stderr, which the test reports when this service never gets ready.
+        kinds_seen.add(kind)
+        print("got", kind, file=sys.stderr, flush=True)
     if kind == "serviceInfo":
         print("READY", message.serviceInfo.modelName, flush=True)
     elif kind == "heartBeat" and not heartbeats_started:
