@@ -24,7 +24,7 @@ describe.skipIf(!ready)('a model service written in Python with grpcio', () => {
     // prints where each of its threads was, which the error below carries.
     const child = spawn(pythonPath(), [join(pythonScriptsDir, 'gate_service.py'), stubs, gw.grpcAddress, ECHO_TOKEN], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, PYTHONFAULTHANDLER: '1' },
+      env: { ...process.env, PYTHONFAULTHANDLER: '1', GATE_SERVICE_TRACE: '1' },
     });
     let stderr = '';
     let stdout = '';
