@@ -60,11 +60,19 @@ export function restoreTags(value: unknown): unknown {
   const tag = tagOf(value);
   if (tag === BINARY_TAG) return Buffer.from((value as Record<string, string>)[BINARY_TAG]!, 'base64');
   const container = (tag === LITERAL_TAG ? (value as Record<string, unknown>)[LITERAL_TAG] : value) as Record<string, unknown>;
+  return replaceValues(container, restoreTags);
+}
+
+/**
+ * `container` (an object or array parsed from JSON) with each of its values replaced by `replace`'s
+ * answer, in place: only a changed value is written back, and JSON.parse's own "__proto__" keys are
+ * data properties, so writing one back sets the key, not the prototype.
+ */
+export function replaceValues<C extends Record<string, unknown>>(container: C, replace: (value: unknown) => unknown): C {
   for (const key of Object.keys(container)) {
     const inner = container[key];
-    const restored = restoreTags(inner);
-    // Only a changed value is written back (JSON.parse's own "__proto__" keys are data properties).
-    if (restored !== inner) container[key] = restored;
+    const replaced = replace(inner);
+    if (replaced !== inner) (container as Record<string, unknown>)[key] = replaced;
   }
   return container;
 }

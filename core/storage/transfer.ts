@@ -8,7 +8,7 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { encodeDoc, restoreTags } from './doc-json.js';
+import { encodeDoc, replaceValues, restoreTags } from './doc-json.js';
 import { isDuplicateKey, type DocStore } from './port.js';
 import { META } from './schema.js';
 
@@ -23,13 +23,7 @@ const docLine = (collection: string, value: unknown) => `{"doc":{"collection":${
 function rewriteRefs(value: unknown, refs: Map<string, string>): unknown {
   if (typeof value === 'string') return refs.get(value) ?? value;
   if (value === null || typeof value !== 'object' || Buffer.isBuffer(value)) return value;
-  const container = value as Record<string, unknown>;
-  for (const key of Object.keys(container)) {
-    const inner = container[key];
-    const rewritten = rewriteRefs(inner, refs);
-    if (rewritten !== inner) container[key] = rewritten; // own "__proto__" keys are data properties
-  }
-  return value;
+  return replaceValues(value as Record<string, unknown>, (inner) => rewriteRefs(inner, refs));
 }
 
 /** Collections of documents (GridFS's own collections and system ones are blobs or not ours). */
@@ -46,8 +40,8 @@ const PAGE = 500;
 
 export async function exportStore(docs: DocStore, file: string): Promise<TransferCounts> {
   const out = createWriteStream(file);
-  const write = async (line: Line | string) => {
-    if (!out.write(`${typeof line === 'string' ? line : JSON.stringify(line)}\n`)) await once(out, 'drain');
+  const write = async (line: string) => {
+    if (!out.write(`${line}\n`)) await once(out, 'drain');
   };
   const counts: TransferCounts = { documents: 0, blobs: 0 };
   for (const bucket of await docs.buckets()) {
@@ -55,7 +49,8 @@ export async function exportStore(docs: DocStore, file: string): Promise<Transfe
     for (const { ref, metadata } of await blobs.listBefore(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)) {
       const read = await blobs.read(ref);
       if (read.kind !== 'ok') continue;
-      await write({ blob: { bucket, ref, metadata, data: read.data.toString('base64') } });
+      const line: Line = { blob: { bucket, ref, metadata, data: read.data.toString('base64') } };
+      await write(JSON.stringify(line));
       counts.blobs++;
     }
   }
