@@ -42,7 +42,10 @@ export interface BenchOptions {
   driftRate: number;
   /** Offered chat rate of the hostile scenario, with and without the attacker. */
   hostileRate: number;
-  /** Seconds of its chat load before the hostile scenario's first round (`--hostile-warmup`): see its default. */
+  /**
+   * Seconds of its chat load before the hostile scenario's first round (`--hostile-warmup`): see its
+   * default. Unless 0, the authenticated attacker's first runs follow it, measured apart (scenarios/hostile.ts).
+   */
   hostileWarmupSec: number;
   /** Concurrent loops of the unauthenticated attacker. */
   attackLoops: number;
