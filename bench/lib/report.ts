@@ -27,7 +27,6 @@ function cpu(perProcess: Record<string, number>): string {
   return servers.length > 1 ? `${f(total)} (${servers.map(([k, v]) => `${k} ${f(v)}`).join(' + ')})` : f(total);
 }
 
-/** Verdicts of the issue's targets, from the figures of this run. */
 /** The hostile warm-up round's ratio for one row, when there was one: reported beside the verdict, not judged. */
 function warmupRatio(round: HostileRound | undefined, attacked: (round: HostileRound) => LoadResult): string {
   return round
@@ -35,6 +34,7 @@ function warmupRatio(round: HostileRound | undefined, attacked: (round: HostileR
     : '';
 }
 
+/** Verdicts of the issue's targets, from the figures of this run. */
 export function verdicts(r: BenchResults): TargetVerdict[] {
   const out: TargetVerdict[] = [];
   if (r.http) {
