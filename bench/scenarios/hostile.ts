@@ -142,12 +142,10 @@ async function measure(
   // after 3 s still 2-3 times the next rounds' (the harness's hostileWarmupSec).
   if (options.warmupSec > 0) await fixedRate(target, { ...settings, durationSec: options.warmupSec }, options.rate);
   // Then a whole round that is reported but not judged, the attacks' first runs on these servers.
-  // Their first calls take paths neither server has run yet, and V8 compiles them then: six runs of
-  // three rounds read a median × 2.27 in their first rounds for the rotating attacker and 1.62 in the
-  // later ones, and with only the authenticated attacks run once before, the costliest attack still
-  // read × 4.1-5.2 in three first rounds of four against a median 1.56 later (docs/benchmarks.md). A
-  // gateway in production meets that once in its life; the chat warm-up above is the same for the
-  // victim's paths.
+  // Their first calls take paths neither server has run yet, and V8 compiles them then: measured
+  // apart, the rotating attacker's first run read × 2.4-5.3 and the costliest attack's × 1.8-4.8,
+  // where the judged rounds' medians are about 1.6 and 2.4 (docs/benchmarks.md). A gateway in
+  // production meets that once in its life; the chat warm-up above is the same for the victim's paths.
   let warmupRound: HostileRound | undefined;
   for (let round = options.warmupSec > 0 ? 0 : 1; round <= options.rounds; round++) {
     const name = round === 0 ? 'hostile warm-up round (not judged)' : `hostile round ${round}`;
