@@ -319,7 +319,10 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     await page.locator('#main textarea').fill('{"text": "hold on"}');
     await page.locator('button::-p-text(Submit)').click();
     // The held instance keeps it running: the row stays PROCESSING until it is cancelled.
-    const cancel = await page.waitForSelector('button[aria-label^="Cancel "]', { timeout: 15_000 });
+    const cancel = await page.waitForSelector('button[aria-label^="Cancel "]', { timeout: 15_000 }).catch(async (err: unknown) => {
+      // Missed once in CI (2026-11-28) with nothing else to go on: say what the page showed instead.
+      throw new Error(`${String(err)}; the page said:\n${await text()}`);
+    });
     const taskId = (await cancel!.evaluate((b) => b.getAttribute('aria-label') ?? '')).slice('Cancel '.length);
     await page.waitForFunction((id) => document.querySelector(`tr[data-task="${id}"]`)?.textContent?.includes('PROCESSING'), {}, taskId);
     expect(held.seen.cancelled).toBe(0);
