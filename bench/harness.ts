@@ -44,7 +44,8 @@ export interface BenchOptions {
   hostileRate: number;
   /**
    * Seconds of its chat load before the hostile scenario's first round (`--hostile-warmup`): see its
-   * default. Unless 0, the authenticated attacker's first runs follow it, measured apart (scenarios/hostile.ts).
+   * default. Unless 0, a warm-up round follows it, every attack's first run, reported apart and not judged
+   * (scenarios/hostile.ts).
    */
   hostileWarmupSec: number;
   /** Concurrent loops of the unauthenticated attacker. */

@@ -13,8 +13,8 @@
  *   --long              the steady run lasts 10 minutes
  *   --drift-rate R      offered rate of the steady run (default 200)
  *   --hostile-rate R    offered chat rate of the hostile scenario (default 200)
- *   --hostile-warmup S  seconds of its chat load before its first round, then the authenticated attacker's first
- *                       runs, measured apart (default 20; 0: neither)
+ *   --hostile-warmup S  seconds of its chat load before its first round, then a warm-up round reported apart,
+ *                       not judged (default 20; 0: neither)
  *   --attack-loops N    concurrent loops of its unauthenticated attacker (default 4)
  *   --echo-instances N  our gateway's echo service as N instances in one process, each its own stream, in every
  *                       scenario that calls it (default 1, as in the demo)

@@ -1,7 +1,7 @@
 /** The results as Markdown tables (printed and saved next to the JSON) and the target verdicts. */
 import type { BenchResults } from '../harness.js';
 import { HTTP_TARGETS } from '../scenarios/http.js';
-import type { HostileRound } from '../scenarios/hostile.js';
+import { HOSTILE_ROWS, p99Ratio, type HostileRound } from '../scenarios/hostile.js';
 import type { LoadResult } from './load.js';
 import { FAIR_WORKER_CORES } from '../scenarios/workers.js';
 import { spread, type Spread } from './stats.js';
@@ -28,10 +28,8 @@ function cpu(perProcess: Record<string, number>): string {
 }
 
 /** The hostile warm-up round's ratio for one row, when there was one: reported beside the verdict, not judged. */
-function warmupRatio(round: HostileRound | undefined, attacked: (round: HostileRound) => LoadResult): string {
-  return round
-    ? `; the warm-up round, every attack's first run (not judged): × ${(attacked(round).latencyMs.p99 / round.baseline.latencyMs.p99).toFixed(2)}`
-    : '';
+function warmupRatio(round: HostileRound | undefined, row: (round: HostileRound) => LoadResult): string {
+  return round ? `; the warm-up round, every attack's first run (not judged): × ${p99Ratio(round, row).toFixed(2)}` : '';
 }
 
 /** Verdicts of the issue's targets, from the figures of this run. */
@@ -121,7 +119,7 @@ export function verdicts(r: BenchResults): TargetVerdict[] {
         'Chat p99 under an unauthenticated attacker looping the largest allowed gRPC message ≤ 2 × without (same round); the attacker gets API_KEY_MISSING',
       value:
         `× ${f(r.hostile.summary.p99Ratio.median, 2)}; attacker answered ${codes.join(', ')}` +
-        warmupRatio(r.hostile.warmupRound, (round) => round.attacked),
+        warmupRatio(r.hostile.warmupRound, HOSTILE_ROWS.keyless),
       met: r.hostile.summary.p99Ratio.median <= 2 && codes.includes('API_KEY_MISSING'),
     });
     const authedCodes = Object.keys(r.hostile.rounds.at(-1)?.authedAttackerCodes ?? {});
@@ -131,7 +129,7 @@ export function verdicts(r: BenchResults): TargetVerdict[] {
         'Chat p99 while another account sends maximal ext maps (gRPC and HTTP) and 30 MB Responses bodies ≤ 2 × without (same round); the floods get EXT_PARAMS_TOO_LARGE and JSON_TOO_MANY_MEMBERS',
       value:
         `× ${f(r.hostile.summary.authedP99Ratio.median, 2)}; attacker answered ${authedCodes.join(', ')}` +
-        warmupRatio(r.hostile.warmupRound, (round) => round.authedAttacked),
+        warmupRatio(r.hostile.warmupRound, HOSTILE_ROWS.authed),
       met: r.hostile.summary.authedP99Ratio.median <= 2 && refused('EXT_PARAMS_TOO_LARGE') && refused('JSON_TOO_MANY_MEMBERS'),
     });
     const costliestCodes = Object.keys(r.hostile.rounds.at(-1)?.costliest.authedAttackerCodes ?? {});
@@ -140,7 +138,7 @@ export function verdicts(r: BenchResults): TargetVerdict[] {
         'Chat p99 while another account sends only its costliest attack (served 4 MiB ext calls, every loop, at its full input rate) ≤ 2 × without (same round)',
       value:
         `× ${f(r.hostile.summary.costliestP99Ratio.median, 2)}; attacker answered ${costliestCodes.join(', ')}` +
-        warmupRatio(r.hostile.warmupRound, (round) => round.costliest.authedAttacked),
+        warmupRatio(r.hostile.warmupRound, HOSTILE_ROWS.costliest),
       met: r.hostile.summary.costliestP99Ratio.median <= 2,
     });
   }

@@ -95,6 +95,18 @@ type AuthedRun = Pick<HostileRound, 'authedAttacked' | 'authedAttackerCallsPerSe
 /** The authenticated attacker's kind that, sent alone, costs another account most (docs/benchmarks.md). */
 export const COSTLIEST_ATTACK = 'grpc-ext-max';
 
+/** Each verdict row's run under attack within a round: the keyless attacker, the authenticated one, its costliest attack alone. */
+export const HOSTILE_ROWS = {
+  keyless: (round: HostileRound) => round.attacked,
+  authed: (round: HostileRound) => round.authedAttacked,
+  costliest: (round: HostileRound) => round.costliest.authedAttacked,
+} satisfies Record<string, (round: HostileRound) => LoadResult>;
+
+/** A row's p99 under attack ÷ its round's p99 without: the figure each verdict judges. */
+export function p99Ratio(round: HostileRound, row: (round: HostileRound) => LoadResult): number {
+  return row(round).latencyMs.p99 / round.baseline.latencyMs.p99;
+}
+
 export interface HostileResult {
   settings: Omit<HostileOptions, 'log'> & Placement;
   /** With a warm-up only: its round, every attack's first run on these servers (reported, not judged). */
@@ -218,14 +230,14 @@ async function measure(
     rounds,
     summary: {
       baselineP99Ms: spread(rounds.map((r) => r.baseline.latencyMs.p99)),
-      attackedP99Ms: spread(rounds.map((r) => r.attacked.latencyMs.p99)),
-      p99Ratio: spread(rounds.map((r) => r.attacked.latencyMs.p99 / r.baseline.latencyMs.p99)),
+      attackedP99Ms: spread(rounds.map((r) => HOSTILE_ROWS.keyless(r).latencyMs.p99)),
+      p99Ratio: spread(rounds.map((r) => p99Ratio(r, HOSTILE_ROWS.keyless))),
       attackerCallsPerSec: spread(rounds.map((r) => r.attackerCallsPerSec)),
-      authedAttackedP99Ms: spread(rounds.map((r) => r.authedAttacked.latencyMs.p99)),
-      authedP99Ratio: spread(rounds.map((r) => r.authedAttacked.latencyMs.p99 / r.baseline.latencyMs.p99)),
+      authedAttackedP99Ms: spread(rounds.map((r) => HOSTILE_ROWS.authed(r).latencyMs.p99)),
+      authedP99Ratio: spread(rounds.map((r) => p99Ratio(r, HOSTILE_ROWS.authed))),
       authedAttackerCallsPerSec: spread(rounds.map((r) => r.authedAttackerCallsPerSec)),
-      costliestAttackedP99Ms: spread(rounds.map((r) => r.costliest.authedAttacked.latencyMs.p99)),
-      costliestP99Ratio: spread(rounds.map((r) => r.costliest.authedAttacked.latencyMs.p99 / r.baseline.latencyMs.p99)),
+      costliestAttackedP99Ms: spread(rounds.map((r) => HOSTILE_ROWS.costliest(r).latencyMs.p99)),
+      costliestP99Ratio: spread(rounds.map((r) => p99Ratio(r, HOSTILE_ROWS.costliest))),
     },
   };
 }
