@@ -132,7 +132,10 @@ export async function createGateway(config: GatewayConfig, options: GatewayOptio
   const drain = new HttpDrain();
   app.use(drain.middleware);
   // One input rate per account for HTTP bodies and gRPC client messages alike (core/flow/byte-rate.ts).
-  const accountInput = new AccountInputRate(config.limits.inputBytesPerSecondPerAccount);
+  const accountInput = new AccountInputRate(
+    config.limits.inputBytesPerSecondPerAccount,
+    (id) => directory.findAccount(id)?.inputBytesPerSecond,
+  );
   const http = createHttpHelpers(config.server.bodyLimitBytes, events, config.limits.jsonMaxDepth, jsonSize, registry.prices, {
     accountInput,
     refusedBodyDrainBytes: config.server.refusedBodyDrainBytes,

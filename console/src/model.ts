@@ -120,6 +120,8 @@ export interface Account {
   displayName?: string;
   blocked?: boolean;
   requestsPerSecond?: number;
+  /** Its own input rate, bytes a second; null: the gateway's default. */
+  inputBytesPerSecond?: number | null;
   source?: 'config' | 'stored';
   budgets?: Budget[];
 }

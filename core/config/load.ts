@@ -126,6 +126,7 @@ function normalise(input: Record<string, any>, baseDir: string, problems: string
     id: a.id as number,
     name: a.name as string,
     requestsPerSecond: (a.requestsPerSecond as number | undefined) ?? (input.limits.defaultRequestsPerSecond as number),
+    ...(a.inputBytesPerSecond !== undefined ? { inputBytesPerSecond: a.inputBytesPerSecond as number } : {}),
     blocked: a.blocked as boolean,
     ...(a.budgets?.length ? { budgets: a.budgets as Budget[] } : {}),
   }));

@@ -11,6 +11,8 @@ export interface AccountConfig {
   readonly id: number;
   readonly name: string;
   readonly requestsPerSecond: number;
+  /** Its own `limits.inputBytesPerSecondPerAccount` (core/flow/byte-rate.ts); undefined: that limit. */
+  readonly inputBytesPerSecond?: number;
   readonly blocked: boolean;
   /** Spending limits of the whole account (core/userspace/budgets.ts). */
   readonly budgets?: readonly Budget[];

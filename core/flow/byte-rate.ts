@@ -65,21 +65,31 @@ export interface InputCharge {
  * messages) read per second for each account, so that one tenant's large bodies wait on its own
  * budget instead of taking the event loop from every other account (issue 25: an authenticated
  * attacker sending maximal ext maps and 30 MB Responses bodies took another account's chat p99 from
- * 2.55 to 131 ms). Accounts come from the config, so the map is bounded by it.
+ * 2.55 to 131 ms). An account's own `inputBytesPerSecond` (`ownRate`, read at each charge so that a
+ * change applies at once) replaces the default. Accounts come from the config and the store, so the
+ * map is bounded by them.
  */
 export class AccountInputRate {
   readonly perSecond: number;
+  readonly #ownRate: (accountId: number) => number | undefined;
   readonly #rates = new Map<number, ByteRate>();
 
-  constructor(perSecond: number) {
+  constructor(perSecond: number, ownRate: (accountId: number) => number | undefined = () => undefined) {
     this.perSecond = perSecond;
+    this.#ownRate = ownRate;
   }
 
   /** Charges `bytes` just read for `accountId`; ms to pause its reader before reading more. */
   charge(accountId: number, bytes: number): number {
+    return this.#rateOf(accountId).charge(bytes);
+  }
+
+  /** The account's bucket, replaced (full) when its rate was changed. */
+  #rateOf(accountId: number): ByteRate {
+    const perSecond = this.#ownRate(accountId) ?? this.perSecond;
     let rate = this.#rates.get(accountId);
-    if (!rate) this.#rates.set(accountId, (rate = new ByteRate(this.perSecond)));
-    return rate.charge(bytes);
+    if (!rate || rate.perSecond !== perSecond) this.#rates.set(accountId, (rate = new ByteRate(perSecond)));
+    return rate;
   }
 
   /**
@@ -94,7 +104,7 @@ export class AccountInputRate {
       seen += bytes;
       return counted > 0 ? this.charge(accountId, counted) : 0;
     };
-    return Object.assign(charge, { owed: () => this.#rates.get(accountId)?.owedMs() ?? 0 });
+    return Object.assign(charge, { owed: () => this.#rateOf(accountId).owedMs() });
   }
 }
 

@@ -18,6 +18,8 @@ export interface AccountView {
   name: string;
   displayName: string;
   requestsPerSecond: number;
+  /** Its own input rate; null: the gateway's `limits.inputBytesPerSecondPerAccount`. */
+  inputBytesPerSecond: number | null;
   blocked: boolean;
   budgets: Budget[];
   source: Source;
@@ -27,6 +29,8 @@ export interface AccountChanges {
   name?: string;
   displayName?: string;
   requestsPerSecond?: number;
+  /** null: back to the gateway's default. */
+  inputBytesPerSecond?: number | null;
   blocked?: boolean;
   budgets?: Budget[];
 }
@@ -43,6 +47,7 @@ export function accountKind(directory: Directory, configIds: ReadonlySet<number>
           id: doc._id,
           name: doc.name,
           requestsPerSecond: doc.requestsPerSecond,
+          ...(doc.inputBytesPerSecond ? { inputBytesPerSecond: doc.inputBytesPerSecond } : {}),
           blocked: doc.blocked,
           budgets: doc.budgets,
         });
@@ -93,6 +98,7 @@ export class Accounts {
         name: input.name,
         displayName: input.displayName ?? input.name,
         requestsPerSecond: input.requestsPerSecond ?? this.#config.limits.defaultRequestsPerSecond,
+        ...(input.inputBytesPerSecond ? { inputBytesPerSecond: input.inputBytesPerSecond } : {}),
         blocked: input.blocked ?? false,
         budgets: input.budgets ?? [],
         createdAt: Date.now(),
@@ -133,6 +139,7 @@ function configView(account: AccountConfig): AccountView {
     name: account.name,
     displayName: account.name,
     requestsPerSecond: account.requestsPerSecond,
+    inputBytesPerSecond: account.inputBytesPerSecond ?? null,
     blocked: account.blocked,
     budgets: [],
     source: 'config',
@@ -145,6 +152,7 @@ function storedView(doc: AccountDoc): AccountView {
     name: doc.name,
     displayName: doc.displayName,
     requestsPerSecond: doc.requestsPerSecond,
+    inputBytesPerSecond: doc.inputBytesPerSecond ?? null,
     blocked: doc.blocked,
     budgets: doc.budgets,
     source: 'stored',

@@ -25,6 +25,8 @@ export interface AccountDoc extends SyncedDoc {
   name: string;
   displayName: string;
   requestsPerSecond: number;
+  /** Its own input rate (bytes a second); absent or null: `limits.inputBytesPerSecondPerAccount`. */
+  inputBytesPerSecond?: number | null;
   blocked: boolean;
   budgets: Budget[];
   createdAt: number;

@@ -19,6 +19,8 @@ const accountFields = {
   name: { type: 'string', pattern: '^(?![0-9]+$)[A-Za-z0-9_.-]+$', minLength: 1, maxLength: 64 },
   displayName: { type: 'string', minLength: 1, maxLength: 200 },
   requestsPerSecond: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+  // Its own input rate (core/flow/byte-rate.ts); null: back to limits.inputBytesPerSecondPerAccount.
+  inputBytesPerSecond: { type: ['integer', 'null'], minimum: 65_536, maximum: 1024 * 1024 * 1024 },
   blocked: { type: 'boolean' },
   budgets: { type: 'array', maxItems: 16, items: budgetSchema },
 };
@@ -36,7 +38,7 @@ const readPatch = compileRequestSchema<AccountChanges>({
 });
 
 /** What only the operator may change; an owner changes the rest. */
-const OPERATOR_FIELDS = ['name', 'requestsPerSecond', 'blocked'] as const;
+const OPERATOR_FIELDS = ['name', 'requestsPerSecond', 'inputBytesPerSecond', 'blocked'] as const;
 
 export function accountRoutes(router: Router, ctx: PluginContext<any>, access: Access): void {
   const { userSpace } = ctx;

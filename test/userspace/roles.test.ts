@@ -190,20 +190,28 @@ describe('user-space role matrix', () => {
     expect(problems).toEqual([]);
   });
 
-  it('a stored account: its owner changes displayName and budgets but not blocked, name or rate; the operator changes all', async () => {
+  it('a stored account: its owner changes displayName and budgets but not blocked, name or rates; the operator changes all', async () => {
     const created = await operator.call('POST', `${U}/accounts`, { name: 'acme', displayName: 'Acme', requestsPerSecond: 5 });
     expect(created.status).toBe(201);
     const acme = (await created.json()) as { id: number };
     // Above the config file's largest account ID (3).
     expect(acme.id).toBeGreaterThan(3);
-    expect(acme).toMatchObject({ name: 'acme', displayName: 'Acme', requestsPerSecond: 5, blocked: false, budgets: [], source: 'stored' });
+    expect(acme).toMatchObject({
+      name: 'acme',
+      displayName: 'Acme',
+      requestsPerSecond: 5,
+      inputBytesPerSecond: null,
+      blocked: false,
+      budgets: [],
+      source: 'stored',
+    });
     expect((await operator.call('POST', `${U}/account/acme/members`, { email: OWNER.email, role: 'owner' })).status).toBe(201);
     const owner = principals.find((p) => p.name === 'owner of demo')!;
     const budgets = [{ unit: 'tokens', limit: 1000, period: 'day' }];
     const changed = await owner.call('PATCH', `${U}/accounts/acme`, { displayName: 'Acme Inc', budgets });
     expect(changed.status).toBe(200);
     expect(await changed.json()).toMatchObject({ displayName: 'Acme Inc', budgets });
-    for (const field of [{ blocked: true }, { name: 'acme2' }, { requestsPerSecond: 1000 }]) {
+    for (const field of [{ blocked: true }, { name: 'acme2' }, { requestsPerSecond: 1000 }, { inputBytesPerSecond: 1 << 30 }]) {
       const refused = await owner.call('PATCH', `${U}/accounts/acme`, field);
       expect(refused.status).toBe(403);
       expect(((await refused.json()) as any).error).toMatchObject({ code: 'ROLE_REQUIRED', param: Object.keys(field)[0] });
@@ -211,6 +219,17 @@ describe('user-space role matrix', () => {
     const blocked = await operator.call('PATCH', `${U}/accounts/acme`, { blocked: true, requestsPerSecond: 7 });
     expect(await blocked.json()).toMatchObject({ blocked: true, requestsPerSecond: 7 });
     expect(gw.gateway.directory.findAccount('acme')).toMatchObject({ blocked: true, requestsPerSecond: 7 });
+    // Its own input rate (core/flow/byte-rate.ts reads it from the directory at each charge), and null
+    // to fall back to limits.inputBytesPerSecondPerAccount.
+    const ownRate = await operator.call('PATCH', `${U}/accounts/acme`, { inputBytesPerSecond: 16 * 1024 * 1024 });
+    expect(await ownRate.json()).toMatchObject({ inputBytesPerSecond: 16 * 1024 * 1024 });
+    expect(gw.gateway.directory.findAccount('acme')?.inputBytesPerSecond).toBe(16 * 1024 * 1024);
+    const tooLow = await operator.call('PATCH', `${U}/accounts/acme`, { inputBytesPerSecond: 1024 });
+    expect(tooLow.status).toBe(400);
+    expect(((await tooLow.json()) as any).error).toMatchObject({ code: 'VALIDATION_FAILED', param: 'inputBytesPerSecond' });
+    const cleared = await operator.call('PATCH', `${U}/accounts/acme`, { inputBytesPerSecond: null });
+    expect(await cleared.json()).toMatchObject({ inputBytesPerSecond: null });
+    expect(gw.gateway.directory.findAccount('acme')?.inputBytesPerSecond).toBeUndefined();
     // A stored account may not take a config account's name, nor another stored one's.
     expect((await operator.call('POST', `${U}/accounts`, { name: 'demo' })).status).toBe(409);
     expect((await operator.call('POST', `${U}/accounts`, { name: 'acme' })).status).toBe(409);

@@ -1,4 +1,4 @@
-/** Operators: every account, create one, block or unblock it, set its rate and budgets. */
+/** Operators: every account, create one, block or unblock it, set its rates and budgets. */
 import { useState } from 'preact/hooks';
 import { call, CORE, enc, items } from '../api.js';
 import { useApp } from '../app-state.js';
@@ -6,6 +6,8 @@ import { BudgetsEditor, describeBudget } from '../budgets.js';
 import { type Column, DataTable } from '../data-table.js';
 import type { Account, Budget } from '../model.js';
 import { Badge, Button, Card, Dialog, ErrorNote, Field, Page, useAction, useLoad } from '../ui.js';
+
+const MiB = 1024 * 1024;
 
 const ACCOUNT_COLUMNS: Column<Account>[] = [
   { header: 'ID', cell: (a) => a.id },
@@ -19,6 +21,7 @@ const ACCOUNT_COLUMNS: Column<Account>[] = [
     ),
   },
   { header: 'Rate', cell: (a) => (a.requestsPerSecond ? `${a.requestsPerSecond} req/s` : '—') },
+  { header: 'Input rate', cell: (a) => (a.inputBytesPerSecond ? `${+(a.inputBytesPerSecond / MiB).toFixed(2)} MiB/s` : 'default') },
   {
     header: 'Budgets',
     class: 'small',
@@ -123,6 +126,8 @@ export function AccountsPage() {
 function AccountForm(props: { account: Account; onSave: (body: Record<string, unknown>) => Promise<void> }) {
   const [displayName, setDisplayName] = useState(props.account.displayName ?? '');
   const [rate, setRate] = useState(String(props.account.requestsPerSecond ?? ''));
+  const ownInput = props.account.inputBytesPerSecond;
+  const [inputRate, setInputRate] = useState(ownInput ? String(ownInput / MiB) : '');
   const [budgets, setBudgets] = useState<Budget[]>(props.account.budgets ?? []);
   const action = useAction();
   return (
@@ -130,7 +135,16 @@ function AccountForm(props: { account: Account; onSave: (body: Record<string, un
       class="form"
       onSubmit={(e) => {
         e.preventDefault();
-        void action.run(() => props.onSave({ displayName, budgets, ...(rate ? { requestsPerSecond: Number(rate) } : {}) }));
+        // The input rate goes only when changed: it is the operator's, and empty means the gateway's default.
+        const input = inputRate ? Math.round(Number(inputRate) * MiB) : null;
+        void action.run(() =>
+          props.onSave({
+            displayName,
+            budgets,
+            ...(rate ? { requestsPerSecond: Number(rate) } : {}),
+            ...(input !== (ownInput ?? null) ? { inputBytesPerSecond: input } : {}),
+          }),
+        );
       }}
     >
       <Field label="Display name">
@@ -138,6 +152,11 @@ function AccountForm(props: { account: Account; onSave: (body: Record<string, un
       </Field>
       <Field label="Requests per second">
         {(id) => <input id={id} type="number" min="1" value={rate} onInput={(e) => setRate(e.currentTarget.value)} />}
+      </Field>
+      <Field label="Input MiB per second" hint="Bytes of its request bodies read per second; empty: the gateway's default.">
+        {(id) => (
+          <input id={id} type="number" min="0.0625" step="any" value={inputRate} onInput={(e) => setInputRate(e.currentTarget.value)} />
+        )}
       </Field>
       <BudgetsEditor value={budgets} onChange={setBudgets} idPrefix="account-budget" />
       <ErrorNote error={action.error} />

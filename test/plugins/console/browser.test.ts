@@ -513,6 +513,15 @@ describe.skipIf(!ok).sequential('the console in chromium', () => {
     await page.locator('form ::-p-aria(Name)').fill('acme');
     await page.locator('button::-p-text(Create account)').click();
     await page.waitForSelector('button[aria-label="Block acme"]');
+    // Its own input rate, in MiB/s: the table shows it, and the account's API answer has it in bytes.
+    await page.locator('button[aria-label="Edit acme"]').click();
+    await page.locator('dialog[open] ::-p-aria(Input MiB per second)').fill('16');
+    await page.locator('dialog[open] button[type=submit]').click();
+    await waitForText('16 MiB/s');
+    const acme = await page.evaluate(
+      async () => (await (await fetch('/api/platformcore/accounts/acme')).json()) as { inputBytesPerSecond: number },
+    );
+    expect(acme.inputBytesPerSecond).toBe(16 * 1024 * 1024);
     // The operator switches to the account it is no member of, and makes it a key.
     await page.waitForSelector('select[aria-label=Account] option[value=acme]');
     await page.select('select[aria-label=Account]', 'acme');
