@@ -10,6 +10,13 @@ import type { LoadTarget } from './load.js';
 export const BENCH_KEY = 'bench-api-key-0123456789';
 /** The authenticated attacker's key (account `mallory`) in the hostile scenario: another account than the one measured. */
 export const ATTACKER_KEY = 'bench-attacker-key-0123456';
+/**
+ * The key of the hostile scenario's costliest-attack row (account `mallory-costliest`). An account of
+ * its own: the rotating attacker's phase just before leaves `mallory` owing seconds of its input rate
+ * (each refused flood is charged its announced rest at once), and the same account then spent about
+ * a third of its next phase paying for it instead of attacking.
+ */
+export const COSTLIEST_ATTACKER_KEY = 'bench-costliest-key-0123456';
 /** The bearer token a bench gateway with the `metrics` plugin wants on a scrape (/metrics is never open). */
 export const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
 /**
@@ -83,12 +90,14 @@ export function benchConfigInput(upstreamUrl?: string): Record<string, unknown> 
     accounts: [
       { id: 1, name: 'bench', requestsPerSecond: 1_000_000_000 },
       { id: 2, name: 'mallory', requestsPerSecond: 1_000_000_000 },
+      { id: 3, name: 'mallory-costliest', requestsPerSecond: 1_000_000_000 },
     ],
     // Nor the per-account stream quota (default 32): the streaming scenario holds many gRPC streams.
     limits: { concurrentStreamsPerAccount: 1_000_000 },
     apiKeys: [
       { name: 'bench-key', account: 'bench', key: BENCH_KEY, permissions: ['MODEL_REQUESTS', 'READ_DATA'] },
       { name: 'attacker-key', account: 'mallory', key: ATTACKER_KEY, permissions: ['MODEL_REQUESTS'] },
+      { name: 'costliest-attacker-key', account: 'mallory-costliest', key: COSTLIEST_ATTACKER_KEY, permissions: ['MODEL_REQUESTS'] },
     ],
     services: [
       service(1, 'echo', TOKENS.echo),

@@ -12,9 +12,10 @@
  * target, p99 with ÷ without within the round at most 2; its floods must be answered with
  * EXT_PARAMS_TOO_LARGE and JSON_TOO_MANY_MEMBERS.
  *
- * And the same account sending only its costliest kind (COSTLIEST_ATTACK, the served 4 MiB ext
- * calls), every loop, at the rate its input allows: an attacker picks the attack that hurts most, and
- * in the rotation above those calls are two a round (docs/benchmarks.md). Same target.
+ * And an account sending only its costliest kind (COSTLIEST_ATTACK, the served 4 MiB ext calls), every
+ * loop, at the rate its input allows: an attacker picks the attack that hurts most, and in the rotation
+ * above those calls are two a round (docs/benchmarks.md). Same target. It is an account of its own
+ * (COSTLIEST_ATTACKER_KEY): the rotating attacker's account ends its phase owing seconds of its rate.
  *
  * Before the first round the servers are warmed up: the chat load alone, then one round as the others,
  * every attack's first run on these servers, reported apart and not judged (see measure below).
@@ -25,7 +26,7 @@
  * own CPU taken from the victim's client. Each run also reads the event loop's delay of the gateway
  * and of the echo service (bench/lib/loop-delay.mjs), to tell a blocked loop from a wait elsewhere.
  */
-import { gatewayChatLoad } from '../lib/config.js';
+import { COSTLIEST_ATTACKER_KEY, gatewayChatLoad } from '../lib/config.js';
 import { fixedRate, type LoadResult } from '../lib/load.js';
 import { explainSlowest, type TimedEvent } from '../lib/slow-answers.js';
 import { splitCpus } from '../lib/cpu-split.js';
@@ -195,6 +196,7 @@ async function measure(
         attackerPrefix,
         servers,
         COSTLIEST_ATTACK,
+        COSTLIEST_ATTACKER_KEY,
       );
       const measured: HostileRound = {
         baseline,
@@ -242,7 +244,7 @@ async function measure(
   };
 }
 
-/** The chat load while the authenticated attacker runs (`kinds` of its attacks, default all), and the codes it was answered with. */
+/** The chat load while the authenticated attacker runs (`kinds` of its attacks, default all; with `key`, default `mallory`'s), and the codes it was answered with. */
 async function underAuthenticatedAttacker(
   target: ReturnType<typeof gatewayChatLoad>,
   settings: { connections: number; durationSec: number },
@@ -252,8 +254,9 @@ async function underAuthenticatedAttacker(
   attackerPrefix: string[],
   servers: Servers,
   kinds?: string,
+  key?: string,
 ): Promise<AuthedRun> {
-  const attacker = await startAuthedAttacker(grpcAddress, httpUrl, options.attackLoops, attackerPrefix, kinds);
+  const attacker = await startAuthedAttacker(grpcAddress, httpUrl, options.attackLoops, attackerPrefix, kinds, key);
   try {
     type Stats = { calls: number; kinds: number; wanted: number; codes: Record<string, number>; events: TimedEvent[] };
     const before = await attacker.ask<Stats>('stats');
@@ -280,8 +283,18 @@ async function underAuthenticatedAttacker(
   }
 }
 
-/** bench/servers/authed-attacker.ts with `loops` loops on `prefix` (the CPU split), of the kinds `BENCH_ATTACK_KINDS` names (default all). */
-export function startAuthedAttacker(grpcAddress: string, httpUrl: string, loops: number, prefix: string[], kinds?: string): Promise<Child> {
+/**
+ * bench/servers/authed-attacker.ts with `loops` loops on `prefix` (the CPU split), of the kinds
+ * `BENCH_ATTACK_KINDS` names (default all), with `key` (default `mallory`'s).
+ */
+export function startAuthedAttacker(
+  grpcAddress: string,
+  httpUrl: string,
+  loops: number,
+  prefix: string[],
+  kinds?: string,
+  key?: string,
+): Promise<Child> {
   return startChild('authed-attacker', {
     script: 'bench/servers/authed-attacker.ts',
     env: {
@@ -289,6 +302,7 @@ export function startAuthedAttacker(grpcAddress: string, httpUrl: string, loops:
       BENCH_ATTACK_HTTP: httpUrl,
       BENCH_ATTACK_LOOPS: String(loops),
       ...(kinds ? { BENCH_ATTACK_KINDS: kinds } : {}),
+      ...(key ? { BENCH_ATTACK_KEY: key } : {}),
     },
     prefix,
     waitReady: true,

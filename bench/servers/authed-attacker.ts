@@ -1,6 +1,7 @@
 /**
  * The authenticated attacker of the hostile scenario (#25 N1), as its own process: `BENCH_ATTACK_LOOPS`
- * loops, each sending back to back, in turn, with a valid key of its own account (`mallory`):
+ * loops, each sending back to back, in turn, with a valid key of its own account (`mallory`, or the key
+ * `BENCH_ATTACK_KEY` names):
  *
  * - `grpc-ext-flood`: a 3.8 MB `Gate.process` ext call with 300,000 params entries (the N1 attack that
  *   gave other accounts a p99 of 3.0-5.3 s);
@@ -23,7 +24,8 @@ const httpUrl = process.env.BENCH_ATTACK_HTTP!;
 const loops = Number(process.env.BENCH_ATTACK_LOOPS ?? 2);
 
 const method = gateServiceDefinition().process;
-const head = { account: 'bench', model: 'echo', authToken: ATTACKER_KEY };
+const key = process.env.BENCH_ATTACK_KEY ?? ATTACKER_KEY;
+const head = { account: 'bench', model: 'echo', authToken: key };
 let calls = 0;
 const codes: Record<string, number> = {};
 const count = (kind: string, code: string) => {
@@ -49,7 +51,7 @@ async function httpCall(kind: string, path: string, body: string): Promise<void>
   try {
     const res = await fetch(`${httpUrl}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${ATTACKER_KEY}`, 'PLATFORM-API-KEY': ATTACKER_KEY },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'PLATFORM-API-KEY': key },
       body,
     });
     const text = await res.text();
