@@ -214,7 +214,7 @@ async function measure(
         `p50 ${r.latencyMs.p50.toFixed(2)}, p90 ${r.latencyMs.p90.toFixed(2)}, p99 ${r.latencyMs.p99.toFixed(2)}`;
       const ratioLine = (under: string, run: AuthedRun) =>
         `  ${name}: chat p99 ${baseline.latencyMs.p99.toFixed(2)} ms → ${run.authedAttacked.latencyMs.p99.toFixed(2)} ms under ${under} ` +
-        `(× ${(run.authedAttacked.latencyMs.p99 / baseline.latencyMs.p99).toFixed(2)}); ${run.authedAttackerCallsPerSec.toFixed(1)} calls/s, answered ${JSON.stringify(run.authedAttackerCodes)}`;
+        `(× ${p99Ratio(measured, () => run.authedAttacked).toFixed(2)}); ${run.authedAttackerCallsPerSec.toFixed(1)} calls/s, answered ${JSON.stringify(run.authedAttackerCodes)}`;
       const withLine = (run: AuthedRun) => `    with:    ${p(run.authedAttacked)} ms; loop delay ${describeDelays(run.authedLoopDelay)}`;
       options.log(ratioLine('the authenticated attacker', authed));
       options.log(`    without: ${p(baseline)} ms; loop delay ${describeDelays(baselineLoopDelay)}`);

@@ -5,7 +5,7 @@ import type { ClientHttp2Session } from 'node:http2';
 import { gateServiceDefinition, type ClientResponseProto, type GateToServiceProto } from '../../proto/src/index.js';
 import { ECHO_TOKEN, OTHER_ACCOUNT_KEY, TEST_KEY, startTestGateway, testConfigInput, type TestGateway } from '../support/gateway.js';
 import { wireCall, wireSession } from '../support/grpc-wire.js';
-import { RawServiceStream, json, rawClient, type RawClient } from '../support/raw-gate-client.js';
+import { RawServiceStream, json, rawClient } from '../support/raw-gate-client.js';
 import { otherAccountPredict } from '../support/victim-latency.js';
 
 const definition = gateServiceDefinition();
@@ -36,6 +36,34 @@ function expectServed(result: { status: number | undefined; messages: Buffer[] }
   expect(JSON.parse(answer.ext!.data!.json!)).toEqual({ params: ATTACK_BYTES / 4096 });
 }
 
+/** A gateway of `input` with the echo service dialled in (it answers predict with the bytes it got, ext with its params' count). */
+async function servedGateway(input: Record<string, any>): Promise<{ gw: TestGateway; close(): Promise<void> }> {
+  const gw = await startTestGateway(input);
+  const client = rawClient(gw.grpcAddress);
+  const service = new RawServiceStream(client);
+  service.startServing(ECHO_TOKEN, 'echo');
+  service.call.on('data', (m: GateToServiceProto) => {
+    if (m.body === 'predict')
+      service.send({
+        requestId: m.requestId,
+        predict: { data: json({ bytes: m.predict?.data?.json?.length ?? m.predict?.data?.protobuf?.length ?? 0 }) },
+      });
+    else if (m.body === 'ext')
+      service.send({ requestId: m.requestId, ext: { data: json({ params: Object.keys(m.ext?.params ?? {}).length }) } });
+    else return;
+    service.received.length = 0;
+  });
+  await service.next((m) => m.body === 'serviceInfo');
+  return {
+    gw,
+    async close() {
+      service.close();
+      client.close();
+      await gw.close();
+    },
+  };
+}
+
 /**
  * #25, the hostile benchmark's authenticated attacker: one account (`mallory` there, `demo` here) sending
  * maximal ext maps (3.8 MB gRPC calls with 300,000 params, the largest allowed 4 MB ext call, 15 MB
@@ -51,37 +79,20 @@ function expectServed(result: { status: number | undefined; messages: Buffer[] }
  */
 describe('per-account input rate against an authenticated attacker (#25 hostile bench)', () => {
   let gw: TestGateway;
-  let client: RawClient;
-  let service: RawServiceStream;
+  let served: Awaited<ReturnType<typeof servedGateway>>;
   let wire: ClientHttp2Session;
 
   beforeAll(async () => {
-    gw = await startTestGateway(
+    served = await servedGateway(
       testConfigInput({ limits: { inputBytesPerSecondPerAccount: RATE }, plugins: { enabled: ['sync-predict'] } }),
     );
-    client = rawClient(gw.grpcAddress);
-    service = new RawServiceStream(client);
-    service.startServing(ECHO_TOKEN, 'echo');
-    service.call.on('data', (m: GateToServiceProto) => {
-      if (m.body === 'predict')
-        service.send({
-          requestId: m.requestId,
-          predict: { data: json({ bytes: m.predict?.data?.json?.length ?? m.predict?.data?.protobuf?.length ?? 0 }) },
-        });
-      else if (m.body === 'ext')
-        service.send({ requestId: m.requestId, ext: { data: json({ params: Object.keys(m.ext?.params ?? {}).length }) } });
-      else return;
-      service.received.length = 0;
-    });
-    await service.next((m) => m.body === 'serviceInfo');
+    gw = served.gw;
     wire = wireSession(gw.grpcAddress);
   });
 
   afterAll(async () => {
     wire?.close();
-    service?.close();
-    client?.close();
-    await gw?.close();
+    await served?.close();
   });
 
   /** One request of the other account: a small predict over HTTP, which must be answered 200. */
@@ -289,8 +300,7 @@ describe('per-account input rate against an authenticated attacker (#25 hostile 
  */
 describe("an account's own input rate", () => {
   let gw: TestGateway;
-  let client: RawClient;
-  let service: RawServiceStream;
+  let served: Awaited<ReturnType<typeof servedGateway>>;
 
   beforeAll(async () => {
     const input = testConfigInput({
@@ -298,22 +308,12 @@ describe("an account's own input rate", () => {
       plugins: { enabled: ['sync-predict'] },
     });
     input.accounts = input.accounts.map((a: { name: string }) => (a.name === 'other' ? { ...a, inputBytesPerSecond: RATE } : a));
-    gw = await startTestGateway(input);
-    client = rawClient(gw.grpcAddress);
-    service = new RawServiceStream(client);
-    service.startServing(ECHO_TOKEN, 'echo');
-    service.call.on('data', (m: GateToServiceProto) => {
-      if (m.body !== 'predict') return;
-      service.send({ requestId: m.requestId, predict: { data: json({ bytes: m.predict?.data?.protobuf?.length ?? 0 }) } });
-      service.received.length = 0;
-    });
-    await service.next((m) => m.body === 'serviceInfo');
+    served = await servedGateway(input);
+    gw = served.gw;
   });
 
   afterAll(async () => {
-    service?.close();
-    client?.close();
-    await gw?.close();
+    await served?.close();
   });
 
   const post = (key: string) =>
