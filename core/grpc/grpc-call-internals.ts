@@ -1,5 +1,6 @@
 import type { Http2Stream } from 'node:http2';
 import type * as grpc from '@grpc/grpc-js';
+import type { GrpcJsDecoder } from '../../proto/src/index.js';
 
 /** A status as grpc-js's server call sends it. */
 export interface CallStatus {
@@ -17,15 +18,7 @@ export interface CallStatus {
  */
 export interface GrpcJsCallInternals {
   stream?: Http2Stream;
-  decoder?: {
-    maxReadMessageLength?: number;
-    /** Takes a chunk of the stream's bytes, returns the messages it completed. */
-    write?: (data: Buffer) => Buffer[];
-    /** Its state: reading a message's prefix, its body (2) or nothing. */
-    readState?: number;
-    /** The chunks of the message being gathered (of the last one, until the next begins). */
-    readPartialMessage?: Buffer[];
-  };
+  decoder?: GrpcJsDecoder & { maxReadMessageLength?: number };
   maxReceiveMessageSize?: number;
   sendStatus?: (status: CallStatus) => void;
   /** Serializes a response with the method's serializer and writes it (its metadata first). */

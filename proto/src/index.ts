@@ -10,4 +10,5 @@ export type { ProtoGrpcType } from './generated/gate.js';
 export * from './load-report.js';
 export * from './heartbeat-silence.js';
 export * from './wire.js';
+export * from './gathered-chunks.js';
 export { messageDecoder } from './root.js';

@@ -25,7 +25,12 @@ export async function peakGrowth<T>(attack: () => Promise<T>): Promise<{ result:
 }
 
 setFlagsFromString('--expose-gc');
-const collectGarbage = runInNewContext('gc') as () => void;
+const collectGarbage = runInNewContext('gc') as (options?: { type: 'minor' }) => void;
+
+/** One minor collection (a scavenge of the young generation), as V8 runs them between full ones. */
+export function scavenge(): void {
+  collectGarbage({ type: 'minor' });
+}
 
 /**
  * Live memory (heap and ArrayBuffers, after a full garbage collection) in MiB: what the process
