@@ -37,9 +37,9 @@ const READING_MESSAGE = 2;
  * missing (a grpc-js that moved them); the tests fail then, so an upgrade cannot lose this silently.
  */
 export function releaseGatheredChunks(decoder: GrpcJsDecoder): boolean {
-  const write = decoder.write;
-  if (typeof write !== 'function' || !Array.isArray(decoder.readPartialMessage) || typeof decoder.readState !== 'number') return false;
-  decoder.write = wrappedWrite(write);
+  if (!hasDecoderFields(decoder, decoder)) return false;
+  // A decoder of a class wrapped already (releaseGatheredChunksOfClass) would do the work twice a chunk.
+  if (!wrappedClasses.has(decoder.constructor)) decoder.write = wrappedWrite(decoder.write!);
   return true;
 }
 
@@ -48,18 +48,21 @@ export function releaseGatheredChunks(decoder: GrpcJsDecoder): boolean {
  * grpc-js resolves it), once: its prototype's `write` is wrapped, after a decoder of it showed the fields.
  */
 export function releaseGatheredChunksOfClass(decoderClass: new (maxReadMessageLength: number) => object): boolean {
-  const prototype = decoderClass.prototype as GrpcJsDecoder;
   if (wrappedClasses.has(decoderClass)) return true;
-  const sample = new decoderClass(-1) as GrpcJsDecoder;
-  if (!Array.isArray(sample.readPartialMessage) || typeof sample.readState !== 'number' || typeof prototype.write !== 'function')
-    return false;
-  prototype.write = wrappedWrite(prototype.write);
+  const prototype = decoderClass.prototype as GrpcJsDecoder;
+  if (!hasDecoderFields(new decoderClass(-1), prototype)) return false;
+  prototype.write = wrappedWrite(prototype.write!);
   wrappedClasses.add(decoderClass);
   return true;
 }
 
 /** The decoder classes whose prototype is wrapped already. */
 const wrappedClasses = new WeakSet<object>();
+
+/** Whether `decoder` has the state the wrapper reads, and `writer` (it, or its prototype) the `write` it wraps. */
+function hasDecoderFields(decoder: GrpcJsDecoder, writer: GrpcJsDecoder): boolean {
+  return typeof writer.write === 'function' && Array.isArray(decoder.readPartialMessage) && typeof decoder.readState === 'number';
+}
 
 function wrappedWrite(write: (data: Buffer) => Buffer[]): (data: Buffer) => Buffer[] {
   return function (this: GrpcJsDecoder, data: Buffer) {
